@@ -1,0 +1,44 @@
+# Test helpers in the style of KaMPIng's: an MPI test is registered once per process count
+# as <name>.<p>ranks and runs under the configured MPI launcher.
+include(GoogleTest)
+find_package(GTest REQUIRED)
+
+set(NBR_TEST_ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(NBR_SANITIZE)
+  list(APPEND NBR_TEST_ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+endif()
+
+# nbr_mpi_launcher(<var> <ranks>): command prefix that runs <ranks> processes.
+function(nbr_mpi_launcher var ranks)
+  set(launcher ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks})
+  if(NBR_MPI_IS_OPENMPI)
+    list(APPEND launcher --oversubscribe)
+  endif()
+  list(APPEND launcher ${MPIEXEC_PREFLAGS})
+  set(${var} ${launcher} PARENT_SCOPE)
+endfunction()
+
+# nbr_add_mpi_test(<name> FILES <src>... RANKS <p>... [LIBRARIES <lib>...] [TIMEOUT s])
+function(nbr_add_mpi_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "FILES;RANKS;LIBRARIES" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${ARG_FILES})
+  target_link_libraries(${name} PRIVATE nbr_test_mpi_main ${ARG_LIBRARIES} nbr_warnings)
+  foreach(p IN LISTS ARG_RANKS)
+    nbr_mpi_launcher(launcher ${p})
+    add_test(NAME ${name}.${p}ranks COMMAND ${launcher} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${name}.${p}ranks PROPERTIES
+      ENVIRONMENT "${NBR_TEST_ENVIRONMENT};NBR_SHARED_DIR=${NBR_SHARED_DIR}"
+      TIMEOUT ${ARG_TIMEOUT} LABELS "mpi" PROCESSORS ${p})
+  endforeach()
+endfunction()
+
+# nbr_add_unit_test(<name> FILES <src>... [LIBRARIES <lib>...]): plain GoogleTest binary.
+function(nbr_add_unit_test name)
+  cmake_parse_arguments(ARG "" "" "FILES;LIBRARIES" ${ARGN})
+  add_executable(${name} ${ARG_FILES})
+  target_link_libraries(${name} PRIVATE GTest::gtest_main ${ARG_LIBRARIES} nbr_warnings)
+  gtest_discover_tests(${name} PROPERTIES ENVIRONMENT "${NBR_TEST_ENVIRONMENT};NBR_SHARED_DIR=${NBR_SHARED_DIR}" LABELS "unit")
+endfunction()

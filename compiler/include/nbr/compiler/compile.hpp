@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <mpi.h>
+
+#include "nbr/compiler/algorithm.hpp"
+#include "nbr/graphs/readers.hpp"
+#include "nbr/graphs/topology.hpp"
+
+namespace nbr::compiler {
+
+/// @brief What `nbrc compile` needs to know.
+struct CompileOptions {
+    AlgorithmKind algorithm = AlgorithmKind::naive;
+    AlgorithmOptions algorithm_options;
+    std::filesystem::path output;  ///< pattern directory to (re)place
+    bool quiet = false;            ///< no progress lines on stderr
+    std::string source;            ///< recorded in the manifest (input file or generator)
+};
+
+/// @brief Figures of a finished compile (identical on every process).
+struct CompileReport {
+    std::uint32_t ranks = 0;
+    std::uint64_t edges = 0;
+    std::uint64_t messages = 0;  ///< sends over all ranks
+    double build_seconds = 0;
+    double write_seconds = 0;
+};
+
+/// @brief Runs the algorithm over `topology` on the processes of `comm` and writes the
+/// pattern directory atomically: rank files go to a temporary directory next to `output`
+/// that is renamed into place only when everything succeeded. An existing `output` is
+/// replaced only if it is an nbr pattern directory (or empty).
+///
+/// Collective over comm; every process must pass the same topology and options. On failure
+/// every process throws std::runtime_error with the same message and nothing is left at
+/// `output` (or the old directory stays).
+CompileReport compile(MPI_Comm comm, const Topology& topology, const CompileOptions& options);
+
+/// @brief Same as above with an algorithm object (options.algorithm is ignored).
+CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algorithm,
+                      const CompileOptions& options);
+
+/// @brief Reads a topology on every process of `comm`; if any process fails, all throw
+/// InputError with the first failing process's message. Collective.
+[[nodiscard]] Topology read_topology_collective(MPI_Comm comm, const std::string& path,
+                                                InputFormat format,
+                                                std::optional<std::uint32_t> ranks);
+
+namespace internal {
+
+/// @brief Runs `action` on every process; if it throws on any, every process throws a
+/// std::runtime_error carrying the message of the lowest failing process. Collective.
+void collective_try(MPI_Comm comm, const std::function<void()>& action);
+
+} // namespace internal
+
+} // namespace nbr::compiler

@@ -1,0 +1,115 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <mpi.h>
+
+namespace nbr::compiler {
+
+/// @brief A message delivered to a virtual rank.
+struct Message {
+    std::uint32_t source = 0;                 ///< virtual rank that posted it
+    std::span<const std::uint32_t> payload;   ///< valid until the next superstep
+};
+
+/// @brief Bulk-synchronous engine that hosts N virtual ranks on the P processes of a
+/// communicator, block-distributed (process q hosts a contiguous range of ranks).
+///
+/// Algorithms are written per virtual rank: in a superstep each local virtual rank reads
+/// its inbox (the messages posted to it in the previous superstep), computes, and posts
+/// messages; the engine then routes them, with one MPI_Alltoallv for all virtual ranks of
+/// a process, or by moving buffers when everything is local.
+///
+/// Determinism: a virtual rank's inbox is ordered by source rank, then by posting order,
+/// whatever P is, so algorithms that only depend on their inbox give identical results
+/// for every process count.
+class Engine {
+public:
+    /// @param comm the compiler processes (not duplicated; the engine only uses collectives)
+    /// @param num_ranks N, the number of virtual ranks (may be smaller than P)
+    Engine(MPI_Comm comm, std::uint32_t num_ranks);
+
+    [[nodiscard]] std::uint32_t num_ranks() const noexcept { return num_ranks_; }
+    [[nodiscard]] int process() const noexcept { return process_; }
+    [[nodiscard]] int processes() const noexcept { return processes_; }
+    [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
+
+    /// @brief First local virtual rank.
+    [[nodiscard]] std::uint32_t local_begin() const noexcept { return begin_[process_]; }
+    /// @brief One past the last local virtual rank.
+    [[nodiscard]] std::uint32_t local_end() const noexcept { return begin_[process_ + 1]; }
+    /// @brief Number of local virtual ranks.
+    [[nodiscard]] std::uint32_t local_count() const noexcept { return local_end() - local_begin(); }
+    /// @brief First virtual rank hosted by process q.
+    [[nodiscard]] std::uint32_t first_rank_of(int q) const noexcept { return begin_[q]; }
+    /// @brief Process hosting virtual rank v.
+    [[nodiscard]] int owner(std::uint32_t v) const;
+
+    /// @brief Posting side of a superstep, bound to the virtual rank being computed.
+    class Outbox {
+    public:
+        /// @brief Posts `payload` to virtual rank `dst`.
+        void post(std::uint32_t dst, std::span<const std::uint32_t> payload);
+        /// @brief Posts the same payload to several ranks; it travels once per process.
+        void multicast(std::span<const std::uint32_t> dsts, std::span<const std::uint32_t> payload);
+
+    private:
+        friend class Engine;
+        explicit Outbox(Engine& engine) : engine_(&engine) {}
+        Engine* engine_;
+        std::uint32_t source_ = 0;
+        std::vector<std::vector<std::uint32_t>> scratch_;  // stream per destination process
+        std::vector<std::vector<std::uint32_t>> groups_;   // multicast destinations per process
+        std::vector<std::size_t> touched_;                 // processes a multicast reaches
+    };
+
+    /// @brief Runs one superstep: calls `compute(v, inbox, outbox)` for every local virtual
+    /// rank in increasing order, then routes the posted messages. Collective over comm.
+    template <class Compute>
+    void superstep(Compute&& compute) {
+        Outbox outbox(*this);
+        begin_posting(outbox);
+        for (std::uint32_t v = local_begin(); v < local_end(); ++v) {
+            outbox.source_ = v;
+            compute(v, inbox(v), outbox);
+        }
+        route(outbox);
+    }
+
+    /// @brief Messages delivered to local virtual rank v in the last routing.
+    [[nodiscard]] std::span<const Message> inbox(std::uint32_t v) const;
+
+    /// @brief True on every process if `local` is true on any. Collective.
+    [[nodiscard]] bool any(bool local) const;
+    /// @brief Sum over processes. Collective.
+    [[nodiscard]] std::uint64_t sum(std::uint64_t local) const;
+    /// @brief Maximum over processes. Collective.
+    [[nodiscard]] std::uint64_t max(std::uint64_t local) const;
+
+    /// @brief Number of supersteps run so far.
+    [[nodiscard]] std::uint64_t supersteps() const noexcept { return supersteps_; }
+    /// @brief Payload words routed between processes so far (local traffic excluded).
+    [[nodiscard]] std::uint64_t remote_words() const noexcept { return remote_words_; }
+
+private:
+    void begin_posting(Outbox& outbox);
+    void route(Outbox& outbox);
+
+    MPI_Comm comm_;
+    int process_ = 0;
+    int processes_ = 1;
+    std::uint32_t num_ranks_;
+    std::vector<std::uint32_t> begin_;  // P + 1 entries
+
+    // Inbox of the last routing: messages of local rank v at
+    // messages_[inbox_offsets_[v - local_begin()] .. inbox_offsets_[v - local_begin() + 1]).
+    std::vector<std::uint32_t> received_;
+    std::vector<std::size_t> inbox_offsets_;
+    std::vector<Message> messages_;
+    std::uint64_t supersteps_ = 0;
+    std::uint64_t remote_words_ = 0;
+};
+
+} // namespace nbr::compiler

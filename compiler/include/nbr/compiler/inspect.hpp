@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nbr_pattern.pb.h"
+
+namespace nbr::compiler {
+
+/// @brief min / mean / max of a per-rank quantity.
+struct Spread {
+    double min = 0;
+    double mean = 0;
+    double max = 0;
+};
+
+/// @brief Summary of a pattern directory.
+struct PatternSummary {
+    std::uint32_t ranks = 0;
+    std::uint64_t edges = 0;
+    std::string algorithm;
+    std::vector<std::pair<std::string, std::string>> parameters;
+    std::string source;
+    std::uint32_t steps_max = 0;
+    Spread sends_per_rank;
+    Spread recvs_per_rank;
+    Spread naive_sends_per_rank;  ///< out-degree: what the naive pattern sends
+    std::map<std::string, Spread> metrics;  ///< per-algorithm statistics
+};
+
+/// @brief Computes the summary from the manifest and every rank's pattern.
+[[nodiscard]] PatternSummary summarize(const schema::Manifest& manifest,
+                                       const std::vector<schema::RankPattern>& patterns);
+
+/// @brief Human-readable summary.
+[[nodiscard]] std::string format_summary(const PatternSummary& summary);
+/// @brief Human-readable schedule of one rank.
+[[nodiscard]] std::string format_rank(const schema::RankPattern& pattern);
+
+/// @brief JSON object with the summary keys (ranks, edges, algorithm, steps_max,
+/// sends_per_rank, recvs_per_rank, naive_sends_per_rank, metrics, ...) and, when `rank`
+/// is given, its schedule under "rank".
+[[nodiscard]] std::string format_json(const PatternSummary& summary,
+                                      const schema::RankPattern* rank = nullptr);
+
+} // namespace nbr::compiler

@@ -1,0 +1,227 @@
+#include "nbr/compiler/compile.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
+
+#include "nbr/schema/hash.hpp"
+#include "nbr/schema/pattern_io.hpp"
+
+namespace nbr::compiler {
+
+namespace fs = std::filesystem;
+
+namespace internal {
+
+namespace {
+
+/// Error carried across processes by collective_try; keeps the input-error type.
+template <class Error>
+[[noreturn]] void rethrow_as(const std::string& message) {
+    throw Error(message);
+}
+
+} // namespace
+
+void collective_try(MPI_Comm comm, const std::function<void()>& action) {
+    std::string message;
+    int failed_input = 0;
+    try {
+        action();
+    } catch (const InputError& error) {
+        message = error.what();
+        failed_input = 1;
+    } catch (const std::exception& error) {
+        message = error.what();
+        if (message.empty()) message = "unknown error";
+    }
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    int mine = message.empty() ? size : rank;
+    int first = size;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == size) return;
+    int length = static_cast<int>(message.size());
+    int is_input = failed_input;
+    MPI_Bcast(&length, 1, MPI_INT, first, comm);
+    MPI_Bcast(&is_input, 1, MPI_INT, first, comm);
+    message.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(message.data(), length, MPI_CHAR, first, comm);
+    if (is_input != 0) rethrow_as<InputError>(message);
+    rethrow_as<std::runtime_error>(message);
+}
+
+} // namespace internal
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Progress {
+public:
+    Progress(bool enabled) : enabled_(enabled), start_(Clock::now()) {}
+    void say(const std::string& what) const {
+        if (!enabled_) return;
+        std::fprintf(stderr, "[nbrc %8.3f s] %s\n", seconds(), what.c_str());
+        std::fflush(stderr);
+    }
+    [[nodiscard]] double seconds() const {
+        return std::chrono::duration<double>(Clock::now() - start_).count();
+    }
+
+private:
+    bool enabled_;
+    Clock::time_point start_;
+};
+
+std::string broadcast_string(MPI_Comm comm, std::string value) {
+    int length = static_cast<int>(value.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+    value.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(value.data(), length, MPI_CHAR, 0, comm);
+    return value;
+}
+
+/// Creates a unique sibling directory of `output` for the files being written.
+fs::path make_temp_dir(const fs::path& output) {
+    fs::path parent = output.parent_path();
+    if (parent.empty()) parent = ".";
+    if (!fs::is_directory(parent)) {
+        throw std::runtime_error(parent.string() + ": output's parent directory does not exist");
+    }
+    std::string pattern = (parent / ("." + output.filename().string() + ".tmp-XXXXXX")).string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+        throw std::runtime_error(parent.string() + ": cannot create a temporary directory");
+    }
+    return pattern;
+}
+
+bool is_replaceable(const fs::path& dir) {
+    return fs::exists(dir / manifest_file_name()) || fs::is_empty(dir);
+}
+
+/// Moves the finished directory into place, replacing an old pattern directory.
+void publish(const fs::path& temp, const fs::path& output) {
+    std::error_code ec;
+    if (fs::exists(output)) {
+        if (!fs::is_directory(output) || !is_replaceable(output)) {
+            throw std::runtime_error(output.string() +
+                                     ": exists and is not an nbr pattern directory; "
+                                     "refusing to replace it");
+        }
+        const fs::path old = temp.string() + ".old";
+        fs::rename(output, old);
+        fs::rename(temp, output);
+        fs::remove_all(old, ec);
+    } else {
+        fs::rename(temp, output);
+    }
+}
+
+} // namespace
+
+Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputFormat format,
+                                  std::optional<std::uint32_t> ranks) {
+    Topology topology;
+    internal::collective_try(comm, [&] { topology = read_topology(path, format, ranks); });
+    return topology;
+}
+
+CompileReport compile(MPI_Comm comm, const Topology& topology, const CompileOptions& options) {
+    auto algorithm = make_algorithm(options.algorithm, options.algorithm_options);
+    return compile(comm, topology, *algorithm, options);
+}
+
+CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algorithm,
+                      const CompileOptions& options) {
+    int process = 0;
+    MPI_Comm_rank(comm, &process);
+    Progress progress(!options.quiet && process == 0);
+    CompileReport report;
+    report.ranks = topology.num_ranks();
+    report.edges = topology.num_edges();
+    if (topology.num_ranks() == 0) throw InputError("topology has no ranks");
+
+    const std::string algo_name = algorithm.name();
+    progress.say("compiling " + std::to_string(report.ranks) + " ranks, " +
+                 std::to_string(report.edges) + " edges with '" + algo_name + "'");
+
+    Engine engine(comm, topology.num_ranks());
+    PatternBuilder builder(engine);
+    internal::collective_try(comm, [&] { algorithm.build(engine, topology, builder); });
+    builder.derive_receives(engine);
+    std::uint64_t local_messages = 0;
+    for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
+        local_messages += builder.sends(v).size();
+    }
+    report.messages = engine.sum(local_messages);
+    report.build_seconds = progress.seconds();
+    progress.say("pattern built in " + std::to_string(engine.supersteps()) + " supersteps, " +
+                 std::to_string(report.messages) + " messages");
+
+    const std::uint64_t hash = topology.hash();
+    fs::path temp;
+    internal::collective_try(comm, [&] {
+        if (process == 0) temp = make_temp_dir(options.output);
+    });
+    temp = broadcast_string(comm, temp.string());
+
+    std::vector<std::uint64_t> checksums(engine.local_count());
+    try {
+        internal::collective_try(comm, [&] {
+            for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
+                const auto bytes =
+                    serialize_deterministic(builder.rank_pattern(v, topology, algo_name, hash));
+                checksums[v - engine.local_begin()] = nbr::internal::checksum64(bytes);
+                write_file(temp / rank_file_name(v), bytes);
+            }
+        });
+        // Gather the checksums in rank order (blocks are contiguous).
+        std::vector<int> counts(static_cast<std::size_t>(engine.processes()));
+        std::vector<int> displs(counts.size());
+        for (int q = 0; q < engine.processes(); ++q) {
+            counts[static_cast<std::size_t>(q)] =
+                static_cast<int>(engine.first_rank_of(q + 1) - engine.first_rank_of(q));
+            displs[static_cast<std::size_t>(q)] = static_cast<int>(engine.first_rank_of(q));
+        }
+        std::vector<std::uint64_t> all(process == 0 ? topology.num_ranks() : 0);
+        MPI_Gatherv(checksums.data(), static_cast<int>(checksums.size()), MPI_UINT64_T,
+                    all.data(), counts.data(), displs.data(), MPI_UINT64_T, 0, comm);
+        internal::collective_try(comm, [&] {
+            if (process != 0) return;
+            schema::Manifest manifest;
+            manifest.set_format_version(kFormatVersion);
+            manifest.set_num_ranks(topology.num_ranks());
+            manifest.set_num_edges(topology.num_edges());
+            manifest.set_algorithm(algo_name);
+            for (const auto& [name, value] : algorithm.parameters()) {
+                auto* parameter = manifest.add_parameters();
+                parameter->set_name(name);
+                parameter->set_value(value);
+            }
+            manifest.set_topology_hash(hash);
+            for (auto c : all) manifest.add_rank_checksums(c);
+            manifest.set_producer("nbrc " NBR_VERSION_STRING);
+            manifest.set_source(options.source);
+            write_file(temp / manifest_file_name(), serialize_deterministic(manifest));
+            publish(temp, options.output);
+        });
+    } catch (...) {
+        if (process == 0) {
+            std::error_code ec;
+            fs::remove_all(temp, ec);
+        }
+        throw;
+    }
+    report.write_seconds = progress.seconds() - report.build_seconds;
+    progress.say("wrote " + std::to_string(report.ranks) + " rank files to " +
+                 options.output.string());
+    return report;
+}
+
+} // namespace nbr::compiler

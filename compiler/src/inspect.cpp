@@ -1,0 +1,203 @@
+#include "nbr/compiler/inspect.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace nbr::compiler {
+
+namespace {
+
+class SpreadAccumulator {
+public:
+    void add(double value) {
+        min_ = count_ == 0 ? value : std::min(min_, value);
+        max_ = count_ == 0 ? value : std::max(max_, value);
+        sum_ += value;
+        ++count_;
+    }
+    [[nodiscard]] Spread get() const {
+        return count_ == 0 ? Spread{} : Spread{min_, sum_ / static_cast<double>(count_), max_};
+    }
+
+private:
+    double min_ = 0, max_ = 0, sum_ = 0;
+    std::uint64_t count_ = 0;
+};
+
+std::string number(double value) {
+    char buffer[64];
+    if (value == static_cast<double>(static_cast<long long>(value))) {
+        std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(value));
+    } else {
+        std::snprintf(buffer, sizeof buffer, "%.6g", value);
+    }
+    return buffer;
+}
+
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    char buffer[8];
+                    std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+                    out += buffer;
+                } else {
+                    out += c;
+                }
+        }
+    }
+    return out + "\"";
+}
+
+std::string json_spread(const Spread& s) {
+    return "{\"min\": " + number(s.min) + ", \"mean\": " + number(s.mean) +
+           ", \"max\": " + number(s.max) + "}";
+}
+
+template <class List>
+std::string json_list(const List& list) {
+    std::string out = "[";
+    bool first = true;
+    for (auto v : list) {
+        out += (first ? "" : ", ") + std::to_string(v);
+        first = false;
+    }
+    return out + "]";
+}
+
+const char* kind_name(schema::Operation::Kind kind) {
+    return kind == schema::Operation::SEND ? "send" : "recv";
+}
+
+} // namespace
+
+PatternSummary summarize(const schema::Manifest& manifest,
+                         const std::vector<schema::RankPattern>& patterns) {
+    PatternSummary summary;
+    summary.ranks = manifest.num_ranks();
+    summary.edges = manifest.num_edges();
+    summary.algorithm = manifest.algorithm();
+    summary.source = manifest.source();
+    for (const auto& p : manifest.parameters()) summary.parameters.emplace_back(p.name(), p.value());
+    SpreadAccumulator sends, recvs, naive;
+    std::map<std::string, SpreadAccumulator> metrics;
+    for (const auto& pattern : patterns) {
+        std::uint64_t s = 0, r = 0;
+        for (const auto& step : pattern.steps()) {
+            for (const auto& op : step.operations()) {
+                (op.kind() == schema::Operation::SEND ? s : r) += 1;
+            }
+        }
+        sends.add(static_cast<double>(s));
+        recvs.add(static_cast<double>(r));
+        naive.add(static_cast<double>(pattern.out_neighbors_size()));
+        summary.steps_max = std::max(summary.steps_max, static_cast<std::uint32_t>(pattern.steps_size()));
+        for (const auto& metric : pattern.metrics()) metrics[metric.name()].add(metric.value());
+    }
+    summary.sends_per_rank = sends.get();
+    summary.recvs_per_rank = recvs.get();
+    summary.naive_sends_per_rank = naive.get();
+    for (const auto& [name, acc] : metrics) summary.metrics[name] = acc.get();
+    return summary;
+}
+
+std::string format_summary(const PatternSummary& s) {
+    std::ostringstream out;
+    out << "algorithm        " << s.algorithm;
+    for (const auto& [name, value] : s.parameters) out << " " << name << "=" << value;
+    out << "\nsource           " << (s.source.empty() ? "-" : s.source) << "\n";
+    out << "ranks            " << s.ranks << "\n";
+    out << "edges            " << s.edges << "\n";
+    out << "steps (max)      " << s.steps_max << "\n";
+    auto row = [&](const std::string& name, const Spread& sp) {
+        char buffer[160];
+        std::snprintf(buffer, sizeof buffer, "%-16s min %-8s mean %-10s max %s\n", name.c_str(),
+                      number(sp.min).c_str(), number(sp.mean).c_str(), number(sp.max).c_str());
+        out << buffer;
+    };
+    row("sends/rank", s.sends_per_rank);
+    row("recvs/rank", s.recvs_per_rank);
+    row("naive sends/rank", s.naive_sends_per_rank);
+    for (const auto& [name, sp] : s.metrics) row(name, sp);
+    return out.str();
+}
+
+std::string format_rank(const schema::RankPattern& p) {
+    std::ostringstream out;
+    out << "rank " << p.rank() << " of " << p.num_ranks() << " (" << p.algorithm() << ")\n";
+    out << "  in  (" << p.in_neighbors_size() << "): " << json_list(p.in_neighbors()) << "\n";
+    out << "  out (" << p.out_neighbors_size() << "): " << json_list(p.out_neighbors()) << "\n";
+    for (int s = 0; s < p.steps_size(); ++s) {
+        out << "  step " << s << "\n";
+        for (const auto& op : p.steps(s).operations()) {
+            out << "    " << kind_name(op.kind()) << (op.kind() == schema::Operation::SEND ? " to   " : " from ")
+                << op.peer() << ": " << op.origins_size() << " item(s)";
+            for (int i = 0; i < op.origins_size(); ++i) {
+                out << (i == 0 ? " " : ", ") << op.origins(i) << ":" << op.slots(i);
+            }
+            out << "\n";
+        }
+    }
+    for (const auto& metric : p.metrics()) {
+        out << "  " << metric.name() << " = " << number(metric.value()) << "\n";
+    }
+    return out.str();
+}
+
+std::string format_json(const PatternSummary& s, const schema::RankPattern* rank) {
+    std::ostringstream out;
+    out << "{\n";
+    out << "  \"ranks\": " << s.ranks << ",\n";
+    out << "  \"edges\": " << s.edges << ",\n";
+    out << "  \"algorithm\": " << json_string(s.algorithm) << ",\n";
+    out << "  \"parameters\": {";
+    for (std::size_t i = 0; i < s.parameters.size(); ++i) {
+        out << (i ? ", " : "") << json_string(s.parameters[i].first) << ": "
+            << json_string(s.parameters[i].second);
+    }
+    out << "},\n";
+    out << "  \"source\": " << json_string(s.source) << ",\n";
+    out << "  \"steps_max\": " << s.steps_max << ",\n";
+    out << "  \"sends_per_rank\": " << json_spread(s.sends_per_rank) << ",\n";
+    out << "  \"recvs_per_rank\": " << json_spread(s.recvs_per_rank) << ",\n";
+    out << "  \"naive_sends_per_rank\": " << json_spread(s.naive_sends_per_rank) << ",\n";
+    out << "  \"metrics\": {";
+    bool first = true;
+    for (const auto& [name, sp] : s.metrics) {
+        out << (first ? "" : ", ") << json_string(name) << ": " << json_spread(sp);
+        first = false;
+    }
+    out << "}";
+    if (rank != nullptr) {
+        out << ",\n  \"rank\": {\n    \"rank\": " << rank->rank() << ",\n";
+        out << "    \"in_neighbors\": " << json_list(rank->in_neighbors()) << ",\n";
+        out << "    \"out_neighbors\": " << json_list(rank->out_neighbors()) << ",\n";
+        out << "    \"steps\": [";
+        for (int s2 = 0; s2 < rank->steps_size(); ++s2) {
+            out << (s2 ? ", " : "") << "[";
+            const auto& ops = rank->steps(s2).operations();
+            for (int i = 0; i < ops.size(); ++i) {
+                const auto& op = ops[i];
+                out << (i ? ", " : "") << "{\"op\": \"" << kind_name(op.kind())
+                    << "\", \"peer\": " << op.peer() << ", \"items\": [";
+                for (int k = 0; k < op.origins_size(); ++k) {
+                    out << (k ? ", " : "") << "[" << op.origins(k) << ", " << op.slots(k) << "]";
+                }
+                out << "]}";
+            }
+            out << "]";
+        }
+        out << "]\n  }";
+    }
+    out << "\n}\n";
+    return out.str();
+}
+
+} // namespace nbr::compiler

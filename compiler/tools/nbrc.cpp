@@ -1,0 +1,209 @@
+// nbrc: the nbr pattern compiler. A thin CLI11 driver over the nbr_compiler library.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
+#include "nbr/compiler/compile.hpp"
+#include "nbr/compiler/inspect.hpp"
+#include "nbr/compiler/verify.hpp"
+#include "nbr/graphs/generators.hpp"
+#include "nbr/graphs/readers.hpp"
+#include "nbr/schema/pattern_io.hpp"
+
+namespace {
+
+using nbr::compiler::internal::collective_try;
+
+struct Options {
+    // gen
+    nbr::MooreParams moore;
+    nbr::RandomParams random;
+    std::string gen_output;
+    // compile / verify
+    std::string input;
+    std::string format = "auto";
+    std::optional<std::uint32_t> ranks;
+    std::string algorithm = "naive";
+    std::string output;
+    bool quiet = false;
+    // inspect / verify
+    std::string dir;
+    std::optional<std::uint32_t> rank;
+    bool json = false;
+    std::string topology;
+};
+
+int process_rank() {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+/// Runs `action` on process 0 only; every process learns whether it failed.
+void on_root(const std::function<void()>& action) {
+    collective_try(MPI_COMM_WORLD, [&] {
+        if (process_rank() == 0) action();
+    });
+}
+
+nbr::InputFormat input_format(const std::string& name) {
+    return *nbr::parse_input_format(name);
+}
+
+int run_gen_moore(const Options& o) {
+    on_root([&] {
+        const auto topology = nbr::generate_moore(o.moore);
+        nbr::write_edge_list(o.gen_output, topology, "nbr " + nbr::describe(o.moore));
+        std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, "
+                  << topology.num_edges() << " edges (" << nbr::describe(o.moore) << ")\n";
+    });
+    return 0;
+}
+
+int run_gen_random(const Options& o) {
+    on_root([&] {
+        const auto topology = nbr::generate_random(o.random);
+        nbr::write_edge_list(o.gen_output, topology, "nbr " + nbr::describe(o.random));
+        std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, "
+                  << topology.num_edges() << " edges (" << nbr::describe(o.random) << ")\n";
+    });
+    return 0;
+}
+
+int run_compile(const Options& o) {
+    const auto topology = nbr::compiler::read_topology_collective(
+        MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks);
+    nbr::compiler::CompileOptions options;
+    options.algorithm = nbr::compiler::algorithm_names().at(o.algorithm);
+    options.output = o.output;
+    options.quiet = o.quiet;
+    options.source = o.input;
+    const auto report = nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
+    if (process_rank() == 0 && !o.quiet) {
+        std::cout << "compiled " << o.input << " -> " << o.output << ": " << report.ranks
+                  << " ranks, " << report.edges << " edges, " << report.messages
+                  << " messages (" << o.algorithm << ")\n";
+    }
+    return 0;
+}
+
+int run_inspect(const Options& o) {
+    on_root([&] {
+        const auto manifest = nbr::read_manifest(o.dir);
+        const auto patterns = nbr::compiler::read_all_rank_patterns(o.dir, manifest);
+        if (o.rank && *o.rank >= manifest.num_ranks()) {
+            throw nbr::InputError("--rank " + std::to_string(*o.rank) + " out of range: " + o.dir +
+                                  " has " + std::to_string(manifest.num_ranks()) + " ranks");
+        }
+        const auto summary = nbr::compiler::summarize(manifest, patterns);
+        const auto* rank = o.rank ? &patterns[*o.rank] : nullptr;
+        if (o.json) {
+            std::cout << nbr::compiler::format_json(summary, rank);
+        } else {
+            std::cout << nbr::compiler::format_summary(summary);
+            if (rank != nullptr) std::cout << "\n" << nbr::compiler::format_rank(*rank);
+        }
+    });
+    return 0;
+}
+
+int run_verify(const Options& o) {
+    int status = 0;
+    on_root([&] {
+        std::optional<nbr::Topology> expected;
+        if (!o.topology.empty()) {
+            expected = nbr::read_topology(o.topology, input_format(o.format), o.ranks);
+        }
+        const auto report =
+            nbr::compiler::verify_directory(o.dir, expected ? &*expected : nullptr);
+        if (report.ok) {
+            std::cout << "OK " << o.dir << ": " << report.ranks << " ranks, " << report.edges
+                      << " edges each delivered exactly once; " << report.messages
+                      << " messages, " << report.items_moved << " items, " << report.steps
+                      << " steps" << (expected ? "; matches " + o.topology : "") << "\n";
+        } else {
+            std::cerr << "nbrc verify: FAILED " << o.dir << ": " << report.violation << "\n";
+            status = 1;
+        }
+    });
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
+}
+
+int run(int argc, char** argv) {
+    const bool root = process_rank() == 0;
+    Options o;
+    CLI::App app{"nbrc: compiles MPI neighborhood-collective patterns offline"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "nbrc " NBR_VERSION_STRING);
+
+    auto* gen = app.add_subcommand("gen", "Generate a topology as an edge list");
+    gen->require_subcommand(1);
+    auto* moore = gen->add_subcommand("moore", "Periodic Moore neighborhood");
+    moore->add_option("--ranks", o.moore.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
+    moore->add_option("--dims", o.moore.dims, "Dimensions d")->required()->check(CLI::PositiveNumber);
+    moore->add_option("--radius", o.moore.radius, "Radius r")->required()->check(CLI::PositiveNumber);
+    moore->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
+    auto* random = gen->add_subcommand("random", "Erdős–Rényi random sparse digraph");
+    random->add_option("--ranks", o.random.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
+    random->add_option("--density", o.random.density, "Edge probability δ")->required()->check(CLI::Range(0.0, 1.0));
+    random->add_option("--seed", o.random.seed, "Random seed")->capture_default_str();
+    random->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
+
+    const std::map<std::string, std::string> formats{
+        {"auto", "auto"}, {"edgelist", "edgelist"}, {"mtx", "mtx"}};
+    auto* compile = app.add_subcommand("compile", "Compile a topology into a pattern directory");
+    compile->add_option("input", o.input, "Topology: edge list or Matrix Market file")->required()->check(CLI::ExistingFile);
+    compile->add_option("--format", o.format, "Input format")->transform(CLI::IsMember(formats))->capture_default_str();
+    compile->add_option("--ranks", o.ranks, "Number of ranks (edge list) or processes a matrix is mapped to")->check(CLI::PositiveNumber);
+    std::map<std::string, std::string> algos;
+    for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
+    compile->add_option("--algo", o.algorithm, "Pattern algorithm")->transform(CLI::IsMember(algos))->capture_default_str();
+    compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
+    compile->add_flag("-q,--quiet", o.quiet, "No progress output");
+
+    auto* inspect = app.add_subcommand("inspect", "Summarize a pattern directory or dump a rank's schedule");
+    inspect->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
+    inspect->add_option("--rank", o.rank, "Dump this rank's schedule");
+    inspect->add_flag("--json", o.json, "JSON output");
+
+    auto* verify = app.add_subcommand("verify", "Prove that a pattern delivers every edge exactly once");
+    verify->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
+    verify->add_option("--topology", o.topology, "Also prove the pattern belongs to this topology")->check(CLI::ExistingFile);
+    verify->add_option("--format", o.format, "Format of --topology")->transform(CLI::IsMember(formats))->capture_default_str();
+    verify->add_option("--ranks", o.ranks, "--ranks used when compiling --topology")->check(CLI::PositiveNumber);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        std::ostringstream sink;
+        const int code = root ? app.exit(error) : app.exit(error, sink, sink);
+        return code == 0 ? 0 : 2;  // --help / --version succeed; usage errors exit 2
+    }
+    if (moore->parsed()) return run_gen_moore(o);
+    if (random->parsed()) return run_gen_random(o);
+    if (compile->parsed()) return run_compile(o);
+    if (inspect->parsed()) return run_inspect(o);
+    return run_verify(o);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int status = 0;
+    try {
+        status = run(argc, argv);
+    } catch (const std::exception& error) {
+        if (process_rank() == 0) std::cerr << "nbrc: error: " << error.what() << "\n";
+        status = 1;
+    }
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nbr/graphs/topology.hpp"
+
+namespace nbr {
+
+/// @brief Factors `n` into `dims` balanced factors in non-increasing order, like
+/// MPI_Dims_create with all dimensions free.
+[[nodiscard]] std::vector<std::uint32_t> balanced_dims(std::uint32_t n, std::uint32_t dims);
+
+/// @brief Parameters of a Moore neighborhood.
+struct MooreParams {
+    std::uint32_t ranks = 64;  ///< N
+    std::uint32_t dims = 2;    ///< d
+    std::uint32_t radius = 1;  ///< r
+};
+
+/// @brief Periodic d-dimensional Moore neighborhood of radius r on a balanced grid.
+///
+/// Ranks are laid out row-major (last dimension fastest, as MPI_Cart_create). Every rank's
+/// out- and in-neighbors are the (2r+1)^d - 1 ranks at offsets in [-r, r]^d \ {0}, in
+/// lexicographic offset order.
+/// @throws InputError if a grid dimension is below 2r+1 (wrap-around would make the same
+/// rank a neighbor twice).
+[[nodiscard]] Topology generate_moore(const MooreParams& params);
+
+/// @brief Parameters of an Erdős–Rényi random digraph.
+struct RandomParams {
+    std::uint32_t ranks = 64;  ///< N
+    double density = 0.1;      ///< δ: probability of each ordered pair (i, j), i != j
+    std::uint64_t seed = 1;    ///< same seed, same graph (on every platform)
+};
+
+/// @brief Erdős–Rényi G(N, δ) digraph without self-loops; neighbor lists sorted.
+[[nodiscard]] Topology generate_random(const RandomParams& params);
+
+/// @brief One-line description of the generator call, for file headers and manifests.
+[[nodiscard]] std::string describe(const MooreParams& params);
+[[nodiscard]] std::string describe(const RandomParams& params);
+
+} // namespace nbr

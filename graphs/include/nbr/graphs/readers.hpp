@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "nbr/graphs/topology.hpp"
+
+namespace nbr {
+
+/// @brief Topology file formats.
+enum class InputFormat {
+    automatic,     ///< by extension: .mtx is Matrix Market, anything else an edge list
+    edge_list,     ///< "src dst" per line, 0-based, '#' comments, extra columns ignored
+    matrix_market  ///< Matrix Market coordinate file, mapped to a process graph
+};
+
+/// @brief Parses "auto", "edgelist" or "mtx".
+[[nodiscard]] std::optional<InputFormat> parse_input_format(std::string_view name);
+
+/// @brief Reads an edge list.
+///
+/// The number of ranks is `ranks` if given, else the value of a `# ranks N` comment line,
+/// else one more than the largest index. Duplicate edges and self-loops are kept.
+/// @throws InputError naming file and line for malformed lines and out-of-range ranks.
+[[nodiscard]] Topology read_edge_list(const std::string& path,
+                                      std::optional<std::uint32_t> ranks = std::nullopt);
+
+/// @brief Reads a Matrix Market coordinate file and maps it to the process graph of a
+/// row-block SpMV: rows and columns are block-distributed over `ranks` processes
+/// (default: one per row); the owner of column j sends to the owner of row i when A(i,j)
+/// is stored (or implied by symmetry) and the owners differ. Each process pair appears
+/// at most once; neighbor lists are sorted.
+/// @throws InputError naming file and line.
+[[nodiscard]] Topology read_matrix_market(const std::string& path,
+                                          std::optional<std::uint32_t> ranks = std::nullopt);
+
+/// @brief Reads a topology in the given (or detected) format.
+[[nodiscard]] Topology read_topology(const std::string& path, InputFormat format,
+                                     std::optional<std::uint32_t> ranks = std::nullopt);
+
+/// @brief Writes an edge list that read_edge_list reads back to the same topology,
+/// with a `# ranks N` line and optional comment lines first.
+void write_edge_list(const std::string& path, const Topology& topology,
+                     const std::string& comment = {});
+
+/// @brief Owner of `index` when `count` indices are block-distributed over `parts` parts
+/// (the first count % parts parts get one index more).
+[[nodiscard]] std::uint32_t block_owner(std::uint64_t index, std::uint64_t count,
+                                        std::uint32_t parts);
+
+} // namespace nbr

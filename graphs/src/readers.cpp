@@ -1,0 +1,325 @@
+#include "nbr/graphs/readers.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+namespace nbr {
+
+namespace {
+
+std::string load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path + ": cannot open file");
+    std::ostringstream contents;
+    contents << in.rdbuf();
+    if (in.bad()) throw InputError(path + ": read error");
+    return std::move(contents).str();
+}
+
+/// Splits a buffer into lines, tracking 1-based line numbers.
+class LineReader {
+public:
+    explicit LineReader(std::string_view text) : text_(text) {}
+    bool next(std::string_view& line) {
+        if (pos_ >= text_.size()) return false;
+        const auto end = text_.find('\n', pos_);
+        const auto stop = end == std::string_view::npos ? text_.size() : end;
+        line = text_.substr(pos_, stop - pos_);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        ends_with_newline_ = end != std::string_view::npos;
+        pos_ = stop + 1;
+        ++number_;
+        return true;
+    }
+    [[nodiscard]] std::size_t number() const { return number_; }
+    [[nodiscard]] bool ends_with_newline() const { return ends_with_newline_; }
+
+private:
+    std::string_view text_;
+    std::size_t pos_ = 0;
+    std::size_t number_ = 0;
+    bool ends_with_newline_ = true;
+};
+
+/// Splits a line into whitespace-separated fields.
+std::vector<std::string_view> fields_of(std::string_view line) {
+    std::vector<std::string_view> fields;
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+        const std::size_t start = i;
+        while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+        if (i > start) fields.push_back(line.substr(start, i - start));
+    }
+    return fields;
+}
+
+template <class T>
+bool parse_unsigned(std::string_view field, T& value) {
+    const auto* first = field.data();
+    const auto* last = field.data() + field.size();
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    return ec == std::errc() && ptr == last;
+}
+
+bool parse_number(std::string_view field) {
+    // Value columns of Matrix Market files: any real number.
+    if (field.empty()) return false;
+    std::string copy(field);
+    char* end = nullptr;
+    (void)std::strtod(copy.c_str(), &end);
+    return end == copy.c_str() + copy.size();
+}
+
+std::string where(const std::string& path, std::size_t line) {
+    return path + ":" + std::to_string(line) + ": ";
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+} // namespace
+
+std::optional<InputFormat> parse_input_format(std::string_view name) {
+    if (name == "auto") return InputFormat::automatic;
+    if (name == "edgelist") return InputFormat::edge_list;
+    if (name == "mtx") return InputFormat::matrix_market;
+    return std::nullopt;
+}
+
+std::uint32_t block_owner(std::uint64_t index, std::uint64_t count, std::uint32_t parts) {
+    const std::uint64_t base = count / parts;
+    const std::uint64_t extra = count % parts;
+    const std::uint64_t big = extra * (base + 1);
+    if (index < big) return static_cast<std::uint32_t>(index / (base + 1));
+    return static_cast<std::uint32_t>(extra + (index - big) / base);
+}
+
+Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ranks) {
+    const std::string text = load(path);
+    LineReader lines(text);
+    std::string_view line;
+    std::vector<Edge> edges;
+    std::vector<std::size_t> line_of_edge;
+    std::optional<std::uint32_t> declared;
+    std::uint64_t max_index = 0;
+    bool any = false;
+    while (lines.next(line)) {
+        const auto hash = line.find('#');
+        if (hash != std::string_view::npos) {
+            const auto comment = fields_of(line.substr(hash + 1));
+            if (hash == line.find_first_not_of(" \t") && comment.size() == 2 &&
+                comment[0] == "ranks") {
+                std::uint32_t n = 0;
+                if (!parse_unsigned(comment[1], n)) {
+                    throw InputError(where(path, lines.number()) + "bad '# ranks' value '" +
+                                     std::string(comment[1]) + "'");
+                }
+                declared = n;
+            }
+            line = line.substr(0, hash);
+        }
+        const auto fields = fields_of(line);
+        if (fields.empty()) continue;
+        if (fields.size() < 2) {
+            throw InputError(where(path, lines.number()) + "expected 'src dst', found '" +
+                             std::string(line) + "'" +
+                             (lines.ends_with_newline() ? "" : " (file truncated?)"));
+        }
+        std::uint64_t src = 0, dst = 0;
+        if (!parse_unsigned(fields[0], src) || !parse_unsigned(fields[1], dst)) {
+            throw InputError(where(path, lines.number()) +
+                             "ranks must be non-negative integers, found '" +
+                             std::string(fields[0]) + " " + std::string(fields[1]) + "'");
+        }
+        if (src >= std::numeric_limits<std::uint32_t>::max() ||
+            dst >= std::numeric_limits<std::uint32_t>::max()) {
+            throw InputError(where(path, lines.number()) + "rank too large");
+        }
+        max_index = std::max({max_index, src, dst});
+        any = true;
+        edges.push_back({static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst)});
+        line_of_edge.push_back(lines.number());
+    }
+    const std::uint32_t n =
+        ranks ? *ranks : (declared ? *declared : (any ? static_cast<std::uint32_t>(max_index + 1) : 0));
+    if (n == 0) throw InputError(path + ": no ranks (empty edge list and no '# ranks N' line)");
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+        const Edge& e = edges[i];
+        if (e.src >= n || e.dst >= n) {
+            throw InputError(where(path, line_of_edge[i]) + "rank " +
+                             std::to_string(std::max(e.src, e.dst)) + " out of range [0, " +
+                             std::to_string(n) + ")");
+        }
+    }
+    return Topology::from_edges(n, edges);
+}
+
+Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t> ranks) {
+    const std::string text = load(path);
+    LineReader lines(text);
+    std::string_view line;
+    if (!lines.next(line)) throw InputError(path + ": empty file");
+    const auto header = fields_of(line);
+    if (header.size() != 5 || lower(header[0]) != "%%matrixmarket") {
+        throw InputError(where(path, 1) + "not a Matrix Market file (expected "
+                                          "'%%MatrixMarket matrix coordinate <field> <symmetry>')");
+    }
+    if (lower(header[1]) != "matrix") {
+        throw InputError(where(path, 1) + "object '" + std::string(header[1]) +
+                         "' is not supported, only 'matrix'");
+    }
+    if (lower(header[2]) != "coordinate") {
+        throw InputError(where(path, 1) + "format '" + std::string(header[2]) +
+                         "' is not supported: a process graph needs a sparse 'coordinate' matrix");
+    }
+    const std::string field = lower(header[3]);
+    int value_columns = 0;
+    if (field == "pattern") {
+        value_columns = 0;
+    } else if (field == "integer" || field == "real" || field == "double") {
+        value_columns = 1;
+    } else if (field == "complex") {
+        value_columns = 2;
+    } else {
+        throw InputError(where(path, 1) + "unknown field '" + std::string(header[3]) + "'");
+    }
+    const std::string symmetry = lower(header[4]);
+    const bool general = symmetry == "general";
+    if (!general && symmetry != "symmetric" && symmetry != "skew-symmetric" &&
+        symmetry != "hermitian") {
+        throw InputError(where(path, 1) + "unknown symmetry '" + std::string(header[4]) + "'");
+    }
+    if (symmetry == "hermitian" && field != "complex") {
+        throw InputError(where(path, 1) + "hermitian symmetry needs complex values");
+    }
+
+    // Size line after comments.
+    std::uint64_t rows = 0, cols = 0, entries = 0;
+    bool have_size = false;
+    while (lines.next(line)) {
+        const auto fields = fields_of(line);
+        if (fields.empty() || fields[0].front() == '%') continue;
+        if (fields.size() != 3 || !parse_unsigned(fields[0], rows) ||
+            !parse_unsigned(fields[1], cols) || !parse_unsigned(fields[2], entries)) {
+            throw InputError(where(path, lines.number()) +
+                             "expected the size line 'rows cols entries'");
+        }
+        have_size = true;
+        break;
+    }
+    if (!have_size) throw InputError(path + ": size line missing (file truncated?)");
+    if (rows == 0 || cols == 0) throw InputError(path + ": matrix has no rows or no columns");
+    if (!general && rows != cols) {
+        throw InputError(path + ": " + symmetry + " matrix must be square, is " +
+                         std::to_string(rows) + "x" + std::to_string(cols));
+    }
+    if (rows > std::numeric_limits<std::uint32_t>::max() && !ranks) {
+        throw InputError(path + ": too many rows for one rank per row; give --ranks");
+    }
+    const std::uint32_t parts = ranks ? *ranks : static_cast<std::uint32_t>(rows);
+    if (parts == 0) throw InputError(path + ": number of ranks must be positive");
+
+    std::vector<Edge> pairs;
+    pairs.reserve(general ? entries : 2 * entries);
+    std::uint64_t seen = 0;
+    while (lines.next(line)) {
+        const auto fields = fields_of(line);
+        if (fields.empty() || fields[0].front() == '%') continue;
+        if (seen == entries) {
+            throw InputError(where(path, lines.number()) + "more entries than the " +
+                             std::to_string(entries) + " the size line declares");
+        }
+        if (fields.size() != static_cast<std::size_t>(2 + value_columns)) {
+            throw InputError(where(path, lines.number()) + "expected " +
+                             std::to_string(2 + value_columns) + " columns for a '" + field +
+                             "' matrix, found " + std::to_string(fields.size()) +
+                             (lines.ends_with_newline() ? "" : " (file truncated?)"));
+        }
+        std::uint64_t i = 0, j = 0;
+        if (!parse_unsigned(fields[0], i) || !parse_unsigned(fields[1], j)) {
+            throw InputError(where(path, lines.number()) + "indices must be positive integers");
+        }
+        for (int v = 0; v < value_columns; ++v) {
+            if (!parse_number(fields[2 + v])) {
+                throw InputError(where(path, lines.number()) + "bad value '" +
+                                 std::string(fields[2 + v]) + "'");
+            }
+        }
+        if (i < 1 || i > rows || j < 1 || j > cols) {
+            throw InputError(where(path, lines.number()) + "entry (" + std::to_string(i) + ", " +
+                             std::to_string(j) + ") outside the " + std::to_string(rows) + "x" +
+                             std::to_string(cols) + " matrix");
+        }
+        ++seen;
+        --i;
+        --j;
+        // A(i,j): the owner of x_j (column block) sends to the owner of y_i (row block).
+        const auto col_owner = block_owner(j, cols, parts);
+        const auto row_owner = block_owner(i, rows, parts);
+        if (col_owner != row_owner) pairs.push_back({col_owner, row_owner});
+        if (!general && i != j) {
+            // The implied A(j,i).
+            const auto col_owner_t = block_owner(i, cols, parts);
+            const auto row_owner_t = block_owner(j, rows, parts);
+            if (col_owner_t != row_owner_t) pairs.push_back({col_owner_t, row_owner_t});
+        }
+    }
+    if (seen < entries) {
+        throw InputError(path + ": " + std::to_string(seen) + " entries found, " +
+                         std::to_string(entries) + " declared (file truncated?)");
+    }
+    std::sort(pairs.begin(), pairs.end(), [](const Edge& a, const Edge& b) {
+        return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+    });
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    return Topology::from_edges(parts, pairs);
+}
+
+Topology read_topology(const std::string& path, InputFormat format,
+                       std::optional<std::uint32_t> ranks) {
+    if (format == InputFormat::automatic) {
+        const bool mtx = path.size() >= 4 && lower(path.substr(path.size() - 4)) == ".mtx";
+        format = mtx ? InputFormat::matrix_market : InputFormat::edge_list;
+    }
+    return format == InputFormat::matrix_market ? read_matrix_market(path, ranks)
+                                                : read_edge_list(path, ranks);
+}
+
+void write_edge_list(const std::string& path, const Topology& topology,
+                     const std::string& comment) {
+    std::FILE* file = std::fopen(path.c_str(), "w");
+    if (file == nullptr) throw InputError(path + ": cannot create file");
+    std::string buffer;
+    if (!comment.empty()) {
+        std::istringstream lines(comment);
+        std::string text;
+        while (std::getline(lines, text)) buffer += "# " + text + "\n";
+    }
+    buffer += "# ranks " + std::to_string(topology.num_ranks()) + "\n";
+    char edge[32];
+    for (std::uint32_t r = 0; r < topology.num_ranks(); ++r) {
+        for (auto d : topology.out_neighbors(r)) {
+            const int len = std::snprintf(edge, sizeof edge, "%u %u\n", r, d);
+            buffer.append(edge, static_cast<std::size_t>(len));
+        }
+        if (buffer.size() > (1u << 20)) {
+            std::fwrite(buffer.data(), 1, buffer.size(), file);
+            buffer.clear();
+        }
+    }
+    std::fwrite(buffer.data(), 1, buffer.size(), file);
+    if (std::fclose(file) != 0) throw InputError(path + ": write failed");
+}
+
+} // namespace nbr

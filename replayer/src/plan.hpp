@@ -1,0 +1,72 @@
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nbr_pattern.pb.h"
+
+namespace nbr::internal {
+
+/// @brief Which collective a plan serves; they differ in what a data unit is.
+enum class Collective {
+    allgather,  ///< unit = an origin's send buffer (one block per origin in a message)
+    alltoall    ///< unit = one edge's block (one block per item)
+};
+
+/// @brief Where a rank finds a unit when it packs a message.
+struct UnitHome {
+    enum class Kind : std::uint8_t { send_block, recv_slot, staging };
+    Kind kind = Kind::send_block;
+    std::uint32_t index = 0;     ///< send block, in-slot, or receive operation
+    std::uint32_t position = 0;  ///< block position inside the staged message (staging only)
+    std::uint32_t provider = 0;  ///< receive operation that brings it (not for send_block)
+};
+
+/// @brief A receive of the schedule.
+struct RecvPlan {
+    std::uint32_t peer = 0;
+    int tag = 0;
+    /// Typed message: one unit from the peer's own buffer, received straight into recvbuf.
+    bool direct = false;
+    std::vector<std::uint32_t> units;  ///< message layout
+    /// (position in message, in-slot) for every in-edge this message delivers.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> deliveries;
+    std::vector<std::uint32_t> dependents;  ///< sends waiting for this receive
+};
+
+/// @brief A send of the schedule.
+struct SendPlan {
+    std::uint32_t peer = 0;
+    int tag = 0;
+    /// Typed message: one unit of this rank's own data, sent straight from sendbuf.
+    bool direct = false;
+    std::vector<std::uint32_t> units;  ///< message layout
+    std::uint32_t dependencies = 0;    ///< number of receives it waits for
+};
+
+/// @brief Error in a rank pattern found while planning (NBR_ERR_PATTERN).
+class PlanError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// @brief The size-independent schedule of one rank for one collective: which messages,
+/// their layout, and the data dependencies between receives and sends. Built once at
+/// load time; an execution only adds byte offsets.
+struct Plan {
+    Collective collective = Collective::allgather;
+    std::vector<RecvPlan> recvs;
+    std::vector<SendPlan> sends;
+    std::vector<UnitHome> homes;  ///< per unit
+    int max_tag = 0;
+};
+
+/// @brief Builds the plan of `pattern` for `collective`, checking locally that every
+/// in-edge is delivered exactly once and that every sent item is owned or received in an
+/// earlier step. @throws PlanError naming step and operation.
+[[nodiscard]] Plan build_plan(const schema::RankPattern& pattern, Collective collective);
+
+} // namespace nbr::internal

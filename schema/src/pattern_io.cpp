@@ -1,0 +1,171 @@
+#include "nbr/schema/pattern_io.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "nbr/schema/hash.hpp"
+
+namespace nbr {
+
+namespace {
+
+void check_version(std::uint32_t version, const std::string& file) {
+    if (version == 0) {
+        throw PatternError(PatternErrorKind::version,
+                           file + ": format version missing (not an nbr pattern file?)");
+    }
+    if (version > kFormatVersion) {
+        throw PatternError(PatternErrorKind::version,
+                           file + ": format version " + std::to_string(version) +
+                               " is newer than this build supports (" +
+                               std::to_string(kFormatVersion) + "); upgrade nbr");
+    }
+}
+
+} // namespace
+
+std::string rank_file_name(std::uint32_t rank) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "rank-%06u.pb", rank);
+    return buffer;
+}
+
+std::string serialize_deterministic(const google::protobuf::MessageLite& message) {
+    std::string bytes;
+    {
+        google::protobuf::io::StringOutputStream stream(&bytes);
+        google::protobuf::io::CodedOutputStream coded(&stream);
+        coded.SetSerializationDeterministic(true);
+        (void)message.ByteSizeLong(); // caches the sizes SerializeWithCachedSizes relies on
+        message.SerializeWithCachedSizes(&coded);
+    }
+    return bytes;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw PatternError(PatternErrorKind::io, path.string() + ": cannot open file");
+    }
+    std::ostringstream contents;
+    contents << in.rdbuf();
+    if (in.bad()) {
+        throw PatternError(PatternErrorKind::io, path.string() + ": read error");
+    }
+    return std::move(contents).str();
+}
+
+void write_file(const std::filesystem::path& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) {
+        throw std::runtime_error(path.string() + ": cannot create file");
+    }
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+        throw std::runtime_error(path.string() + ": write failed (disk full?)");
+    }
+}
+
+schema::Manifest read_manifest(const std::filesystem::path& dir) {
+    const auto path = dir / manifest_file_name();
+    const std::string bytes = read_file(path);
+    schema::Manifest manifest;
+    if (!manifest.ParseFromString(bytes)) {
+        throw PatternError(PatternErrorKind::corrupt,
+                           path.string() + ": not a valid manifest (truncated or corrupted)");
+    }
+    check_version(manifest.format_version(), path.string());
+    if (static_cast<std::uint64_t>(manifest.rank_checksums_size()) != manifest.num_ranks()) {
+        throw PatternError(PatternErrorKind::corrupt,
+                           path.string() + ": lists " +
+                               std::to_string(manifest.rank_checksums_size()) +
+                               " rank checksums for " + std::to_string(manifest.num_ranks()) +
+                               " ranks");
+    }
+    return manifest;
+}
+
+void validate_rank_pattern(const schema::RankPattern& pattern, const std::string& source) {
+    const std::uint32_t n = pattern.num_ranks();
+    auto fail = [&](const std::string& what) {
+        throw PatternError(PatternErrorKind::corrupt, source + ": " + what);
+    };
+    if (pattern.rank() >= n) {
+        fail("rank " + std::to_string(pattern.rank()) + " out of range for " + std::to_string(n) +
+             " ranks");
+    }
+    if (pattern.in_source_slots_size() != pattern.in_neighbors_size()) {
+        fail("in_source_slots has " + std::to_string(pattern.in_source_slots_size()) +
+             " entries for " + std::to_string(pattern.in_neighbors_size()) + " in-neighbors");
+    }
+    for (auto r : pattern.in_neighbors()) {
+        if (r >= n) fail("in-neighbor " + std::to_string(r) + " out of range");
+    }
+    for (auto r : pattern.out_neighbors()) {
+        if (r >= n) fail("out-neighbor " + std::to_string(r) + " out of range");
+    }
+    for (int s = 0; s < pattern.steps_size(); ++s) {
+        const auto& step = pattern.steps(s);
+        for (int o = 0; o < step.operations_size(); ++o) {
+            const auto& op = step.operations(o);
+            const std::string where =
+                "step " + std::to_string(s) + " operation " + std::to_string(o) + ": ";
+            if (op.kind() != schema::Operation::SEND && op.kind() != schema::Operation::RECV) {
+                fail(where + "unknown operation kind " + std::to_string(op.kind()));
+            }
+            if (op.peer() >= n) fail(where + "peer " + std::to_string(op.peer()) + " out of range");
+            if (op.origins_size() != op.slots_size()) {
+                fail(where + "origins and slots differ in length");
+            }
+            if (op.origins_size() == 0) fail(where + "carries no item");
+            for (auto origin : op.origins()) {
+                if (origin >= n) fail(where + "item origin " + std::to_string(origin) + " out of range");
+            }
+        }
+    }
+}
+
+schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uint32_t rank,
+                                      const schema::Manifest& manifest) {
+    const auto path = dir / rank_file_name(rank);
+    const std::string file = path.string();
+    if (rank >= manifest.num_ranks()) {
+        throw PatternError(PatternErrorKind::size,
+                           file + ": rank " + std::to_string(rank) + " but the manifest in " +
+                               dir.string() + " describes " +
+                               std::to_string(manifest.num_ranks()) + " ranks");
+    }
+    const std::string bytes = read_file(path);
+    if (internal::checksum64(bytes) != manifest.rank_checksums(static_cast<int>(rank))) {
+        throw PatternError(PatternErrorKind::checksum,
+                           file + ": checksum does not match the manifest (file truncated, "
+                                  "corrupted, or from another compile)");
+    }
+    schema::RankPattern pattern;
+    if (!pattern.ParseFromString(bytes)) {
+        throw PatternError(PatternErrorKind::corrupt, file + ": not a valid rank pattern");
+    }
+    check_version(pattern.format_version(), file);
+    if (pattern.rank() != rank) {
+        throw PatternError(PatternErrorKind::rank, file + ": holds the pattern of rank " +
+                                                       std::to_string(pattern.rank()));
+    }
+    if (pattern.num_ranks() != manifest.num_ranks()) {
+        throw PatternError(PatternErrorKind::size,
+                           file + ": written for " + std::to_string(pattern.num_ranks()) +
+                               " ranks, manifest says " + std::to_string(manifest.num_ranks()));
+    }
+    if (pattern.topology_hash() != manifest.topology_hash()) {
+        throw PatternError(PatternErrorKind::topology_hash,
+                           file + ": topology hash differs from the manifest's");
+    }
+    validate_rank_pattern(pattern, file);
+    return pattern;
+}
+
+} // namespace nbr

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# End-to-end checks of the nbrc command line: outputs, exit codes, messages.
+# usage: nbrc_cli_test.sh NBRC "LAUNCHER_FOR_2_PROCESSES" SHARED_DIR
+set -u
+nbrc=$1
+launch2=$2
+shared=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passes=0
+
+pass() { passes=$((passes + 1)); }
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# expect CODE FRAGMENT -- command...: exit code and a fragment of stdout+stderr.
+expect() {
+  local code=$1 fragment=$2
+  shift 3
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$code" ]; then fail "'$*' exited $rc, expected $code: $out"; return; fi
+  if [ -n "$fragment" ] && ! grep -qF -- "$fragment" <<<"$out"; then fail "'$*' output lacks '$fragment': $out"; return; fi
+  pass
+}
+
+cd "$work" || exit 1
+# shellcheck disable=SC2086
+expect 0 "wrote moore.el: 64 ranks, 512 edges" -- $nbrc gen moore --ranks 64 --dims 2 --radius 1 -o moore.el
+expect 0 "wrote random.el: 64 ranks" -- $nbrc gen random --ranks 64 --density 0.1 --seed 3 -o random.el
+expect 1 "needs every grid dimension >= 5" -- $nbrc gen moore --ranks 16 --dims 2 --radius 2 -o bad.el
+test ! -e bad.el && pass || fail "failed gen left a file"
+expect 2 "" -- $nbrc gen random --ranks 10 --density 1.5 -o x.el
+expect 0 "Subcommands" -- $nbrc --help
+expect 2 "" -- $nbrc frobnicate
+
+# Compile with 2 processes and with 1: identical bytes.
+expect 0 "compiled moore.el" -- $launch2 $nbrc compile moore.el -o p2
+expect 0 "" -- $nbrc compile moore.el -o p1 --quiet
+if diff -r p1 p2 >/dev/null; then pass; else fail "P=1 and P=2 outputs differ"; fi
+expect 0 "OK p2: 64 ranks, 512 edges each delivered exactly once" -- $nbrc verify p2 --topology moore.el
+expect 1 "differ from the given topology" -- $nbrc verify p2 --topology random.el
+
+# inspect: text, one rank, JSON with the summary keys.
+expect 0 "naive sends/rank" -- $nbrc inspect p2
+expect 0 "rank 5 of 64" -- $nbrc inspect p2 --rank 5
+expect 1 "out of range" -- $nbrc inspect p2 --rank 64
+json=$($nbrc inspect p2 --json --rank 3)
+for key in '"ranks": 64' '"edges": 512' '"algorithm": "naive"' '"steps_max": 1' '"sends_per_rank": {"min": 8, "mean": 8, "max": 8}' '"recvs_per_rank"' '"rank": 3'; do
+  grep -qF -- "$key" <<<"$json" && pass || fail "inspect --json lacks $key"
+done
+if command -v python3 >/dev/null; then
+  python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["sends_per_rank"]["mean"]==8' <<<"$json" && pass || fail "inspect --json is not valid JSON"
+fi
+
+# Matrix Market input, rectangular, mapped to 16 ranks.
+expect 0 "16 ranks" -- $launch2 $nbrc compile "$shared/matrices/D_10.mtx" --ranks 16 -o d10
+expect 0 "OK d10" -- $nbrc verify d10 --topology "$shared/matrices/D_10.mtx" --ranks 16
+
+# Bad inputs: file and line named, non-zero exit, nothing written.
+printf '0 1\n1 2\n2 x\n' >bad.el
+expect 1 "bad.el:3:" -- $launch2 $nbrc compile bad.el -o pbad
+test ! -e pbad && pass || fail "failed compile left an output directory"
+ls -a | grep -q '\.tmp-' && fail "failed compile left a temporary directory" || pass
+printf '0 1\n1 9\n' >range.el
+expect 1 "range.el:2: rank 9 out of range [0, 4)" -- $nbrc compile range.el --ranks 4 -o prange
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 2 1\n' >trunc.mtx
+expect 1 "2 entries found, 4 declared" -- $nbrc compile trunc.mtx -o ptrunc
+
+# Corrupted and truncated pattern files are caught by verify, naming the file.
+cp -r p2 pcorrupt
+printf '\x01\x02\x03' | dd of=pcorrupt/rank-000007.pb bs=1 seek=5 conv=notrunc 2>/dev/null
+expect 1 "rank-000007.pb: checksum" -- $nbrc verify pcorrupt
+cp -r p2 ptrunc2
+head -c 10 p2/manifest.pb >ptrunc2/manifest.pb
+expect 1 "manifest.pb" -- $nbrc verify ptrunc2
+
+# A foreign directory is never replaced.
+mkdir keep && echo data >keep/file
+expect 1 "not an nbr pattern directory" -- $nbrc compile moore.el -o keep
+test -f keep/file && pass || fail "foreign directory was replaced"
+
+echo "nbrc_cli: $passes passed, $failures failed"
+[ "$failures" -eq 0 ]

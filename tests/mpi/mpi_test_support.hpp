@@ -1,0 +1,71 @@
+#pragma once
+
+// Helpers for MPI tests: shared temporary directories and compiling topologies in-process.
+#include <filesystem>
+#include <string>
+
+#include <mpi.h>
+
+#include "nbr/compiler/compile.hpp"
+#include "nbr/graphs/topology.hpp"
+
+namespace nbr::test {
+
+/// @brief A temporary directory created by rank 0 of comm and known to all; removed on
+/// destruction (collective).
+class SharedTempDir {
+public:
+    explicit SharedTempDir(MPI_Comm comm = MPI_COMM_WORLD) : comm_(comm) {
+        int rank = 0;
+        MPI_Comm_rank(comm, &rank);
+        std::string path;
+        if (rank == 0) {
+            std::string pattern = (std::filesystem::temp_directory_path() / "nbr_test_XXXXXX").string();
+            if (mkdtemp(pattern.data()) != nullptr) path = pattern;
+        }
+        int length = static_cast<int>(path.size());
+        MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+        path.resize(static_cast<std::size_t>(length));
+        MPI_Bcast(path.data(), length, MPI_CHAR, 0, comm);
+        path_ = path;
+    }
+    ~SharedTempDir() {
+        MPI_Barrier(comm_);
+        int rank = 0;
+        MPI_Comm_rank(comm_, &rank);
+        std::error_code ec;
+        if (rank == 0) std::filesystem::remove_all(path_, ec);
+    }
+    SharedTempDir(const SharedTempDir&) = delete;
+    SharedTempDir& operator=(const SharedTempDir&) = delete;
+    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+private:
+    MPI_Comm comm_;
+    std::filesystem::path path_;
+};
+
+/// @brief Compiles `topology` with every process of comm into `dir`.
+inline compiler::CompileReport compile_to(MPI_Comm comm, const Topology& topology, const std::filesystem::path& dir,
+                                          compiler::AlgorithmKind algorithm = compiler::AlgorithmKind::naive) {
+    compiler::CompileOptions options;
+    options.algorithm = algorithm;
+    options.output = dir;
+    options.quiet = true;
+    options.source = "test";
+    return compiler::compile(comm, topology, options);
+}
+
+inline int world_rank() {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+inline int world_size() {
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return size;
+}
+
+} // namespace nbr::test

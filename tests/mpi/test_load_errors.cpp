@@ -1,0 +1,182 @@
+// nbr_load_pattern: every kind of bad input gets its own error code on the rank that sees it,
+// NBR_ERR_REMOTE on the others, a message naming file or rank, and no half-loaded pattern.
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "mpi_test_support.hpp"
+#include "nbr.h"
+#include "nbr/graphs/generators.hpp"
+#include "nbr/schema/hash.hpp"
+#include "nbr/schema/pattern_io.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nbr::test::world_rank;
+using nbr::test::world_size;
+
+class LoadErrorTest : public testing::Test {
+protected:
+    void SetUp() override {
+        topology_ = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.6, 4});
+        nbr::test::compile_to(MPI_COMM_WORLD, topology_, dir());
+    }
+    [[nodiscard]] fs::path dir() const { return tmp_.path() / "p"; }
+
+    /// Loads on comm; checks the pattern stays NULL on failure and returns the code.
+    static int load(const fs::path& d, MPI_Comm comm, std::string* message = nullptr) {
+        nbr_pattern_t pattern = reinterpret_cast<nbr_pattern_t>(0x1);
+        const int code = nbr_load_pattern(d.c_str(), comm, &pattern);
+        if (message) *message = nbr_last_error();
+        if (code == NBR_SUCCESS) {
+            nbr_pattern_free(&pattern);
+        } else {
+            EXPECT_EQ(pattern, nullptr);
+        }
+        return code;
+    }
+
+    /// Rewrites rank r's file through `edit` on rank 0 and fixes the manifest checksum.
+    void edit_rank_file(std::uint32_t r, const std::function<void(nbr::schema::RankPattern&)>& edit) {
+        if (world_rank() == 0) {
+            auto manifest = nbr::read_manifest(dir());
+            auto pattern = nbr::read_rank_pattern(dir(), r, manifest);
+            edit(pattern);
+            const auto bytes = nbr::serialize_deterministic(pattern);
+            nbr::write_file(dir() / nbr::rank_file_name(r), bytes);
+            manifest.set_rank_checksums(static_cast<int>(r), nbr::internal::checksum64(bytes));
+            nbr::write_file(dir() / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    /// Expects `code` on rank `culprit` and NBR_ERR_REMOTE elsewhere.
+    static void expect_on_one_rank(int code, std::uint32_t culprit, const fs::path& d, const std::string& fragment) {
+        std::string message;
+        const int result = load(d, MPI_COMM_WORLD, &message);
+        if (static_cast<std::uint32_t>(world_rank()) == culprit) {
+            EXPECT_EQ(result, code) << nbr_strerror(result) << ": " << message;
+        } else {
+            EXPECT_EQ(result, NBR_ERR_REMOTE) << message;
+            EXPECT_NE(message.find("rank " + std::to_string(culprit)), std::string::npos) << message;
+        }
+        EXPECT_NE(message.find(fragment), std::string::npos) << message;
+    }
+
+    nbr::test::SharedTempDir tmp_;
+    nbr::Topology topology_;
+};
+
+TEST_F(LoadErrorTest, LoadsCleanly) { EXPECT_EQ(load(dir(), MPI_COMM_WORLD), NBR_SUCCESS); }
+
+TEST_F(LoadErrorTest, MissingDirectory) {
+    std::string message;
+    EXPECT_EQ(load(tmp_.path() / "nothing", MPI_COMM_WORLD, &message), NBR_ERR_IO);
+    EXPECT_NE(message.find("nothing/manifest.pb"), std::string::npos) << message;
+}
+
+TEST_F(LoadErrorTest, CommunicatorOfAnotherSize) {
+    MPI_Comm half = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 2, 0, &half);
+    std::string message;
+    EXPECT_EQ(load(dir(), half, &message), NBR_ERR_COMM_SIZE);
+    EXPECT_NE(message.find("communicator has"), std::string::npos) << message;
+    MPI_Comm_free(&half);
+}
+
+TEST_F(LoadErrorTest, DistGraphWithOtherNeighbors) {
+    const auto other = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.6, 5});
+    const auto r = static_cast<std::uint32_t>(world_rank());
+    std::vector<int> in(other.in_neighbors(r).begin(), other.in_neighbors(r).end());
+    std::vector<int> out(other.out_neighbors(r).begin(), other.out_neighbors(r).end());
+    MPI_Comm graph = MPI_COMM_NULL;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(in.size()), in.data(), MPI_UNWEIGHTED,
+                                   static_cast<int>(out.size()), out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
+    std::string message;
+    const int code = load(dir(), graph, &message);
+    const bool differs = !std::equal(in.begin(), in.end(), topology_.in_neighbors(r).begin(), topology_.in_neighbors(r).end()) ||
+                         !std::equal(out.begin(), out.end(), topology_.out_neighbors(r).begin(), topology_.out_neighbors(r).end());
+    EXPECT_EQ(code, differs ? NBR_ERR_NEIGHBORS : NBR_ERR_REMOTE) << message;
+    EXPECT_NE(message.find("neighbor"), std::string::npos) << message;
+    MPI_Comm_free(&graph);
+}
+
+TEST_F(LoadErrorTest, CartesianCommunicatorIsUnsupported) {
+    int dims[1] = {world_size()};
+    int periods[1] = {1};
+    MPI_Comm cart = MPI_COMM_NULL;
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+    EXPECT_EQ(load(dir(), cart), NBR_ERR_UNSUPPORTED);
+    MPI_Comm_free(&cart);
+}
+
+TEST_F(LoadErrorTest, CorruptedRankFile) {
+    if (world_rank() == 0) {
+        auto bytes = nbr::read_file(dir() / nbr::rank_file_name(2));
+        bytes[bytes.size() / 3] ^= 0x10;
+        nbr::write_file(dir() / nbr::rank_file_name(2), bytes);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_on_one_rank(NBR_ERR_CHECKSUM, 2, dir(), "rank-000002.pb");
+}
+
+TEST_F(LoadErrorTest, TruncatedRankFile) {
+    if (world_rank() == 0) {
+        const auto bytes = nbr::read_file(dir() / nbr::rank_file_name(1));
+        nbr::write_file(dir() / nbr::rank_file_name(1), bytes.substr(0, bytes.size() - 5));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_on_one_rank(NBR_ERR_CHECKSUM, 1, dir(), "rank-000001.pb");
+}
+
+TEST_F(LoadErrorTest, TruncatedManifest) {
+    if (world_rank() == 0) {
+        const auto bytes = nbr::read_file(dir() / nbr::manifest_file_name());
+        nbr::write_file(dir() / nbr::manifest_file_name(), bytes.substr(0, bytes.size() / 2));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::string message;
+    EXPECT_EQ(load(dir(), MPI_COMM_WORLD, &message), NBR_ERR_CORRUPT);
+    EXPECT_NE(message.find("manifest.pb"), std::string::npos) << message;
+}
+
+TEST_F(LoadErrorTest, NewerFormatVersion) {
+    edit_rank_file(3, [](auto& p) { p.set_format_version(nbr::kFormatVersion + 1); });
+    expect_on_one_rank(NBR_ERR_VERSION, 3, dir(), "newer");
+}
+
+TEST_F(LoadErrorTest, FileOfAnotherRank) {
+    edit_rank_file(1, [](auto& p) { p.set_rank(0); });
+    expect_on_one_rank(NBR_ERR_RANK, 1, dir(), "rank-000001.pb");
+}
+
+TEST_F(LoadErrorTest, FileOfAnotherTopology) {
+    edit_rank_file(0, [](auto& p) { p.set_topology_hash(p.topology_hash() + 1); });
+    expect_on_one_rank(NBR_ERR_TOPOLOGY_HASH, 0, dir(), "topology hash");
+}
+
+TEST_F(LoadErrorTest, InconsistentSchedule) {
+    // Drop one receive from rank 1's schedule: an in-edge is never delivered.
+    edit_rank_file(1, [](auto& p) {
+        auto* ops = p.mutable_steps(0)->mutable_operations();
+        for (int i = 0; i < ops->size(); ++i) {
+            if ((*ops)[i].kind() == nbr::schema::Operation::RECV) {
+                ops->DeleteSubrange(i, 1);
+                return;
+            }
+        }
+    });
+    expect_on_one_rank(NBR_ERR_PATTERN, 1, dir(), "never delivered");
+}
+
+TEST(LoadArguments, NullPointers) {
+    EXPECT_EQ(nbr_load_pattern("x", MPI_COMM_WORLD, nullptr), NBR_ERR_ARG);
+    EXPECT_EQ(nbr_load_pattern("x", MPI_COMM_NULL, nullptr), NBR_ERR_ARG);
+    EXPECT_EQ(nbr_pattern_free(nullptr), NBR_ERR_ARG);
+    EXPECT_STREQ(nbr_strerror(NBR_ERR_CHECKSUM), "rank file does not match the manifest checksum");
+    EXPECT_EQ(nbr_get_api_version(), static_cast<unsigned>(NBR_API_VERSION));
+}
+
+} // namespace

@@ -1,0 +1,271 @@
+// Replay: every byte nbr delivers equals what MPI_Neighbor_allgather / MPI_Neighbor_alltoall
+// deliver on the same dist-graph communicator, for naive and multi-step relay patterns, on
+// Moore, random, real-matrix and awkward (duplicate edges, self-loops, isolated ranks)
+// topologies, with basic and derived datatypes, blocking and persistent.
+#include <cstring>
+#include <functional>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "mpi_test_support.hpp"
+#include "nbr.h"
+#include "nbr/graphs/generators.hpp"
+#include "nbr/graphs/readers.hpp"
+#include "relay_algorithm.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using nbr::test::world_rank;
+using nbr::test::world_size;
+
+constexpr unsigned char kSentinel = 0xA5;
+
+struct Case {
+    std::string name;
+    nbr::Topology topology;
+};
+
+std::vector<Case> topologies() {
+    const auto n = static_cast<std::uint32_t>(world_size());
+    std::vector<Case> cases;
+    const auto dims = nbr::balanced_dims(n, 2);
+    if (dims[1] >= 3) {
+        cases.push_back({"moore-2d-r1", nbr::generate_moore({n, 2, 1})});
+    } else if (n >= 3) {
+        cases.push_back({"moore-1d-r" + std::to_string((n - 1) / 2), nbr::generate_moore({n, 1, (n - 1) / 2})});
+    }
+    cases.push_back({"random-0.3", nbr::generate_random({n, 0.3, 11})});
+    cases.push_back({"random-0.8", nbr::generate_random({n, 0.8, 12})});
+    for (const char* matrix : {"ash292.mtx", "dwt_193.mtx", "west0132.mtx", "D_10.mtx"}) {
+        cases.push_back({matrix, nbr::read_matrix_market((nbr::test::matrices_dir() / matrix).string(), n)});
+    }
+    cases.push_back({"awkward", nbr::test::awkward_topology(n)});
+    return cases;
+}
+
+MPI_Comm dist_graph(const nbr::Topology& t) {
+    const auto r = static_cast<std::uint32_t>(world_rank());
+    std::vector<int> in(t.in_neighbors(r).begin(), t.in_neighbors(r).end());
+    std::vector<int> out(t.out_neighbors(r).begin(), t.out_neighbors(r).end());
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(in.size()), in.data(), MPI_UNWEIGHTED,
+                                   static_cast<int>(out.size()), out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                   &comm);
+    return comm;
+}
+
+/// Arguments of one collective call: send/recv counts and types, buffer sizes in bytes.
+struct Signature {
+    std::string name;
+    int send_count;
+    MPI_Datatype send_type;
+    int recv_count;
+    MPI_Datatype recv_type;
+};
+
+std::size_t span_bytes(int count, MPI_Datatype type, std::size_t blocks) {
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_get_extent(type, &lb, &extent);
+    return static_cast<std::size_t>(extent) * static_cast<std::size_t>(count) * blocks + 64;
+}
+
+void fill(std::vector<unsigned char>& buffer, int seed) {
+    for (std::size_t i = 0; i < buffer.size(); ++i) {
+        buffer[i] = static_cast<unsigned char>((world_rank() * 131 + static_cast<int>(i) * 7 + seed * 17) & 0xff);
+    }
+}
+
+class ReplayTest : public testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        // Types: a strided vector (non-contiguous) and its contiguous equivalent.
+        MPI_Type_vector(3, 2, 3, MPI_INT, &strided_int6_);  // 6 ints spread over 8 slots
+        MPI_Type_commit(&strided_int6_);
+        MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided_double2_);
+        MPI_Type_commit(&strided_double2_);
+    }
+    static void TearDownTestSuite() {
+        MPI_Type_free(&strided_int6_);
+        MPI_Type_free(&strided_double2_);
+    }
+
+    static std::vector<Signature> signatures() {
+        return {
+            {"int x1", 1, MPI_INT, 1, MPI_INT},
+            {"int x0", 0, MPI_INT, 0, MPI_INT},
+            {"char x5", 5, MPI_CHAR, 5, MPI_CHAR},
+            {"double x1000", 1000, MPI_DOUBLE, 1000, MPI_DOUBLE},
+            {"int x6 -> strided", 6, MPI_INT, 1, strided_int6_},
+            {"strided double -> double x6", 3, strided_double2_, 6, MPI_DOUBLE},
+        };
+    }
+
+    /// Runs native and nbr with identical inputs and compares every receive byte.
+    static void compare(MPI_Comm graph, nbr_pattern_t pattern, bool alltoall, const Signature& sig,
+                        const std::string& label) {
+        int indegree = 0, outdegree = 0;
+        ASSERT_EQ(nbr_pattern_neighbors_count(pattern, &indegree, &outdegree), NBR_SUCCESS);
+        const std::size_t send_blocks = alltoall ? static_cast<std::size_t>(outdegree) : 1;
+        std::vector<unsigned char> send(span_bytes(sig.send_count, sig.send_type, send_blocks));
+        std::vector<unsigned char> expected(span_bytes(sig.recv_count, sig.recv_type, static_cast<std::size_t>(indegree)),
+                                            kSentinel);
+        std::vector<unsigned char> actual(expected.size(), kSentinel);
+        fill(send, static_cast<int>(label.size()));
+        if (alltoall) {
+            MPI_Neighbor_alltoall(send.data(), sig.send_count, sig.send_type, expected.data(), sig.recv_count,
+                                  sig.recv_type, graph);
+            ASSERT_EQ(nbr_neighbor_alltoall(send.data(), sig.send_count, sig.send_type, actual.data(),
+                                            sig.recv_count, sig.recv_type, pattern),
+                      NBR_SUCCESS)
+                << nbr_last_error();
+        } else {
+            MPI_Neighbor_allgather(send.data(), sig.send_count, sig.send_type, expected.data(), sig.recv_count,
+                                   sig.recv_type, graph);
+            ASSERT_EQ(nbr_neighbor_allgather(send.data(), sig.send_count, sig.send_type, actual.data(),
+                                             sig.recv_count, sig.recv_type, pattern),
+                      NBR_SUCCESS)
+                << nbr_last_error();
+        }
+        EXPECT_TRUE(expected == actual) << label << " " << (alltoall ? "alltoall " : "allgather ") << sig.name
+                                        << " on rank " << world_rank();
+    }
+
+    static MPI_Datatype strided_int6_;
+    static MPI_Datatype strided_double2_;
+};
+
+MPI_Datatype ReplayTest::strided_int6_ = MPI_DATATYPE_NULL;
+MPI_Datatype ReplayTest::strided_double2_ = MPI_DATATYPE_NULL;
+
+TEST_F(ReplayTest, BlockingMatchesNativeOnEveryTopology) {
+    nbr::test::SharedTempDir tmp;
+    nbr::test::RelayAlgorithm relay;
+    for (const auto& [name, topology] : topologies()) {
+        SCOPED_TRACE(name);
+        const auto naive_dir = tmp.path() / (name + ".naive");
+        const auto relay_dir = tmp.path() / (name + ".relay");
+        nbr::test::compile_to(MPI_COMM_WORLD, topology, naive_dir);
+        nbr::compiler::CompileOptions options;
+        options.output = relay_dir;
+        options.quiet = true;
+        nbr::compiler::compile(MPI_COMM_WORLD, topology, relay, options);
+
+        MPI_Comm graph = dist_graph(topology);
+        for (const auto& dir : {naive_dir, relay_dir}) {
+            nbr_pattern_t pattern = nullptr;
+            ASSERT_EQ(nbr_load_pattern(dir.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
+            nbr_pattern_t plain = nullptr;
+            ASSERT_EQ(nbr_load_pattern(dir.c_str(), MPI_COMM_WORLD, &plain), NBR_SUCCESS) << nbr_last_error();
+            for (const auto& sig : signatures()) {
+                for (bool alltoall : {false, true}) {
+                    compare(graph, pattern, alltoall, sig, dir.filename().string());
+                    compare(graph, plain, alltoall, sig, dir.filename().string() + " (plain comm)");
+                }
+            }
+            EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+            EXPECT_EQ(pattern, nullptr);
+            nbr_pattern_free(&plain);
+        }
+        MPI_Comm_free(&graph);
+    }
+}
+
+TEST_F(ReplayTest, AllgatherDeliversInNeighborData) {
+    // Independent of the native collective: block i must hold in-neighbor i's value.
+    nbr::test::SharedTempDir tmp;
+    const auto topology = nbr::test::awkward_topology(static_cast<std::uint32_t>(world_size()));
+    nbr::test::RelayAlgorithm relay;
+    nbr::compiler::CompileOptions options;
+    options.output = tmp.path() / "relay";
+    options.quiet = true;
+    nbr::compiler::compile(MPI_COMM_WORLD, topology, relay, options);
+    nbr_pattern_t pattern = nullptr;
+    ASSERT_EQ(nbr_load_pattern(options.output.c_str(), MPI_COMM_WORLD, &pattern), NBR_SUCCESS) << nbr_last_error();
+    const auto r = static_cast<std::uint32_t>(world_rank());
+    const auto in = topology.in_neighbors(r);
+    const auto slots = topology.in_source_slots(r);
+    const int mine[2] = {world_rank() * 10 + 1, world_rank() * 10 + 2};
+    std::vector<int> got(2 * in.size() + 1, -1);
+    ASSERT_EQ(nbr_neighbor_allgather(mine, 2, MPI_INT, got.data(), 2, MPI_INT, pattern), NBR_SUCCESS);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        EXPECT_EQ(got[2 * i], static_cast<int>(in[i]) * 10 + 1);
+        EXPECT_EQ(got[2 * i + 1], static_cast<int>(in[i]) * 10 + 2);
+    }
+    EXPECT_EQ(got.back(), -1) << "wrote past the receive buffer";
+    // Alltoall: block j of the origin's send buffer, tagged with (origin, slot).
+    const auto out_degree = topology.out_degree(r);
+    std::vector<int> send(out_degree);
+    for (std::uint32_t j = 0; j < out_degree; ++j) send[j] = static_cast<int>(r * 1000 + j);
+    std::vector<int> recv(in.size(), -1);
+    ASSERT_EQ(nbr_neighbor_alltoall(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, pattern), NBR_SUCCESS);
+    for (std::size_t i = 0; i < in.size(); ++i) EXPECT_EQ(recv[i], static_cast<int>(in[i] * 1000 + slots[i]));
+    nbr_pattern_free(&pattern);
+}
+
+TEST_F(ReplayTest, PersistentRequestsMatchNativeAcrossRestarts) {
+    nbr::test::SharedTempDir tmp;
+    nbr::test::RelayAlgorithm relay;
+    const auto topology = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.4, 21});
+    nbr::compiler::CompileOptions options;
+    options.output = tmp.path() / "relay";
+    options.quiet = true;
+    nbr::compiler::compile(MPI_COMM_WORLD, topology, relay, options);
+    MPI_Comm graph = dist_graph(topology);
+    nbr_pattern_t pattern = nullptr;
+    ASSERT_EQ(nbr_load_pattern(options.output.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
+    int indegree = 0, outdegree = 0;
+    nbr_pattern_neighbors_count(pattern, &indegree, &outdegree);
+    const int count = 3;
+    std::vector<int> ag_send(count), ag_recv(static_cast<std::size_t>(count * indegree)), ag_ref(ag_recv.size());
+    std::vector<int> aa_send(static_cast<std::size_t>(count * outdegree)), aa_recv(static_cast<std::size_t>(count * indegree)),
+        aa_ref(aa_recv.size());
+    nbr_request_t ag = nullptr, aa = nullptr;
+    ASSERT_EQ(nbr_neighbor_allgather_init(ag_send.data(), count, MPI_INT, ag_recv.data(), count, MPI_INT, pattern, 0, &ag),
+              NBR_SUCCESS);
+    ASSERT_EQ(nbr_neighbor_alltoall_init(aa_send.data(), count, MPI_INT, aa_recv.data(), count, MPI_INT, pattern, 0, &aa),
+              NBR_SUCCESS);
+    nbr_request_t bad = nullptr;
+    EXPECT_EQ(nbr_neighbor_allgather_init(ag_send.data(), count, MPI_INT, ag_recv.data(), count, MPI_INT, pattern, 1, &bad),
+              NBR_ERR_ARG);  // flags must be 0 (returns before any collective call)
+    EXPECT_EQ(bad, nullptr);
+    for (int iteration = 0; iteration < 4; ++iteration) {
+        for (int i = 0; i < count; ++i) ag_send[static_cast<std::size_t>(i)] = world_rank() * 100 + i + iteration * 7;
+        for (std::size_t i = 0; i < aa_send.size(); ++i) aa_send[i] = world_rank() * 10000 + static_cast<int>(i) - iteration;
+        std::fill(ag_recv.begin(), ag_recv.end(), -1);
+        std::fill(aa_recv.begin(), aa_recv.end(), -1);
+        // Both requests in flight at once.
+        ASSERT_EQ(nbr_start(ag), NBR_SUCCESS);
+        ASSERT_EQ(nbr_start(aa), NBR_SUCCESS);
+        EXPECT_EQ(nbr_start(aa), NBR_ERR_STATE);
+        int done = 0;
+        while (!done) ASSERT_EQ(nbr_test(aa, &done), NBR_SUCCESS);
+        ASSERT_EQ(nbr_wait(ag), NBR_SUCCESS);
+        MPI_Neighbor_allgather(ag_send.data(), count, MPI_INT, ag_ref.data(), count, MPI_INT, graph);
+        MPI_Neighbor_alltoall(aa_send.data(), count, MPI_INT, aa_ref.data(), count, MPI_INT, graph);
+        EXPECT_EQ(ag_recv, ag_ref) << "iteration " << iteration;
+        EXPECT_EQ(aa_recv, aa_ref) << "iteration " << iteration;
+    }
+    EXPECT_EQ(nbr_request_free(&ag), NBR_SUCCESS);
+    EXPECT_EQ(nbr_request_free(&aa), NBR_SUCCESS);
+    EXPECT_EQ(ag, nullptr);
+    nbr_pattern_free(&pattern);
+    MPI_Comm_free(&graph);
+}
+
+TEST_F(ReplayTest, MismatchedBlockSizesAreRejected) {
+    nbr::test::SharedTempDir tmp;
+    const auto topology = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.5, 2});
+    nbr::test::compile_to(MPI_COMM_WORLD, topology, tmp.path() / "p");
+    nbr_pattern_t pattern = nullptr;
+    ASSERT_EQ(nbr_load_pattern((tmp.path() / "p").c_str(), MPI_COMM_WORLD, &pattern), NBR_SUCCESS);
+    std::vector<int> buffer(64 * static_cast<std::size_t>(world_size()));
+    EXPECT_EQ(nbr_neighbor_allgather(buffer.data(), 2, MPI_INT, buffer.data(), 3, MPI_INT, pattern), NBR_ERR_DATATYPE);
+    EXPECT_NE(std::string(nbr_last_error()).find("bytes"), std::string::npos);
+    EXPECT_EQ(nbr_neighbor_alltoall(buffer.data(), -1, MPI_INT, buffer.data(), 1, MPI_INT, pattern), NBR_ERR_ARG);
+    EXPECT_EQ(nbr_neighbor_alltoall(buffer.data(), 1, MPI_INT, buffer.data(), 1, MPI_INT, nullptr), NBR_ERR_ARG);
+    nbr_pattern_free(&pattern);
+}
+
+} // namespace

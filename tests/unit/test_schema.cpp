@@ -1,0 +1,147 @@
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "nbr/schema/hash.hpp"
+#include "nbr/schema/pattern_io.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+nbr::schema::RankPattern sample(std::uint32_t rank) {
+    nbr::schema::RankPattern p;
+    p.set_format_version(nbr::kFormatVersion);
+    p.set_rank(rank);
+    p.set_num_ranks(2);
+    p.add_in_neighbors(1 - rank);
+    p.add_in_source_slots(0);
+    p.add_out_neighbors(1 - rank);
+    p.set_topology_hash(42);
+    p.set_algorithm("naive");
+    auto* step = p.add_steps();
+    auto* recv = step->add_operations();
+    recv->set_kind(nbr::schema::Operation::RECV);
+    recv->set_peer(1 - rank);
+    recv->add_origins(1 - rank);
+    recv->add_slots(0);
+    auto* send = step->add_operations();
+    send->set_kind(nbr::schema::Operation::SEND);
+    send->set_peer(1 - rank);
+    send->add_origins(rank);
+    send->add_slots(0);
+    return p;
+}
+
+class SchemaTest : public testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("nbr_schema_" + std::to_string(::getpid()) + "_" +
+                                            testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+        nbr::schema::Manifest manifest;
+        manifest.set_format_version(nbr::kFormatVersion);
+        manifest.set_num_ranks(2);
+        manifest.set_num_edges(2);
+        manifest.set_algorithm("naive");
+        manifest.set_topology_hash(42);
+        for (std::uint32_t r = 0; r < 2; ++r) {
+            const auto bytes = nbr::serialize_deterministic(sample(r));
+            nbr::write_file(dir_ / nbr::rank_file_name(r), bytes);
+            manifest.add_rank_checksums(nbr::internal::checksum64(bytes));
+        }
+        manifest_ = manifest;
+        nbr::write_file(dir_ / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    nbr::PatternErrorKind error_kind(const std::function<void()>& f, std::string* message = nullptr) {
+        try {
+            f();
+        } catch (const nbr::PatternError& e) {
+            if (message) *message = e.what();
+            return e.kind();
+        }
+        ADD_FAILURE() << "no PatternError";
+        return nbr::PatternErrorKind::io;
+    }
+
+    fs::path dir_;
+    nbr::schema::Manifest manifest_;
+};
+
+TEST_F(SchemaTest, RoundTrip) {
+    const auto manifest = nbr::read_manifest(dir_);
+    EXPECT_EQ(manifest.num_ranks(), 2u);
+    for (std::uint32_t r = 0; r < 2; ++r) {
+        const auto p = nbr::read_rank_pattern(dir_, r, manifest);
+        EXPECT_EQ(nbr::serialize_deterministic(p), nbr::serialize_deterministic(sample(r)));
+    }
+    EXPECT_EQ(nbr::rank_file_name(7), "rank-000007.pb");
+    EXPECT_EQ(nbr::rank_file_name(1234567), "rank-1234567.pb");
+}
+
+TEST_F(SchemaTest, RejectsNewerAndMissingVersions) {
+    auto manifest = manifest_;
+    manifest.set_format_version(nbr::kFormatVersion + 1);
+    nbr::write_file(dir_ / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
+    std::string message;
+    EXPECT_EQ(error_kind([&] { (void)nbr::read_manifest(dir_); }, &message), nbr::PatternErrorKind::version);
+    EXPECT_NE(message.find("newer"), std::string::npos);
+    EXPECT_NE(message.find("manifest.pb"), std::string::npos);
+    manifest.clear_format_version();
+    nbr::write_file(dir_ / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
+    EXPECT_EQ(error_kind([&] { (void)nbr::read_manifest(dir_); }), nbr::PatternErrorKind::version);
+}
+
+TEST_F(SchemaTest, RejectsTruncatedAndCorruptedFiles) {
+    const auto path = dir_ / nbr::rank_file_name(1);
+    auto bytes = nbr::read_file(path);
+    nbr::write_file(path, bytes.substr(0, bytes.size() / 2));
+    std::string message;
+    EXPECT_EQ(error_kind([&] { (void)nbr::read_rank_pattern(dir_, 1, manifest_); }, &message),
+              nbr::PatternErrorKind::checksum);
+    EXPECT_NE(message.find("rank-000001.pb"), std::string::npos);
+    const auto manifest_path = dir_ / nbr::manifest_file_name();
+    const auto manifest_bytes = nbr::read_file(manifest_path);
+    nbr::write_file(manifest_path, manifest_bytes.substr(0, manifest_bytes.size() - 3));
+    EXPECT_EQ(error_kind([&] { (void)nbr::read_manifest(dir_); }), nbr::PatternErrorKind::corrupt);
+    fs::remove(path);
+    EXPECT_EQ(error_kind([&] { (void)nbr::read_rank_pattern(dir_, 1, manifest_); }), nbr::PatternErrorKind::io);
+}
+
+TEST_F(SchemaTest, RejectsFileOfAnotherRank) {
+    fs::copy_file(dir_ / nbr::rank_file_name(0), dir_ / nbr::rank_file_name(1), fs::copy_options::overwrite_existing);
+    auto manifest = manifest_;
+    manifest.set_rank_checksums(1, manifest.rank_checksums(0));
+    EXPECT_EQ(error_kind([&] { (void)nbr::read_rank_pattern(dir_, 1, manifest); }), nbr::PatternErrorKind::rank);
+    manifest.set_topology_hash(43);
+    EXPECT_EQ(error_kind([&] { (void)nbr::read_rank_pattern(dir_, 0, manifest); }),
+              nbr::PatternErrorKind::topology_hash);
+}
+
+TEST(ValidateRankPattern, RejectsOutOfRangeContent) {
+    auto p = sample(0);
+    p.mutable_steps(0)->mutable_operations(0)->set_peer(5);
+    EXPECT_THROW(nbr::validate_rank_pattern(p, "x"), nbr::PatternError);
+    p = sample(0);
+    p.mutable_steps(0)->mutable_operations(1)->add_slots(3);
+    EXPECT_THROW(nbr::validate_rank_pattern(p, "x"), nbr::PatternError);
+    p = sample(0);
+    p.add_in_neighbors(1);
+    EXPECT_THROW(nbr::validate_rank_pattern(p, "x"), nbr::PatternError);
+    EXPECT_NO_THROW(nbr::validate_rank_pattern(sample(1), "x"));
+}
+
+TEST(Checksum, DependsOnEveryByte) {
+    std::string a(100, 'a');
+    std::string b = a;
+    b[57] = 'b';
+    EXPECT_NE(nbr::internal::checksum64(a), nbr::internal::checksum64(b));
+    EXPECT_NE(nbr::internal::checksum64(a), nbr::internal::checksum64(a.substr(0, 99)));
+    EXPECT_EQ(nbr::internal::checksum64(a), nbr::internal::checksum64(std::string(100, 'a')));
+}
+
+} // namespace
