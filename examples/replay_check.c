@@ -13,7 +13,9 @@
 
 #include "nbr.h"
 
-static int value(int rank, int block, int i) { return rank * 1000003 + block * 101 + i; }
+static int value(int rank, int block, int i) {
+    return rank * 1000003 + block * 101 + i;
+}
 
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);

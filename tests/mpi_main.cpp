@@ -13,15 +13,15 @@ public:
     explicit RankFailurePrinter(int rank) : rank_(rank) {}
     void OnTestPartResult(const testing::TestPartResult& result) override {
         if (!result.failed()) return;
-        std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_,
-                     result.file_name() ? result.file_name() : "?", result.line_number(), result.summary());
+        std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_, result.file_name() ? result.file_name() : "?",
+                     result.line_number(), result.summary());
     }
 
 private:
     int rank_;
 };
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);

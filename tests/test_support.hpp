@@ -3,9 +3,9 @@
 // Helpers shared by the tests.
 #include <algorithm>
 #include <cstdlib>
-#include <vector>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "nbr/graphs/topology.hpp"
 
@@ -24,10 +24,10 @@ inline std::filesystem::path matrices_dir() {
 inline Topology awkward_topology(std::uint32_t n) {
     std::vector<Edge> edges;
     for (std::uint32_t r = 0; r < n; ++r) {
-        if (r % 4 == 3) continue;                          // rank without out-neighbors
+        if (r % 4 == 3) continue;  // rank without out-neighbors
         edges.push_back({r, (r + 1) % n});
-        edges.push_back({r, r});                           // self-loop
-        edges.push_back({r, (r + 1) % n});                 // duplicate edge
+        edges.push_back({r, r});            // self-loop
+        edges.push_back({r, (r + 1) % n});  // duplicate edge
         if (n > 2) edges.push_back({r, (r + n - 1) % n});
         if (n > 5 && r % 2 == 0) edges.push_back({r, (r * 7 + 3) % n});
     }
@@ -44,4 +44,4 @@ inline Topology awkward_topology(std::uint32_t n) {
     return Topology::from_edges(n, edges);
 }
 
-} // namespace nbr::test
+}  // namespace nbr::test

@@ -11,4 +11,4 @@ void NaiveAlgorithm::build(Engine& engine, const Topology& topology, PatternBuil
     }
 }
 
-} // namespace nbr::compiler::internal
+}  // namespace nbr::compiler::internal

@@ -11,4 +11,4 @@ public:
     void build(Engine& engine, const Topology& topology, PatternBuilder& out) override;
 };
 
-} // namespace nbr::compiler::internal
+}  // namespace nbr::compiler::internal

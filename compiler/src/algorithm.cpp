@@ -20,10 +20,9 @@ std::string to_string(AlgorithmKind kind) {
 
 std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOptions& /*options*/) {
     switch (kind) {
-        case AlgorithmKind::naive:
-            return std::make_unique<internal::NaiveAlgorithm>();
+        case AlgorithmKind::naive: return std::make_unique<internal::NaiveAlgorithm>();
     }
     throw std::invalid_argument("unknown algorithm kind");
 }
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

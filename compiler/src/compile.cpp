@@ -1,10 +1,10 @@
 #include "nbr/compiler/compile.hpp"
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <system_error>
-#include <unistd.h>
 #include <vector>
 
 #include "nbr/schema/hash.hpp"
@@ -24,7 +24,7 @@ template <class Error>
     throw Error(message);
 }
 
-} // namespace
+}  // namespace
 
 void collective_try(MPI_Comm comm, const std::function<void()>& action) {
     std::string message;
@@ -56,7 +56,7 @@ void collective_try(MPI_Comm comm, const std::function<void()>& action) {
     rethrow_as<std::runtime_error>(message);
 }
 
-} // namespace internal
+}  // namespace internal
 
 namespace {
 
@@ -70,9 +70,7 @@ public:
         std::fprintf(stderr, "[nbrc %8.3f s] %s\n", seconds(), what.c_str());
         std::fflush(stderr);
     }
-    [[nodiscard]] double seconds() const {
-        return std::chrono::duration<double>(Clock::now() - start_).count();
-    }
+    [[nodiscard]] double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
 private:
     bool enabled_;
@@ -123,7 +121,7 @@ void publish(const fs::path& temp, const fs::path& output) {
     }
 }
 
-} // namespace
+}  // namespace
 
 Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputFormat format,
                                   std::optional<std::uint32_t> ranks) {
@@ -137,8 +135,7 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, const CompileOpti
     return compile(comm, topology, *algorithm, options);
 }
 
-CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algorithm,
-                      const CompileOptions& options) {
+CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algorithm, const CompileOptions& options) {
     int process = 0;
     MPI_Comm_rank(comm, &process);
     Progress progress(!options.quiet && process == 0);
@@ -148,8 +145,8 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
     if (topology.num_ranks() == 0) throw InputError("topology has no ranks");
 
     const std::string algo_name = algorithm.name();
-    progress.say("compiling " + std::to_string(report.ranks) + " ranks, " +
-                 std::to_string(report.edges) + " edges with '" + algo_name + "'");
+    progress.say("compiling " + std::to_string(report.ranks) + " ranks, " + std::to_string(report.edges) +
+                 " edges with '" + algo_name + "'");
 
     Engine engine(comm, topology.num_ranks());
     PatternBuilder builder(engine);
@@ -175,8 +172,7 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
     try {
         internal::collective_try(comm, [&] {
             for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
-                const auto bytes =
-                    serialize_deterministic(builder.rank_pattern(v, topology, algo_name, hash));
+                const auto bytes = serialize_deterministic(builder.rank_pattern(v, topology, algo_name, hash));
                 checksums[v - engine.local_begin()] = nbr::internal::checksum64(bytes);
                 write_file(temp / rank_file_name(v), bytes);
             }
@@ -190,8 +186,8 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
             displs[static_cast<std::size_t>(q)] = static_cast<int>(engine.first_rank_of(q));
         }
         std::vector<std::uint64_t> all(process == 0 ? topology.num_ranks() : 0);
-        MPI_Gatherv(checksums.data(), static_cast<int>(checksums.size()), MPI_UINT64_T,
-                    all.data(), counts.data(), displs.data(), MPI_UINT64_T, 0, comm);
+        MPI_Gatherv(checksums.data(), static_cast<int>(checksums.size()), MPI_UINT64_T, all.data(), counts.data(),
+                    displs.data(), MPI_UINT64_T, 0, comm);
         internal::collective_try(comm, [&] {
             if (process != 0) return;
             schema::Manifest manifest;
@@ -219,9 +215,8 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
         throw;
     }
     report.write_seconds = progress.seconds() - report.build_seconds;
-    progress.say("wrote " + std::to_string(report.ranks) + " rank files to " +
-                 options.output.string());
+    progress.say("wrote " + std::to_string(report.ranks) + " rank files to " + options.output.string());
     return report;
 }
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -19,7 +19,7 @@ void check_mpi(int code, const char* what) {
 //   [count, dst_1 .. dst_count, source, length, payload_1 .. payload_length]
 constexpr std::size_t kRecordHeader = 3;
 
-} // namespace
+}  // namespace
 
 Engine::Engine(MPI_Comm comm, std::uint32_t num_ranks) : comm_(comm), num_ranks_(num_ranks) {
     check_mpi(MPI_Comm_rank(comm, &process_), "MPI_Comm_rank");
@@ -50,8 +50,7 @@ void Engine::Outbox::post(std::uint32_t dst, std::span<const std::uint32_t> payl
     multicast(std::span<const std::uint32_t>(&dst, 1), payload);
 }
 
-void Engine::Outbox::multicast(std::span<const std::uint32_t> dsts,
-                               std::span<const std::uint32_t> payload) {
+void Engine::Outbox::multicast(std::span<const std::uint32_t> dsts, std::span<const std::uint32_t> payload) {
     // Destinations are grouped by owning process; each group gets one copy of the payload.
     touched_.clear();
     for (const std::uint32_t dst : dsts) {
@@ -98,8 +97,7 @@ void Engine::route(Outbox& outbox) {
             send_counts[q] = static_cast<int>(streams[q].size());
             total_send += streams[q].size();
         }
-        check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_),
-                  "MPI_Alltoall");
+        check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_), "MPI_Alltoall");
         std::vector<std::uint32_t> send_buffer;
         send_buffer.reserve(total_send);
         std::size_t total_recv = 0;
@@ -115,11 +113,11 @@ void Engine::route(Outbox& outbox) {
             }
         }
         received.resize(total_recv);
-        check_mpi(MPI_Alltoallv(send_buffer.data(), send_counts.data(), send_displs.data(),
-                                MPI_UINT32_T, received.data(), recv_counts.data(),
-                                recv_displs.data(), MPI_UINT32_T, comm_),
+        check_mpi(MPI_Alltoallv(send_buffer.data(), send_counts.data(), send_displs.data(), MPI_UINT32_T,
+                                received.data(), recv_counts.data(), recv_displs.data(), MPI_UINT32_T, comm_),
                   "MPI_Alltoallv");
-        for (std::size_t q = 0; q < p; ++q) stream_begin[q + 1] = stream_begin[q] + static_cast<std::size_t>(recv_counts[q]);
+        for (std::size_t q = 0; q < p; ++q)
+            stream_begin[q + 1] = stream_begin[q] + static_cast<std::size_t>(recv_counts[q]);
     }
 
     // Bucket messages by local destination; streams arrive in process order and records in
@@ -169,4 +167,4 @@ std::uint64_t Engine::max(std::uint64_t local) const {
     return result;
 }
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -57,8 +57,7 @@ std::string json_string(const std::string& text) {
 }
 
 std::string json_spread(const Spread& s) {
-    return "{\"min\": " + number(s.min) + ", \"mean\": " + number(s.mean) +
-           ", \"max\": " + number(s.max) + "}";
+    return "{\"min\": " + number(s.min) + ", \"mean\": " + number(s.mean) + ", \"max\": " + number(s.max) + "}";
 }
 
 template <class List>
@@ -76,10 +75,9 @@ const char* kind_name(schema::Operation::Kind kind) {
     return kind == schema::Operation::SEND ? "send" : "recv";
 }
 
-} // namespace
+}  // namespace
 
-PatternSummary summarize(const schema::Manifest& manifest,
-                         const std::vector<schema::RankPattern>& patterns) {
+PatternSummary summarize(const schema::Manifest& manifest, const std::vector<schema::RankPattern>& patterns) {
     PatternSummary summary;
     summary.ranks = manifest.num_ranks();
     summary.edges = manifest.num_edges();
@@ -118,8 +116,8 @@ std::string format_summary(const PatternSummary& s) {
     out << "steps (max)      " << s.steps_max << "\n";
     auto row = [&](const std::string& name, const Spread& sp) {
         char buffer[160];
-        std::snprintf(buffer, sizeof buffer, "%-16s min %-8s mean %-10s max %s\n", name.c_str(),
-                      number(sp.min).c_str(), number(sp.mean).c_str(), number(sp.max).c_str());
+        std::snprintf(buffer, sizeof buffer, "%-16s min %-8s mean %-10s max %s\n", name.c_str(), number(sp.min).c_str(),
+                      number(sp.mean).c_str(), number(sp.max).c_str());
         out << buffer;
     };
     row("sends/rank", s.sends_per_rank);
@@ -159,8 +157,7 @@ std::string format_json(const PatternSummary& s, const schema::RankPattern* rank
     out << "  \"algorithm\": " << json_string(s.algorithm) << ",\n";
     out << "  \"parameters\": {";
     for (std::size_t i = 0; i < s.parameters.size(); ++i) {
-        out << (i ? ", " : "") << json_string(s.parameters[i].first) << ": "
-            << json_string(s.parameters[i].second);
+        out << (i ? ", " : "") << json_string(s.parameters[i].first) << ": " << json_string(s.parameters[i].second);
     }
     out << "},\n";
     out << "  \"source\": " << json_string(s.source) << ",\n";
@@ -185,8 +182,8 @@ std::string format_json(const PatternSummary& s, const schema::RankPattern* rank
             const auto& ops = rank->steps(s2).operations();
             for (int i = 0; i < ops.size(); ++i) {
                 const auto& op = ops[i];
-                out << (i ? ", " : "") << "{\"op\": \"" << kind_name(op.kind())
-                    << "\", \"peer\": " << op.peer() << ", \"items\": [";
+                out << (i ? ", " : "") << "{\"op\": \"" << kind_name(op.kind()) << "\", \"peer\": " << op.peer()
+                    << ", \"items\": [";
                 for (int k = 0; k < op.origins_size(); ++k) {
                     out << (k ? ", " : "") << "[" << op.origins(k) << ", " << op.slots(k) << "]";
                 }
@@ -200,4 +197,4 @@ std::string format_json(const PatternSummary& s, const schema::RankPattern* rank
     return out.str();
 }
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -21,8 +21,7 @@ std::size_t PatternBuilder::local(std::uint32_t rank) const {
     return index;
 }
 
-void PatternBuilder::add_send(std::uint32_t rank, std::uint32_t step, std::uint32_t peer,
-                              std::vector<Item> items) {
+void PatternBuilder::add_send(std::uint32_t rank, std::uint32_t step, std::uint32_t peer, std::vector<Item> items) {
     if (items.empty()) throw std::invalid_argument("a send must carry at least one item");
     sends_[local(rank)].push_back(SendOp{step, peer, std::move(items)});
 }
@@ -65,14 +64,12 @@ void PatternBuilder::derive_receives(Engine& engine) {
             recvs.push_back(std::move(op));
         }
         // Stable by step: within a step the inbox order (source, then posting order) stays.
-        std::stable_sort(recvs.begin(), recvs.end(),
-                         [](const SendOp& a, const SendOp& b) { return a.step < b.step; });
+        std::stable_sort(recvs.begin(), recvs.end(), [](const SendOp& a, const SendOp& b) { return a.step < b.step; });
     }
 }
 
 schema::RankPattern PatternBuilder::rank_pattern(std::uint32_t rank, const Topology& topology,
-                                                 const std::string& algorithm,
-                                                 std::uint64_t topology_hash) const {
+                                                 const std::string& algorithm, std::uint64_t topology_hash) const {
     schema::RankPattern pattern;
     pattern.set_format_version(kFormatVersion);
     pattern.set_rank(rank);
@@ -105,4 +102,4 @@ schema::RankPattern PatternBuilder::rank_pattern(std::uint32_t rank, const Topol
     return pattern;
 }
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -11,7 +11,9 @@ namespace nbr::compiler {
 namespace {
 
 using Key = std::uint64_t;
-Key key(std::uint32_t a, std::uint32_t b) { return (std::uint64_t{a} << 32) | b; }
+Key key(std::uint32_t a, std::uint32_t b) {
+    return (std::uint64_t{a} << 32) | b;
+}
 
 struct OpRef {
     std::uint32_t rank;
@@ -21,8 +23,8 @@ struct OpRef {
 };
 
 std::string describe(const OpRef& ref) {
-    return "rank " + std::to_string(ref.rank) + " step " + std::to_string(ref.step) +
-           " operation " + std::to_string(ref.index);
+    return "rank " + std::to_string(ref.rank) + " step " + std::to_string(ref.step) + " operation " +
+           std::to_string(ref.index);
 }
 
 class Violation : public std::runtime_error {
@@ -35,9 +37,8 @@ void check_topology(const std::vector<schema::RankPattern>& patterns, std::uint6
     const auto n = static_cast<std::uint32_t>(patterns.size());
     for (std::uint32_t r = 0; r < n; ++r) {
         if (patterns[r].rank() != r || patterns[r].num_ranks() != n) {
-            throw Violation("pattern " + std::to_string(r) + " claims rank " +
-                            std::to_string(patterns[r].rank()) + " of " +
-                            std::to_string(patterns[r].num_ranks()));
+            throw Violation("pattern " + std::to_string(r) + " claims rank " + std::to_string(patterns[r].rank()) +
+                            " of " + std::to_string(patterns[r].num_ranks()));
         }
         validate_rank_pattern(patterns[r], "rank " + std::to_string(r));
     }
@@ -53,16 +54,14 @@ void check_topology(const std::vector<schema::RankPattern>& patterns, std::uint6
             const auto& origin = patterns[o];
             if (s >= static_cast<std::uint32_t>(origin.out_neighbors_size()) ||
                 origin.out_neighbors(static_cast<int>(s)) != d) {
-                throw Violation("rank " + std::to_string(d) + " in-neighbor " + std::to_string(j) +
-                                " names out-slot " + std::to_string(s) + " of rank " +
-                                std::to_string(o) + ", which does not point at rank " +
-                                std::to_string(d));
+                throw Violation("rank " + std::to_string(d) + " in-neighbor " + std::to_string(j) + " names out-slot " +
+                                std::to_string(s) + " of rank " + std::to_string(o) +
+                                ", which does not point at rank " + std::to_string(d));
             }
             auto [it, inserted] = last_slot.try_emplace(o, s);
             if (!inserted) {
                 if (s <= it->second) {
-                    throw Violation("rank " + std::to_string(d) + ": in-edges from rank " +
-                                    std::to_string(o) +
+                    throw Violation("rank " + std::to_string(d) + ": in-edges from rank " + std::to_string(o) +
                                     " are not in out-slot order (duplicate edges mismatched)");
                 }
                 it->second = s;
@@ -77,8 +76,7 @@ void check_topology(const std::vector<schema::RankPattern>& patterns, std::uint6
     for (std::uint32_t d = 0; d < n; ++d) {
         if (out_to[d] != in_count[d]) {
             throw Violation("rank " + std::to_string(d) + " lists " + std::to_string(in_count[d]) +
-                            " in-neighbors but " + std::to_string(out_to[d]) +
-                            " out-edges point at it");
+                            " in-neighbors but " + std::to_string(out_to[d]) + " out-edges point at it");
         }
     }
     if (expected != nullptr) {
@@ -91,10 +89,8 @@ void check_topology(const std::vector<schema::RankPattern>& patterns, std::uint6
             const auto in = expected->in_neighbors(r);
             const auto out = expected->out_neighbors(r);
             if (!std::equal(in.begin(), in.end(), p.in_neighbors().begin(), p.in_neighbors().end()) ||
-                !std::equal(out.begin(), out.end(), p.out_neighbors().begin(),
-                            p.out_neighbors().end())) {
-                throw Violation("rank " + std::to_string(r) +
-                                ": neighbor lists differ from the given topology");
+                !std::equal(out.begin(), out.end(), p.out_neighbors().begin(), p.out_neighbors().end())) {
+                throw Violation("rank " + std::to_string(r) + ": neighbor lists differ from the given topology");
             }
         }
     }
@@ -133,8 +129,8 @@ void check_schedule(const std::vector<schema::RankPattern>& patterns, VerifyRepo
                     const auto origin = op.origins(k);
                     if (op.slots(k) >= static_cast<std::uint32_t>(patterns[origin].out_neighbors_size())) {
                         throw Violation(describe(ref) + ": item (" + std::to_string(origin) + ", " +
-                                        std::to_string(op.slots(k)) + ") names a slot rank " +
-                                        std::to_string(origin) + " does not have");
+                                        std::to_string(op.slots(k)) + ") names a slot rank " + std::to_string(origin) +
+                                        " does not have");
                     }
                 }
                 if (op.kind() == schema::Operation::SEND) {
@@ -167,12 +163,9 @@ void check_schedule(const std::vector<schema::RankPattern>& patterns, VerifyRepo
                                 " is matched by a send in step " + std::to_string(send.step));
             }
             if (send.op->origins_size() != recv.op->origins_size() ||
-                !std::equal(send.op->origins().begin(), send.op->origins().end(),
-                            recv.op->origins().begin()) ||
-                !std::equal(send.op->slots().begin(), send.op->slots().end(),
-                            recv.op->slots().begin())) {
-                throw Violation(describe(recv) + ": items differ from those " + describe(send) +
-                                " sends");
+                !std::equal(send.op->origins().begin(), send.op->origins().end(), recv.op->origins().begin()) ||
+                !std::equal(send.op->slots().begin(), send.op->slots().end(), recv.op->slots().begin())) {
+                throw Violation(describe(recv) + ": items differ from those " + describe(send) + " sends");
             }
             for (int i = 0; i < recv.op->origins_size(); ++i) {
                 const std::uint32_t origin = recv.op->origins(i);
@@ -193,8 +186,8 @@ void check_schedule(const std::vector<schema::RankPattern>& patterns, VerifyRepo
         const auto it = sends.find(channel);
         const std::size_t matched = it == sends.end() ? 0 : it->second.size();
         if (matched < channel_recvs.size()) {
-            throw Violation(describe(channel_recvs[matched]) + ": receive from rank " +
-                            std::to_string(channel >> 32) + " has no matching send");
+            throw Violation(describe(channel_recvs[matched]) + ": receive from rank " + std::to_string(channel >> 32) +
+                            " has no matching send");
         }
     }
     // Causality: a send carries only items its rank owns or received in an earlier step.
@@ -219,17 +212,17 @@ void check_schedule(const std::vector<schema::RankPattern>& patterns, VerifyRepo
         const auto& out = patterns[o].out_neighbors();
         for (int s = 0; s < out.size(); ++s) {
             if (delivered.find(key(o, static_cast<std::uint32_t>(s))) == delivered.end()) {
-                throw Violation("edge " + std::to_string(o) + " -> " + std::to_string(out[s]) +
-                                " (slot " + std::to_string(s) + ") is never delivered");
+                throw Violation("edge " + std::to_string(o) + " -> " + std::to_string(out[s]) + " (slot " +
+                                std::to_string(s) + ") is never delivered");
             }
         }
     }
 }
 
-} // namespace
+}  // namespace
 
-VerifyReport verify_patterns(const std::vector<schema::RankPattern>& patterns,
-                             std::uint64_t topology_hash, const Topology* expected) {
+VerifyReport verify_patterns(const std::vector<schema::RankPattern>& patterns, std::uint64_t topology_hash,
+                             const Topology* expected) {
     VerifyReport report;
     report.ranks = static_cast<std::uint32_t>(patterns.size());
     for (const auto& p : patterns) report.edges += static_cast<std::uint64_t>(p.out_neighbors_size());
@@ -274,4 +267,4 @@ VerifyReport verify_directory(const std::filesystem::path& dir, const Topology* 
     return report;
 }
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
@@ -60,8 +60,8 @@ int run_gen_moore(const Options& o) {
     on_root([&] {
         const auto topology = nbr::generate_moore(o.moore);
         nbr::write_edge_list(o.gen_output, topology, "nbr " + nbr::describe(o.moore));
-        std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, "
-                  << topology.num_edges() << " edges (" << nbr::describe(o.moore) << ")\n";
+        std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, " << topology.num_edges()
+                  << " edges (" << nbr::describe(o.moore) << ")\n";
     });
     return 0;
 }
@@ -70,15 +70,15 @@ int run_gen_random(const Options& o) {
     on_root([&] {
         const auto topology = nbr::generate_random(o.random);
         nbr::write_edge_list(o.gen_output, topology, "nbr " + nbr::describe(o.random));
-        std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, "
-                  << topology.num_edges() << " edges (" << nbr::describe(o.random) << ")\n";
+        std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, " << topology.num_edges()
+                  << " edges (" << nbr::describe(o.random) << ")\n";
     });
     return 0;
 }
 
 int run_compile(const Options& o) {
-    const auto topology = nbr::compiler::read_topology_collective(
-        MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks);
+    const auto topology =
+        nbr::compiler::read_topology_collective(MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks);
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(o.algorithm);
     options.output = o.output;
@@ -86,9 +86,8 @@ int run_compile(const Options& o) {
     options.source = o.input;
     const auto report = nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
     if (process_rank() == 0 && !o.quiet) {
-        std::cout << "compiled " << o.input << " -> " << o.output << ": " << report.ranks
-                  << " ranks, " << report.edges << " edges, " << report.messages
-                  << " messages (" << o.algorithm << ")\n";
+        std::cout << "compiled " << o.input << " -> " << o.output << ": " << report.ranks << " ranks, " << report.edges
+                  << " edges, " << report.messages << " messages (" << o.algorithm << ")\n";
     }
     return 0;
 }
@@ -98,8 +97,8 @@ int run_inspect(const Options& o) {
         const auto manifest = nbr::read_manifest(o.dir);
         const auto patterns = nbr::compiler::read_all_rank_patterns(o.dir, manifest);
         if (o.rank && *o.rank >= manifest.num_ranks()) {
-            throw nbr::InputError("--rank " + std::to_string(*o.rank) + " out of range: " + o.dir +
-                                  " has " + std::to_string(manifest.num_ranks()) + " ranks");
+            throw nbr::InputError("--rank " + std::to_string(*o.rank) + " out of range: " + o.dir + " has " +
+                                  std::to_string(manifest.num_ranks()) + " ranks");
         }
         const auto summary = nbr::compiler::summarize(manifest, patterns);
         const auto* rank = o.rank ? &patterns[*o.rank] : nullptr;
@@ -120,13 +119,12 @@ int run_verify(const Options& o) {
         if (!o.topology.empty()) {
             expected = nbr::read_topology(o.topology, input_format(o.format), o.ranks);
         }
-        const auto report =
-            nbr::compiler::verify_directory(o.dir, expected ? &*expected : nullptr);
+        const auto report = nbr::compiler::verify_directory(o.dir, expected ? &*expected : nullptr);
         if (report.ok) {
             std::cout << "OK " << o.dir << ": " << report.ranks << " ranks, " << report.edges
-                      << " edges each delivered exactly once; " << report.messages
-                      << " messages, " << report.items_moved << " items, " << report.steps
-                      << " steps" << (expected ? "; matches " + o.topology : "") << "\n";
+                      << " edges each delivered exactly once; " << report.messages << " messages, "
+                      << report.items_moved << " items, " << report.steps << " steps"
+                      << (expected ? "; matches " + o.topology : "") << "\n";
         } else {
             std::cerr << "nbrc verify: FAILED " << o.dir << ": " << report.violation << "\n";
             status = 1;
@@ -156,15 +154,19 @@ int run(int argc, char** argv) {
     random->add_option("--seed", o.random.seed, "Random seed")->capture_default_str();
     random->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
 
-    const std::map<std::string, std::string> formats{
-        {"auto", "auto"}, {"edgelist", "edgelist"}, {"mtx", "mtx"}};
+    const std::map<std::string, std::string> formats{{"auto", "auto"}, {"edgelist", "edgelist"}, {"mtx", "mtx"}};
     auto* compile = app.add_subcommand("compile", "Compile a topology into a pattern directory");
-    compile->add_option("input", o.input, "Topology: edge list or Matrix Market file")->required()->check(CLI::ExistingFile);
+    compile->add_option("input", o.input, "Topology: edge list or Matrix Market file")
+        ->required()
+        ->check(CLI::ExistingFile);
     compile->add_option("--format", o.format, "Input format")->transform(CLI::IsMember(formats))->capture_default_str();
-    compile->add_option("--ranks", o.ranks, "Number of ranks (edge list) or processes a matrix is mapped to")->check(CLI::PositiveNumber);
+    compile->add_option("--ranks", o.ranks, "Number of ranks (edge list) or processes a matrix is mapped to")
+        ->check(CLI::PositiveNumber);
     std::map<std::string, std::string> algos;
     for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
-    compile->add_option("--algo", o.algorithm, "Pattern algorithm")->transform(CLI::IsMember(algos))->capture_default_str();
+    compile->add_option("--algo", o.algorithm, "Pattern algorithm")
+        ->transform(CLI::IsMember(algos))
+        ->capture_default_str();
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");
 
@@ -175,8 +177,11 @@ int run(int argc, char** argv) {
 
     auto* verify = app.add_subcommand("verify", "Prove that a pattern delivers every edge exactly once");
     verify->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
-    verify->add_option("--topology", o.topology, "Also prove the pattern belongs to this topology")->check(CLI::ExistingFile);
-    verify->add_option("--format", o.format, "Format of --topology")->transform(CLI::IsMember(formats))->capture_default_str();
+    verify->add_option("--topology", o.topology, "Also prove the pattern belongs to this topology")
+        ->check(CLI::ExistingFile);
+    verify->add_option("--format", o.format, "Format of --topology")
+        ->transform(CLI::IsMember(formats))
+        ->capture_default_str();
     verify->add_option("--ranks", o.ranks, "--ranks used when compiling --topology")->check(CLI::PositiveNumber);
 
     try {
@@ -193,7 +198,7 @@ int run(int argc, char** argv) {
     return run_verify(o);
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);

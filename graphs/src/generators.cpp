@@ -23,7 +23,7 @@ private:
     std::uint64_t state_;
 };
 
-} // namespace
+}  // namespace
 
 std::vector<std::uint32_t> balanced_dims(std::uint32_t n, std::uint32_t dims) {
     if (dims == 0) throw InputError("number of dimensions must be positive");
@@ -57,11 +57,9 @@ Topology generate_moore(const MooreParams& params) {
                 shape += (k ? "x" : "") + std::to_string(grid[k]);
             }
             throw InputError("Moore radius " + std::to_string(params.radius) +
-                             " needs every grid dimension >= " +
-                             std::to_string(2 * params.radius + 1) + ", but " +
-                             std::to_string(params.ranks) + " ranks in " +
-                             std::to_string(params.dims) + " dimensions form a " + shape +
-                             " grid (wrap-around would duplicate neighbors)");
+                             " needs every grid dimension >= " + std::to_string(2 * params.radius + 1) + ", but " +
+                             std::to_string(params.ranks) + " ranks in " + std::to_string(params.dims) +
+                             " dimensions form a " + shape + " grid (wrap-around would duplicate neighbors)");
         }
     }
     const std::uint32_t d = params.dims;
@@ -113,8 +111,8 @@ Topology generate_random(const RandomParams& params) {
     const auto threshold = static_cast<std::uint64_t>(std::ldexp(params.density, 53));
     SplitMix64 rng(params.seed);
     std::vector<Edge> edges;
-    edges.reserve(static_cast<std::size_t>(static_cast<double>(params.ranks) * params.ranks *
-                                           params.density * 1.05) + 16);
+    edges.reserve(static_cast<std::size_t>(static_cast<double>(params.ranks) * params.ranks * params.density * 1.05) +
+                  16);
     for (std::uint32_t i = 0; i < params.ranks; ++i) {
         for (std::uint32_t j = 0; j < params.ranks; ++j) {
             const std::uint64_t draw = rng.next() >> 11;
@@ -127,17 +125,15 @@ Topology generate_random(const RandomParams& params) {
 std::string describe(const MooreParams& params) {
     std::ostringstream out;
     const auto grid = balanced_dims(params.ranks, params.dims);
-    out << "moore ranks=" << params.ranks << " dims=" << params.dims
-        << " radius=" << params.radius << " grid=";
+    out << "moore ranks=" << params.ranks << " dims=" << params.dims << " radius=" << params.radius << " grid=";
     for (std::size_t k = 0; k < grid.size(); ++k) out << (k ? "x" : "") << grid[k];
     return out.str();
 }
 
 std::string describe(const RandomParams& params) {
     std::ostringstream out;
-    out << "random ranks=" << params.ranks << " density=" << params.density
-        << " seed=" << params.seed;
+    out << "random ranks=" << params.ranks << " density=" << params.density << " seed=" << params.seed;
     return out.str();
 }
 
-} // namespace nbr
+}  // namespace nbr

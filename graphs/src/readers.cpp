@@ -88,7 +88,7 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<InputFormat> parse_input_format(std::string_view name) {
     if (name == "auto") return InputFormat::automatic;
@@ -118,12 +118,11 @@ Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ra
         const auto hash = line.find('#');
         if (hash != std::string_view::npos) {
             const auto comment = fields_of(line.substr(hash + 1));
-            if (hash == line.find_first_not_of(" \t") && comment.size() == 2 &&
-                comment[0] == "ranks") {
+            if (hash == line.find_first_not_of(" \t") && comment.size() == 2 && comment[0] == "ranks") {
                 std::uint32_t n = 0;
                 if (!parse_unsigned(comment[1], n)) {
-                    throw InputError(where(path, lines.number()) + "bad '# ranks' value '" +
-                                     std::string(comment[1]) + "'");
+                    throw InputError(where(path, lines.number()) + "bad '# ranks' value '" + std::string(comment[1]) +
+                                     "'");
                 }
                 declared = n;
             }
@@ -132,18 +131,15 @@ Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ra
         const auto fields = fields_of(line);
         if (fields.empty()) continue;
         if (fields.size() < 2) {
-            throw InputError(where(path, lines.number()) + "expected 'src dst', found '" +
-                             std::string(line) + "'" +
+            throw InputError(where(path, lines.number()) + "expected 'src dst', found '" + std::string(line) + "'" +
                              (lines.ends_with_newline() ? "" : " (file truncated?)"));
         }
         std::uint64_t src = 0, dst = 0;
         if (!parse_unsigned(fields[0], src) || !parse_unsigned(fields[1], dst)) {
-            throw InputError(where(path, lines.number()) +
-                             "ranks must be non-negative integers, found '" +
+            throw InputError(where(path, lines.number()) + "ranks must be non-negative integers, found '" +
                              std::string(fields[0]) + " " + std::string(fields[1]) + "'");
         }
-        if (src >= std::numeric_limits<std::uint32_t>::max() ||
-            dst >= std::numeric_limits<std::uint32_t>::max()) {
+        if (src >= std::numeric_limits<std::uint32_t>::max() || dst >= std::numeric_limits<std::uint32_t>::max()) {
             throw InputError(where(path, lines.number()) + "rank too large");
         }
         max_index = std::max({max_index, src, dst});
@@ -157,9 +153,8 @@ Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ra
     for (std::size_t i = 0; i < edges.size(); ++i) {
         const Edge& e = edges[i];
         if (e.src >= n || e.dst >= n) {
-            throw InputError(where(path, line_of_edge[i]) + "rank " +
-                             std::to_string(std::max(e.src, e.dst)) + " out of range [0, " +
-                             std::to_string(n) + ")");
+            throw InputError(where(path, line_of_edge[i]) + "rank " + std::to_string(std::max(e.src, e.dst)) +
+                             " out of range [0, " + std::to_string(n) + ")");
         }
     }
     return Topology::from_edges(n, edges);
@@ -172,12 +167,12 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
     if (!lines.next(line)) throw InputError(path + ": empty file");
     const auto header = fields_of(line);
     if (header.size() != 5 || lower(header[0]) != "%%matrixmarket") {
-        throw InputError(where(path, 1) + "not a Matrix Market file (expected "
-                                          "'%%MatrixMarket matrix coordinate <field> <symmetry>')");
+        throw InputError(where(path, 1) +
+                         "not a Matrix Market file (expected "
+                         "'%%MatrixMarket matrix coordinate <field> <symmetry>')");
     }
     if (lower(header[1]) != "matrix") {
-        throw InputError(where(path, 1) + "object '" + std::string(header[1]) +
-                         "' is not supported, only 'matrix'");
+        throw InputError(where(path, 1) + "object '" + std::string(header[1]) + "' is not supported, only 'matrix'");
     }
     if (lower(header[2]) != "coordinate") {
         throw InputError(where(path, 1) + "format '" + std::string(header[2]) +
@@ -196,8 +191,7 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
     }
     const std::string symmetry = lower(header[4]);
     const bool general = symmetry == "general";
-    if (!general && symmetry != "symmetric" && symmetry != "skew-symmetric" &&
-        symmetry != "hermitian") {
+    if (!general && symmetry != "symmetric" && symmetry != "skew-symmetric" && symmetry != "hermitian") {
         throw InputError(where(path, 1) + "unknown symmetry '" + std::string(header[4]) + "'");
     }
     if (symmetry == "hermitian" && field != "complex") {
@@ -210,10 +204,9 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
     while (lines.next(line)) {
         const auto fields = fields_of(line);
         if (fields.empty() || fields[0].front() == '%') continue;
-        if (fields.size() != 3 || !parse_unsigned(fields[0], rows) ||
-            !parse_unsigned(fields[1], cols) || !parse_unsigned(fields[2], entries)) {
-            throw InputError(where(path, lines.number()) +
-                             "expected the size line 'rows cols entries'");
+        if (fields.size() != 3 || !parse_unsigned(fields[0], rows) || !parse_unsigned(fields[1], cols) ||
+            !parse_unsigned(fields[2], entries)) {
+            throw InputError(where(path, lines.number()) + "expected the size line 'rows cols entries'");
         }
         have_size = true;
         break;
@@ -221,8 +214,8 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
     if (!have_size) throw InputError(path + ": size line missing (file truncated?)");
     if (rows == 0 || cols == 0) throw InputError(path + ": matrix has no rows or no columns");
     if (!general && rows != cols) {
-        throw InputError(path + ": " + symmetry + " matrix must be square, is " +
-                         std::to_string(rows) + "x" + std::to_string(cols));
+        throw InputError(path + ": " + symmetry + " matrix must be square, is " + std::to_string(rows) + "x" +
+                         std::to_string(cols));
     }
     if (rows > std::numeric_limits<std::uint32_t>::max() && !ranks) {
         throw InputError(path + ": too many rows for one rank per row; give --ranks");
@@ -237,13 +230,12 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
         const auto fields = fields_of(line);
         if (fields.empty() || fields[0].front() == '%') continue;
         if (seen == entries) {
-            throw InputError(where(path, lines.number()) + "more entries than the " +
-                             std::to_string(entries) + " the size line declares");
+            throw InputError(where(path, lines.number()) + "more entries than the " + std::to_string(entries) +
+                             " the size line declares");
         }
         if (fields.size() != static_cast<std::size_t>(2 + value_columns)) {
-            throw InputError(where(path, lines.number()) + "expected " +
-                             std::to_string(2 + value_columns) + " columns for a '" + field +
-                             "' matrix, found " + std::to_string(fields.size()) +
+            throw InputError(where(path, lines.number()) + "expected " + std::to_string(2 + value_columns) +
+                             " columns for a '" + field + "' matrix, found " + std::to_string(fields.size()) +
                              (lines.ends_with_newline() ? "" : " (file truncated?)"));
         }
         std::uint64_t i = 0, j = 0;
@@ -252,14 +244,12 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
         }
         for (int v = 0; v < value_columns; ++v) {
             if (!parse_number(fields[2 + v])) {
-                throw InputError(where(path, lines.number()) + "bad value '" +
-                                 std::string(fields[2 + v]) + "'");
+                throw InputError(where(path, lines.number()) + "bad value '" + std::string(fields[2 + v]) + "'");
             }
         }
         if (i < 1 || i > rows || j < 1 || j > cols) {
-            throw InputError(where(path, lines.number()) + "entry (" + std::to_string(i) + ", " +
-                             std::to_string(j) + ") outside the " + std::to_string(rows) + "x" +
-                             std::to_string(cols) + " matrix");
+            throw InputError(where(path, lines.number()) + "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                             ") outside the " + std::to_string(rows) + "x" + std::to_string(cols) + " matrix");
         }
         ++seen;
         --i;
@@ -276,28 +266,24 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
         }
     }
     if (seen < entries) {
-        throw InputError(path + ": " + std::to_string(seen) + " entries found, " +
-                         std::to_string(entries) + " declared (file truncated?)");
+        throw InputError(path + ": " + std::to_string(seen) + " entries found, " + std::to_string(entries) +
+                         " declared (file truncated?)");
     }
-    std::sort(pairs.begin(), pairs.end(), [](const Edge& a, const Edge& b) {
-        return a.src != b.src ? a.src < b.src : a.dst < b.dst;
-    });
+    std::sort(pairs.begin(), pairs.end(),
+              [](const Edge& a, const Edge& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; });
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
     return Topology::from_edges(parts, pairs);
 }
 
-Topology read_topology(const std::string& path, InputFormat format,
-                       std::optional<std::uint32_t> ranks) {
+Topology read_topology(const std::string& path, InputFormat format, std::optional<std::uint32_t> ranks) {
     if (format == InputFormat::automatic) {
         const bool mtx = path.size() >= 4 && lower(path.substr(path.size() - 4)) == ".mtx";
         format = mtx ? InputFormat::matrix_market : InputFormat::edge_list;
     }
-    return format == InputFormat::matrix_market ? read_matrix_market(path, ranks)
-                                                : read_edge_list(path, ranks);
+    return format == InputFormat::matrix_market ? read_matrix_market(path, ranks) : read_edge_list(path, ranks);
 }
 
-void write_edge_list(const std::string& path, const Topology& topology,
-                     const std::string& comment) {
+void write_edge_list(const std::string& path, const Topology& topology, const std::string& comment) {
     std::FILE* file = std::fopen(path.c_str(), "w");
     if (file == nullptr) throw InputError(path + ": cannot create file");
     std::string buffer;
@@ -322,4 +308,4 @@ void write_edge_list(const std::string& path, const Topology& topology,
     if (std::fclose(file) != 0) throw InputError(path + ": write failed");
 }
 
-} // namespace nbr
+}  // namespace nbr

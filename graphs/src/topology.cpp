@@ -67,4 +67,4 @@ std::uint64_t Topology::hash() const {
     return hasher.digest();
 }
 
-} // namespace nbr
+}  // namespace nbr

@@ -29,23 +29,23 @@ extern "C" {
 
 /** Error codes. */
 #define NBR_SUCCESS 0
-#define NBR_ERR_ARG (-1)            /**< invalid argument (NULL pointer, bad count, flags != 0) */
-#define NBR_ERR_IO (-2)             /**< pattern file missing or unreadable */
-#define NBR_ERR_CORRUPT (-3)        /**< pattern file malformed or truncated */
-#define NBR_ERR_VERSION (-4)        /**< pattern format missing or newer than this library */
-#define NBR_ERR_CHECKSUM (-5)       /**< rank file does not match the manifest's checksum */
-#define NBR_ERR_COMM_SIZE (-6)      /**< communicator size differs from the pattern's ranks */
-#define NBR_ERR_RANK (-7)           /**< rank file holds another rank's pattern */
-#define NBR_ERR_TOPOLOGY_HASH (-8)  /**< rank file and manifest describe different topologies */
-#define NBR_ERR_NEIGHBORS (-9)      /**< communicator's neighbors differ from the pattern's */
-#define NBR_ERR_PATTERN (-10)       /**< schedule inconsistent (item never received, edge missed) */
-#define NBR_ERR_DATATYPE (-11)      /**< send and receive type signatures differ in size */
-#define NBR_ERR_MPI (-12)           /**< an MPI call failed */
-#define NBR_ERR_NOMEM (-13)         /**< out of memory */
-#define NBR_ERR_REMOTE (-14)        /**< another rank of the communicator failed (see nbr_last_error) */
-#define NBR_ERR_UNSUPPORTED (-15)   /**< communicator kind not supported (cartesian topology) */
-#define NBR_ERR_STATE (-16)         /**< request already active / not active */
-#define NBR_ERR_INTERNAL (-17)      /**< bug in libnbr */
+#define NBR_ERR_ARG (-1)           /**< invalid argument (NULL pointer, bad count, flags != 0) */
+#define NBR_ERR_IO (-2)            /**< pattern file missing or unreadable */
+#define NBR_ERR_CORRUPT (-3)       /**< pattern file malformed or truncated */
+#define NBR_ERR_VERSION (-4)       /**< pattern format missing or newer than this library */
+#define NBR_ERR_CHECKSUM (-5)      /**< rank file does not match the manifest's checksum */
+#define NBR_ERR_COMM_SIZE (-6)     /**< communicator size differs from the pattern's ranks */
+#define NBR_ERR_RANK (-7)          /**< rank file holds another rank's pattern */
+#define NBR_ERR_TOPOLOGY_HASH (-8) /**< rank file and manifest describe different topologies */
+#define NBR_ERR_NEIGHBORS (-9)     /**< communicator's neighbors differ from the pattern's */
+#define NBR_ERR_PATTERN (-10)      /**< schedule inconsistent (item never received, edge missed) */
+#define NBR_ERR_DATATYPE (-11)     /**< send and receive type signatures differ in size */
+#define NBR_ERR_MPI (-12)          /**< an MPI call failed */
+#define NBR_ERR_NOMEM (-13)        /**< out of memory */
+#define NBR_ERR_REMOTE (-14)       /**< another rank of the communicator failed (see nbr_last_error) */
+#define NBR_ERR_UNSUPPORTED (-15)  /**< communicator kind not supported (cartesian topology) */
+#define NBR_ERR_STATE (-16)        /**< request already active / not active */
+#define NBR_ERR_INTERNAL (-17)     /**< bug in libnbr */
 
 /** Opaque handle of a loaded pattern. */
 typedef struct nbr_pattern_s* nbr_pattern_t;
@@ -81,31 +81,30 @@ int nbr_pattern_free(nbr_pattern_t* pattern);
 int nbr_pattern_neighbors_count(nbr_pattern_t pattern, int* indegree, int* outdegree);
 
 /** The calling rank's neighbors in buffer order (as MPI_Dist_graph_neighbors). */
-int nbr_pattern_neighbors(nbr_pattern_t pattern, int maxindegree, int sources[], int maxoutdegree,
-                          int destinations[]);
+int nbr_pattern_neighbors(nbr_pattern_t pattern, int maxindegree, int sources[], int maxoutdegree, int destinations[]);
 
 /** Name of the algorithm that built the pattern ("naive", ...); owned by the pattern. */
 int nbr_pattern_algorithm(nbr_pattern_t pattern, const char** name);
 
 /** Replays MPI_Neighbor_allgather on the pattern: block i of recvbuf comes from in-neighbor i. */
-int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                           int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern);
+int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, nbr_pattern_t pattern);
 
 /** Replays MPI_Neighbor_alltoall: block j of sendbuf goes to out-neighbor j. */
-int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                          int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern);
+int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, nbr_pattern_t pattern);
 
 /**
  * Persistent forms: collective over the pattern's communicator; the request owns a
  * private communicator, so several requests and blocking calls may be in flight together.
  * Buffers are bound at init; start with nbr_start, complete with nbr_wait or nbr_test.
  */
-int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request);
-int nbr_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                               nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request);
+int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
+                                nbr_request_t* request);
+int nbr_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                               MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
+                               nbr_request_t* request);
 
 /** Starts a persistent request (it must not be active). */
 int nbr_start(nbr_request_t request);

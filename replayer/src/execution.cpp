@@ -14,12 +14,14 @@ void check(int code, const char* what) {
         char text[MPI_MAX_ERROR_STRING];
         int length = 0;
         MPI_Error_string(code, text, &length);
-        throw NbrError(NBR_ERR_MPI, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+        throw NbrError(NBR_ERR_MPI,
+                       std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
     }
 }
 
 /// Packs one block into `dst` (exactly buffer.bytes bytes).
 void pack_block(const BlockBuffer& buffer, const char* src, char* dst, MPI_Comm comm) {
+    if (buffer.bytes == 0) return;  // zero counts: buffers may be NULL
     if (buffer.contiguous) {
         std::memcpy(dst, src, buffer.bytes);
         return;
@@ -27,13 +29,15 @@ void pack_block(const BlockBuffer& buffer, const char* src, char* dst, MPI_Comm 
     int position = 0;
     check(MPI_Pack(src, buffer.count, buffer.type, dst, static_cast<int>(buffer.bytes), &position, comm), "MPI_Pack");
     if (static_cast<std::size_t>(position) != buffer.bytes) {
-        throw NbrError(NBR_ERR_DATATYPE, "MPI_Pack produced a representation of another size than the type's; "
-                                         "heterogeneous packing is not supported");
+        throw NbrError(NBR_ERR_DATATYPE,
+                       "MPI_Pack produced a representation of another size than the type's; "
+                       "heterogeneous packing is not supported");
     }
 }
 
 /// Unpacks one block from `src` into `dst`.
 void unpack_block(const BlockBuffer& buffer, const char* src, char* dst, MPI_Comm comm) {
+    if (buffer.bytes == 0) return;
     if (buffer.contiguous) {
         std::memcpy(dst, src, buffer.bytes);
         return;
@@ -43,7 +47,7 @@ void unpack_block(const BlockBuffer& buffer, const char* src, char* dst, MPI_Com
           "MPI_Unpack");
 }
 
-} // namespace
+}  // namespace
 
 BlockBuffer describe_buffer(const void* base, int count, MPI_Datatype type) {
     BlockBuffer buffer;
@@ -64,9 +68,8 @@ BlockBuffer describe_buffer(const void* base, int count, MPI_Datatype type) {
 Execution::Execution(const Plan& plan, MPI_Comm comm, const BlockBuffer& send, const BlockBuffer& recv)
     : plan_(&plan), comm_(comm), send_(send), recv_(recv), unit_bytes_(recv.bytes) {
     if (send.bytes != recv.bytes) {
-        throw NbrError(NBR_ERR_DATATYPE, "send block has " + std::to_string(send.bytes) +
-                                             " bytes, receive block " + std::to_string(recv.bytes) +
-                                             ": type signatures must match");
+        throw NbrError(NBR_ERR_DATATYPE, "send block has " + std::to_string(send.bytes) + " bytes, receive block " +
+                                             std::to_string(recv.bytes) + ": type signatures must match");
     }
     std::size_t total = 0;
     recv_offsets_.resize(plan.recvs.size());
@@ -92,9 +95,7 @@ const char* Execution::unit_source(std::uint32_t unit, const BlockBuffer** typed
         case UnitHome::Kind::send_block:
             *typed = &send_;
             return send_.block(plan_->collective == Collective::allgather ? 0 : home.index);
-        case UnitHome::Kind::recv_slot:
-            *typed = &recv_;
-            return recv_.block(home.index);
+        case UnitHome::Kind::recv_slot: *typed = &recv_; return recv_.block(home.index);
         case UnitHome::Kind::staging:
             *typed = nullptr;
             return recv_staging_.data() + recv_offsets_[home.index] + home.position * unit_bytes_;
@@ -114,9 +115,8 @@ void Execution::start() {
                             static_cast<int>(recv.peer), recv.tag, comm_, &requests_[r]),
                   "MPI_Irecv");
         } else {
-            check(MPI_Irecv(recv_staging_.data() + recv_offsets_[r],
-                            static_cast<int>(recv.units.size() * unit_bytes_), MPI_BYTE,
-                            static_cast<int>(recv.peer), recv.tag, comm_, &requests_[r]),
+            check(MPI_Irecv(recv_staging_.data() + recv_offsets_[r], static_cast<int>(recv.units.size() * unit_bytes_),
+                            MPI_BYTE, static_cast<int>(recv.peer), recv.tag, comm_, &requests_[r]),
                   "MPI_Irecv");
         }
     }
@@ -144,12 +144,12 @@ void Execution::post_send(std::uint32_t index) {
         char* target = message + i * unit_bytes_;
         if (typed != nullptr) {
             pack_block(*typed, source, target, comm_);
-        } else {
+        } else if (unit_bytes_ > 0) {
             std::memcpy(target, source, unit_bytes_);
         }
     }
-    check(MPI_Isend(message, static_cast<int>(send.units.size() * unit_bytes_), MPI_BYTE,
-                    static_cast<int>(send.peer), send.tag, comm_, request),
+    check(MPI_Isend(message, static_cast<int>(send.units.size() * unit_bytes_), MPI_BYTE, static_cast<int>(send.peer),
+                    send.tag, comm_, request),
           "MPI_Isend");
 }
 
@@ -202,4 +202,4 @@ bool Execution::progress(bool block) {
     return true;
 }
 
-} // namespace nbr::internal
+}  // namespace nbr::internal

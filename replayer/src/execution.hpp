@@ -26,9 +26,9 @@ struct BlockBuffer {
     char* base = nullptr;
     int count = 0;
     MPI_Datatype type = MPI_DATATYPE_NULL;
-    MPI_Aint stride = 0;     ///< bytes between consecutive blocks (count * extent)
-    std::size_t bytes = 0;   ///< packed bytes of one block (count * type size)
-    bool contiguous = false; ///< block is `bytes` contiguous bytes at its address
+    MPI_Aint stride = 0;      ///< bytes between consecutive blocks (count * extent)
+    std::size_t bytes = 0;    ///< packed bytes of one block (count * type size)
+    bool contiguous = false;  ///< block is `bytes` contiguous bytes at its address
 
     [[nodiscard]] char* block(std::uint32_t index) const { return base + static_cast<MPI_Aint>(index) * stride; }
 };
@@ -66,11 +66,11 @@ private:
     std::vector<std::size_t> recv_offsets_;
     std::vector<char> send_staging_;
     std::vector<std::size_t> send_offsets_;
-    std::vector<MPI_Request> requests_;  // receives, then sends
+    std::vector<MPI_Request> requests_;   // receives, then sends
     std::vector<std::uint32_t> waiting_;  // per send: receives still missing
     std::vector<int> completed_;
     std::size_t outstanding_ = 0;
     bool active_ = false;
 };
 
-} // namespace nbr::internal
+}  // namespace nbr::internal

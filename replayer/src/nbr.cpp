@@ -87,9 +87,8 @@ std::string list_difference(const char* which, const std::vector<int>& comm_list
     }
     for (std::size_t i = 0; i < comm_list.size(); ++i) {
         if (comm_list[i] != pattern_list[i]) {
-            return std::string(which) + "-neighbor " + std::to_string(i) + " is rank " +
-                   std::to_string(comm_list[i]) + " in the communicator, rank " +
-                   std::to_string(pattern_list[i]) + " in the pattern";
+            return std::string(which) + "-neighbor " + std::to_string(i) + " is rank " + std::to_string(comm_list[i]) +
+                   " in the communicator, rank " + std::to_string(pattern_list[i]) + " in the pattern";
         }
     }
     return {};
@@ -156,8 +155,8 @@ std::unique_ptr<nbr_pattern_s> load_local(const char* dir, MPI_Comm comm, int ra
         const auto manifest = nbr::read_manifest(dir);
         if (manifest.num_ranks() != static_cast<std::uint32_t>(size)) {
             throw NbrError(NBR_ERR_COMM_SIZE, std::string(dir) + ": pattern is for " +
-                                                  std::to_string(manifest.num_ranks()) +
-                                                  " ranks, communicator has " + std::to_string(size));
+                                                  std::to_string(manifest.num_ranks()) + " ranks, communicator has " +
+                                                  std::to_string(size));
         }
         file = nbr::read_rank_pattern(dir, static_cast<std::uint32_t>(rank), manifest);
     } catch (const nbr::PatternError& error) {
@@ -185,7 +184,9 @@ std::unique_ptr<nbr_pattern_s> load_local(const char* dir, MPI_Comm comm, int ra
     return pattern;
 }
 
-bool valid(nbr_pattern_t pattern) { return pattern != nullptr && pattern->comm != MPI_COMM_NULL; }
+bool valid(nbr_pattern_t pattern) {
+    return pattern != nullptr && pattern->comm != MPI_COMM_NULL;
+}
 
 int run_blocking(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, nbr_pattern_t pattern, Collective collective) {
@@ -203,8 +204,8 @@ int run_blocking(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 }
 
 int init_persistent(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                    MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
-                    nbr_request_t* request, Collective collective) {
+                    MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request,
+                    Collective collective) {
     return guarded([&] {
         if (request == nullptr) return fail(NBR_ERR_ARG, "request is NULL");
         *request = nullptr;
@@ -234,11 +235,13 @@ int init_persistent(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
     });
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
-unsigned nbr_get_api_version(void) { return NBR_API_VERSION; }
+unsigned nbr_get_api_version(void) {
+    return NBR_API_VERSION;
+}
 
 const char* nbr_strerror(int error) {
     switch (error) {
@@ -264,7 +267,9 @@ const char* nbr_strerror(int error) {
     }
 }
 
-const char* nbr_last_error(void) { return last_error.c_str(); }
+const char* nbr_last_error(void) {
+    return last_error.c_str();
+}
 
 int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
     if (out == nullptr) return fail(NBR_ERR_ARG, "nbr_load_pattern: pattern pointer is NULL");
@@ -307,10 +312,9 @@ int nbr_pattern_neighbors_count(nbr_pattern_t pattern, int* indegree, int* outde
     return NBR_SUCCESS;
 }
 
-int nbr_pattern_neighbors(nbr_pattern_t pattern, int maxindegree, int sources[], int maxoutdegree,
-                          int destinations[]) {
-    if (!valid(pattern) || maxindegree < 0 || maxoutdegree < 0 ||
-        (maxindegree > 0 && sources == nullptr) || (maxoutdegree > 0 && destinations == nullptr)) {
+int nbr_pattern_neighbors(nbr_pattern_t pattern, int maxindegree, int sources[], int maxoutdegree, int destinations[]) {
+    if (!valid(pattern) || maxindegree < 0 || maxoutdegree < 0 || (maxindegree > 0 && sources == nullptr) ||
+        (maxoutdegree > 0 && destinations == nullptr)) {
         return fail(NBR_ERR_ARG, "nbr_pattern_neighbors: invalid argument");
     }
     std::copy_n(pattern->in.begin(), std::min<std::size_t>(pattern->in.size(), static_cast<std::size_t>(maxindegree)),
@@ -326,25 +330,25 @@ int nbr_pattern_algorithm(nbr_pattern_t pattern, const char** name) {
     return NBR_SUCCESS;
 }
 
-int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                           int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern) {
+int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, nbr_pattern_t pattern) {
     return run_blocking(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern, Collective::allgather);
 }
 
-int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                          int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern) {
+int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, nbr_pattern_t pattern) {
     return run_blocking(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern, Collective::alltoall);
 }
 
-int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
+int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
                                 nbr_request_t* request) {
     return init_persistent(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern, flags, request,
                            Collective::allgather);
 }
 
-int nbr_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                               int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
+int nbr_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                               MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
                                nbr_request_t* request) {
     return init_persistent(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern, flags, request,
                            Collective::alltoall);
@@ -389,4 +393,4 @@ int nbr_request_free(nbr_request_t* request) {
     });
 }
 
-} // extern "C"
+}  // extern "C"

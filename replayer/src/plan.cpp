@@ -8,9 +8,11 @@ namespace nbr::internal {
 
 namespace {
 
-std::uint64_t key(std::uint32_t a, std::uint32_t b) { return (std::uint64_t{a} << 32) | b; }
+std::uint64_t key(std::uint32_t a, std::uint32_t b) {
+    return (std::uint64_t{a} << 32) | b;
+}
 
-} // namespace
+}  // namespace
 
 Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
     Plan plan;
@@ -22,8 +24,7 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
     std::unordered_map<std::uint64_t, std::uint32_t> in_slot;
     in_slot.reserve(static_cast<std::size_t>(pattern.in_neighbors_size()) * 2);
     for (int j = 0; j < pattern.in_neighbors_size(); ++j) {
-        if (!in_slot.emplace(key(pattern.in_neighbors(j), pattern.in_source_slots(j)),
-                             static_cast<std::uint32_t>(j))
+        if (!in_slot.emplace(key(pattern.in_neighbors(j), pattern.in_source_slots(j)), static_cast<std::uint32_t>(j))
                  .second) {
             throw PlanError("in-edges " + std::to_string(j) + " and an earlier one name the same edge");
         }
@@ -49,8 +50,7 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
         const std::uint32_t u = unit_id(unit_key(me, slot));
         if (home_step[u] != 0) {
             home_step[u] = 0;
-            plan.homes[u] = UnitHome{UnitHome::Kind::send_block,
-                                     collective == Collective::allgather ? 0 : slot, 0, 0};
+            plan.homes[u] = UnitHome{UnitHome::Kind::send_block, collective == Collective::allgather ? 0 : slot, 0, 0};
         }
         return u;
     };
@@ -76,9 +76,8 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                 std::uint32_t u = 0;
                 if (origin == me) {
                     if (slot >= out_degree) {
-                        throw PlanError(where + ": sends own slot " + std::to_string(slot) +
-                                        " but the rank has " + std::to_string(out_degree) +
-                                        " out-neighbors");
+                        throw PlanError(where + ": sends own slot " + std::to_string(slot) + " but the rank has " +
+                                        std::to_string(out_degree) + " out-neighbors");
                     }
                     u = own_unit(slot);
                     to_peer = to_peer && pattern.out_neighbors(static_cast<int>(slot)) == op.peer();
@@ -131,8 +130,8 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                 const auto it = in_slot.find(key(origin, slot));
                 if (it != in_slot.end()) {
                     if (delivered[it->second]++) {
-                        throw PlanError(where + ": delivers in-edge " + std::to_string(it->second) +
-                                        " (from rank " + std::to_string(origin) + ") a second time");
+                        throw PlanError(where + ": delivers in-edge " + std::to_string(it->second) + " (from rank " +
+                                        std::to_string(origin) + ") a second time");
                     }
                     recv.deliveries.emplace_back(position, it->second);
                 } else {
@@ -156,11 +155,10 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
     for (std::size_t j = 0; j < delivered.size(); ++j) {
         if (!delivered[j]) {
             throw PlanError("in-edge " + std::to_string(j) + " (from rank " +
-                            std::to_string(pattern.in_neighbors(static_cast<int>(j))) +
-                            ") is never delivered");
+                            std::to_string(pattern.in_neighbors(static_cast<int>(j))) + ") is never delivered");
         }
     }
     return plan;
 }
 
-} // namespace nbr::internal
+}  // namespace nbr::internal

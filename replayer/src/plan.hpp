@@ -69,4 +69,4 @@ struct Plan {
 /// earlier step. @throws PlanError naming step and operation.
 [[nodiscard]] Plan build_plan(const schema::RankPattern& pattern, Collective collective);
 
-} // namespace nbr::internal
+}  // namespace nbr::internal

@@ -15,18 +15,16 @@ namespace {
 
 void check_version(std::uint32_t version, const std::string& file) {
     if (version == 0) {
-        throw PatternError(PatternErrorKind::version,
-                           file + ": format version missing (not an nbr pattern file?)");
+        throw PatternError(PatternErrorKind::version, file + ": format version missing (not an nbr pattern file?)");
     }
     if (version > kFormatVersion) {
-        throw PatternError(PatternErrorKind::version,
-                           file + ": format version " + std::to_string(version) +
-                               " is newer than this build supports (" +
-                               std::to_string(kFormatVersion) + "); upgrade nbr");
+        throw PatternError(PatternErrorKind::version, file + ": format version " + std::to_string(version) +
+                                                          " is newer than this build supports (" +
+                                                          std::to_string(kFormatVersion) + "); upgrade nbr");
     }
 }
 
-} // namespace
+}  // namespace
 
 std::string rank_file_name(std::uint32_t rank) {
     char buffer[32];
@@ -40,7 +38,7 @@ std::string serialize_deterministic(const google::protobuf::MessageLite& message
         google::protobuf::io::StringOutputStream stream(&bytes);
         google::protobuf::io::CodedOutputStream coded(&stream);
         coded.SetSerializationDeterministic(true);
-        (void)message.ByteSizeLong(); // caches the sizes SerializeWithCachedSizes relies on
+        (void)message.ByteSizeLong();  // caches the sizes SerializeWithCachedSizes relies on
         message.SerializeWithCachedSizes(&coded);
     }
     return bytes;
@@ -82,26 +80,21 @@ schema::Manifest read_manifest(const std::filesystem::path& dir) {
     check_version(manifest.format_version(), path.string());
     if (static_cast<std::uint64_t>(manifest.rank_checksums_size()) != manifest.num_ranks()) {
         throw PatternError(PatternErrorKind::corrupt,
-                           path.string() + ": lists " +
-                               std::to_string(manifest.rank_checksums_size()) +
-                               " rank checksums for " + std::to_string(manifest.num_ranks()) +
-                               " ranks");
+                           path.string() + ": lists " + std::to_string(manifest.rank_checksums_size()) +
+                               " rank checksums for " + std::to_string(manifest.num_ranks()) + " ranks");
     }
     return manifest;
 }
 
 void validate_rank_pattern(const schema::RankPattern& pattern, const std::string& source) {
     const std::uint32_t n = pattern.num_ranks();
-    auto fail = [&](const std::string& what) {
-        throw PatternError(PatternErrorKind::corrupt, source + ": " + what);
-    };
+    auto fail = [&](const std::string& what) { throw PatternError(PatternErrorKind::corrupt, source + ": " + what); };
     if (pattern.rank() >= n) {
-        fail("rank " + std::to_string(pattern.rank()) + " out of range for " + std::to_string(n) +
-             " ranks");
+        fail("rank " + std::to_string(pattern.rank()) + " out of range for " + std::to_string(n) + " ranks");
     }
     if (pattern.in_source_slots_size() != pattern.in_neighbors_size()) {
-        fail("in_source_slots has " + std::to_string(pattern.in_source_slots_size()) +
-             " entries for " + std::to_string(pattern.in_neighbors_size()) + " in-neighbors");
+        fail("in_source_slots has " + std::to_string(pattern.in_source_slots_size()) + " entries for " +
+             std::to_string(pattern.in_neighbors_size()) + " in-neighbors");
     }
     for (auto r : pattern.in_neighbors()) {
         if (r >= n) fail("in-neighbor " + std::to_string(r) + " out of range");
@@ -113,8 +106,7 @@ void validate_rank_pattern(const schema::RankPattern& pattern, const std::string
         const auto& step = pattern.steps(s);
         for (int o = 0; o < step.operations_size(); ++o) {
             const auto& op = step.operations(o);
-            const std::string where =
-                "step " + std::to_string(s) + " operation " + std::to_string(o) + ": ";
+            const std::string where = "step " + std::to_string(s) + " operation " + std::to_string(o) + ": ";
             if (op.kind() != schema::Operation::SEND && op.kind() != schema::Operation::RECV) {
                 fail(where + "unknown operation kind " + std::to_string(op.kind()));
             }
@@ -135,16 +127,15 @@ schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uin
     const auto path = dir / rank_file_name(rank);
     const std::string file = path.string();
     if (rank >= manifest.num_ranks()) {
-        throw PatternError(PatternErrorKind::size,
-                           file + ": rank " + std::to_string(rank) + " but the manifest in " +
-                               dir.string() + " describes " +
-                               std::to_string(manifest.num_ranks()) + " ranks");
+        throw PatternError(PatternErrorKind::size, file + ": rank " + std::to_string(rank) + " but the manifest in " +
+                                                       dir.string() + " describes " +
+                                                       std::to_string(manifest.num_ranks()) + " ranks");
     }
     const std::string bytes = read_file(path);
     if (internal::checksum64(bytes) != manifest.rank_checksums(static_cast<int>(rank))) {
-        throw PatternError(PatternErrorKind::checksum,
-                           file + ": checksum does not match the manifest (file truncated, "
-                                  "corrupted, or from another compile)");
+        throw PatternError(PatternErrorKind::checksum, file +
+                                                           ": checksum does not match the manifest (file truncated, "
+                                                           "corrupted, or from another compile)");
     }
     schema::RankPattern pattern;
     if (!pattern.ParseFromString(bytes)) {
@@ -152,20 +143,18 @@ schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uin
     }
     check_version(pattern.format_version(), file);
     if (pattern.rank() != rank) {
-        throw PatternError(PatternErrorKind::rank, file + ": holds the pattern of rank " +
-                                                       std::to_string(pattern.rank()));
+        throw PatternError(PatternErrorKind::rank,
+                           file + ": holds the pattern of rank " + std::to_string(pattern.rank()));
     }
     if (pattern.num_ranks() != manifest.num_ranks()) {
-        throw PatternError(PatternErrorKind::size,
-                           file + ": written for " + std::to_string(pattern.num_ranks()) +
-                               " ranks, manifest says " + std::to_string(manifest.num_ranks()));
+        throw PatternError(PatternErrorKind::size, file + ": written for " + std::to_string(pattern.num_ranks()) +
+                                                       " ranks, manifest says " + std::to_string(manifest.num_ranks()));
     }
     if (pattern.topology_hash() != manifest.topology_hash()) {
-        throw PatternError(PatternErrorKind::topology_hash,
-                           file + ": topology hash differs from the manifest's");
+        throw PatternError(PatternErrorKind::topology_hash, file + ": topology hash differs from the manifest's");
     }
     validate_rank_pattern(pattern, file);
     return pattern;
 }
 
-} // namespace nbr
+}  // namespace nbr

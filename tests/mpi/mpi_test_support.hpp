@@ -68,4 +68,4 @@ inline int world_size() {
     return size;
 }
 
-} // namespace nbr::test
+}  // namespace nbr::test

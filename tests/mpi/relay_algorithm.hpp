@@ -55,4 +55,4 @@ public:
     }
 };
 
-} // namespace nbr::test
+}  // namespace nbr::test

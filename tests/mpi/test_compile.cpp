@@ -45,8 +45,9 @@ TEST(Compile, ByteIdenticalForEveryProcessCount) {
                 ++files;
             }
             EXPECT_EQ(files, topology.num_ranks() + 1);
-            EXPECT_EQ(static_cast<std::size_t>(std::distance(fs::directory_iterator(parallel), fs::directory_iterator())),
-                      files);
+            EXPECT_EQ(
+                static_cast<std::size_t>(std::distance(fs::directory_iterator(parallel), fs::directory_iterator())),
+                files);
             const auto report = nbr::compiler::verify_directory(parallel, &topology);
             EXPECT_TRUE(report.ok) << report.violation;
             EXPECT_EQ(report.edges, topology.num_edges());
@@ -115,4 +116,4 @@ TEST(Compile, CollectiveReadReportsTheSameErrorEverywhere) {
     }
 }
 
-} // namespace
+}  // namespace

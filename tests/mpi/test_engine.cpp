@@ -119,4 +119,4 @@ TEST(Engine, FewerRanksThanProcesses) {
     EXPECT_EQ(engine.max(engine.local_count()), 1u);
 }
 
-} // namespace
+}  // namespace

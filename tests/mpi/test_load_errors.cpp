@@ -69,7 +69,9 @@ protected:
     nbr::Topology topology_;
 };
 
-TEST_F(LoadErrorTest, LoadsCleanly) { EXPECT_EQ(load(dir(), MPI_COMM_WORLD), NBR_SUCCESS); }
+TEST_F(LoadErrorTest, LoadsCleanly) {
+    EXPECT_EQ(load(dir(), MPI_COMM_WORLD), NBR_SUCCESS);
+}
 
 TEST_F(LoadErrorTest, MissingDirectory) {
     std::string message;
@@ -96,8 +98,9 @@ TEST_F(LoadErrorTest, DistGraphWithOtherNeighbors) {
                                    static_cast<int>(out.size()), out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
     std::string message;
     const int code = load(dir(), graph, &message);
-    const bool differs = !std::equal(in.begin(), in.end(), topology_.in_neighbors(r).begin(), topology_.in_neighbors(r).end()) ||
-                         !std::equal(out.begin(), out.end(), topology_.out_neighbors(r).begin(), topology_.out_neighbors(r).end());
+    const bool differs =
+        !std::equal(in.begin(), in.end(), topology_.in_neighbors(r).begin(), topology_.in_neighbors(r).end()) ||
+        !std::equal(out.begin(), out.end(), topology_.out_neighbors(r).begin(), topology_.out_neighbors(r).end());
     EXPECT_EQ(code, differs ? NBR_ERR_NEIGHBORS : NBR_ERR_REMOTE) << message;
     EXPECT_NE(message.find("neighbor"), std::string::npos) << message;
     MPI_Comm_free(&graph);
@@ -179,4 +182,4 @@ TEST(LoadArguments, NullPointers) {
     EXPECT_EQ(nbr_get_api_version(), static_cast<unsigned>(NBR_API_VERSION));
 }
 
-} // namespace
+}  // namespace

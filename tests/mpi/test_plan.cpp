@@ -115,4 +115,4 @@ TEST(Plan, RejectsBrokenSchedules) {
     EXPECT_THROW((void)nbr::internal::build_plan(p, Collective::allgather), PlanError);
 }
 
-} // namespace
+}  // namespace

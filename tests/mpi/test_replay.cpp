@@ -2,6 +2,7 @@
 // deliver on the same dist-graph communicator, for naive and multi-step relay patterns, on
 // Moore, random, real-matrix and awkward (duplicate edges, self-loops, isolated ranks)
 // topologies, with basic and derived datatypes, blocking and persistent.
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -21,6 +22,55 @@ using nbr::test::world_rank;
 using nbr::test::world_size;
 
 constexpr unsigned char kSentinel = 0xA5;
+
+bool is_mpich() {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    MPI_Get_library_version(version, &length);
+    return std::string(version, static_cast<std::size_t>(length)).find("MPICH") != std::string::npos;
+}
+
+/// True if this rank receives more than one edge from some rank (duplicate edges).
+bool has_duplicate_in_edges(MPI_Comm graph) {
+    int kind = MPI_UNDEFINED;
+    MPI_Topo_test(graph, &kind);
+    int indegree = 0, outdegree = 0, weighted = 0;
+    MPI_Dist_graph_neighbors_count(graph, &indegree, &outdegree, &weighted);
+    std::vector<int> in(static_cast<std::size_t>(indegree) + 1), out(static_cast<std::size_t>(outdegree) + 1);
+    MPI_Dist_graph_neighbors(graph, indegree, in.data(), MPI_UNWEIGHTED, outdegree, out.data(), MPI_UNWEIGHTED);
+    in.pop_back();
+    std::sort(in.begin(), in.end());
+    return std::adjacent_find(in.begin(), in.end()) != in.end();
+}
+
+/// The MPI-4.1 (section 8.6) reference semantics of MPI_Neighbor_alltoall on a dist-graph:
+/// receives posted in source order, sends in destination order, one tag, so the k-th edge
+/// to a process matches the k-th edge from it.
+void reference_alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+                        MPI_Datatype recv_type, MPI_Comm graph) {
+    int indegree = 0, outdegree = 0, weighted = 0;
+    MPI_Dist_graph_neighbors_count(graph, &indegree, &outdegree, &weighted);
+    std::vector<int> in(static_cast<std::size_t>(indegree) + 1), out(static_cast<std::size_t>(outdegree) + 1);
+    MPI_Dist_graph_neighbors(graph, indegree, in.data(), MPI_UNWEIGHTED, outdegree, out.data(), MPI_UNWEIGHTED);
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_dup(graph, &comm);
+    MPI_Aint lb = 0, send_extent = 0, recv_extent = 0;
+    MPI_Type_get_extent(send_type, &lb, &send_extent);
+    MPI_Type_get_extent(recv_type, &lb, &recv_extent);
+    std::vector<MPI_Request> requests;
+    for (int i = 0; i < indegree; ++i) {
+        requests.emplace_back();
+        MPI_Irecv(static_cast<char*>(recv) + i * recv_count * recv_extent, recv_count, recv_type,
+                  in[static_cast<std::size_t>(i)], 0, comm, &requests.back());
+    }
+    for (int j = 0; j < outdegree; ++j) {
+        requests.emplace_back();
+        MPI_Isend(static_cast<const char*>(send) + j * send_count * send_extent, send_count, send_type,
+                  out[static_cast<std::size_t>(j)], 0, comm, &requests.back());
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    MPI_Comm_free(&comm);
+}
 
 struct Case {
     std::string name;
@@ -51,8 +101,7 @@ MPI_Comm dist_graph(const nbr::Topology& t) {
     std::vector<int> out(t.out_neighbors(r).begin(), t.out_neighbors(r).end());
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(in.size()), in.data(), MPI_UNWEIGHTED,
-                                   static_cast<int>(out.size()), out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
-                                   &comm);
+                                   static_cast<int>(out.size()), out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
     return comm;
 }
 
@@ -109,27 +158,43 @@ protected:
         ASSERT_EQ(nbr_pattern_neighbors_count(pattern, &indegree, &outdegree), NBR_SUCCESS);
         const std::size_t send_blocks = alltoall ? static_cast<std::size_t>(outdegree) : 1;
         std::vector<unsigned char> send(span_bytes(sig.send_count, sig.send_type, send_blocks));
-        std::vector<unsigned char> expected(span_bytes(sig.recv_count, sig.recv_type, static_cast<std::size_t>(indegree)),
-                                            kSentinel);
+        std::vector<unsigned char> expected(
+            span_bytes(sig.recv_count, sig.recv_type, static_cast<std::size_t>(indegree)), kSentinel);
         std::vector<unsigned char> actual(expected.size(), kSentinel);
         fill(send, static_cast<int>(label.size()));
         if (alltoall) {
             MPI_Neighbor_alltoall(send.data(), sig.send_count, sig.send_type, expected.data(), sig.recv_count,
                                   sig.recv_type, graph);
-            ASSERT_EQ(nbr_neighbor_alltoall(send.data(), sig.send_count, sig.send_type, actual.data(),
-                                            sig.recv_count, sig.recv_type, pattern),
+            ASSERT_EQ(nbr_neighbor_alltoall(send.data(), sig.send_count, sig.send_type, actual.data(), sig.recv_count,
+                                            sig.recv_type, pattern),
                       NBR_SUCCESS)
                 << nbr_last_error();
         } else {
             MPI_Neighbor_allgather(send.data(), sig.send_count, sig.send_type, expected.data(), sig.recv_count,
                                    sig.recv_type, graph);
-            ASSERT_EQ(nbr_neighbor_allgather(send.data(), sig.send_count, sig.send_type, actual.data(),
-                                             sig.recv_count, sig.recv_type, pattern),
+            ASSERT_EQ(nbr_neighbor_allgather(send.data(), sig.send_count, sig.send_type, actual.data(), sig.recv_count,
+                                             sig.recv_type, pattern),
                       NBR_SUCCESS)
                 << nbr_last_error();
         }
-        EXPECT_TRUE(expected == actual) << label << " " << (alltoall ? "alltoall " : "allgather ") << sig.name
-                                        << " on rank " << world_rank();
+        const std::string what = label + " " + (alltoall ? "alltoall " : "allgather ") + sig.name + " on rank " +
+                                 std::to_string(world_rank());
+        if (!alltoall) {
+            EXPECT_TRUE(expected == actual) << what;
+            return;
+        }
+        std::vector<unsigned char> standard(expected.size(), kSentinel);
+        reference_alltoall(send.data(), sig.send_count, sig.send_type, standard.data(), sig.recv_count, sig.recv_type,
+                           graph);
+        EXPECT_TRUE(standard == actual) << what << " (against the MPI-4.1 reference code)";
+        if (expected != standard) {
+            // MPICH 4.0's linear neighbor_alltoall reverses the receive order, which mismatches
+            // duplicate edges (fixed upstream in pmodels/mpich#7945). Nothing else may differ.
+            EXPECT_TRUE(is_mpich() && has_duplicate_in_edges(graph))
+                << what << ": native result differs from the standard's";
+        } else {
+            EXPECT_TRUE(expected == actual) << what;
+        }
     }
 
     static MPI_Datatype strided_int6_;
@@ -218,23 +283,27 @@ TEST_F(ReplayTest, PersistentRequestsMatchNativeAcrossRestarts) {
     int indegree = 0, outdegree = 0;
     nbr_pattern_neighbors_count(pattern, &indegree, &outdegree);
     const int count = 3;
-    std::vector<int> ag_send(count), ag_recv(static_cast<std::size_t>(count * indegree)), ag_ref(ag_recv.size());
-    std::vector<int> aa_send(static_cast<std::size_t>(count * outdegree)), aa_recv(static_cast<std::size_t>(count * indegree)),
-        aa_ref(aa_recv.size());
+    // One spare element each: MPI rejects NULL buffers even for zero neighbors.
+    std::vector<int> ag_send(count), ag_recv(static_cast<std::size_t>(count * indegree) + 1), ag_ref(ag_recv.size());
+    std::vector<int> aa_send(static_cast<std::size_t>(count * outdegree) + 1), aa_recv(ag_recv.size()),
+        aa_ref(ag_recv.size());
     nbr_request_t ag = nullptr, aa = nullptr;
-    ASSERT_EQ(nbr_neighbor_allgather_init(ag_send.data(), count, MPI_INT, ag_recv.data(), count, MPI_INT, pattern, 0, &ag),
-              NBR_SUCCESS);
-    ASSERT_EQ(nbr_neighbor_alltoall_init(aa_send.data(), count, MPI_INT, aa_recv.data(), count, MPI_INT, pattern, 0, &aa),
-              NBR_SUCCESS);
+    ASSERT_EQ(
+        nbr_neighbor_allgather_init(ag_send.data(), count, MPI_INT, ag_recv.data(), count, MPI_INT, pattern, 0, &ag),
+        NBR_SUCCESS);
+    ASSERT_EQ(
+        nbr_neighbor_alltoall_init(aa_send.data(), count, MPI_INT, aa_recv.data(), count, MPI_INT, pattern, 0, &aa),
+        NBR_SUCCESS);
     nbr_request_t bad = nullptr;
-    EXPECT_EQ(nbr_neighbor_allgather_init(ag_send.data(), count, MPI_INT, ag_recv.data(), count, MPI_INT, pattern, 1, &bad),
-              NBR_ERR_ARG);  // flags must be 0 (returns before any collective call)
+    EXPECT_EQ(
+        nbr_neighbor_allgather_init(ag_send.data(), count, MPI_INT, ag_recv.data(), count, MPI_INT, pattern, 1, &bad),
+        NBR_ERR_ARG);  // flags must be 0 (returns before any collective call)
     EXPECT_EQ(bad, nullptr);
     for (int iteration = 0; iteration < 4; ++iteration) {
         for (int i = 0; i < count; ++i) ag_send[static_cast<std::size_t>(i)] = world_rank() * 100 + i + iteration * 7;
-        for (std::size_t i = 0; i < aa_send.size(); ++i) aa_send[i] = world_rank() * 10000 + static_cast<int>(i) - iteration;
-        std::fill(ag_recv.begin(), ag_recv.end(), -1);
-        std::fill(aa_recv.begin(), aa_recv.end(), -1);
+        for (std::size_t i = 0; i < aa_send.size(); ++i)
+            aa_send[i] = world_rank() * 10000 + static_cast<int>(i) - iteration;
+        for (auto* v : {&ag_recv, &aa_recv, &ag_ref, &aa_ref}) std::fill(v->begin(), v->end(), -1);
         // Both requests in flight at once.
         ASSERT_EQ(nbr_start(ag), NBR_SUCCESS);
         ASSERT_EQ(nbr_start(aa), NBR_SUCCESS);
@@ -268,4 +337,4 @@ TEST_F(ReplayTest, MismatchedBlockSizesAreRejected) {
     nbr_pattern_free(&pattern);
 }
 
-} // namespace
+}  // namespace

@@ -62,7 +62,8 @@ TEST_F(VerifyTest, AcceptsRelayAndNaivePatterns) {
     ASSERT_TRUE(report.ok) << report.violation;
     EXPECT_EQ(report.steps, 2u);
     EXPECT_GT(report.items_moved, report.messages);  // relays combine
-    for (const auto& t : {nbr::generate_moore({25, 2, 2}), nbr::generate_random({40, 0.3, 9}), nbr::test::awkward_topology(2)}) {
+    for (const auto& t :
+         {nbr::generate_moore({25, 2, 2}), nbr::generate_random({40, 0.3, 9}), nbr::test::awkward_topology(2)}) {
         const auto c = compile_relay(t);
         const auto r = nbr::compiler::verify_patterns(c.patterns, c.hash, &t);
         EXPECT_TRUE(r.ok) << r.violation;
@@ -185,4 +186,4 @@ TEST(VerifyDirectory, ReportsFileProblemsByName) {
     EXPECT_NE(report.violation.find("rank-000003.pb"), std::string::npos) << report.violation;
 }
 
-} // namespace
+}  // namespace

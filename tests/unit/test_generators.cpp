@@ -28,8 +28,11 @@ TEST(BalancedDims, LikeMpiDimsCreate) {
 }
 
 TEST(Moore, NeighborCountsAndSymmetry) {
-    struct Case { std::uint32_t n, d, r; };
-    for (const Case c : {Case{64, 2, 1}, Case{64, 2, 2}, Case{64, 3, 1}, Case{1024, 2, 3}, Case{4096, 4, 1}, Case{12, 1, 5}}) {
+    struct Case {
+        std::uint32_t n, d, r;
+    };
+    for (const Case c :
+         {Case{64, 2, 1}, Case{64, 2, 2}, Case{64, 3, 1}, Case{1024, 2, 3}, Case{4096, 4, 1}, Case{12, 1, 5}}) {
         SCOPED_TRACE(testing::Message() << c.n << " " << c.d << " " << c.r);
         const Topology t = nbr::generate_moore({c.n, c.d, c.r});
         std::uint32_t expected = 1;
@@ -105,4 +108,4 @@ TEST(Random, Extremes) {
     EXPECT_THROW((void)nbr::generate_random({32, 1.5, 1}), nbr::InputError);
 }
 
-} // namespace
+}  // namespace

@@ -1,8 +1,8 @@
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -17,9 +17,8 @@ using nbr::Topology;
 class ReaderTest : public testing::Test {
 protected:
     void SetUp() override {
-        dir_ = std::filesystem::temp_directory_path() /
-               ("nbr_readers_" + std::to_string(::getpid()) + "_" +
-                testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir_ = std::filesystem::temp_directory_path() / ("nbr_readers_" + std::to_string(::getpid()) + "_" +
+                                                         testing::UnitTest::GetInstance()->current_test_info()->name());
         std::filesystem::create_directories(dir_);
     }
     void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -48,7 +47,9 @@ protected:
     std::filesystem::path dir_;
 };
 
-std::vector<std::uint32_t> list(std::span<const std::uint32_t> s) { return {s.begin(), s.end()}; }
+std::vector<std::uint32_t> list(std::span<const std::uint32_t> s) {
+    return {s.begin(), s.end()};
+}
 
 TEST_F(ReaderTest, EdgeListKeepsOrderDuplicatesAndSelfLoops) {
     const auto path = write("g.el",
@@ -85,7 +86,8 @@ TEST_F(ReaderTest, EdgeListMalformed) {
     expect_error([&] { (void)nbr::read_edge_list(write("c.el", "0 1\n1 2\n3")); }, {"c.el:3:", "truncated"});
     expect_error([&] { (void)nbr::read_edge_list(write("d.el", "0 1\n1 7\n"), 4); },
                  {"d.el:2:", "rank 7 out of range [0, 4)"});
-    expect_error([&] { (void)nbr::read_edge_list(write("e.el", "# ranks 3\n0 1\n5 0\n")); }, {"e.el:3:", "out of range"});
+    expect_error([&] { (void)nbr::read_edge_list(write("e.el", "# ranks 3\n0 1\n5 0\n")); },
+                 {"e.el:3:", "out of range"});
     expect_error([&] { (void)nbr::read_edge_list(write("f.el", "# nothing\n")); }, {"f.el", "no ranks"});
     expect_error([&] { (void)nbr::read_edge_list((dir_ / "missing.el").string()); }, {"missing.el", "cannot open"});
 }
@@ -116,8 +118,8 @@ TEST_F(ReaderTest, MatrixMarketMapsRowBlocks) {
 
 TEST_F(ReaderTest, MatrixMarketSymmetryKinds) {
     for (const std::string kind : {"symmetric", "skew-symmetric"}) {
-        const auto path = write("s.mtx", "%%MatrixMarket matrix coordinate integer " + kind +
-                                             "\n3 3 2\n2 1 5\n3 1 -2\n");
+        const auto path =
+            write("s.mtx", "%%MatrixMarket matrix coordinate integer " + kind + "\n3 3 2\n2 1 5\n3 1 -2\n");
         const Topology t = nbr::read_matrix_market(path);
         EXPECT_EQ(list(t.out_neighbors(0)), (std::vector<std::uint32_t>{1, 2})) << kind;
         EXPECT_EQ(list(t.out_neighbors(1)), (std::vector<std::uint32_t>{0})) << kind;
@@ -134,25 +136,32 @@ TEST_F(ReaderTest, MatrixMarketSymmetryKinds) {
 
 TEST_F(ReaderTest, MatrixMarketMalformed) {
     const std::string head = "%%MatrixMarket matrix coordinate real general\n";
-    expect_error([&] { (void)nbr::read_matrix_market(write("a.mtx", "hello\n")); }, {"a.mtx:1:", "not a Matrix Market"});
-    expect_error([&] { (void)nbr::read_matrix_market(write("b.mtx", "%%MatrixMarket matrix array real general\n2 2\n")); },
-                 {"b.mtx:1:", "coordinate"});
-    expect_error([&] { (void)nbr::read_matrix_market(write("c.mtx", "%%MatrixMarket matrix coordinate foo general\n")); },
-                 {"c.mtx:1:", "field"});
+    expect_error([&] { (void)nbr::read_matrix_market(write("a.mtx", "hello\n")); },
+                 {"a.mtx:1:", "not a Matrix Market"});
+    expect_error(
+        [&] { (void)nbr::read_matrix_market(write("b.mtx", "%%MatrixMarket matrix array real general\n2 2\n")); },
+        {"b.mtx:1:", "coordinate"});
+    expect_error(
+        [&] { (void)nbr::read_matrix_market(write("c.mtx", "%%MatrixMarket matrix coordinate foo general\n")); },
+        {"c.mtx:1:", "field"});
     expect_error([&] { (void)nbr::read_matrix_market(write("d.mtx", head + "3 3 2\n1 1 1\n4 1 1\n")); },
                  {"d.mtx:4:", "outside"});
     expect_error([&] { (void)nbr::read_matrix_market(write("e.mtx", head + "3 3 3\n1 1 1\n2 2 1\n")); },
                  {"e.mtx", "2 entries found, 3 declared", "truncated"});
     expect_error([&] { (void)nbr::read_matrix_market(write("f.mtx", head + "3 3 2\n1 1 1\n2 2\n")); },
                  {"f.mtx:4:", "expected 3 columns"});
-    expect_error([&] { (void)nbr::read_matrix_market(write("g.mtx", head + "3 3 1\n1 1 abc\n")); }, {"g.mtx:3:", "bad value"});
+    expect_error([&] { (void)nbr::read_matrix_market(write("g.mtx", head + "3 3 1\n1 1 abc\n")); },
+                 {"g.mtx:3:", "bad value"});
     expect_error([&] { (void)nbr::read_matrix_market(write("h.mtx", head)); }, {"h.mtx", "size line missing"});
     expect_error([&] { (void)nbr::read_matrix_market(write("i.mtx", head + "3 3 1\n1 1 1\n2 2 2\n")); },
                  {"i.mtx:4:", "more entries"});
     expect_error(
-        [&] { (void)nbr::read_matrix_market(write("j.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n")); },
+        [&] {
+            (void)nbr::read_matrix_market(write("j.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n"));
+        },
         {"j.mtx", "square"});
-    expect_error([&] { (void)nbr::read_matrix_market(write("k.mtx", head + "3 3 1\n0 1 1\n")); }, {"k.mtx:3:", "outside"});
+    expect_error([&] { (void)nbr::read_matrix_market(write("k.mtx", head + "3 3 1\n0 1 1\n")); },
+                 {"k.mtx:3:", "outside"});
 }
 
 TEST(SharedMatrices, EveryMatrixMapsToAConsistentProcessGraph) {
@@ -225,4 +234,4 @@ TEST_F(ReaderTest, WriteEdgeListRoundTrip) {
     }
 }
 
-} // namespace
+}  // namespace

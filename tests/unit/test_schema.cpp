@@ -144,4 +144,4 @@ TEST(Checksum, DependsOnEveryByte) {
     EXPECT_EQ(nbr::internal::checksum64(a), nbr::internal::checksum64(std::string(100, 'a')));
 }
 
-} // namespace
+}  // namespace

@@ -37,14 +37,11 @@ public:
     /// @brief Name recorded in the manifest and the rank files.
     [[nodiscard]] virtual std::string name() const = 0;
     /// @brief Parameters as recorded in the manifest.
-    [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> parameters() const {
-        return {};
-    }
+    [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> parameters() const { return {}; }
     virtual void build(Engine& engine, const Topology& topology, PatternBuilder& out) = 0;
 };
 
 /// @brief Creates the algorithm of the given kind.
-[[nodiscard]] std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind,
-                                                        const AlgorithmOptions& options);
+[[nodiscard]] std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOptions& options);
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -43,13 +43,11 @@ struct CompileReport {
 CompileReport compile(MPI_Comm comm, const Topology& topology, const CompileOptions& options);
 
 /// @brief Same as above with an algorithm object (options.algorithm is ignored).
-CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algorithm,
-                      const CompileOptions& options);
+CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algorithm, const CompileOptions& options);
 
 /// @brief Reads a topology on every process of `comm`; if any process fails, all throw
 /// InputError with the first failing process's message. Collective.
-[[nodiscard]] Topology read_topology_collective(MPI_Comm comm, const std::string& path,
-                                                InputFormat format,
+[[nodiscard]] Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputFormat format,
                                                 std::optional<std::uint32_t> ranks);
 
 namespace internal {
@@ -58,6 +56,6 @@ namespace internal {
 /// std::runtime_error carrying the message of the lowest failing process. Collective.
 void collective_try(MPI_Comm comm, const std::function<void()>& action);
 
-} // namespace internal
+}  // namespace internal
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

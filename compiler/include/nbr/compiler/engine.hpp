@@ -10,8 +10,8 @@ namespace nbr::compiler {
 
 /// @brief A message delivered to a virtual rank.
 struct Message {
-    std::uint32_t source = 0;                 ///< virtual rank that posted it
-    std::span<const std::uint32_t> payload;   ///< valid until the next superstep
+    std::uint32_t source = 0;                ///< virtual rank that posted it
+    std::span<const std::uint32_t> payload;  ///< valid until the next superstep
 };
 
 /// @brief Bulk-synchronous engine that hosts N virtual ranks on the P processes of a
@@ -112,4 +112,4 @@ private:
     std::uint64_t remote_words_ = 0;
 };
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -28,7 +28,7 @@ struct PatternSummary {
     std::uint32_t steps_max = 0;
     Spread sends_per_rank;
     Spread recvs_per_rank;
-    Spread naive_sends_per_rank;  ///< out-degree: what the naive pattern sends
+    Spread naive_sends_per_rank;            ///< out-degree: what the naive pattern sends
     std::map<std::string, Spread> metrics;  ///< per-algorithm statistics
 };
 
@@ -44,7 +44,6 @@ struct PatternSummary {
 /// @brief JSON object with the summary keys (ranks, edges, algorithm, steps_max,
 /// sends_per_rank, recvs_per_rank, naive_sends_per_rank, metrics, ...) and, when `rank`
 /// is given, its schedule under "rank".
-[[nodiscard]] std::string format_json(const PatternSummary& summary,
-                                      const schema::RankPattern* rank = nullptr);
+[[nodiscard]] std::string format_json(const PatternSummary& summary, const schema::RankPattern* rank = nullptr);
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -48,8 +48,7 @@ public:
 
     /// @brief The finished pattern of local rank `rank` (call after derive_receives).
     [[nodiscard]] schema::RankPattern rank_pattern(std::uint32_t rank, const Topology& topology,
-                                                   const std::string& algorithm,
-                                                   std::uint64_t topology_hash) const;
+                                                   const std::string& algorithm, std::uint64_t topology_hash) const;
 
 private:
     [[nodiscard]] std::size_t local(std::uint32_t rank) const;
@@ -60,4 +59,4 @@ private:
     std::vector<std::vector<schema::Metric>> metrics_;
 };
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -13,12 +13,12 @@ namespace nbr::compiler {
 /// @brief Outcome of a pattern verification.
 struct VerifyReport {
     bool ok = false;
-    std::string violation;         ///< first violation found (empty when ok)
+    std::string violation;  ///< first violation found (empty when ok)
     std::uint32_t ranks = 0;
     std::uint64_t edges = 0;
-    std::uint64_t messages = 0;    ///< send operations over all ranks
-    std::uint64_t items_moved = 0; ///< items carried over all messages
-    std::uint32_t steps = 0;       ///< longest schedule
+    std::uint64_t messages = 0;     ///< send operations over all ranks
+    std::uint64_t items_moved = 0;  ///< items carried over all messages
+    std::uint32_t steps = 0;        ///< longest schedule
 };
 
 /// @brief Proves a set of rank patterns correct by executing them symbolically:
@@ -29,17 +29,15 @@ struct VerifyReport {
 ///  - a rank sends an item only if it owns it or received it in an earlier step;
 ///  - every edge's item is received by the edge's destination exactly once.
 [[nodiscard]] VerifyReport verify_patterns(const std::vector<schema::RankPattern>& patterns,
-                                           std::uint64_t topology_hash,
-                                           const Topology* expected = nullptr);
+                                           std::uint64_t topology_hash, const Topology* expected = nullptr);
 
 /// @brief Reads a pattern directory (manifest, checksums, every rank file) and verifies it.
 /// File problems are reported as violations naming the file.
-[[nodiscard]] VerifyReport verify_directory(const std::filesystem::path& dir,
-                                            const Topology* expected = nullptr);
+[[nodiscard]] VerifyReport verify_directory(const std::filesystem::path& dir, const Topology* expected = nullptr);
 
 /// @brief Reads every rank file of a directory (checked against the manifest).
 /// @throws PatternError naming the file.
-[[nodiscard]] std::vector<schema::RankPattern> read_all_rank_patterns(
-    const std::filesystem::path& dir, const schema::Manifest& manifest);
+[[nodiscard]] std::vector<schema::RankPattern> read_all_rank_patterns(const std::filesystem::path& dir,
+                                                                      const schema::Manifest& manifest);
 
-} // namespace nbr::compiler
+}  // namespace nbr::compiler

@@ -42,4 +42,4 @@ struct RandomParams {
 [[nodiscard]] std::string describe(const MooreParams& params);
 [[nodiscard]] std::string describe(const RandomParams& params);
 
-} // namespace nbr
+}  // namespace nbr

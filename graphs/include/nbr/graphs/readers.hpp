@@ -24,8 +24,7 @@ enum class InputFormat {
 /// The number of ranks is `ranks` if given, else the value of a `# ranks N` comment line,
 /// else one more than the largest index. Duplicate edges and self-loops are kept.
 /// @throws InputError naming file and line for malformed lines and out-of-range ranks.
-[[nodiscard]] Topology read_edge_list(const std::string& path,
-                                      std::optional<std::uint32_t> ranks = std::nullopt);
+[[nodiscard]] Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ranks = std::nullopt);
 
 /// @brief Reads a Matrix Market coordinate file and maps it to the process graph of a
 /// row-block SpMV: rows and columns are block-distributed over `ranks` processes
@@ -33,8 +32,7 @@ enum class InputFormat {
 /// is stored (or implied by symmetry) and the owners differ. Each process pair appears
 /// at most once; neighbor lists are sorted.
 /// @throws InputError naming file and line.
-[[nodiscard]] Topology read_matrix_market(const std::string& path,
-                                          std::optional<std::uint32_t> ranks = std::nullopt);
+[[nodiscard]] Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t> ranks = std::nullopt);
 
 /// @brief Reads a topology in the given (or detected) format.
 [[nodiscard]] Topology read_topology(const std::string& path, InputFormat format,
@@ -42,12 +40,10 @@ enum class InputFormat {
 
 /// @brief Writes an edge list that read_edge_list reads back to the same topology,
 /// with a `# ranks N` line and optional comment lines first.
-void write_edge_list(const std::string& path, const Topology& topology,
-                     const std::string& comment = {});
+void write_edge_list(const std::string& path, const Topology& topology, const std::string& comment = {});
 
 /// @brief Owner of `index` when `count` indices are block-distributed over `parts` parts
 /// (the first count % parts parts get one index more).
-[[nodiscard]] std::uint32_t block_owner(std::uint64_t index, std::uint64_t count,
-                                        std::uint32_t parts);
+[[nodiscard]] std::uint32_t block_owner(std::uint64_t index, std::uint64_t count, std::uint32_t parts);
 
-} // namespace nbr
+}  // namespace nbr

@@ -42,8 +42,7 @@ public:
     [[nodiscard]] std::uint64_t num_edges() const noexcept { return out_targets_.size(); }
 
     [[nodiscard]] std::span<const std::uint32_t> out_neighbors(std::uint32_t rank) const {
-        return {out_targets_.data() + out_offsets_[rank],
-                out_targets_.data() + out_offsets_[rank + 1]};
+        return {out_targets_.data() + out_offsets_[rank], out_targets_.data() + out_offsets_[rank + 1]};
     }
     [[nodiscard]] std::span<const std::uint32_t> in_neighbors(std::uint32_t rank) const {
         return {in_sources_.data() + in_offsets_[rank], in_sources_.data() + in_offsets_[rank + 1]};
@@ -79,8 +78,7 @@ private:
 
 /// @brief Hash of one rank's neighborhood as Topology::hash() sees it; exposed so that a
 /// component holding only some ranks can recompute its share.
-[[nodiscard]] std::uint64_t rank_neighborhood_hash(std::uint32_t rank,
-                                                   std::span<const std::uint32_t> in,
+[[nodiscard]] std::uint64_t rank_neighborhood_hash(std::uint32_t rank, std::span<const std::uint32_t> in,
                                                    std::span<const std::uint32_t> out);
 
-} // namespace nbr
+}  // namespace nbr

@@ -28,7 +28,7 @@ public:
             update(word);
         }
         std::uint64_t tail = 0;
-        std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
+        if (i < bytes.size()) std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
         update(tail);
         update(bytes.size());
     }
@@ -55,4 +55,4 @@ private:
     return hasher.digest();
 }
 
-} // namespace nbr::internal
+}  // namespace nbr::internal

@@ -14,20 +14,19 @@ inline constexpr std::uint32_t kFormatVersion = 1;
 
 /// @brief What went wrong while reading a pattern directory.
 enum class PatternErrorKind {
-    io,           ///< file missing or unreadable
-    corrupt,      ///< not a valid protobuf message, or inconsistent content
-    version,      ///< format version missing or newer than this build
-    checksum,     ///< rank file does not match the checksum in the manifest
-    rank,         ///< rank file holds another rank than its name says
-    size,         ///< rank file and manifest disagree on the number of ranks
-    topology_hash ///< rank file and manifest describe different topologies
+    io,            ///< file missing or unreadable
+    corrupt,       ///< not a valid protobuf message, or inconsistent content
+    version,       ///< format version missing or newer than this build
+    checksum,      ///< rank file does not match the checksum in the manifest
+    rank,          ///< rank file holds another rank than its name says
+    size,          ///< rank file and manifest disagree on the number of ranks
+    topology_hash  ///< rank file and manifest describe different topologies
 };
 
 /// @brief Error while reading or checking pattern files; what() names the file.
 class PatternError : public std::runtime_error {
 public:
-    PatternError(PatternErrorKind kind, const std::string& message)
-        : std::runtime_error(message), kind_(kind) {}
+    PatternError(PatternErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     [[nodiscard]] PatternErrorKind kind() const noexcept { return kind_; }
 
 private:
@@ -38,7 +37,9 @@ private:
 [[nodiscard]] std::string rank_file_name(std::uint32_t rank);
 
 /// @brief File name of the manifest inside a pattern directory.
-[[nodiscard]] inline std::string manifest_file_name() { return "manifest.pb"; }
+[[nodiscard]] inline std::string manifest_file_name() {
+    return "manifest.pb";
+}
 
 /// @brief Serializes a message deterministically (same message, same bytes).
 [[nodiscard]] std::string serialize_deterministic(const google::protobuf::MessageLite& message);
@@ -48,8 +49,7 @@ private:
 
 /// @brief Reads DIR/rank-NNNNNN.pb and checks it against the manifest: checksum, format
 /// version, rank, number of ranks, topology hash and structural validity.
-[[nodiscard]] schema::RankPattern read_rank_pattern(const std::filesystem::path& dir,
-                                                    std::uint32_t rank,
+[[nodiscard]] schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uint32_t rank,
                                                     const schema::Manifest& manifest);
 
 /// @brief Checks a rank pattern's structure: list lengths, ranks and slots in range.
@@ -62,4 +62,4 @@ void write_file(const std::filesystem::path& path, const std::string& bytes);
 /// @brief Reads a whole file, throwing PatternError(io) naming the file on failure.
 [[nodiscard]] std::string read_file(const std::filesystem::path& path);
 
-} // namespace nbr
+}  // namespace nbr
