@@ -2,12 +2,14 @@
 
 #include <stdexcept>
 
+#include "../algorithms/common_neighbor.hpp"
 #include "../algorithms/naive.hpp"
 
 namespace nbr::compiler {
 
 const std::map<std::string, AlgorithmKind>& algorithm_names() {
-    static const std::map<std::string, AlgorithmKind> names{{"naive", AlgorithmKind::naive}};
+    static const std::map<std::string, AlgorithmKind> names{{"naive", AlgorithmKind::naive},
+                                                            {"common-neighbor", AlgorithmKind::common_neighbor}};
     return names;
 }
 
@@ -18,9 +20,11 @@ std::string to_string(AlgorithmKind kind) {
     throw std::invalid_argument("unknown algorithm kind");
 }
 
-std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOptions& /*options*/) {
+std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOptions& options) {
     switch (kind) {
         case AlgorithmKind::naive: return std::make_unique<internal::NaiveAlgorithm>();
+        case AlgorithmKind::common_neighbor:
+            return std::make_unique<internal::CommonNeighborAlgorithm>(options.threshold);
     }
     throw std::invalid_argument("unknown algorithm kind");
 }

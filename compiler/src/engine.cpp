@@ -1,6 +1,7 @@
 #include "nbr/compiler/engine.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -33,7 +34,6 @@ Engine::Engine(MPI_Comm comm, std::uint32_t num_ranks) : comm_(comm), num_ranks_
         next += base + (static_cast<std::uint64_t>(q) < extra ? 1 : 0);
     }
     begin_[static_cast<std::size_t>(processes_)] = num_ranks;
-    inbox_offsets_.assign(std::size_t{local_count()} + 1, 0);
 }
 
 int Engine::owner(std::uint32_t v) const {
@@ -42,8 +42,8 @@ int Engine::owner(std::uint32_t v) const {
 }
 
 std::span<const Message> Engine::inbox(std::uint32_t v) const {
-    const std::size_t local = v - local_begin();
-    return {messages_.data() + inbox_offsets_[local], messages_.data() + inbox_offsets_[local + 1]};
+    const auto [lo, hi] = std::equal_range(message_dsts_.begin(), message_dsts_.end(), v);
+    return {messages_.data() + (lo - message_dsts_.begin()), static_cast<std::size_t>(hi - lo)};
 }
 
 void Engine::Outbox::post(std::uint32_t dst, std::span<const std::uint32_t> payload) {
@@ -73,6 +73,43 @@ void Engine::Outbox::multicast(std::span<const std::uint32_t> dsts, std::span<co
     }
 }
 
+void Engine::Outbox::publish(std::span<const std::uint32_t> payload) {
+    published_.push_back(source_);
+    published_.push_back(static_cast<std::uint32_t>(payload.size()));
+    published_.insert(published_.end(), payload.begin(), payload.end());
+}
+
+void Engine::route_published(Outbox& outbox, std::span<const int> counts) {
+    auto& mine = outbox.published_;
+    if (processes_ == 1) {
+        published_words_ = std::move(mine);
+        mine.clear();
+    } else {
+        const auto p = static_cast<std::size_t>(processes_);
+        std::vector<int> displs(p);
+        std::size_t total = 0;
+        for (std::size_t q = 0; q < p; ++q) {
+            displs[q] = static_cast<int>(total);
+            total += static_cast<std::size_t>(counts[q]);
+            if (q != static_cast<std::size_t>(process_)) remote_words_ += static_cast<std::size_t>(counts[q]);
+        }
+        published_words_.resize(total);
+        if (total > 0) {  // every process knows the total, so all skip together
+            check_mpi(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_UINT32_T, published_words_.data(),
+                                     counts.data(), displs.data(), MPI_UINT32_T, comm_),
+                      "MPI_Allgatherv");
+        }
+        mine.clear();
+    }
+    published_messages_.clear();
+    for (std::size_t pos = 0; pos < published_words_.size();) {
+        const std::uint32_t source = published_words_[pos];
+        const std::uint32_t length = published_words_[pos + 1];
+        published_messages_.push_back(Message{source, {published_words_.data() + pos + 2, length}});
+        pos += 2 + length;
+    }
+}
+
 void Engine::begin_posting(Outbox& outbox) {
     outbox.scratch_.assign(static_cast<std::size_t>(processes_), {});
     outbox.groups_.assign(static_cast<std::size_t>(processes_), {});
@@ -83,69 +120,101 @@ void Engine::route(Outbox& outbox) {
     auto& streams = outbox.scratch_;
     const auto p = static_cast<std::size_t>(processes_);
     std::vector<std::uint32_t> received;
-    std::vector<std::size_t> stream_begin(p + 1, 0);
     if (processes_ == 1) {
+        route_published(outbox, {});
         received = std::move(streams[0]);
-        stream_begin[1] = received.size();
     } else {
-        std::vector<int> send_counts(p), recv_counts(p), send_displs(p), recv_displs(p);
+        // One collective tells every process what it receives point-to-point from each
+        // process and how much every process published.
+        constexpr auto kLimit = static_cast<std::size_t>(std::numeric_limits<int>::max());
+        if (outbox.published_.size() > kLimit) {
+            throw std::runtime_error("engine: more than 2^31 published words in a superstep");
+        }
+        std::vector<int> send_header(2 * p), recv_header(2 * p);
         std::size_t total_send = 0;
         for (std::size_t q = 0; q < p; ++q) {
-            if (streams[q].size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+            if (streams[q].size() > kLimit) {
                 throw std::runtime_error("engine: more than 2^31 words for one process in a superstep");
             }
-            send_counts[q] = static_cast<int>(streams[q].size());
+            send_header[2 * q] = static_cast<int>(streams[q].size());
+            send_header[2 * q + 1] = static_cast<int>(outbox.published_.size());
             total_send += streams[q].size();
         }
-        check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_), "MPI_Alltoall");
-        std::vector<std::uint32_t> send_buffer;
-        send_buffer.reserve(total_send);
+        check_mpi(MPI_Alltoall(send_header.data(), 2, MPI_INT, recv_header.data(), 2, MPI_INT, comm_), "MPI_Alltoall");
+        std::vector<int> send_counts(p), recv_counts(p), send_displs(p), recv_displs(p), published_counts(p);
+        send_buffer_.clear();
+        send_buffer_.reserve(total_send);
         std::size_t total_recv = 0;
         for (std::size_t q = 0; q < p; ++q) {
-            send_displs[q] = static_cast<int>(send_buffer.size());
-            send_buffer.insert(send_buffer.end(), streams[q].begin(), streams[q].end());
+            send_counts[q] = send_header[2 * q];
+            recv_counts[q] = recv_header[2 * q];
+            published_counts[q] = recv_header[2 * q + 1];
+            send_displs[q] = static_cast<int>(send_buffer_.size());
+            send_buffer_.insert(send_buffer_.end(), streams[q].begin(), streams[q].end());
             if (q != static_cast<std::size_t>(process_)) remote_words_ += streams[q].size();
-            streams[q] = {};
             recv_displs[q] = static_cast<int>(total_recv);
             total_recv += static_cast<std::size_t>(recv_counts[q]);
-            if (total_recv > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-                throw std::runtime_error("engine: more than 2^31 words received in a superstep");
-            }
+            if (total_recv > kLimit) throw std::runtime_error("engine: more than 2^31 words received in a superstep");
         }
         received.resize(total_recv);
-        check_mpi(MPI_Alltoallv(send_buffer.data(), send_counts.data(), send_displs.data(), MPI_UINT32_T,
+        check_mpi(MPI_Alltoallv(send_buffer_.data(), send_counts.data(), send_displs.data(), MPI_UINT32_T,
                                 received.data(), recv_counts.data(), recv_displs.data(), MPI_UINT32_T, comm_),
                   "MPI_Alltoallv");
-        for (std::size_t q = 0; q < p; ++q)
-            stream_begin[q + 1] = stream_begin[q] + static_cast<std::size_t>(recv_counts[q]);
+        route_published(outbox, published_counts);
     }
 
     // Bucket messages by local destination; streams arrive in process order and records in
-    // posting order, so every inbox ends up ordered by (source, posting order).
-    const std::uint32_t first = local_begin();
-    std::vector<std::size_t> counts(std::size_t{local_count()} + 1, 0);
-    std::size_t pos = 0;
-    while (pos < received.size()) {
-        const std::uint32_t count = received[pos];
-        for (std::uint32_t k = 0; k < count; ++k) ++counts[received[pos + 1 + k] - first + 1];
-        const std::uint32_t length = received[pos + 1 + count + 1];
-        pos += kRecordHeader + count + length;
-    }
-    for (std::size_t v = 0; v < local_count(); ++v) counts[v + 1] += counts[v];
-    inbox_offsets_ = counts;
-    messages_.assign(counts.back(), Message{});
+    // posting order, so a stable bucketing orders every inbox by (source, posting order).
     received_ = std::move(received);
-    pos = 0;
-    while (pos < received_.size()) {
+    messages_.clear();
+    message_dsts_.clear();
+    for (std::size_t pos = 0; pos < received_.size();) {
         const std::uint32_t count = received_[pos];
         const std::uint32_t source = received_[pos + 1 + count];
         const std::uint32_t length = received_[pos + 2 + count];
         const std::span<const std::uint32_t> payload(received_.data() + pos + kRecordHeader + count, length);
         for (std::uint32_t k = 0; k < count; ++k) {
-            messages_[counts[received_[pos + 1 + k] - first]++] = Message{source, payload};
+            message_dsts_.push_back(received_[pos + 1 + k]);
+            messages_.push_back(Message{source, payload});
         }
         pos += kRecordHeader + count + length;
     }
+    const std::size_t m = messages_.size();
+    if (m * 8 < local_count()) {
+        // Few messages: sort them instead of sweeping every local rank.
+        std::vector<std::uint32_t> order(m);
+        for (std::uint32_t i = 0; i < m; ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return message_dsts_[a] < message_dsts_[b]; });
+        std::vector<Message> sorted(m);
+        std::vector<std::uint32_t> dsts(m);
+        for (std::size_t i = 0; i < m; ++i) {
+            sorted[i] = messages_[order[i]];
+            dsts[i] = message_dsts_[order[i]];
+        }
+        messages_.swap(sorted);
+        message_dsts_.swap(dsts);
+    } else {
+        const std::uint32_t first = local_begin();
+        std::vector<std::size_t> offsets(std::size_t{local_count()} + 1, 0);
+        for (auto d : message_dsts_) ++offsets[d - first + 1];
+        for (std::size_t v = 0; v < local_count(); ++v) offsets[v + 1] += offsets[v];
+        std::vector<Message> sorted(m);
+        std::vector<std::uint32_t> dsts(m);
+        for (std::size_t i = 0; i < m; ++i) {
+            const std::size_t at = offsets[message_dsts_[i] - first]++;
+            sorted[at] = messages_[i];
+            dsts[at] = message_dsts_[i];
+        }
+        messages_.swap(sorted);
+        message_dsts_.swap(dsts);
+    }
+}
+
+std::vector<std::uint32_t> Engine::receivers() const {
+    std::vector<std::uint32_t> result;
+    std::unique_copy(message_dsts_.begin(), message_dsts_.end(), std::back_inserter(result));
+    return result;
 }
 
 bool Engine::any(bool local) const {

@@ -1,6 +1,7 @@
 #include "nbr/compiler/verify.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include "nbr/schema/hash.hpp"
@@ -9,11 +10,6 @@
 namespace nbr::compiler {
 
 namespace {
-
-using Key = std::uint64_t;
-Key key(std::uint32_t a, std::uint32_t b) {
-    return (std::uint64_t{a} << 32) | b;
-}
 
 struct OpRef {
     std::uint32_t rank;
@@ -115,8 +111,26 @@ void check_topology(const std::vector<schema::RankPattern>& patterns, std::uint6
 
 void check_schedule(const std::vector<schema::RankPattern>& patterns, VerifyReport& report) {
     const auto n = static_cast<std::uint32_t>(patterns.size());
-    // Channels: (src, dst) -> sends in order, receives in order.
-    std::unordered_map<Key, std::vector<OpRef>> sends, recvs;
+    // Every edge gets a dense id: the origin's first edge id plus the slot.
+    std::vector<std::uint64_t> edge_base(std::size_t{n} + 1, 0);
+    for (std::uint32_t r = 0; r < n; ++r) {
+        edge_base[r + 1] = edge_base[r] + static_cast<std::uint64_t>(patterns[r].out_neighbors_size());
+    }
+    auto edge_of = [&](const OpRef& ref, int k) {
+        const std::uint32_t origin = ref.op->origins(k);
+        const std::uint32_t slot = ref.op->slots(k);
+        if (slot >= static_cast<std::uint32_t>(patterns[origin].out_neighbors_size())) {
+            throw Violation(describe(ref) + ": item (" + std::to_string(origin) + ", " + std::to_string(slot) +
+                            ") names a slot rank " + std::to_string(origin) + " does not have");
+        }
+        return edge_base[origin] + slot;
+    };
+    // All operations, in (rank, step, operation) order.
+    struct Channel {
+        std::uint32_t src, dst;
+        OpRef ref;
+    };
+    std::vector<Channel> sends, recvs;
     for (std::uint32_t r = 0; r < n; ++r) {
         const auto& p = patterns[r];
         report.steps = std::max(report.steps, static_cast<std::uint32_t>(p.steps_size()));
@@ -125,93 +139,100 @@ void check_schedule(const std::vector<schema::RankPattern>& patterns, VerifyRepo
             for (int i = 0; i < step.operations_size(); ++i) {
                 const auto& op = step.operations(i);
                 const OpRef ref{r, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i), &op};
-                for (int k = 0; k < op.origins_size(); ++k) {
-                    const auto origin = op.origins(k);
-                    if (op.slots(k) >= static_cast<std::uint32_t>(patterns[origin].out_neighbors_size())) {
-                        throw Violation(describe(ref) + ": item (" + std::to_string(origin) + ", " +
-                                        std::to_string(op.slots(k)) + ") names a slot rank " + std::to_string(origin) +
-                                        " does not have");
-                    }
-                }
+                for (int k = 0; k < op.origins_size(); ++k) (void)edge_of(ref, k);
                 if (op.kind() == schema::Operation::SEND) {
-                    sends[key(r, op.peer())].push_back(ref);
+                    sends.push_back({r, op.peer(), ref});
                     ++report.messages;
                     report.items_moved += static_cast<std::uint64_t>(op.origins_size());
                 } else {
-                    recvs[key(op.peer(), r)].push_back(ref);
+                    recvs.push_back({op.peer(), r, ref});
                 }
             }
         }
     }
-    // Step at which each rank first receives each item.
-    std::vector<std::unordered_map<Key, std::uint32_t>> received(n);
-    std::unordered_map<Key, std::uint32_t> delivered;  // (origin, slot) -> receipts at its destination
-    for (const auto& [channel, channel_sends] : sends) {
-        const auto src = static_cast<std::uint32_t>(channel >> 32);
-        const auto dst = static_cast<std::uint32_t>(channel & 0xffffffffu);
-        const auto it = recvs.find(channel);
-        const std::size_t matched = it == recvs.end() ? 0 : it->second.size();
-        if (matched < channel_sends.size()) {
-            throw Violation(describe(channel_sends[matched]) + ": send to rank " + std::to_string(dst) +
-                            " has no matching receive");
+    std::vector<std::uint32_t> send_order(sends.size());
+    for (std::uint32_t i = 0; i < send_order.size(); ++i) send_order[i] = i;  // rank order, for causality
+    // Per channel, in step and operation order (stable sorts keep it).
+    auto by_channel = [](const Channel& a, const Channel& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; };
+    std::vector<Channel> sends_by_channel = sends;
+    std::stable_sort(sends_by_channel.begin(), sends_by_channel.end(), by_channel);
+    std::stable_sort(recvs.begin(), recvs.end(), by_channel);
+
+    std::vector<std::uint8_t> delivered(edge_base[n], 0);
+    struct Receipt {
+        std::uint32_t rank;
+        std::uint32_t step;
+        std::uint64_t edge;
+    };
+    std::vector<Receipt> receipts;
+    std::size_t i = 0, j = 0;
+    while (i < sends_by_channel.size() || j < recvs.size()) {
+        if (j == recvs.size() || (i < sends_by_channel.size() && by_channel(sends_by_channel[i], recvs[j]))) {
+            throw Violation(describe(sends_by_channel[i].ref) + ": send to rank " +
+                            std::to_string(sends_by_channel[i].dst) + " has no matching receive");
         }
-        for (std::size_t k = 0; k < channel_sends.size(); ++k) {
-            const OpRef& send = channel_sends[k];
-            const OpRef& recv = it->second[k];
-            if (send.step != recv.step) {
-                throw Violation(describe(recv) + ": receive from rank " + std::to_string(src) +
-                                " is matched by a send in step " + std::to_string(send.step));
-            }
-            if (send.op->origins_size() != recv.op->origins_size() ||
-                !std::equal(send.op->origins().begin(), send.op->origins().end(), recv.op->origins().begin()) ||
-                !std::equal(send.op->slots().begin(), send.op->slots().end(), recv.op->slots().begin())) {
-                throw Violation(describe(recv) + ": items differ from those " + describe(send) + " sends");
-            }
-            for (int i = 0; i < recv.op->origins_size(); ++i) {
-                const std::uint32_t origin = recv.op->origins(i);
-                const std::uint32_t slot = recv.op->slots(i);
-                auto [pos, inserted] = received[dst].try_emplace(key(origin, slot), recv.step);
-                if (!inserted) pos->second = std::min(pos->second, recv.step);
-                if (patterns[origin].out_neighbors(static_cast<int>(slot)) == dst) {
-                    if (++delivered[key(origin, slot)] > 1) {
-                        throw Violation(describe(recv) + ": edge " + std::to_string(origin) + " -> " +
-                                        std::to_string(dst) + " (slot " + std::to_string(slot) +
-                                        ") is delivered more than once");
-                    }
-                }
-            }
-        }
-    }
-    for (const auto& [channel, channel_recvs] : recvs) {
-        const auto it = sends.find(channel);
-        const std::size_t matched = it == sends.end() ? 0 : it->second.size();
-        if (matched < channel_recvs.size()) {
-            throw Violation(describe(channel_recvs[matched]) + ": receive from rank " + std::to_string(channel >> 32) +
+        if (i == sends_by_channel.size() || by_channel(recvs[j], sends_by_channel[i])) {
+            throw Violation(describe(recvs[j].ref) + ": receive from rank " + std::to_string(recvs[j].src) +
                             " has no matching send");
         }
+        const OpRef& send = sends_by_channel[i].ref;
+        const OpRef& recv = recvs[j].ref;
+        const std::uint32_t src = sends_by_channel[i].src;
+        const std::uint32_t dst = sends_by_channel[i].dst;
+        if (send.step != recv.step) {
+            throw Violation(describe(recv) + ": receive from rank " + std::to_string(src) +
+                            " is matched by a send in step " + std::to_string(send.step));
+        }
+        if (send.op->origins_size() != recv.op->origins_size() ||
+            !std::equal(send.op->origins().begin(), send.op->origins().end(), recv.op->origins().begin()) ||
+            !std::equal(send.op->slots().begin(), send.op->slots().end(), recv.op->slots().begin())) {
+            throw Violation(describe(recv) + ": items differ from those " + describe(send) + " sends");
+        }
+        for (int k = 0; k < recv.op->origins_size(); ++k) {
+            const std::uint64_t e = edge_of(recv, k);
+            receipts.push_back({dst, recv.step, e});
+            const std::uint32_t origin = recv.op->origins(k);
+            if (patterns[origin].out_neighbors(static_cast<int>(recv.op->slots(k))) == dst && ++delivered[e] > 1) {
+                throw Violation(describe(recv) + ": edge " + std::to_string(origin) + " -> " + std::to_string(dst) +
+                                " (slot " + std::to_string(recv.op->slots(k)) + ") is delivered more than once");
+            }
+        }
+        ++i;
+        ++j;
     }
     // Causality: a send carries only items its rank owns or received in an earlier step.
-    for (const auto& [channel, channel_sends] : sends) {
-        for (const OpRef& send : channel_sends) {
-            for (int i = 0; i < send.op->origins_size(); ++i) {
-                const std::uint32_t origin = send.op->origins(i);
-                if (origin == send.rank) continue;
-                const auto it = received[send.rank].find(key(origin, send.op->slots(i)));
-                if (it == received[send.rank].end() || it->second >= send.step) {
+    std::stable_sort(receipts.begin(), receipts.end(),
+                     [](const Receipt& a, const Receipt& b) { return a.rank < b.rank; });
+    constexpr std::uint32_t kNever = std::numeric_limits<std::uint32_t>::max();
+    std::vector<std::uint32_t> first_step(edge_base[n], kNever);
+    std::size_t next_receipt = 0, next_send = 0;
+    for (std::uint32_t r = 0; r < n; ++r) {
+        const std::size_t receipts_begin = next_receipt;
+        for (; next_receipt < receipts.size() && receipts[next_receipt].rank == r; ++next_receipt) {
+            auto& f = first_step[receipts[next_receipt].edge];
+            f = std::min(f, receipts[next_receipt].step);
+        }
+        for (; next_send < sends.size() && sends[next_send].src == r; ++next_send) {
+            const OpRef& send = sends[next_send].ref;
+            for (int k = 0; k < send.op->origins_size(); ++k) {
+                const std::uint32_t origin = send.op->origins(k);
+                if (origin == r) continue;
+                const std::uint32_t arrives = first_step[edge_of(send, k)];
+                if (arrives >= send.step) {
                     throw Violation(describe(send) + ": sends item (" + std::to_string(origin) + ", " +
-                                    std::to_string(send.op->slots(i)) + ") " +
-                                    (it == received[send.rank].end()
-                                         ? "it never receives"
-                                         : "before it arrives (step " + std::to_string(it->second) + ")"));
+                                    std::to_string(send.op->slots(k)) + ") " +
+                                    (arrives == kNever ? "it never receives"
+                                                       : "before it arrives (step " + std::to_string(arrives) + ")"));
                 }
             }
         }
+        for (std::size_t k = receipts_begin; k < next_receipt; ++k) first_step[receipts[k].edge] = kNever;
     }
     // Completeness: every edge delivered.
     for (std::uint32_t o = 0; o < n; ++o) {
         const auto& out = patterns[o].out_neighbors();
         for (int s = 0; s < out.size(); ++s) {
-            if (delivered.find(key(o, static_cast<std::uint32_t>(s))) == delivered.end()) {
+            if (!delivered[edge_base[o] + static_cast<std::uint64_t>(s)]) {
                 throw Violation("edge " + std::to_string(o) + " -> " + std::to_string(out[s]) + " (slot " +
                                 std::to_string(s) + ") is never delivered");
             }

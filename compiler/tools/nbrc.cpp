@@ -30,6 +30,7 @@ struct Options {
     std::string format = "auto";
     std::optional<std::uint32_t> ranks;
     std::string algorithm = "naive";
+    std::uint32_t threshold = 4;
     std::string output;
     bool quiet = false;
     // inspect / verify
@@ -81,6 +82,7 @@ int run_compile(const Options& o) {
         nbr::compiler::read_topology_collective(MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks);
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(o.algorithm);
+    options.algorithm_options.threshold = o.threshold;
     options.output = o.output;
     options.quiet = o.quiet;
     options.source = o.input;
@@ -166,6 +168,9 @@ int run(int argc, char** argv) {
     for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
     compile->add_option("--algo", o.algorithm, "Pattern algorithm")
         ->transform(CLI::IsMember(algos))
+        ->capture_default_str();
+    compile->add_option("--threshold", o.threshold, "common-neighbor: friends share at least this many out-neighbors")
+        ->check(CLI::PositiveNumber)
         ->capture_default_str();
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");

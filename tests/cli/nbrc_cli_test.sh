@@ -54,6 +54,18 @@ if command -v python3 >/dev/null; then
   python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["sends_per_rank"]["mean"]==8' <<<"$json" && pass || fail "inspect --json is not valid JSON"
 fi
 
+# common-neighbor: fewer sends than naive, same bytes for 1 and 2 processes, metrics in JSON.
+expect 0 "common-neighbor" -- $launch2 $nbrc compile moore.el --algo common-neighbor --threshold 3 -o cn2
+expect 0 "" -- $nbrc compile moore.el --algo common-neighbor --threshold 3 -o cn1 --quiet
+if diff -r cn1 cn2 >/dev/null; then pass; else fail "common-neighbor P=1 and P=2 outputs differ"; fi
+expect 0 "OK cn2" -- $nbrc verify cn2 --topology moore.el
+json=$($nbrc inspect cn2 --json)
+for key in '"algorithm": "common-neighbor"' '"threshold": "3"' '"naive_sends_per_rank": {"min": 8, "mean": 8, "max": 8}' '"friends"' '"pairings"' '"combined_edge_share"' '"iterations"'; do
+  grep -qF -- "$key" <<<"$json" && pass || fail "inspect --json (common-neighbor) lacks $key"
+done
+python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["sends_per_rank"]["mean"] < d["naive_sends_per_rank"]["mean"], d' <<<"$json" && pass || fail "common-neighbor does not send less than naive"
+expect 2 "" -- $nbrc compile moore.el --algo common-neighbor --threshold 0 -o bad
+
 # Matrix Market input, rectangular, mapped to 16 ranks.
 expect 0 "16 ranks" -- $launch2 $nbrc compile "$shared/matrices/D_10.mtx" --ranks 16 -o d10
 expect 0 "OK d10" -- $nbrc verify d10 --topology "$shared/matrices/D_10.mtx" --ranks 16

@@ -3,11 +3,17 @@
 // Helpers for MPI tests: shared temporary directories and compiling topologies in-process.
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include <mpi.h>
 
 #include "nbr/compiler/compile.hpp"
+#include "nbr/compiler/inspect.hpp"
+#include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/topology.hpp"
+#include "nbr/schema/pattern_io.hpp"
 
 namespace nbr::test {
 
@@ -66,6 +72,42 @@ inline int world_size() {
     int size = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     return size;
+}
+
+/// @brief Options for a quiet common-neighbor compile into `out`.
+inline compiler::CompileOptions common_neighbor_options(const std::filesystem::path& out, std::uint32_t threshold = 4) {
+    compiler::CompileOptions options;
+    options.algorithm = compiler::AlgorithmKind::common_neighbor;
+    options.algorithm_options.threshold = threshold;
+    options.output = out;
+    options.quiet = true;
+    return options;
+}
+
+/// @brief Every rank file of a pattern directory.
+inline std::vector<schema::RankPattern> read_patterns(const std::filesystem::path& dir) {
+    return compiler::read_all_rank_patterns(dir, read_manifest(dir));
+}
+
+/// @brief inspect's summary of a pattern directory.
+inline compiler::PatternSummary summary_of(const std::filesystem::path& dir) {
+    return compiler::summarize(read_manifest(dir), read_patterns(dir));
+}
+
+/// @brief Compiles `topology` with common-neighbor on all processes, verifies it on rank 0
+/// (gtest expectation) and returns its summary there; removes the directory afterwards.
+inline compiler::PatternSummary compile_and_verify(const Topology& topology, const std::filesystem::path& dir,
+                                                   const std::string& label) {
+    compiler::compile(MPI_COMM_WORLD, topology, common_neighbor_options(dir));
+    compiler::PatternSummary summary;
+    if (world_rank() == 0) {
+        const auto report = compiler::verify_directory(dir, &topology);
+        EXPECT_TRUE(report.ok) << label << ": " << report.violation;
+        summary = summary_of(dir);
+        std::filesystem::remove_all(dir);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return summary;
 }
 
 }  // namespace nbr::test

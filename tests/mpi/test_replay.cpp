@@ -217,8 +217,14 @@ TEST_F(ReplayTest, BlockingMatchesNativeOnEveryTopology) {
         options.quiet = true;
         nbr::compiler::compile(MPI_COMM_WORLD, topology, relay, options);
 
+        // common-neighbor with Θ = 2 so that small graphs combine too, and with the default.
+        const auto cn2_dir = tmp.path() / (name + ".cn2");
+        const auto cn4_dir = tmp.path() / (name + ".cn4");
+        nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::common_neighbor_options(cn2_dir, 2));
+        nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::common_neighbor_options(cn4_dir, 4));
+
         MPI_Comm graph = dist_graph(topology);
-        for (const auto& dir : {naive_dir, relay_dir}) {
+        for (const auto& dir : {naive_dir, relay_dir, cn2_dir, cn4_dir}) {
             nbr_pattern_t pattern = nullptr;
             ASSERT_EQ(nbr_load_pattern(dir.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
             nbr_pattern_t plain = nullptr;

@@ -15,7 +15,8 @@ namespace nbr::compiler {
 
 /// @brief Pattern construction algorithms (`nbrc compile --algo`).
 enum class AlgorithmKind {
-    naive  ///< one message per edge, what MPI libraries do today
+    naive,           ///< one message per edge, what MPI libraries do today
+    common_neighbor  ///< pairwise message combining over common out-neighbors (HiPC 2017)
 };
 
 /// @brief Command-line names of the algorithms (shared by the CLI and the manifest).
@@ -23,7 +24,10 @@ enum class AlgorithmKind {
 [[nodiscard]] std::string to_string(AlgorithmKind kind);
 
 /// @brief Tunables of the algorithms; each algorithm reads the ones it needs.
-struct AlgorithmOptions {};
+struct AlgorithmOptions {
+    /// Θ of common-neighbor: friends share at least this many out-neighbors (paper: 4).
+    std::uint32_t threshold = 4;
+};
 
 /// @brief A distributed pattern construction, written per virtual rank.
 ///

@@ -54,6 +54,11 @@ public:
         void post(std::uint32_t dst, std::span<const std::uint32_t> payload);
         /// @brief Posts the same payload to several ranks; it travels once per process.
         void multicast(std::span<const std::uint32_t> dsts, std::span<const std::uint32_t> payload);
+        /// @brief Publishes a small fact about this rank (e.g. its state) to every process.
+        /// After routing every process sees it in Engine::published(); a virtual rank must
+        /// only read the facts of ranks it is entitled to hear from (its peers). This is a
+        /// notification to many peers whose cost no longer grows with the peer count.
+        void publish(std::span<const std::uint32_t> payload);
 
     private:
         friend class Engine;
@@ -63,6 +68,7 @@ public:
         std::vector<std::vector<std::uint32_t>> scratch_;  // stream per destination process
         std::vector<std::vector<std::uint32_t>> groups_;   // multicast destinations per process
         std::vector<std::size_t> touched_;                 // processes a multicast reaches
+        std::vector<std::uint32_t> published_;             // [source, length, payload...]
     };
 
     /// @brief Runs one superstep: calls `compute(v, inbox, outbox)` for every local virtual
@@ -78,8 +84,26 @@ public:
         route(outbox);
     }
 
+    /// @brief Like superstep(), but computes only the given local ranks (the others stay
+    /// idle; messages to them are still delivered). For algorithms in which few ranks are
+    /// active per superstep. Collective over comm.
+    template <class Compute>
+    void superstep(std::span<const std::uint32_t> active, Compute&& compute) {
+        Outbox outbox(*this);
+        begin_posting(outbox);
+        for (const std::uint32_t v : active) {
+            outbox.source_ = v;
+            compute(v, inbox(v), outbox);
+        }
+        route(outbox);
+    }
+
     /// @brief Messages delivered to local virtual rank v in the last routing.
     [[nodiscard]] std::span<const Message> inbox(std::uint32_t v) const;
+    /// @brief Local ranks with a non-empty inbox after the last routing, sorted.
+    [[nodiscard]] std::vector<std::uint32_t> receivers() const;
+    /// @brief Facts published in the last superstep by all ranks, ordered by source rank.
+    [[nodiscard]] std::span<const Message> published() const { return published_messages_; }
 
     /// @brief True on every process if `local` is true on any. Collective.
     [[nodiscard]] bool any(bool local) const;
@@ -96,6 +120,7 @@ public:
 private:
     void begin_posting(Outbox& outbox);
     void route(Outbox& outbox);
+    void route_published(Outbox& outbox, std::span<const int> counts);
 
     MPI_Comm comm_;
     int process_ = 0;
@@ -103,11 +128,13 @@ private:
     std::uint32_t num_ranks_;
     std::vector<std::uint32_t> begin_;  // P + 1 entries
 
-    // Inbox of the last routing: messages of local rank v at
-    // messages_[inbox_offsets_[v - local_begin()] .. inbox_offsets_[v - local_begin() + 1]).
+    // Inbox of the last routing: messages_ sorted by destination (message_dsts_), stably.
     std::vector<std::uint32_t> received_;
-    std::vector<std::size_t> inbox_offsets_;
+    std::vector<std::uint32_t> send_buffer_;  // reused across supersteps
+    std::vector<std::uint32_t> message_dsts_;
     std::vector<Message> messages_;
+    std::vector<std::uint32_t> published_words_;
+    std::vector<Message> published_messages_;
     std::uint64_t supersteps_ = 0;
     std::uint64_t remote_words_ = 0;
 };
