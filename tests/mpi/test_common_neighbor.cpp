@@ -3,10 +3,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "common_neighbor_reference.hpp"
 #include "mpi_test_support.hpp"
 #include "nbr/compiler/inspect.hpp"
 #include "nbr/compiler/verify.hpp"
@@ -118,6 +120,40 @@ TEST(CommonNeighbor, ByteIdenticalForEveryProcessCount) {
             EXPECT_TRUE(report.ok) << report.violation;
             EXPECT_LT(nbr::test::summary_of(parallel).metrics.at("combined_edge_share").mean, 1.0);
             EXPECT_GT(nbr::test::summary_of(parallel).metrics.at("combined_edge_share").max, 0.0);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
+TEST(CommonNeighbor, MatchesTheRoundByRoundReference) {
+    SharedTempDir tmp;
+    const std::vector<std::tuple<std::string, nbr::Topology, std::uint32_t>> cases{
+        {"moore 2d r2", nbr::generate_moore({100, 2, 2}), 4},
+        {"moore 3d r1", nbr::generate_moore({64, 3, 1}), 4},
+        {"moore 2d r1 theta 2", nbr::generate_moore({49, 2, 1}), 2},
+        {"random 0.3", nbr::generate_random({90, 0.3, 3}), 4},
+        {"random 0.1 theta 2", nbr::generate_random({120, 0.1, 8}), 2},
+        {"awkward", nbr::test::awkward_topology(60), 2},
+        {"ash292/32", nbr::read_matrix_market((nbr::test::matrices_dir() / "ash292.mtx").string(), 32), 3},
+    };
+    for (const auto& [name, topology, threshold] : cases) {
+        SCOPED_TRACE(name);
+        const auto dir = tmp.path() / "p";
+        nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::common_neighbor_options(dir, threshold));
+        if (world_rank() == 0) {
+            const auto reference = nbr::test::reference_common_neighbor(topology, threshold);
+            const auto patterns = nbr::test::read_patterns(dir);
+            for (std::uint32_t v = 0; v < topology.num_ranks(); ++v) {
+                std::vector<nbr::test::ReferenceSend> sends;
+                for (const auto& op : ops_of(patterns[v])) {
+                    if (op.kind == Operation::SEND) sends.push_back({op.step, op.peer, op.items});
+                }
+                ASSERT_EQ(sends, reference.sends[v]) << "rank " << v;
+            }
+            const auto summary = nbr::test::summary_of(dir);
+            EXPECT_EQ(summary.metrics.at("matching_rounds").max, static_cast<double>(reference.rounds));
+            EXPECT_EQ(summary.metrics.at("iterations").max, reference.iterations);
+            EXPECT_GT(reference.iterations, 0u);
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }
