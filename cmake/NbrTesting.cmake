@@ -18,9 +18,9 @@ function(nbr_mpi_launcher var ranks)
   set(${var} ${launcher} PARENT_SCOPE)
 endfunction()
 
-# nbr_add_mpi_test(<name> FILES <src>... RANKS <p>... [LIBRARIES <lib>...] [TIMEOUT s])
+# nbr_add_mpi_test(<name> FILES <src>... RANKS <p>... [LIBRARIES <lib>...] [TIMEOUT s] [LABELS l...])
 function(nbr_add_mpi_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "FILES;RANKS;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "FILES;RANKS;LIBRARIES;LABELS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
@@ -31,7 +31,7 @@ function(nbr_add_mpi_test name)
     add_test(NAME ${name}.${p}ranks COMMAND ${launcher} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
     set_tests_properties(${name}.${p}ranks PROPERTIES
       ENVIRONMENT "${NBR_TEST_ENVIRONMENT};NBR_SHARED_DIR=${NBR_SHARED_DIR}"
-      TIMEOUT ${ARG_TIMEOUT} LABELS "mpi" PROCESSORS ${p})
+      TIMEOUT ${ARG_TIMEOUT} LABELS "mpi;${ARG_LABELS}" PROCESSORS ${p})
   endforeach()
 endfunction()
 

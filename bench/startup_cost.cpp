@@ -1,0 +1,131 @@
+// nbr-startup-bench: the product's central claim, measured in one job. For patterns of
+// increasing degree it times, per rank (maximum over ranks, median over repeats):
+//   online  - computing the pattern in the job: the compiler's algorithm with P = N (one
+//             virtual rank per process), derived receives and the rank's pattern, no file I/O;
+//   offline - nbr_load_pattern of the precompiled directory (read, check, plan).
+//
+//   mpirun -np N nbr-startup-bench [--degrees 2,4,8,...] [--algo common-neighbor] [--repeats 5]
+// Topology of degree d: circulant, rank r sends to r+1 .. r+d (mod N); d < N.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include <mpi.h>
+#include <CLI/CLI.hpp>
+
+#include "nbr.h"
+#include "nbr/compiler/compile.hpp"
+#include "nbr/compiler/pattern_builder.hpp"
+
+namespace {
+
+double max_over_ranks(double mine) {
+    double result = 0;
+    MPI_Allreduce(&mine, &result, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return result;
+}
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+int run(int argc, char** argv) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CLI::App app{"nbr-startup-bench: online pattern construction vs nbr_load_pattern"};
+    std::vector<std::uint32_t> degrees{2, 4, 8, 16, 32, 64, 128, 256, 512, 1000};
+    std::string algo = "common-neighbor";
+    int repeats = 5;
+    app.add_option("--degrees", degrees, "Out-degrees to measure (each < N)")->delimiter(',');
+    std::map<std::string, std::string> algos;
+    for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
+    app.add_option("--algo", algo)->transform(CLI::IsMember(algos))->capture_default_str();
+    app.add_option("--repeats", repeats)->check(CLI::PositiveNumber)->capture_default_str();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        std::ostringstream sink;
+        const int code = rank == 0 ? app.exit(e) : app.exit(e, sink, sink);
+        return code == 0 ? 0 : 2;
+    }
+    namespace fs = std::filesystem;
+    const auto n = static_cast<std::uint32_t>(size);
+    if (rank == 0) {
+        std::printf("# nbr-startup-bench: %d ranks, %s, median of %d, max over ranks\n", size, algo.c_str(), repeats);
+        std::printf("%8s %14s %14s %10s\n", "degree", "online ms", "load ms", "online/load");
+    }
+    for (const auto d : degrees) {
+        if (d >= n) {
+            if (rank == 0) std::printf("%8u %14s %14s %10s   (needs more than %u ranks)\n", d, "-", "-", "-", d);
+            continue;
+        }
+        std::vector<nbr::Edge> edges;
+        for (std::uint32_t r = 0; r < n; ++r) {
+            for (std::uint32_t k = 1; k <= d; ++k) edges.push_back({r, (r + k) % n});
+        }
+        const auto topology = nbr::Topology::from_edges(n, edges);
+        const auto kind = nbr::compiler::algorithm_names().at(algo);
+        // Offline: compile once (not timed) ...
+        std::string dir = (fs::temp_directory_path() / ("nbr-startup-" + std::to_string(::getpid()))).string();
+        int length = static_cast<int>(dir.size());
+        MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        dir.resize(static_cast<std::size_t>(length));
+        MPI_Bcast(dir.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+        nbr::compiler::CompileOptions options;
+        options.algorithm = kind;
+        options.output = dir;
+        options.quiet = true;
+        nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
+        std::vector<double> online, load;
+        for (int rep = 0; rep < repeats; ++rep) {
+            // ... online: what a job would do at start without nbr.
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            {
+                auto algorithm = nbr::compiler::make_algorithm(kind, options.algorithm_options);
+                nbr::compiler::Engine engine(MPI_COMM_WORLD, n);
+                nbr::compiler::PatternBuilder builder(engine);
+                algorithm->build(engine, topology, builder);
+                builder.derive_receives(engine);
+                const auto mine =
+                    builder.rank_pattern(static_cast<std::uint32_t>(rank), topology, algorithm->name(), 0);
+                if (mine.rank() != static_cast<std::uint32_t>(rank)) std::abort();
+            }
+            online.push_back(max_over_ranks(MPI_Wtime() - t0));
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            nbr_pattern_t pattern = nullptr;
+            const int err = nbr_load_pattern(dir.c_str(), MPI_COMM_WORLD, &pattern);
+            load.push_back(max_over_ranks(MPI_Wtime() - t0));
+            if (err != NBR_SUCCESS) {
+                if (rank == 0) std::fprintf(stderr, "load failed: %s\n", nbr_last_error());
+                return 1;
+            }
+            nbr_pattern_free(&pattern);
+        }
+        if (rank == 0) {
+            std::printf("%8u %14.3f %14.3f %10.1f\n", d, median(online) * 1e3, median(load) * 1e3,
+                        median(online) / median(load));
+            fs::remove_all(dir);
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int status = 0;
+    try {
+        status = run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "nbr-startup-bench: %s\n", e.what());
+        status = 1;
+    }
+    MPI_Finalize();
+    return status;
+}
