@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Summarize nbr-bench JSON results: medians and spread per (topology, collective, variant,
 size) over launches, and plots of latency and speedup against message size.
 
@@ -26,7 +26,7 @@ def main(directory):
             if not r["correct"]:
                 print(f"DATA MISMATCH in {run['patterns']}: {r}")
     if busy:
-        print(f"note: {busy} of {len(runs)} launches started on a busy machine (see load_before in the JSON)")
+        print(f"note: {busy} of {len(runs)} launches started on a busy machine (see cpu_busy_percent_before)")
     lines = ["| topology | collective | bytes | variant | median us | min us | max us | native / variant |",
              "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
     table = {}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sweep on real MPI (Open MPI, oversubscribed): topologies x algorithms x sizes x launches.
-# Refuses to start on a busy machine (1-minute load average above NBR_MAX_LOAD, default 0.5)
-# and records the load before every launch; launches that started on a busy machine are
-# flagged in the results. Then reports medians and spread (bench/summarize.py) and plots.
+# Before every launch it samples the CPU for one second (/proc/stat): if more than
+# NBR_MAX_BUSY percent (default 10) of it was in use by other programs the machine is busy.
+# A busy machine at the start refuses the sweep; later busy launches are flagged in the
+# results (and in the summary). Then reports medians and spread (bench/summarize.py) and plots.
 #
 #   usage: bench/sweep.sh [RANKS] [LAUNCHES] [ITERS] [OUT_DIR]
 set -euo pipefail
@@ -13,14 +14,21 @@ launches=${2:-3}
 iters=${3:-1000}
 out=${4:-$root/build/bench/sweep}
 build=${NBR_BUILD_DIR:-$root/build}
-max_load=${NBR_MAX_LOAD:-0.5}
+max_busy=${NBR_MAX_BUSY:-10}
 sizes=${NBR_SIZES:-1,4,16,64,256,1024,4096,16384}
 nbrc=$build/compiler/nbrc
 mkdir -p "$out"
-load() { cut -d' ' -f1 /proc/loadavg; }
-busy() { awk -v l="$(load)" -v m="$max_load" 'BEGIN { exit !(l > m) }'; }
-if busy && [ -z "${NBR_FORCE:-}" ]; then
-  echo "sweep: load average $(load) > $max_load: the machine is busy; refusing (NBR_FORCE=1 to run anyway)" >&2
+# CPU use (percent) over one second, from /proc/stat.
+load() {
+  local a b
+  a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
+  local idle=$(((b[4] + b[5]) - (a[4] + a[5]))) total=0 i
+  for ((i = 1; i < ${#a[@]}; ++i)); do total=$((total + b[i] - a[i])); done
+  echo $((total > 0 ? 100 * (total - idle) / total : 0))
+}
+check_busy() { local l; l=$(load); last_load=$l; [ "$l" -gt "$max_busy" ]; }
+if check_busy && [ -z "${NBR_FORCE:-}" ]; then
+  echo "sweep: the CPU is ${last_load}% busy (> ${max_busy}%): refusing (NBR_FORCE=1 to run anyway)" >&2
   exit 3
 fi
 # Topologies: generated for the job size.
@@ -34,20 +42,20 @@ for topo in moore-r1 random-0.3 random-0.6; do
     for collective in allgather alltoall; do
       for ((l = 1; l <= launches; ++l)); do
         tag="$topo.$algo.$collective.$l"
-        before=$(load)
         flag=""
-        busy && flag="busy"
+        check_busy && flag="busy"
+        before=$last_load
         mpirun -np "$ranks" "$build/bench/nbr-bench" --patterns "$out/$topo.$algo" --naive "$out/$topo.naive" \
           --collective "$collective" --iters "$iters" --sizes "$sizes" --json "$out/$tag.json" >"$out/$tag.txt"
-        python3 - "$out/$tag.json" "$before" "$flag" "$topo" <<'PY'
+        /usr/bin/python3 - "$out/$tag.json" "$before" "$flag" "$topo" <<'PY'
 import json, sys
 path, load, flag, topo = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
-d = json.load(open(path)); d["load_before"] = load; d["busy"] = flag == "busy"; d["topology"] = topo
+d = json.load(open(path)); d["cpu_busy_percent_before"] = load; d["busy"] = flag == "busy"; d["topology"] = topo
 json.dump(d, open(path, "w"), indent=1)
 PY
-        echo "sweep: $tag done (load before: $before${flag:+, BUSY})"
+        echo "sweep: $tag done (CPU ${before}% busy before${flag:+, FLAGGED})"
       done
     done
   done
 done
-python3 "$root/bench/summarize.py" "$out"
+/usr/bin/python3 "$root/bench/summarize.py" "$out"
