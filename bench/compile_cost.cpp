@@ -15,6 +15,7 @@
 
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
+#include "nbr/compiler/mpi_program.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/schema/pattern_io.hpp"
@@ -68,12 +69,7 @@ int run(int argc, char** argv) {
     namespace fs = std::filesystem;
     fs::path dir = keep;
     if (dir.empty()) dir = fs::temp_directory_path() / ("nbr-compile-bench-" + std::to_string(::getpid()));
-    std::string dir_name = dir.string();
-    int length = static_cast<int>(dir_name.size());
-    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    dir_name.resize(static_cast<std::size_t>(length));
-    MPI_Bcast(dir_name.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
-    dir = dir_name;
+    dir = nbr::compiler::broadcast_string(MPI_COMM_WORLD, dir.string());
 
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(algo);
@@ -111,14 +107,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int status = 0;
-    try {
-        status = run(argc, argv);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "nbr-compile-bench: %s\n", e.what());
-        status = 1;
-    }
-    MPI_Finalize();
-    return status;
+    return nbr::compiler::run_mpi_program(argc, argv, "nbr-compile-bench", run);
 }

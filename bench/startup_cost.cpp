@@ -16,6 +16,7 @@
 
 #include "nbr.h"
 #include "nbr/compiler/compile.hpp"
+#include "nbr/compiler/mpi_program.hpp"
 #include "nbr/compiler/pattern_builder.hpp"
 
 namespace {
@@ -69,11 +70,8 @@ int run(int argc, char** argv) {
         const auto topology = nbr::Topology::from_edges(n, edges);
         const auto kind = nbr::compiler::algorithm_names().at(algo);
         // Offline: compile once (not timed) ...
-        std::string dir = (fs::temp_directory_path() / ("nbr-startup-" + std::to_string(::getpid()))).string();
-        int length = static_cast<int>(dir.size());
-        MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        dir.resize(static_cast<std::size_t>(length));
-        MPI_Bcast(dir.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+        const std::string dir = nbr::compiler::broadcast_string(
+            MPI_COMM_WORLD, (fs::temp_directory_path() / ("nbr-startup-" + std::to_string(::getpid()))).string());
         nbr::compiler::CompileOptions options;
         options.algorithm = kind;
         options.output = dir;
@@ -118,14 +116,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int status = 0;
-    try {
-        status = run(argc, argv);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "nbr-startup-bench: %s\n", e.what());
-        status = 1;
-    }
-    MPI_Finalize();
-    return status;
+    return nbr::compiler::run_mpi_program(argc, argv, "nbr-startup-bench", run);
 }

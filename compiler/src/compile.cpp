@@ -1,4 +1,5 @@
 #include "nbr/compiler/compile.hpp"
+#include "nbr/compiler/mpi_program.hpp"
 
 #include <unistd.h>
 #include <chrono>
@@ -76,14 +77,6 @@ private:
     bool enabled_;
     Clock::time_point start_;
 };
-
-std::string broadcast_string(MPI_Comm comm, std::string value) {
-    int length = static_cast<int>(value.size());
-    MPI_Bcast(&length, 1, MPI_INT, 0, comm);
-    value.resize(static_cast<std::size_t>(length));
-    MPI_Bcast(value.data(), length, MPI_CHAR, 0, comm);
-    return value;
-}
 
 /// Creates a unique sibling directory of `output` for the files being written.
 fs::path make_temp_dir(const fs::path& output) {

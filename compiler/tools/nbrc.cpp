@@ -11,6 +11,7 @@
 
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
+#include "nbr/compiler/mpi_program.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/readers.hpp"
@@ -206,14 +207,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int status = 0;
-    try {
-        status = run(argc, argv);
-    } catch (const std::exception& error) {
-        if (process_rank() == 0) std::cerr << "nbrc: error: " << error.what() << "\n";
-        status = 1;
-    }
-    MPI_Finalize();
-    return status;
+    return nbr::compiler::run_mpi_program(argc, argv, "nbrc", run);
 }

@@ -1,0 +1,18 @@
+#pragma once
+
+// Shared plumbing of nbr's MPI command-line programs (nbrc and the benchmarks).
+#include <functional>
+#include <string>
+
+#include <mpi.h>
+
+namespace nbr::compiler {
+
+/// @brief Initializes MPI, runs `body(argc, argv)`, prints an uncaught exception once (rank 0)
+/// prefixed with `program`, and finalizes MPI on every path. Returns the exit status.
+int run_mpi_program(int argc, char** argv, const std::string& program, const std::function<int(int, char**)>& body);
+
+/// @brief Returns rank 0's `value` on every process of `comm`. Collective.
+[[nodiscard]] std::string broadcast_string(MPI_Comm comm, std::string value);
+
+}  // namespace nbr::compiler
