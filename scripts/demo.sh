@@ -19,12 +19,16 @@ ranks=${NBR_DEMO_RANKS:-16}
 
 echo "== 1. generate: Moore neighborhood, $ranks ranks, 2-D, radius 1"
 "$nbrc" gen moore --ranks "$ranks" --dims 2 --radius 1 -o "$out/moore.el"
-echo "== 2. compile with 2 MPI processes"
+echo "== 2. compile with 2 MPI processes: naive and common-neighbor message combining"
 mpirun -np 2 "$nbrc" compile "$out/moore.el" -o "$out/patterns"
-echo "== 3. inspect rank 5"
+mpirun -np 2 "$nbrc" compile "$out/moore.el" --algo common-neighbor -o "$out/patterns-cn"
+echo "== 3. inspect: rank 5 of the naive pattern, summary of the combined one"
 "$nbrc" inspect "$out/patterns" --rank 5
+"$nbrc" inspect "$out/patterns-cn"
 echo "== 4. verify"
 "$nbrc" verify "$out/patterns" --topology "$out/moore.el"
-echo "== 5. replay in a $ranks-rank job and check the data"
+"$nbrc" verify "$out/patterns-cn" --topology "$out/moore.el"
+echo "== 5. replay in a $ranks-rank job and check the data against MPI's neighbor collectives"
 mpirun -np "$ranks" "$build/examples/replay_check" "$out/patterns" 8
+mpirun -np "$ranks" "$build/examples/replay_check" "$out/patterns-cn" 8
 echo "demo: OK (outputs in $out)"
