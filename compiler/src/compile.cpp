@@ -17,16 +17,6 @@ namespace fs = std::filesystem;
 
 namespace internal {
 
-namespace {
-
-/// Error carried across processes by collective_try; keeps the input-error type.
-template <class Error>
-[[noreturn]] void rethrow_as(const std::string& message) {
-    throw Error(message);
-}
-
-}  // namespace
-
 void collective_try(MPI_Comm comm, const std::function<void()>& action) {
     std::string message;
     int failed_input = 0;
@@ -53,8 +43,8 @@ void collective_try(MPI_Comm comm, const std::function<void()>& action) {
     MPI_Bcast(&is_input, 1, MPI_INT, first, comm);
     message.resize(static_cast<std::size_t>(length));
     MPI_Bcast(message.data(), length, MPI_CHAR, first, comm);
-    if (is_input != 0) rethrow_as<InputError>(message);
-    rethrow_as<std::runtime_error>(message);
+    if (is_input != 0) throw InputError(message);  // keeps the input-error type across processes
+    throw std::runtime_error(message);
 }
 
 }  // namespace internal

@@ -38,8 +38,9 @@ enum class InputFormat {
 [[nodiscard]] Topology read_topology(const std::string& path, InputFormat format,
                                      std::optional<std::uint32_t> ranks = std::nullopt);
 
-/// @brief Writes an edge list that read_edge_list reads back to the same topology,
-/// with a `# ranks N` line and optional comment lines first.
+/// @brief Writes an edge list (grouped by source, in out-list order) after optional comment
+/// lines and a `# ranks N` line. read_edge_list gives back the same out-lists; in-lists come
+/// back ordered by source rank.
 void write_edge_list(const std::string& path, const Topology& topology, const std::string& comment = {});
 
 /// @brief Owner of `index` when `count` indices are block-distributed over `parts` parts
