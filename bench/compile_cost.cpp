@@ -84,8 +84,8 @@ int run(int argc, char** argv) {
     std::uint64_t peak = peak_rss_bytes(), max_peak = 0;
     MPI_Reduce(&peak, &max_peak, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        const auto summary = nbr::compiler::summarize(
-            nbr::read_manifest(dir), nbr::compiler::read_all_rank_patterns(dir, nbr::read_manifest(dir)));
+        const auto manifest = nbr::read_manifest(dir);
+        const auto summary = nbr::compiler::summarize(manifest, nbr::compiler::read_all_rank_patterns(dir, manifest));
         std::printf(
             "%-44s %-16s P=%d  build %8.3f s  total %8.3f s  peak %7.1f MiB/process  sends/rank %.1f (naive %.1f)\n",
             label.c_str(), algo.c_str(), size, report.build_seconds, total,

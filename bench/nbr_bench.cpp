@@ -197,7 +197,6 @@ int run(const Options& o) {
 #endif
     nbr_pattern_t naive = nullptr;
     if (!o.naive.empty()) check(nbr_load_pattern(o.naive.c_str(), comm, &naive), "loading --naive");
-    (void)comm;
 
     struct Row {
         int bytes;

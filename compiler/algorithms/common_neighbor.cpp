@@ -79,7 +79,6 @@ public:
           first_(engine.local_begin()),
           states_(engine.local_count()),
           rows_(topology.num_ranks()),
-          have_row_(topology.num_ranks(), 0),
           status_(topology.num_ranks(), Match::terminal),
           local_choosers_(topology.num_ranks()),
           pos_(topology.num_ranks(), -1),
@@ -150,9 +149,9 @@ private:
     }
 
     void store_row(std::uint32_t source, std::span<const std::uint32_t> row) {
-        if (have_row_[source]) return;
-        have_row_[source] = 1;
-        rows_[source].assign(row.begin(), row.end());
+        // Every local in-neighbor of `source` gets the same row; it is never empty (it holds
+        // the receiver), so an empty slot means "not stored yet".
+        if (rows_[source].empty()) rows_[source].assign(row.begin(), row.end());
     }
 
     /// Best available friend: most common neighbors, ties to the lower rank.
@@ -435,22 +434,26 @@ private:
             s.friends.resize(kept);
             s.count.resize(kept);
         }
-        // Then the rows this process stores lose the ranks that left (once per row).
-        std::vector<std::uint32_t> updated;
+        // Then the rows this process stores lose the ranks that left, once per row: every local
+        // receiver of a row's DELTA got the same payload.
+        std::vector<Message> deltas;
         for (std::uint32_t v = engine_.local_begin(); v < engine_.local_end(); ++v) {
-            for (const Message& m : engine_.inbox(v)) {
-                if (have_row_[m.source] == 2) continue;
-                have_row_[m.source] = 2;
-                updated.push_back(m.source);
-                auto& row = rows_[m.source];
-                const auto left = m.payload.subspan(1);
-                std::vector<std::uint32_t> remaining;
-                remaining.reserve(row.size());
-                std::set_difference(row.begin(), row.end(), left.begin(), left.end(), std::back_inserter(remaining));
-                row.swap(remaining);
-            }
+            const auto inbox = engine_.inbox(v);
+            deltas.insert(deltas.end(), inbox.begin(), inbox.end());
         }
-        for (auto w : updated) have_row_[w] = 1;
+        std::stable_sort(deltas.begin(), deltas.end(),
+                         [](const Message& a, const Message& b) { return a.source < b.source; });
+        deltas.erase(std::unique(deltas.begin(), deltas.end(),
+                                 [](const Message& a, const Message& b) { return a.source == b.source; }),
+                     deltas.end());
+        for (const Message& m : deltas) {
+            auto& row = rows_[m.source];
+            const auto left = m.payload.subspan(1);
+            std::vector<std::uint32_t> remaining;
+            remaining.reserve(row.size());
+            std::set_difference(row.begin(), row.end(), left.begin(), left.end(), std::back_inserter(remaining));
+            row.swap(remaining);
+        }
     }
 
     /// Alg. 1 lines 26-27: what was not combined goes directly; statistics.
@@ -485,7 +488,6 @@ private:
     std::vector<RankState> states_;
     // Per process: matrix rows (active in-sets of out-neighbors of local ranks), stored once.
     std::vector<std::vector<std::uint32_t>> rows_;
-    std::vector<std::uint8_t> have_row_;
     std::vector<Match> status_;                               // published matching status of every rank
     std::uint64_t searching_total_ = 0;                       // ranks still searching, over all processes
     std::vector<std::vector<std::uint32_t>> local_choosers_;  // per rank: local ranks choosing it

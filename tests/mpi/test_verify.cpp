@@ -76,7 +76,6 @@ TEST_F(VerifyTest, RejectsADroppedItem) {
     for (auto& p : compiled_.patterns) {
         if (Operation* send = multi_item_op(p, Operation::SEND, &step)) {
             const auto peer = send->peer();
-            const auto origin = send->origins(send->origins_size() - 1);
             send->mutable_origins()->RemoveLast();
             send->mutable_slots()->RemoveLast();
             for (auto& op : *compiled_.patterns[peer].mutable_steps(step)->mutable_operations()) {
@@ -86,7 +85,6 @@ TEST_F(VerifyTest, RejectsADroppedItem) {
                     break;
                 }
             }
-            (void)origin;
             break;
         }
     }
