@@ -22,9 +22,13 @@ constexpr std::size_t kRecordHeader = 3;
 
 }  // namespace
 
-Engine::Engine(MPI_Comm comm, std::uint32_t num_ranks) : comm_(comm), num_ranks_(num_ranks) {
-    check_mpi(MPI_Comm_rank(comm, &process_), "MPI_Comm_rank");
-    check_mpi(MPI_Comm_size(comm, &processes_), "MPI_Comm_size");
+// Tag of the engine's point-to-point routing messages on its private communicator.
+constexpr int kRouteTag = 1;
+
+Engine::Engine(MPI_Comm comm, std::uint32_t num_ranks) : num_ranks_(num_ranks) {
+    check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+    check_mpi(MPI_Comm_rank(comm_, &process_), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(comm_, &processes_), "MPI_Comm_size");
     begin_.resize(static_cast<std::size_t>(processes_) + 1);
     const std::uint64_t base = num_ranks / static_cast<std::uint64_t>(processes_);
     const std::uint64_t extra = num_ranks % static_cast<std::uint64_t>(processes_);
@@ -34,6 +38,10 @@ Engine::Engine(MPI_Comm comm, std::uint32_t num_ranks) : comm_(comm), num_ranks_
         next += base + (static_cast<std::uint64_t>(q) < extra ? 1 : 0);
     }
     begin_[static_cast<std::size_t>(processes_)] = num_ranks;
+}
+
+Engine::~Engine() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 int Engine::owner(std::uint32_t v) const {
@@ -94,7 +102,20 @@ void Engine::route_published(Outbox& outbox, std::span<const int> counts) {
             if (q != static_cast<std::size_t>(process_)) remote_words_ += static_cast<std::size_t>(counts[q]);
         }
         published_words_.resize(total);
-        if (total > 0) {  // every process knows the total, so all skip together
+        // Every process knows every count, so all take the same branch. Few publishers: one
+        // broadcast each (k log P messages per process) beats an allgatherv (P steps).
+        std::size_t publishers = 0, log_p = 0;
+        for (std::size_t q = 0; q < p; ++q) publishers += counts[q] > 0 ? 1 : 0;
+        while ((std::size_t{1} << log_p) < p) ++log_p;
+        if (publishers * log_p < p) {
+            std::copy(mine.begin(), mine.end(), published_words_.begin() + displs[static_cast<std::size_t>(process_)]);
+            for (std::size_t q = 0; q < p; ++q) {
+                if (counts[q] == 0) continue;
+                check_mpi(
+                    MPI_Bcast(published_words_.data() + displs[q], counts[q], MPI_UINT32_T, static_cast<int>(q), comm_),
+                    "MPI_Bcast");
+            }
+        } else {
             check_mpi(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_UINT32_T, published_words_.data(),
                                      counts.data(), displs.data(), MPI_UINT32_T, comm_),
                       "MPI_Allgatherv");
@@ -131,35 +152,46 @@ void Engine::route(Outbox& outbox) {
             throw std::runtime_error("engine: more than 2^31 published words in a superstep");
         }
         std::vector<int> send_header(2 * p), recv_header(2 * p);
-        std::size_t total_send = 0;
         for (std::size_t q = 0; q < p; ++q) {
             if (streams[q].size() > kLimit) {
                 throw std::runtime_error("engine: more than 2^31 words for one process in a superstep");
             }
             send_header[2 * q] = static_cast<int>(streams[q].size());
             send_header[2 * q + 1] = static_cast<int>(outbox.published_.size());
-            total_send += streams[q].size();
         }
         check_mpi(MPI_Alltoall(send_header.data(), 2, MPI_INT, recv_header.data(), 2, MPI_INT, comm_), "MPI_Alltoall");
-        std::vector<int> send_counts(p), recv_counts(p), send_displs(p), recv_displs(p), published_counts(p);
-        send_buffer_.clear();
-        send_buffer_.reserve(total_send);
+        std::vector<int> recv_displs(p), published_counts(p);
         std::size_t total_recv = 0;
         for (std::size_t q = 0; q < p; ++q) {
-            send_counts[q] = send_header[2 * q];
-            recv_counts[q] = recv_header[2 * q];
             published_counts[q] = recv_header[2 * q + 1];
-            send_displs[q] = static_cast<int>(send_buffer_.size());
-            send_buffer_.insert(send_buffer_.end(), streams[q].begin(), streams[q].end());
             if (q != static_cast<std::size_t>(process_)) remote_words_ += streams[q].size();
             recv_displs[q] = static_cast<int>(total_recv);
-            total_recv += static_cast<std::size_t>(recv_counts[q]);
+            total_recv += static_cast<std::size_t>(recv_header[2 * q]);
             if (total_recv > kLimit) throw std::runtime_error("engine: more than 2^31 words received in a superstep");
         }
+        // Point-to-point between the processes that exchange something: with P close to N
+        // most pairs have nothing to say, which an MPI_Alltoallv would still visit.
         received.resize(total_recv);
-        check_mpi(MPI_Alltoallv(send_buffer_.data(), send_counts.data(), send_displs.data(), MPI_UINT32_T,
-                                received.data(), recv_counts.data(), recv_displs.data(), MPI_UINT32_T, comm_),
-                  "MPI_Alltoallv");
+        requests_.clear();
+        for (std::size_t q = 0; q < p; ++q) {
+            const int count = recv_header[2 * q];
+            if (count == 0 || q == static_cast<std::size_t>(process_)) continue;
+            requests_.emplace_back();
+            check_mpi(MPI_Irecv(received.data() + recv_displs[q], count, MPI_UINT32_T, static_cast<int>(q), kRouteTag,
+                                comm_, &requests_.back()),
+                      "MPI_Irecv");
+        }
+        for (std::size_t q = 0; q < p; ++q) {
+            if (streams[q].empty() || q == static_cast<std::size_t>(process_)) continue;
+            requests_.emplace_back();
+            check_mpi(MPI_Isend(streams[q].data(), static_cast<int>(streams[q].size()), MPI_UINT32_T,
+                                static_cast<int>(q), kRouteTag, comm_, &requests_.back()),
+                      "MPI_Isend");
+        }
+        const auto& own = streams[static_cast<std::size_t>(process_)];
+        std::copy(own.begin(), own.end(), received.begin() + recv_displs[static_cast<std::size_t>(process_)]);
+        check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+                  "MPI_Waitall");
         route_published(outbox, published_counts);
     }
 

@@ -19,17 +19,21 @@ struct Message {
 ///
 /// Algorithms are written per virtual rank: in a superstep each local virtual rank reads
 /// its inbox (the messages posted to it in the previous superstep), computes, and posts
-/// messages; the engine then routes them, with one MPI_Alltoallv for all virtual ranks of
-/// a process, or by moving buffers when everything is local.
+/// messages; the engine then routes them: one MPI_Alltoall of message sizes, then
+/// point-to-point messages between the processes that have something to exchange (the
+/// traffic is sparse when P approaches N), or moving buffers when everything is local.
 ///
 /// Determinism: a virtual rank's inbox is ordered by source rank, then by posting order,
 /// whatever P is, so algorithms that only depend on their inbox give identical results
 /// for every process count.
 class Engine {
 public:
-    /// @param comm the compiler processes (not duplicated; the engine only uses collectives)
+    /// @param comm the compiler processes; the engine works on a duplicate (collective)
     /// @param num_ranks N, the number of virtual ranks (may be smaller than P)
     Engine(MPI_Comm comm, std::uint32_t num_ranks);
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
 
     [[nodiscard]] std::uint32_t num_ranks() const noexcept { return num_ranks_; }
     [[nodiscard]] int process() const noexcept { return process_; }
@@ -122,7 +126,7 @@ private:
     void route(Outbox& outbox);
     void route_published(Outbox& outbox, std::span<const int> counts);
 
-    MPI_Comm comm_;
+    MPI_Comm comm_ = MPI_COMM_NULL;  // private duplicate
     int process_ = 0;
     int processes_ = 1;
     std::uint32_t num_ranks_;
@@ -130,7 +134,7 @@ private:
 
     // Inbox of the last routing: messages_ sorted by destination (message_dsts_), stably.
     std::vector<std::uint32_t> received_;
-    std::vector<std::uint32_t> send_buffer_;  // reused across supersteps
+    std::vector<MPI_Request> requests_;  // reused across supersteps
     std::vector<std::uint32_t> message_dsts_;
     std::vector<Message> messages_;
     std::vector<std::uint32_t> published_words_;
