@@ -134,6 +134,27 @@ void check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in, const 
     }
 }
 
+/// A private communicator for nbr's traffic (collective over comm), so that nbr's messages never
+/// match the application's. SimGrid SMPI 3.32 builds: creating a communicator costs host time
+/// cubic in its size there (26 s at 1024 ranks), so nbr uses the communicator itself; its
+/// messages are then isolated only by nbr's tags, which the simulated benchmarks suffice with.
+void private_comm(MPI_Comm comm, MPI_Comm* out) {
+#if defined(NBR_SMPI)
+    *out = comm;
+#else
+    mpi_check(MPI_Comm_dup(comm, out), "MPI_Comm_dup");
+    mpi_check(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+#endif
+}
+
+void release_comm(MPI_Comm* comm) {
+#if defined(NBR_SMPI)
+    *comm = MPI_COMM_NULL;
+#else
+    if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
+#endif
+}
+
 /// Every rank learns whether any failed; the lowest failing rank's message is shared.
 int agree(MPI_Comm comm, int rank, int size, int local_code) {
     int mine = local_code == NBR_SUCCESS ? size : rank;
@@ -220,8 +241,7 @@ int init_persistent(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
         auto req = std::make_unique<nbr_request_s>();
         req->pattern = pattern;
         // Collective: every rank dups, so no rank may bail out before this point on its own.
-        mpi_check(MPI_Comm_dup(pattern->comm, &req->comm), "MPI_Comm_dup");
-        mpi_check(MPI_Comm_set_errhandler(req->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+        private_comm(pattern->comm, &req->comm);
         mpi_check(MPI_Type_dup(sendtype, &req->send_type), "MPI_Type_dup");
         mpi_check(MPI_Type_dup(recvtype, &req->recv_type), "MPI_Type_dup");
         const auto& plan = collective == Collective::allgather ? pattern->allgather : pattern->alltoall;
@@ -232,7 +252,7 @@ int init_persistent(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
         } catch (...) {
             MPI_Type_free(&req->send_type);
             MPI_Type_free(&req->recv_type);
-            MPI_Comm_free(&req->comm);
+            release_comm(&req->comm);
             throw;
         }
         *request = req.release();
@@ -293,8 +313,7 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
     code = agree(comm, rank, size, code);
     if (code != NBR_SUCCESS) return code;
     return guarded([&] {
-        mpi_check(MPI_Comm_dup(comm, &pattern->comm), "MPI_Comm_dup");
-        mpi_check(MPI_Comm_set_errhandler(pattern->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+        private_comm(comm, &pattern->comm);
         *out = pattern.release();
         return NBR_SUCCESS;
     });
@@ -302,7 +321,7 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
 
 int nbr_pattern_free(nbr_pattern_t* pattern) {
     if (pattern == nullptr || *pattern == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_free: NULL pattern");
-    if ((*pattern)->comm != MPI_COMM_NULL) MPI_Comm_free(&(*pattern)->comm);
+    release_comm(&(*pattern)->comm);
     delete *pattern;
     *pattern = nullptr;
     return NBR_SUCCESS;
@@ -391,7 +410,7 @@ int nbr_request_free(nbr_request_t* request) {
         }
         MPI_Type_free(&(*request)->send_type);
         MPI_Type_free(&(*request)->recv_type);
-        MPI_Comm_free(&(*request)->comm);
+        release_comm(&(*request)->comm);
         delete *request;
         *request = nullptr;
         return NBR_SUCCESS;
