@@ -4,13 +4,25 @@
 //             virtual rank per process), derived receives and the rank's pattern, no file I/O;
 //   offline - nbr_load_pattern of the precompiled directory (read, check, plan).
 //
-//   mpirun -np N nbr-startup-bench [--degrees 2,4,8,...] [--algo common-neighbor] [--repeats 5]
-// Topology of degree d: circulant, rank r sends to r+1 .. r+d (mod N); d < N.
+//   mpirun -np N nbr-startup-bench [--degrees 2,4,8,...] [--graph random|circulant]
+//                                  [--algo common-neighbor] [--repeats 5]
+// Topology of degree d (d < N): random (default), Erdős–Rényi with δ = d / (N - 1), seed 1,
+// so the mean out-degree is d; circulant, rank r sends to r+1 .. r+d (mod N), a worst case
+// for the friend matching (its pairings resolve one after another along the ring).
+//
+// Built for SimGrid SMPI (NBR_SMPI) it runs jobs of thousands of ranks on one machine: run it
+// with smpi/simulate-computation:yes so that each rank's computation is timed on the host
+// and charged to the simulated clock (bench/smpi/startup.sh).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
+#if defined(NBR_SMPI)
+// smpicxx injects an exit() macro (smpi_helpers.h) that breaks CLI11's App::exit; this
+// program leaves main by returning, so the macro is not needed.
+#undef exit
+#endif
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 
@@ -18,6 +30,7 @@
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/mpi_program.hpp"
 #include "nbr/compiler/pattern_builder.hpp"
+#include "nbr/graphs/generators.hpp"
 
 namespace {
 
@@ -39,12 +52,16 @@ int run(int argc, char** argv) {
     CLI::App app{"nbr-startup-bench: online pattern construction vs nbr_load_pattern"};
     std::vector<std::uint32_t> degrees{2, 4, 8, 16, 32, 64, 128, 256, 512, 1000};
     std::string algo = "common-neighbor";
+    std::string graph = "random";
     int repeats = 5;
     app.add_option("--degrees", degrees, "Out-degrees to measure (each < N)")->delimiter(',');
     std::map<std::string, std::string> algos;
     for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
     app.add_option("--algo", algo)->transform(CLI::IsMember(algos))->capture_default_str();
     app.add_option("--repeats", repeats)->check(CLI::PositiveNumber)->capture_default_str();
+    app.add_option("--graph", graph, "Topology family")
+        ->check(CLI::IsMember({"random", "circulant"}))
+        ->capture_default_str();
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -55,19 +72,28 @@ int run(int argc, char** argv) {
     namespace fs = std::filesystem;
     const auto n = static_cast<std::uint32_t>(size);
     if (rank == 0) {
-        std::printf("# nbr-startup-bench: %d ranks, %s, median of %d, max over ranks\n", size, algo.c_str(), repeats);
-        std::printf("%8s %14s %14s %10s\n", "degree", "online ms", "load ms", "online/load");
+        std::printf("# nbr-startup-bench: %d ranks, %s graphs, %s, median of %d, max over ranks\n", size, graph.c_str(),
+                    algo.c_str(), repeats);
+        std::printf("%8s %10s %14s %14s %12s\n", "degree", "max deg", "online ms", "load ms", "online/load");
     }
     for (const auto d : degrees) {
         if (d >= n) {
-            if (rank == 0) std::printf("%8u %14s %14s %10s   (needs more than %u ranks)\n", d, "-", "-", "-", d);
+            if (rank == 0)
+                std::printf("%8u %10s %14s %14s %12s   (needs more than %u ranks)\n", d, "-", "-", "-", "-", d);
             continue;
         }
-        std::vector<nbr::Edge> edges;
-        for (std::uint32_t r = 0; r < n; ++r) {
-            for (std::uint32_t k = 1; k <= d; ++k) edges.push_back({r, (r + k) % n});
+        nbr::Topology topology;
+        if (graph == "random") {
+            topology = nbr::generate_random({n, static_cast<double>(d) / (n - 1), 1});
+        } else {
+            std::vector<nbr::Edge> edges;
+            for (std::uint32_t r = 0; r < n; ++r) {
+                for (std::uint32_t k = 1; k <= d; ++k) edges.push_back({r, (r + k) % n});
+            }
+            topology = nbr::Topology::from_edges(n, edges);
         }
-        const auto topology = nbr::Topology::from_edges(n, edges);
+        std::uint32_t max_degree = 0;
+        for (std::uint32_t r = 0; r < n; ++r) max_degree = std::max(max_degree, topology.out_degree(r));
         const auto kind = nbr::compiler::algorithm_names().at(algo);
         // Offline: compile once (not timed) ...
         const std::string dir = nbr::compiler::broadcast_string(
@@ -105,8 +131,9 @@ int run(int argc, char** argv) {
             nbr_pattern_free(&pattern);
         }
         if (rank == 0) {
-            std::printf("%8u %14.3f %14.3f %10.1f\n", d, median(online) * 1e3, median(load) * 1e3,
+            std::printf("%8u %10u %14.3f %14.3f %12.1f\n", d, max_degree, median(online) * 1e3, median(load) * 1e3,
                         median(online) / median(load));
+            std::fflush(stdout);
             fs::remove_all(dir);
         }
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: unit, MPI and CLI tests against Open MPI (built with
-# AddressSanitizer + UBSan) and against MPICH.
+# AddressSanitizer + UBSan) and against MPICH; then the SimGrid SMPI build of the simulated
+# benchmarks with a small simulated run of each (data checked, determinism checked).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=env.sh
@@ -19,3 +20,26 @@ cmake -S "$root" -B "$root/build-mpich" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebIn
   -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 cmake --build "$root/build-mpich" -j "$jobs"
 (cd "$root/build-mpich" && ctest -j "$jobs" --output-on-failure --timeout 900)
+
+echo "== SimGrid SMPI build (simulated benchmarks: build and a small simulated run)"
+dpkg-query -W -f='${Status}' libsimgrid-dev 2>/dev/null | grep -q "install ok installed" || {
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends libsimgrid-dev >/dev/null
+}
+CC=smpicc CXX=smpicxx cmake -S "$root" -B "$root/build-smpi-ci" -G Ninja -DNBR_SMPI=ON -DCMAKE_BUILD_TYPE=Release \
+  >/dev/null
+cmake --build "$root/build-smpi-ci" -j "$jobs"
+smoke=$(mktemp -d)
+trap 'rm -rf "$smoke"' EXIT
+nbrc="$root/build-mpich/compiler/nbrc"
+"$nbrc" gen moore --ranks 64 --dims 2 --radius 2 -o "$smoke/m.el" >/dev/null
+"$nbrc" compile "$smoke/m.el" --algo common-neighbor -q -o "$smoke/cn"
+"$nbrc" compile "$smoke/m.el" -q -o "$smoke/naive"
+NBR_SMPI_BUILD="$root/build-smpi-ci" bash "$root/bench/smpi/run.sh" "$smoke/cn" "$smoke/naive" 64 "" 4,1024 1 \
+  "$smoke/bench.json" | tee "$smoke/bench.txt"
+grep -q "all variants correct" "$smoke/bench.txt"
+grep -q "deterministic: two simulations agree" "$smoke/bench.txt"
+NBR_SMPI_BUILD="$root/build-smpi-ci" bash "$root/bench/smpi/startup.sh" 32 -- --degrees 4,31 --repeats 1 |
+  tee "$smoke/startup.txt"
+[ "$(grep -cE '^ +(4|31) ' "$smoke/startup.txt")" -eq 2 ]
+echo "== all tests passed"
