@@ -59,7 +59,11 @@ struct Options {
     int warmup = -1;  // default: iters / 10, at least 10
     std::string collective = "allgather";
     std::string json;
-    bool persistent = true;  // SMPI build: off unless --persistent (same messages as blocking)
+#if defined(NBR_SMPI)
+    bool persistent = false;  // --persistent: same messages as the blocking variants
+#else
+    bool persistent = true;
+#endif
 };
 
 int rank_of(MPI_Comm comm) {
@@ -111,7 +115,6 @@ std::vector<int> parse_sizes(const std::string& text) {
 /// SMPI build: a minimal parser (CLI11 is not needed by the simulated program).
 Options parse(int argc, char** argv) {
     Options o;
-    o.persistent = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {

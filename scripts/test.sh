@@ -22,13 +22,9 @@ cmake --build "$root/build-mpich" -j "$jobs"
 (cd "$root/build-mpich" && ctest -j "$jobs" --output-on-failure --timeout 900)
 
 echo "== SimGrid SMPI build (simulated benchmarks: build and a small simulated run)"
-dpkg-query -W -f='${Status}' libsimgrid-dev 2>/dev/null | grep -q "install ok installed" || {
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends libsimgrid-dev >/dev/null
-}
-CC=smpicc CXX=smpicxx cmake -S "$root" -B "$root/build-smpi-ci" -G Ninja -DNBR_SMPI=ON -DCMAKE_BUILD_TYPE=Release \
-  >/dev/null
-cmake --build "$root/build-smpi-ci" -j "$jobs"
+# shellcheck source=../bench/smpi/common.sh
+source "$root/bench/smpi/common.sh"
+smpi_build "$root" "$root/build-smpi-ci"
 smoke=$(mktemp -d)
 trap 'rm -rf "$smoke"' EXIT
 nbrc="$root/build-mpich/compiler/nbrc"

@@ -1,16 +1,17 @@
 # Shared by bench/smpi/*.sh (sourced): SimGrid installation, the SMPI build, hostfiles.
 
-# smpi_build ROOT BUILD_DIR TARGET: installs SimGrid if needed and builds TARGET for SMPI.
+# smpi_build ROOT BUILD_DIR [TARGET]: installs SimGrid if needed and, unless TARGET is already
+# built, configures and builds the SMPI configuration (TARGET, or everything).
 smpi_build() {
-  local root=$1 build=$2 target=$3
+  local root=$1 build=$2 target=${3:-}
   if ! command -v smpicxx >/dev/null; then
     local sudo=""
     [ "$(id -u)" -ne 0 ] && sudo=sudo
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends libsimgrid-dev >/dev/null
   fi
-  if [ ! -x "$build/bench/$target" ]; then
+  if [ -z "$target" ] || [ ! -x "$build/bench/$target" ]; then
     CC=smpicc CXX=smpicxx cmake -S "$root" -B "$build" -G Ninja -DNBR_SMPI=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-    cmake --build "$build" --target "$target"
+    cmake --build "$build" ${target:+--target "$target"}
   fi
 }
 

@@ -13,8 +13,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1
 shift
-ranks_list=("${@:-1024 4096}")
-read -r -a ranks_list <<<"${ranks_list[*]}"
+ranks_list=("$@")
+[ ${#ranks_list[@]} -gt 0 ] || ranks_list=(1024 4096)
 cases=${NBR_SMPI_CASES:-"moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"}
 algos=${NBR_SMPI_ALGOS:-common-neighbor}
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
@@ -36,11 +36,13 @@ for ranks in "${ranks_list[@]}"; do
         *) echo "table.sh: unknown case $case" >&2; exit 1 ;;
       esac
     fi
-    [ -d "$work/naive" ] || "$nbrc" compile "$work/topology.el" --algo naive -q -o "$work/naive"
-    "$nbrc" inspect "$work/naive" --json >"$work/naive.inspect.json"
+    for algo in naive $algos; do
+      if [ ! -f "$work/$algo.inspect.json" ]; then
+        "$nbrc" compile "$work/topology.el" --algo "$algo" -q -o "$work/$algo"
+        "$nbrc" inspect "$work/$algo" --json >"$work/$algo.inspect.json"
+      fi
+    done
     for algo in $algos; do
-      [ -d "$work/$algo" ] || "$nbrc" compile "$work/topology.el" --algo "$algo" -q -o "$work/$algo"
-      "$nbrc" inspect "$work/$algo" --json >"$work/$algo.inspect.json"
       json="$work/$algo.bench.json"
       if [ -f "$json" ]; then
         echo "# $case $ranks $algo: done before"
