@@ -5,10 +5,14 @@
 //   offline - nbr_load_pattern of the precompiled directory (read, check, plan).
 //
 //   mpirun -np N nbr-startup-bench [--degrees 2,4,8,...] [--graph random|circulant]
-//                                  [--algo common-neighbor] [--repeats 5]
+//                                  [--algo common-neighbor] [--repeats 5] [--patterns DIR,...]
 // Topology of degree d (d < N): random (default), Erdős–Rényi with δ = d / (N - 1), seed 1,
 // so the mean out-degree is d; circulant, rank r sends to r+1 .. r+d (mod N), a worst case
 // for the friend matching (its pairings resolve one after another along the ring).
+//
+// --patterns adds load-only rows for pattern directories compiled beforehand with nbrc (the
+// product's workflow): the load cost of high-degree patterns can be measured in jobs where
+// simulating the online construction would take too long (see docs/performance.md).
 //
 // Built for SimGrid SMPI (NBR_SMPI) it runs jobs of thousands of ranks on one machine: run it
 // with smpi/simulate-computation:yes so that each rank's computation is timed on the host
@@ -40,6 +44,35 @@ double max_over_ranks(double mine) {
     return result;
 }
 
+std::uint64_t sum_over_ranks(std::uint64_t mine) {
+    std::uint64_t result = 0;
+    MPI_Allreduce(&mine, &result, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return result;
+}
+
+/// Times nbr_load_pattern of `dir` (read, check, plan), maximum over ranks; on success also
+/// reports the pattern's mean and maximum out-degree. Returns false (message on rank 0) if
+/// loading failed on any rank.
+bool time_load(const std::string& dir, int rank, double& seconds, double& mean_degree, double& max_degree) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    nbr_pattern_t pattern = nullptr;
+    const int err = nbr_load_pattern(dir.c_str(), MPI_COMM_WORLD, &pattern);
+    seconds = max_over_ranks(MPI_Wtime() - t0);
+    if (err != NBR_SUCCESS) {
+        if (rank == 0) std::fprintf(stderr, "nbr-startup-bench: loading %s failed: %s\n", dir.c_str(), nbr_last_error());
+        return false;
+    }
+    int indegree = 0, outdegree = 0;
+    nbr_pattern_neighbors_count(pattern, &indegree, &outdegree);
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mean_degree = static_cast<double>(sum_over_ranks(static_cast<std::uint64_t>(outdegree))) / size;
+    max_degree = max_over_ranks(outdegree);
+    nbr_pattern_free(&pattern);
+    return true;
+}
+
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
     return values[values.size() / 2];
@@ -51,10 +84,15 @@ int run(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CLI::App app{"nbr-startup-bench: online pattern construction vs nbr_load_pattern"};
     std::vector<std::uint32_t> degrees{2, 4, 8, 16, 32, 64, 128, 256, 512, 1000};
+    std::vector<std::string> pattern_dirs;
     std::string algo = "common-neighbor";
     std::string graph = "random";
     int repeats = 5;
-    app.add_option("--degrees", degrees, "Out-degrees to measure (each < N)")->delimiter(',');
+    auto* degrees_option =
+        app.add_option("--degrees", degrees, "Out-degrees to measure (each < N)")->delimiter(',');
+    app.add_option("--patterns", pattern_dirs,
+                   "Load-only rows for these precompiled pattern directories (no --degrees rows unless given)")
+        ->delimiter(',');
     std::map<std::string, std::string> algos;
     for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
     app.add_option("--algo", algo)->transform(CLI::IsMember(algos))->capture_default_str();
@@ -69,6 +107,7 @@ int run(int argc, char** argv) {
         const int code = rank == 0 ? app.exit(e) : app.exit(e, sink, sink);
         return code == 0 ? 0 : 2;
     }
+    if (!pattern_dirs.empty() && degrees_option->count() == 0) degrees.clear();
     namespace fs = std::filesystem;
     const auto n = static_cast<std::uint32_t>(size);
     if (rank == 0) {
@@ -95,46 +134,51 @@ int run(int argc, char** argv) {
         std::uint32_t max_degree = 0;
         for (std::uint32_t r = 0; r < n; ++r) max_degree = std::max(max_degree, topology.out_degree(r));
         const auto kind = nbr::compiler::algorithm_names().at(algo);
-        // Offline: compile once (not timed) ...
         const std::string dir = nbr::compiler::broadcast_string(
             MPI_COMM_WORLD, (fs::temp_directory_path() / ("nbr-startup-" + std::to_string(::getpid()))).string());
         nbr::compiler::CompileOptions options;
         options.algorithm = kind;
         options.output = dir;
         options.quiet = true;
-        nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
         std::vector<double> online, load;
         for (int rep = 0; rep < repeats; ++rep) {
-            // ... online: what a job would do at start without nbr.
+            // Online: what a job would do at start without nbr.
             MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            {
-                auto algorithm = nbr::compiler::make_algorithm(kind, options.algorithm_options);
-                nbr::compiler::Engine engine(MPI_COMM_WORLD, n);
-                nbr::compiler::PatternBuilder builder(engine);
-                algorithm->build(engine, topology, builder);
-                builder.derive_receives(engine);
-                const auto mine =
-                    builder.rank_pattern(static_cast<std::uint32_t>(rank), topology, algorithm->name(), 0);
-                if (mine.rank() != static_cast<std::uint32_t>(rank)) std::abort();
-            }
+            const double t0 = MPI_Wtime();
+            auto algorithm = nbr::compiler::make_algorithm(kind, options.algorithm_options);
+            nbr::compiler::Engine engine(MPI_COMM_WORLD, n);
+            nbr::compiler::PatternBuilder builder(engine);
+            algorithm->build(engine, topology, builder);
+            builder.derive_receives(engine);
+            const auto mine = builder.rank_pattern(static_cast<std::uint32_t>(rank), topology, algorithm->name(), 0);
+            if (mine.rank() != static_cast<std::uint32_t>(rank)) std::abort();
             online.push_back(max_over_ranks(MPI_Wtime() - t0));
-            MPI_Barrier(MPI_COMM_WORLD);
-            t0 = MPI_Wtime();
-            nbr_pattern_t pattern = nullptr;
-            const int err = nbr_load_pattern(dir.c_str(), MPI_COMM_WORLD, &pattern);
-            load.push_back(max_over_ranks(MPI_Wtime() - t0));
-            if (err != NBR_SUCCESS) {
-                if (rank == 0) std::fprintf(stderr, "load failed: %s\n", nbr_last_error());
-                return 1;
-            }
-            nbr_pattern_free(&pattern);
+            // Offline: the same pattern written as a pattern directory once (not timed; the
+            // compiler produces identical files for any process count), then loaded.
+            if (rep == 0) nbr::compiler::write_pattern(MPI_COMM_WORLD, engine, builder, topology, *algorithm, options);
+            double seconds = 0, mean_degree = 0, max_out = 0;
+            if (!time_load(dir, rank, seconds, mean_degree, max_out)) return 1;
+            load.push_back(seconds);
         }
         if (rank == 0) {
             std::printf("%8u %10u %14.3f %14.3f %12.1f\n", d, max_degree, median(online) * 1e3, median(load) * 1e3,
                         median(online) / median(load));
             std::fflush(stdout);
             fs::remove_all(dir);
+        }
+    }
+    for (const auto& dir : pattern_dirs) {
+        std::vector<double> load;
+        double mean_degree = 0, max_out = 0;
+        for (int rep = 0; rep < repeats; ++rep) {
+            double seconds = 0;
+            if (!time_load(dir, rank, seconds, mean_degree, max_out)) return 1;
+            load.push_back(seconds);
+        }
+        if (rank == 0) {
+            std::printf("%8.1f %10.0f %14s %14.3f %12s   (load only: %s)\n", mean_degree, max_out, "-",
+                        median(load) * 1e3, "-", dir.c_str());
+            std::fflush(stdout);
         }
     }
     return 0;

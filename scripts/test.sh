@@ -28,14 +28,18 @@ smpi_build "$root" "$root/build-smpi-ci"
 smoke=$(mktemp -d)
 trap 'rm -rf "$smoke"' EXIT
 nbrc="$root/build-mpich/compiler/nbrc"
-"$nbrc" gen moore --ranks 64 --dims 2 --radius 2 -o "$smoke/m.el" >/dev/null
-"$nbrc" compile "$smoke/m.el" --algo common-neighbor -q -o "$smoke/cn"
-"$nbrc" compile "$smoke/m.el" -q -o "$smoke/naive"
-NBR_SMPI_BUILD="$root/build-smpi-ci" bash "$root/bench/smpi/run.sh" "$smoke/cn" "$smoke/naive" 64 "" 4,1024 1 \
-  "$smoke/bench.json" | tee "$smoke/bench.txt"
-grep -q "all variants correct" "$smoke/bench.txt"
-grep -q "deterministic: two simulations agree" "$smoke/bench.txt"
-NBR_SMPI_BUILD="$root/build-smpi-ci" bash "$root/bench/smpi/startup.sh" 32 -- --degrees 4,31 --repeats 1 |
-  tee "$smoke/startup.txt"
+# The simulated table (bench/smpi/table.sh) at 64 ranks: generate, compile, simulate every
+# cell twice (run.sh fails if the two simulations differ), check the data, tabulate.
+NBR_BUILD="$root/build-mpich" NBR_SMPI_BUILD="$root/build-smpi-ci" NBR_SMPI_CASES="moore-2-2 random-0.2" \
+  bash "$root/bench/smpi/table.sh" "$smoke/table" 64 | tee "$smoke/table.txt"
+[ "$(grep -c "deterministic: two simulations agree" "$smoke/table.txt")" -eq 4 ]
+[ "$(grep -cE '^\| (Moore|random).* \| 2 \| ok \|$' "$smoke/table.txt")" -eq 4 ]
+# Job-start cost at 32 simulated ranks: two online-vs-load rows and one load-only row of a
+# pattern compiled beforehand.
+"$nbrc" gen random --ranks 32 --density 0.5 -o "$smoke/r.el" >/dev/null
+"$nbrc" compile "$smoke/r.el" --algo common-neighbor -q -o "$smoke/r.cn"
+NBR_SMPI_BUILD="$root/build-smpi-ci" bash "$root/bench/smpi/startup.sh" 32 -- --degrees 4,31 --repeats 1 \
+  --patterns "$smoke/r.cn" | tee "$smoke/startup.txt"
 [ "$(grep -cE '^ +(4|31) ' "$smoke/startup.txt")" -eq 2 ]
+grep -q "(load only: $smoke/r.cn)" "$smoke/startup.txt"
 echo "== all tests passed"

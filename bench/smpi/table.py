@@ -3,21 +3,25 @@
 
 usage: bench/smpi/table.py OUT_DIR
 
-One row per (topology, ranks, bytes): simulated latency of the naive pattern and of every
-optimized algorithm (nbr-bench's "nbr" variant), the ratio naive / algorithm, and the
-mean messages sent per rank per call.
+One row per (topology, ranks, bytes, algorithm): simulated latency of the naive pattern and
+of the algorithm (nbr-bench's "nbr-naive" and "nbr" variants), the ratio naive / algorithm,
+the mean messages sent per rank per call, the host time the cell's simulations took and how
+many identical simulations it rests on (2: determinism checked).
 """
 import json
 import re
 import sys
 from pathlib import Path
 
+# ALGO.SIZEB.bench.json (one cell), or ALGO.bench.json (older layout: every size in one file)
+CELL = re.compile(r"^(?P<algo>[^.]+)(\.(?P<size>[0-9]+)B)?\.bench\.json$")
+
 
 def case_key(name):
     kind, _, rest = name.partition("-")
     params, _, ranks = rest.rpartition("-")
     numbers = [float(x) for x in re.findall(r"[0-9.]+", params)]
-    return (int(ranks), kind, numbers)
+    return (int(ranks), kind, tuple(numbers))
 
 
 def case_label(case):
@@ -27,33 +31,51 @@ def case_label(case):
     return f"random δ={case.split('-', 1)[1]}"
 
 
+def read_optional(path, default):
+    return path.read_text().strip() if path.exists() else default
+
+
 def main():
     out = Path(sys.argv[1])
-    rows = []
+    rows = {}
     for work in sorted((p for p in out.iterdir() if p.is_dir()), key=lambda p: case_key(p.name)):
         case, _, ranks = work.name.rpartition("-")
-        naive_sends = json.loads((work / "naive.inspect.json").read_text())["sends_per_rank"]["mean"]
+        naive_inspect = work / "naive.inspect.json"
+        if not naive_inspect.exists():
+            continue
+        naive_sends = json.loads(naive_inspect.read_text())["sends_per_rank"]["mean"]
         for bench in sorted(work.glob("*.bench.json")):
-            algo = bench.name[: -len(".bench.json")]
+            match = CELL.match(bench.name)
+            if not match:
+                continue
+            algo = match["algo"]
+            stem = bench.name[: -len(".bench.json")]
             result = json.loads(bench.read_text())
             sends = json.loads((work / f"{algo}.inspect.json").read_text())["sends_per_rank"]["mean"]
-            host = work / f"{algo}.host-seconds"
-            host_seconds = host.read_text().strip() if host.exists() else "-"
+            host = read_optional(work / f"{stem}.host-seconds", "-")
+            if match["size"] is None and host != "-":
+                host += " (all sizes)"
+            simulations = read_optional(work / f"{stem}.simulations", "2")
             by_size = {}
             for r in result["results"]:
                 by_size.setdefault(r["bytes"], {})[r["variant"]] = r
-            for size, variants in sorted(by_size.items()):
+            for size, variants in by_size.items():
                 naive = variants["nbr-naive"]["seconds"] * 1e6
                 mine = variants["nbr"]["seconds"] * 1e6
                 ok = all(v["correct"] for v in variants.values())
-                rows.append((case_label(case), ranks, size, algo, naive, mine, naive / mine,
-                             f"{naive_sends:.1f} → {sends:.1f}", host_seconds, ok))
+                key = (case_key(work.name), size, algo)
+                # a per-size cell supersedes the same size from an older all-sizes file
+                if key in rows and match["size"] is None:
+                    continue
+                rows[key] = (case_label(case), ranks, size, algo, naive, mine, naive / mine,
+                             f"{naive_sends:.1f} → {sends:.1f}", host, simulations, ok)
     print("| topology | ranks | bytes | algorithm | naive (µs) | algorithm (µs) | naive / algorithm "
-          "| sends/rank naive → algorithm | host s | data |")
-    print("| --- | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | --- |")
-    for topo, ranks, size, algo, naive, mine, ratio, sends, host, ok in rows:
+          "| sends/rank naive → algorithm | host s | runs | data |")
+    print("| --- | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |")
+    for key in sorted(rows):
+        topo, ranks, size, algo, naive, mine, ratio, sends, host, runs, ok = rows[key]
         print(f"| {topo} | {ranks} | {size} | {algo} | {naive:.2f} | {mine:.2f} | {ratio:.2f} | {sends} "
-              f"| {host} | {'ok' if ok else 'MISMATCH'} |")
+              f"| {host} | {runs} | {'ok' if ok else 'MISMATCH'} |")
 
 
 if __name__ == "__main__":

@@ -113,37 +113,12 @@ Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputF
     return topology;
 }
 
-CompileReport compile(MPI_Comm comm, const Topology& topology, const CompileOptions& options) {
-    auto algorithm = make_algorithm(options.algorithm, options.algorithm_options);
-    return compile(comm, topology, *algorithm, options);
-}
-
-CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algorithm, const CompileOptions& options) {
+double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder, const Topology& topology,
+                     const Algorithm& algorithm, const CompileOptions& options) {
+    const auto start = Clock::now();
     int process = 0;
     MPI_Comm_rank(comm, &process);
-    Progress progress(!options.quiet && process == 0);
-    CompileReport report;
-    report.ranks = topology.num_ranks();
-    report.edges = topology.num_edges();
-    if (topology.num_ranks() == 0) throw InputError("topology has no ranks");
-
     const std::string algo_name = algorithm.name();
-    progress.say("compiling " + std::to_string(report.ranks) + " ranks, " + std::to_string(report.edges) +
-                 " edges with '" + algo_name + "'");
-
-    Engine engine(comm, topology.num_ranks());
-    PatternBuilder builder(engine);
-    internal::collective_try(comm, [&] { algorithm.build(engine, topology, builder); });
-    builder.derive_receives(engine);
-    std::uint64_t local_messages = 0;
-    for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
-        local_messages += builder.sends(v).size();
-    }
-    report.messages = engine.sum(local_messages);
-    report.build_seconds = progress.seconds();
-    progress.say("pattern built in " + std::to_string(engine.supersteps()) + " supersteps, " +
-                 std::to_string(report.messages) + " messages");
-
     const std::uint64_t hash = topology.hash();
     fs::path temp;
     internal::collective_try(comm, [&] {
@@ -197,7 +172,41 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
         }
         throw;
     }
-    report.write_seconds = progress.seconds() - report.build_seconds;
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+CompileReport compile(MPI_Comm comm, const Topology& topology, const CompileOptions& options) {
+    auto algorithm = make_algorithm(options.algorithm, options.algorithm_options);
+    return compile(comm, topology, *algorithm, options);
+}
+
+CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algorithm, const CompileOptions& options) {
+    int process = 0;
+    MPI_Comm_rank(comm, &process);
+    Progress progress(!options.quiet && process == 0);
+    CompileReport report;
+    report.ranks = topology.num_ranks();
+    report.edges = topology.num_edges();
+    if (topology.num_ranks() == 0) throw InputError("topology has no ranks");
+
+    const std::string algo_name = algorithm.name();
+    progress.say("compiling " + std::to_string(report.ranks) + " ranks, " + std::to_string(report.edges) +
+                 " edges with '" + algo_name + "'");
+
+    Engine engine(comm, topology.num_ranks());
+    PatternBuilder builder(engine);
+    internal::collective_try(comm, [&] { algorithm.build(engine, topology, builder); });
+    builder.derive_receives(engine);
+    std::uint64_t local_messages = 0;
+    for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
+        local_messages += builder.sends(v).size();
+    }
+    report.messages = engine.sum(local_messages);
+    report.build_seconds = progress.seconds();
+    progress.say("pattern built in " + std::to_string(engine.supersteps()) + " supersteps, " +
+                 std::to_string(report.messages) + " messages");
+
+    report.write_seconds = write_pattern(comm, engine, builder, topology, algorithm, options);
     progress.say("wrote " + std::to_string(report.ranks) + " rank files to " + options.output.string());
     return report;
 }

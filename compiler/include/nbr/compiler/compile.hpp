@@ -9,6 +9,8 @@
 #include <mpi.h>
 
 #include "nbr/compiler/algorithm.hpp"
+#include "nbr/compiler/engine.hpp"
+#include "nbr/compiler/pattern_builder.hpp"
 #include "nbr/graphs/readers.hpp"
 #include "nbr/graphs/topology.hpp"
 
@@ -44,6 +46,15 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, const CompileOpti
 
 /// @brief Same as above with an algorithm object (options.algorithm is ignored).
 CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algorithm, const CompileOptions& options);
+
+/// @brief Writes the pattern that `algorithm` built into `builder` (receives derived) as a
+/// pattern directory at `options.output`, atomically as compile() does (which calls it after
+/// building). For programs that build a pattern themselves, e.g. to time the construction,
+/// and keep the result. Collective over the engine's processes; on failure every process
+/// throws the same std::runtime_error and nothing is left at `options.output`.
+/// @return seconds spent serializing and writing
+double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder, const Topology& topology,
+                     const Algorithm& algorithm, const CompileOptions& options);
 
 /// @brief Reads a topology on every process of `comm`; if any process fails, all throw
 /// InputError with the first failing process's message. Collective.
