@@ -60,7 +60,8 @@ bool time_load(const std::string& dir, int rank, double& seconds, double& mean_d
     const int err = nbr_load_pattern(dir.c_str(), MPI_COMM_WORLD, &pattern);
     seconds = max_over_ranks(MPI_Wtime() - t0);
     if (err != NBR_SUCCESS) {
-        if (rank == 0) std::fprintf(stderr, "nbr-startup-bench: loading %s failed: %s\n", dir.c_str(), nbr_last_error());
+        if (rank == 0)
+            std::fprintf(stderr, "nbr-startup-bench: loading %s failed: %s\n", dir.c_str(), nbr_last_error());
         return false;
     }
     int indegree = 0, outdegree = 0;
@@ -88,8 +89,7 @@ int run(int argc, char** argv) {
     std::string algo = "common-neighbor";
     std::string graph = "random";
     int repeats = 5;
-    auto* degrees_option =
-        app.add_option("--degrees", degrees, "Out-degrees to measure (each < N)")->delimiter(',');
+    auto* degrees_option = app.add_option("--degrees", degrees, "Out-degrees to measure (each < N)")->delimiter(',');
     app.add_option("--patterns", pattern_dirs,
                    "Load-only rows for these precompiled pattern directories (no --degrees rows unless given)")
         ->delimiter(',');
