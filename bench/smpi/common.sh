@@ -1,13 +1,28 @@
 # Shared by bench/smpi/*.sh (sourced): SimGrid installation, the SMPI build, hostfiles.
 
-# smpi_build ROOT BUILD_DIR [TARGET]: installs SimGrid if needed and, unless TARGET is already
-# built, configures and builds the SMPI configuration (TARGET, or everything).
+# SMPI_COLL_FLAGS: collective algorithms for every simulation. With smpi/coll-selector:ompi,
+# SimGrid 3.32 picks for small MPI_Allreduce and MPI_Bcast algorithms that first build SMP-aware
+# sub-communicators (Comm::init_smp: a ring allgather over the whole communicator), which
+# costs host time growing faster than quadratically with the communicator (a quarter of a
+# 1024-rank simulation, most of a 4096-rank one). Recursive doubling and a binomial tree are
+# the small-message algorithms of Open MPI's tuned module; the rest stays with the selector.
+SMPI_COLL_FLAGS=(--cfg=smpi/coll-selector:ompi --cfg=smpi/allreduce:rdb --cfg=smpi/bcast:binomial_tree)
+
+# smpi_tcmalloc: path of tcmalloc's shared library, empty if not installed.
+smpi_tcmalloc() {
+  /sbin/ldconfig -p | awk '/libtcmalloc_minimal\.so\.4 /{print $NF; exit}'
+}
+
+# smpi_build ROOT BUILD_DIR [TARGET]: installs SimGrid (and tcmalloc, see run.sh) if needed
+# and, unless TARGET is already built, configures and builds the SMPI configuration (TARGET,
+# or everything).
 smpi_build() {
   local root=$1 build=$2 target=${3:-}
-  if ! command -v smpicxx >/dev/null; then
+  if ! command -v smpicxx >/dev/null || [ -z "$(smpi_tcmalloc)" ]; then
     local sudo=""
     [ "$(id -u)" -ne 0 ] && sudo=sudo
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends libsimgrid-dev >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends libsimgrid-dev \
+      libtcmalloc-minimal4 >/dev/null
   fi
   if [ -z "$target" ] || [ ! -x "$build/bench/$target" ]; then
     CC=smpicc CXX=smpicxx cmake -S "$root" -B "$build" -G Ninja -DNBR_SMPI=ON -DCMAKE_BUILD_TYPE=Release >/dev/null

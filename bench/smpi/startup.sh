@@ -31,6 +31,6 @@ smpi_hostfile "$platform" "$ranks" "$hostfile"
 # bursts of the online construction.
 smpirun -np "$ranks" -platform "$platform" -hostfile "$hostfile" \
   --cfg=smpi/simulate-computation:yes --cfg=smpi/host-speed:"$speed" --cfg=maxmin/precision:1e-4 \
-  --cfg=smpi/coll-selector:ompi --cfg=smpi/send-is-detached-thresh:0 --cfg=smpi/test:0 --cfg=smpi/wtime:0 \
+  "${SMPI_COLL_FLAGS[@]}" --cfg=smpi/send-is-detached-thresh:0 --cfg=smpi/test:0 --cfg=smpi/wtime:0 \
   --log=root.thres:warning \
   "$build/bench/nbr-startup-bench" "$@" 2>&1 | { grep --line-buffered -v '^\[' || true; }

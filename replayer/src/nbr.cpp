@@ -136,8 +136,9 @@ void check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in, const 
 
 /// A private communicator for nbr's traffic (collective over comm), so that nbr's messages never
 /// match the application's. SimGrid SMPI 3.32 builds: creating a communicator costs host time
-/// cubic in its size there (26 s at 1024 ranks), so nbr uses the communicator itself; its
-/// messages are then isolated only by nbr's tags, which the simulated benchmarks suffice with.
+/// superlinear in its size there (about 2 s per MPI_Comm_dup at 1024 ranks, doubling a
+/// simulation's host time), so nbr uses the communicator itself; its messages are then
+/// isolated only by nbr's tags, which the simulated benchmarks suffice with.
 void private_comm(MPI_Comm comm, MPI_Comm* out) {
 #if defined(NBR_SMPI)
     *out = comm;
