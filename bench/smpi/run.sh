@@ -38,20 +38,14 @@ hostfile=$(mktemp)
 trap 'rm -f "$hostfile" "$hostfile".out*' EXIT
 smpi_hostfile "$platform" "$ranks" "$hostfile"
 
-# Host time only: SimGrid allocates and frees per simulated message, and glibc's malloc then
-# takes minutes to release a 4096-rank simulation's heap at exit (malloc_consolidate); with
-# tcmalloc (libtcmalloc-minimal4) a 1024-rank case runs 1.5x faster. Simulated times do not
-# depend on the host allocator. NBR_SMPI_MALLOC=system keeps glibc's.
-preload=""
-[ "${NBR_SMPI_MALLOC:-tcmalloc}" = tcmalloc ] && preload=$(smpi_tcmalloc)
+preload=$(smpi_preload)
 
 run() {
   LD_PRELOAD=$preload smpirun -np "$ranks" -platform "$platform" -hostfile "$hostfile" \
-    --cfg=smpi/simulate-computation:no "${SMPI_COLL_FLAGS[@]}" --cfg=smpi/send-is-detached-thresh:0 \
-    --cfg=smpi/test:0 --cfg=smpi/wtime:0 --cfg=smpi/os:"0:${os}:0" --cfg=smpi/ois:"0:${os}:0" --cfg=smpi/or:"0:${or}:0" \
-    --log=root.thres:warning \
+    --cfg=smpi/simulate-computation:no "${SMPI_FLAGS[@]}" \
+    --cfg=smpi/os:"0:${os}:0" --cfg=smpi/ois:"0:${os}:0" --cfg=smpi/or:"0:${or}:0" \
     "$build/bench/nbr-bench" --patterns "$patterns" --naive "$naive" --sizes "$sizes" --iters "$iters" \
-    --warmup "$warmup" "$@" 2>&1 | { grep --line-buffered -v '^\[' || true; }
+    --warmup "$warmup" "$@" 2>&1 | smpi_output
 }
 if [ "$runs" -lt 2 ]; then
   run ${json:+--json "$json"}

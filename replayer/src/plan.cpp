@@ -33,6 +33,7 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
 
     // Unit ids: allgather keys by origin, alltoall by (origin, slot).
     std::unordered_map<std::uint64_t, std::uint32_t> unit_of;
+    unit_of.reserve(static_cast<std::size_t>(pattern.in_neighbors_size() + out_degree) * 2);
     std::vector<std::uint32_t> home_step;  // step at which a unit becomes available
     auto unit_key = [&](std::uint32_t origin, std::uint32_t slot) {
         return collective == Collective::allgather ? key(origin, 0) : key(origin, slot);
@@ -55,7 +56,20 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
         return u;
     };
 
+    // Per unit: the last operation (serial number) that carried it and its position there, so
+    // that repeated items in one message are found in constant time.
+    std::vector<std::uint32_t> seen_in, seen_at;
+    std::uint32_t serial = 0;
+    auto carried_before = [&](std::uint32_t u) {
+        if (u >= seen_in.size()) {
+            seen_in.resize(plan.homes.size(), 0);
+            seen_at.resize(plan.homes.size(), 0);
+        }
+        return seen_in[u] == serial;
+    };
+
     std::unordered_map<std::uint32_t, int> send_seq, recv_seq;
+    std::vector<std::uint32_t> providers;  // per send: receives it waits for (reused)
     for (int t = 0; t < pattern.steps_size(); ++t) {
         const auto step = static_cast<std::uint32_t>(t);
         const auto& operations = pattern.steps(t).operations();
@@ -63,20 +77,21 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
         for (int i = 0; i < operations.size(); ++i) {
             const auto& op = operations[i];
             if (op.kind() != schema::Operation::SEND) continue;
-            const std::string where = "step " + std::to_string(t) + " operation " + std::to_string(i);
+            const auto where = [&] { return "step " + std::to_string(t) + " operation " + std::to_string(i); };
+            ++serial;
             SendPlan send;
             send.peer = op.peer();
             send.tag = send_seq[op.peer()]++;
             bool own_only = true;
             bool to_peer = true;
-            std::vector<std::uint32_t> providers;
+            providers.clear();
             for (int k = 0; k < op.origins_size(); ++k) {
                 const std::uint32_t origin = op.origins(k);
                 const std::uint32_t slot = op.slots(k);
                 std::uint32_t u = 0;
                 if (origin == me) {
                     if (slot >= out_degree) {
-                        throw PlanError(where + ": sends own slot " + std::to_string(slot) + " but the rank has " +
+                        throw PlanError(where() + ": sends own slot " + std::to_string(slot) + " but the rank has " +
                                         std::to_string(out_degree) + " out-neighbors");
                     }
                     u = own_unit(slot);
@@ -85,16 +100,17 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                     own_only = false;
                     const auto it = unit_of.find(unit_key(origin, slot));
                     if (it == unit_of.end() || home_step[it->second] > step) {
-                        throw PlanError(where + ": sends item (" + std::to_string(origin) + ", " +
+                        throw PlanError(where() + ": sends item (" + std::to_string(origin) + ", " +
                                         std::to_string(slot) + ") before receiving it");
                     }
                     u = it->second;
                     providers.push_back(plan.homes[u].provider);
                 }
-                if (std::find(send.units.begin(), send.units.end(), u) == send.units.end()) {
+                if (!carried_before(u)) {
+                    seen_in[u] = serial;
                     send.units.push_back(u);
                 } else if (collective == Collective::alltoall) {
-                    throw PlanError(where + ": carries an item twice");
+                    throw PlanError(where() + ": carries an item twice");
                 }
             }
             send.direct = own_only && to_peer && send.units.size() == 1;
@@ -109,7 +125,8 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
         for (int i = 0; i < operations.size(); ++i) {
             const auto& op = operations[i];
             if (op.kind() != schema::Operation::RECV) continue;
-            const std::string where = "step " + std::to_string(t) + " operation " + std::to_string(i);
+            const auto where = [&] { return "step " + std::to_string(t) + " operation " + std::to_string(i); };
+            ++serial;
             RecvPlan recv;
             recv.peer = op.peer();
             recv.tag = recv_seq[op.peer()]++;
@@ -119,18 +136,18 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                 const std::uint32_t origin = op.origins(k);
                 const std::uint32_t slot = op.slots(k);
                 const std::uint32_t u = unit_id(unit_key(origin, slot));
-                auto pos = std::find(recv.units.begin(), recv.units.end(), u);
-                if (pos == recv.units.end()) {
+                if (!carried_before(u)) {
+                    seen_in[u] = serial;
+                    seen_at[u] = static_cast<std::uint32_t>(recv.units.size());
                     recv.units.push_back(u);
-                    pos = recv.units.end() - 1;
                 } else if (collective == Collective::alltoall) {
-                    throw PlanError(where + ": carries an item twice");
+                    throw PlanError(where() + ": carries an item twice");
                 }
-                const auto position = static_cast<std::uint32_t>(pos - recv.units.begin());
+                const std::uint32_t position = seen_at[u];
                 const auto it = in_slot.find(key(origin, slot));
                 if (it != in_slot.end()) {
                     if (delivered[it->second]++) {
-                        throw PlanError(where + ": delivers in-edge " + std::to_string(it->second) + " (from rank " +
+                        throw PlanError(where() + ": delivers in-edge " + std::to_string(it->second) + " (from rank " +
                                         std::to_string(origin) + ") a second time");
                     }
                     recv.deliveries.emplace_back(position, it->second);
