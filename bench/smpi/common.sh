@@ -17,12 +17,6 @@ SMPI_FLAGS=(--cfg=smpi/coll-selector:ompi --cfg=smpi/allreduce:rdb --cfg=smpi/bc
   --cfg=maxmin/precision:1e-4 --cfg=smpi/send-is-detached-thresh:0 --cfg=smpi/test:0 --cfg=smpi/wtime:0
   --log=root.thres:warning)
 
-# smpi_output: passes a simulation's output through without SimGrid's configuration echo
-# (warnings and errors stay).
-smpi_output() {
-  grep --line-buffered -v 'xbt_cfg/INFO' || true
-}
-
 # smpi_tcmalloc: path of tcmalloc's shared library, empty if not installed.
 smpi_tcmalloc() {
   # (awk reads all of ldconfig's output: exiting early would fail the pipe under pipefail)
@@ -39,7 +33,13 @@ smpi_preload() {
   return 0
 }
 
-# smpi_build ROOT BUILD_DIR [TARGET]: installs SimGrid (and tcmalloc, see run.sh) if needed
+# smpi_run SMPIRUN_ARGS... PROGRAM ARGS...: smpirun with SMPI_FLAGS and smpi_preload, its output
+# without SimGrid's configuration echo (warnings and errors stay).
+smpi_run() {
+  LD_PRELOAD=$(smpi_preload) smpirun "${SMPI_FLAGS[@]}" "$@" 2>&1 | { grep --line-buffered -v 'xbt_cfg/INFO' || true; }
+}
+
+# smpi_build ROOT BUILD_DIR [TARGET]: installs SimGrid (and tcmalloc, see smpi_preload) if needed
 # and, unless TARGET is already built, configures and builds the SMPI configuration (TARGET,
 # or everything).
 smpi_build() {

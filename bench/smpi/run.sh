@@ -38,14 +38,11 @@ hostfile=$(mktemp)
 trap 'rm -f "$hostfile" "$hostfile".out*' EXIT
 smpi_hostfile "$platform" "$ranks" "$hostfile"
 
-preload=$(smpi_preload)
-
 run() {
-  LD_PRELOAD=$preload smpirun -np "$ranks" -platform "$platform" -hostfile "$hostfile" \
-    --cfg=smpi/simulate-computation:no "${SMPI_FLAGS[@]}" \
+  smpi_run -np "$ranks" -platform "$platform" -hostfile "$hostfile" --cfg=smpi/simulate-computation:no \
     --cfg=smpi/os:"0:${os}:0" --cfg=smpi/ois:"0:${os}:0" --cfg=smpi/or:"0:${or}:0" \
     "$build/bench/nbr-bench" --patterns "$patterns" --naive "$naive" --sizes "$sizes" --iters "$iters" \
-    --warmup "$warmup" "$@" 2>&1 | smpi_output
+    --warmup "$warmup" "$@"
 }
 if [ "$runs" -lt 2 ]; then
   run ${json:+--json "$json"}

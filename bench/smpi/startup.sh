@@ -31,6 +31,6 @@ smpi_hostfile "$platform" "$ranks" "$hostfile"
 # computation runs in this one process and heap, where glibc's malloc charges whichever rank
 # happens to trigger a consolidation pass over all ranks' free chunks; tcmalloc has no such
 # passes, closer to separate processes with their own heaps.
-LD_PRELOAD=$(smpi_preload) smpirun -np "$ranks" -platform "$platform" -hostfile "$hostfile" \
-  --cfg=smpi/simulate-computation:yes --cfg=smpi/host-speed:"$speed" "${SMPI_FLAGS[@]}" \
-  "$build/bench/nbr-startup-bench" "$@" 2>&1 | smpi_output
+smpi_run -np "$ranks" -platform "$platform" -hostfile "$hostfile" \
+  --cfg=smpi/simulate-computation:yes --cfg=smpi/host-speed:"$speed" \
+  "$build/bench/nbr-startup-bench" "$@"

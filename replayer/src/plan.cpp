@@ -12,6 +12,11 @@ std::uint64_t key(std::uint32_t a, std::uint32_t b) {
     return (std::uint64_t{a} << 32) | b;
 }
 
+/// Where an operation is, for error messages (built only when one is thrown).
+std::string at(int step, int operation) {
+    return "step " + std::to_string(step) + " operation " + std::to_string(operation);
+}
+
 }  // namespace
 
 Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
@@ -77,7 +82,7 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
         for (int i = 0; i < operations.size(); ++i) {
             const auto& op = operations[i];
             if (op.kind() != schema::Operation::SEND) continue;
-            const auto where = [&] { return "step " + std::to_string(t) + " operation " + std::to_string(i); };
+            const auto where = [&] { return at(t, i); };
             ++serial;
             SendPlan send;
             send.peer = op.peer();
@@ -125,7 +130,7 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
         for (int i = 0; i < operations.size(); ++i) {
             const auto& op = operations[i];
             if (op.kind() != schema::Operation::RECV) continue;
-            const auto where = [&] { return "step " + std::to_string(t) + " operation " + std::to_string(i); };
+            const auto where = [&] { return at(t, i); };
             ++serial;
             RecvPlan recv;
             recv.peer = op.peer();
