@@ -34,9 +34,14 @@ smpi_preload() {
 }
 
 # smpi_run SMPIRUN_ARGS... PROGRAM ARGS...: smpirun with SMPI_FLAGS and smpi_preload, its output
-# without SimGrid's configuration echo (warnings and errors stay).
+# without SimGrid's configuration echo (warnings and errors stay). smpirun exits 0 even when a
+# simulated rank called MPI_Abort or the simulation deadlocked, so this fails if its output
+# says so.
 smpi_run() {
-  LD_PRELOAD=$(smpi_preload) smpirun "${SMPI_FLAGS[@]}" "$@" 2>&1 | { grep --line-buffered -v 'xbt_cfg/INFO' || true; }
+  LD_PRELOAD=$(smpi_preload) smpirun "${SMPI_FLAGS[@]}" "$@" 2>&1 |
+    awk '/xbt_cfg\/INFO/ {next} {print; fflush()}
+         /MPI_Abort was called|\/CRITICAL\]|Execution failed/ {failed = 1}
+         END {exit failed}'
 }
 
 # smpi_build ROOT BUILD_DIR [TARGET]: installs SimGrid (and tcmalloc, see smpi_preload) if needed
