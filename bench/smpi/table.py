@@ -6,7 +6,9 @@ usage: bench/smpi/table.py OUT_DIR
 One row per (topology, ranks, bytes, algorithm): simulated latency of the naive pattern and
 of the algorithm (nbr-bench's "nbr-naive" and "nbr" variants), the ratio naive / algorithm,
 the mean messages sent per rank per call, the host time the cell's simulations took and how
-many identical simulations it rests on (2: determinism checked).
+many identical simulations it rests on (2: determinism checked). A prepared case (topology and
+patterns compiled) without a result for some message size of the table gets a "not simulated"
+row: its messages per rank come from the patterns alone.
 """
 import json
 import re
@@ -38,12 +40,19 @@ def read_optional(path, default):
 def main():
     out = Path(sys.argv[1])
     rows = {}
+    prepared = {}  # case key -> (label, ranks, naive sends, {algo: sends})
     for work in sorted((p for p in out.iterdir() if p.is_dir()), key=lambda p: case_key(p.name)):
         case, _, ranks = work.name.rpartition("-")
         naive_inspect = work / "naive.inspect.json"
         if not naive_inspect.exists():
             continue
         naive_sends = json.loads(naive_inspect.read_text())["sends_per_rank"]["mean"]
+        algos = {}
+        for inspect in sorted(work.glob("*.inspect.json")):
+            algo = inspect.name[: -len(".inspect.json")]
+            if algo != "naive":
+                algos[algo] = json.loads(inspect.read_text())["sends_per_rank"]["mean"]
+        prepared[case_key(work.name)] = (case_label(case), ranks, naive_sends, algos)
         for bench in sorted(work.glob("*.bench.json")):
             match = CELL.match(bench.name)
             if not match:
@@ -51,7 +60,7 @@ def main():
             algo = match["algo"]
             stem = bench.name[: -len(".bench.json")]
             result = json.loads(bench.read_text())
-            sends = json.loads((work / f"{algo}.inspect.json").read_text())["sends_per_rank"]["mean"]
+            sends = algos[algo]
             host = read_optional(work / f"{stem}.host-seconds", "-")
             if match["size"] is None and host != "-":
                 host += " (all sizes)"
@@ -69,11 +78,20 @@ def main():
                     continue
                 rows[key] = (case_label(case), ranks, size, algo, naive, mine, naive / mine,
                              f"{naive_sends:.1f} → {sends:.1f}", host, simulations, ok)
+    sizes = {key[1] for key in rows}
+    for case, (label, ranks, naive_sends, algos) in prepared.items():
+        for size in sizes:
+            for algo, sends in algos.items():
+                rows.setdefault((case, size, algo), (label, ranks, size, algo, None, None, None,
+                                                     f"{naive_sends:.1f} → {sends:.1f}", "–", "0", None))
     print("| topology | ranks | bytes | algorithm | naive (µs) | algorithm (µs) | naive / algorithm "
           "| sends/rank naive → algorithm | host s | runs | data |")
     print("| --- | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |")
     for key in sorted(rows):
         topo, ranks, size, algo, naive, mine, ratio, sends, host, runs, ok = rows[key]
+        if naive is None:
+            print(f"| {topo} | {ranks} | {size} | {algo} | – | – | – | {sends} | {host} | {runs} | not simulated |")
+            continue
         print(f"| {topo} | {ranks} | {size} | {algo} | {naive:.2f} | {mine:.2f} | {ratio:.2f} | {sends} "
               f"| {host} | {runs} | {'ok' if ok else 'MISMATCH'} |")
 
