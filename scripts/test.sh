@@ -34,6 +34,13 @@ NBR_BUILD="$root/build-mpich" NBR_SMPI_BUILD="$root/build-smpi-ci" NBR_SMPI_CASE
   bash "$root/bench/smpi/table.sh" "$smoke/table" 64 | tee "$smoke/table.txt"
 [ "$(grep -c "deterministic: two simulations agree" "$smoke/table.txt")" -eq 4 ]
 [ "$(grep -cE '^\| (Moore|random).* \| 2 \| ok \|$' "$smoke/table.txt")" -eq 4 ]
+# A prepared case missing one of the table's sizes is tabulated as "not simulated".
+cp -r "$smoke/table" "$smoke/partial"
+rm "$smoke/partial/moore-2-2-64/common-neighbor.1024B.bench.json"
+/usr/bin/python3 "$root/bench/smpi/table.py" "$smoke/partial" >"$smoke/partial.txt"
+grep -qE '^\| Moore d=2 r=2 \| 64 \| 4 \| .* \| 2 \| ok \|$' "$smoke/partial.txt"
+grep -qE '^\| Moore d=2 r=2 \| 64 \| 1024 \| common-neighbor \| – \| – \| – \| 24.0 → .* \| not simulated \|$' \
+  "$smoke/partial.txt"
 # Job-start cost at 32 simulated ranks: two online-vs-load rows and one load-only row of a
 # pattern compiled beforehand.
 "$nbrc" gen random --ranks 32 --density 0.5 -o "$smoke/r.el" >/dev/null
