@@ -39,8 +39,8 @@ def read_optional(path, default):
 
 def main():
     out = Path(sys.argv[1])
-    rows = {}
-    prepared = {}  # case key -> (label, ranks, naive sends, {algo: sends})
+    cases = {}  # case key -> (label, ranks, naive sends/rank, {algorithm: sends/rank})
+    results = {}  # (case key, bytes, algorithm) -> (naive µs, algorithm µs, host s, runs, data ok)
     for work in sorted((p for p in out.iterdir() if p.is_dir()), key=lambda p: case_key(p.name)):
         case, _, ranks = work.name.rpartition("-")
         naive_inspect = work / "naive.inspect.json"
@@ -52,15 +52,14 @@ def main():
             algo = inspect.name[: -len(".inspect.json")]
             if algo != "naive":
                 algos[algo] = json.loads(inspect.read_text())["sends_per_rank"]["mean"]
-        prepared[case_key(work.name)] = (case_label(case), ranks, naive_sends, algos)
+        key = case_key(work.name)
+        cases[key] = (case_label(case), ranks, naive_sends, algos)
         for bench in sorted(work.glob("*.bench.json")):
             match = CELL.match(bench.name)
             if not match:
                 continue
-            algo = match["algo"]
             stem = bench.name[: -len(".bench.json")]
             result = json.loads(bench.read_text())
-            sends = algos[algo]
             host = read_optional(work / f"{stem}.host-seconds", "-")
             if match["size"] is None and host != "-":
                 host += " (all sizes)"
@@ -69,31 +68,28 @@ def main():
             for r in result["results"]:
                 by_size.setdefault(r["bytes"], {})[r["variant"]] = r
             for size, variants in by_size.items():
-                naive = variants["nbr-naive"]["seconds"] * 1e6
-                mine = variants["nbr"]["seconds"] * 1e6
-                ok = all(v["correct"] for v in variants.values())
-                key = (case_key(work.name), size, algo)
+                cell = (key, size, match["algo"])
                 # a per-size cell supersedes the same size from an older all-sizes file
-                if key in rows and match["size"] is None:
+                if cell in results and match["size"] is None:
                     continue
-                rows[key] = (case_label(case), ranks, size, algo, naive, mine, naive / mine,
-                             f"{naive_sends:.1f} → {sends:.1f}", host, simulations, ok)
-    sizes = {key[1] for key in rows}
-    for case, (label, ranks, naive_sends, algos) in prepared.items():
-        for size in sizes:
-            for algo, sends in algos.items():
-                rows.setdefault((case, size, algo), (label, ranks, size, algo, None, None, None,
-                                                     f"{naive_sends:.1f} → {sends:.1f}", "–", "0", None))
+                results[cell] = (variants["nbr-naive"]["seconds"] * 1e6, variants["nbr"]["seconds"] * 1e6, host,
+                                 simulations, all(v["correct"] for v in variants.values()))
     print("| topology | ranks | bytes | algorithm | naive (µs) | algorithm (µs) | naive / algorithm "
           "| sends/rank naive → algorithm | host s | runs | data |")
     print("| --- | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |")
-    for key in sorted(rows):
-        topo, ranks, size, algo, naive, mine, ratio, sends, host, runs, ok = rows[key]
-        if naive is None:
-            print(f"| {topo} | {ranks} | {size} | {algo} | – | – | – | {sends} | {host} | {runs} | not simulated |")
-            continue
-        print(f"| {topo} | {ranks} | {size} | {algo} | {naive:.2f} | {mine:.2f} | {ratio:.2f} | {sends} "
-              f"| {host} | {runs} | {'ok' if ok else 'MISMATCH'} |")
+    sizes = sorted({size for _, size, _ in results})
+    for key, (label, ranks, naive_sends, algos) in cases.items():
+        for size in sizes:
+            for algo, sends in algos.items():
+                row = f"| {label} | {ranks} | {size} | {algo} |"
+                messages = f"{naive_sends:.1f} → {sends:.1f}"
+                result = results.get((key, size, algo))
+                if result is None:
+                    print(f"{row} – | – | – | {messages} | – | 0 | not simulated |")
+                    continue
+                naive, mine, host, runs, ok = result
+                print(f"{row} {naive:.2f} | {mine:.2f} | {naive / mine:.2f} | {messages} | {host} | {runs} "
+                      f"| {'ok' if ok else 'MISMATCH'} |")
 
 
 if __name__ == "__main__":

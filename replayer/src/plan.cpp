@@ -82,7 +82,6 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
         for (int i = 0; i < operations.size(); ++i) {
             const auto& op = operations[i];
             if (op.kind() != schema::Operation::SEND) continue;
-            const auto where = [&] { return at(t, i); };
             ++serial;
             SendPlan send;
             send.peer = op.peer();
@@ -96,7 +95,7 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                 std::uint32_t u = 0;
                 if (origin == me) {
                     if (slot >= out_degree) {
-                        throw PlanError(where() + ": sends own slot " + std::to_string(slot) + " but the rank has " +
+                        throw PlanError(at(t, i) + ": sends own slot " + std::to_string(slot) + " but the rank has " +
                                         std::to_string(out_degree) + " out-neighbors");
                     }
                     u = own_unit(slot);
@@ -105,7 +104,7 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                     own_only = false;
                     const auto it = unit_of.find(unit_key(origin, slot));
                     if (it == unit_of.end() || home_step[it->second] > step) {
-                        throw PlanError(where() + ": sends item (" + std::to_string(origin) + ", " +
+                        throw PlanError(at(t, i) + ": sends item (" + std::to_string(origin) + ", " +
                                         std::to_string(slot) + ") before receiving it");
                     }
                     u = it->second;
@@ -115,7 +114,7 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                     seen_in[u] = serial;
                     send.units.push_back(u);
                 } else if (collective == Collective::alltoall) {
-                    throw PlanError(where() + ": carries an item twice");
+                    throw PlanError(at(t, i) + ": carries an item twice");
                 }
             }
             send.direct = own_only && to_peer && send.units.size() == 1;
@@ -130,7 +129,6 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
         for (int i = 0; i < operations.size(); ++i) {
             const auto& op = operations[i];
             if (op.kind() != schema::Operation::RECV) continue;
-            const auto where = [&] { return at(t, i); };
             ++serial;
             RecvPlan recv;
             recv.peer = op.peer();
@@ -146,13 +144,13 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                     seen_at[u] = static_cast<std::uint32_t>(recv.units.size());
                     recv.units.push_back(u);
                 } else if (collective == Collective::alltoall) {
-                    throw PlanError(where() + ": carries an item twice");
+                    throw PlanError(at(t, i) + ": carries an item twice");
                 }
                 const std::uint32_t position = seen_at[u];
                 const auto it = in_slot.find(key(origin, slot));
                 if (it != in_slot.end()) {
                     if (delivered[it->second]++) {
-                        throw PlanError(where() + ": delivers in-edge " + std::to_string(it->second) + " (from rank " +
+                        throw PlanError(at(t, i) + ": delivers in-edge " + std::to_string(it->second) + " (from rank " +
                                         std::to_string(origin) + ") a second time");
                     }
                     recv.deliveries.emplace_back(position, it->second);
