@@ -18,7 +18,7 @@ out=$1
 shift
 ranks_list=("$@")
 [ ${#ranks_list[@]} -gt 0 ] || ranks_list=(1024 4096)
-cases=${NBR_SMPI_CASES:-"moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"}
+cases=${NBR_SMPI_CASES:-}
 sizes=${NBR_SMPI_SIZES:-"4 1024"}
 algos=${NBR_SMPI_ALGOS:-common-neighbor}
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
@@ -26,27 +26,10 @@ nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# prepare CASE RANKS: topology and compiled patterns of one case (once).
-prepare() {
-  local case=$1 ranks=$2 work="$out/$1-$2" d r algo
-  mkdir -p "$work"
-  if [ ! -f "$work/topology.el" ]; then
-    case $case in
-      moore-*-*)
-        IFS=- read -r _ d r <<<"$case"
-        "$nbrc" gen moore --ranks "$ranks" --dims "$d" --radius "$r" -o "$work/topology.el" ;;
-      random-*)
-        "$nbrc" gen random --ranks "$ranks" --density "${case#random-}" -o "$work/topology.el" ;;
-      *) echo "table.sh: unknown case $case" >&2; exit 1 ;;
-    esac
-  fi
-  for algo in naive $algos; do
-    if [ ! -f "$work/$algo.inspect.json" ]; then
-      "$nbrc" compile "$work/topology.el" --algo "$algo" -q -o "$work/$algo"
-      "$nbrc" inspect "$work/$algo" --json >"$work/$algo.inspect.json"
-    fi
-  done
-}
+# shellcheck source=../cases.sh
+source "$root/bench/cases.sh"
+prepare() { prepare_case "$nbrc" "$out" "$1" "$2" $algos; }
+cases=${cases:-$BENCH_CASES}
 
 for size in $sizes; do
   for ranks in "${ranks_list[@]}"; do

@@ -4,9 +4,14 @@
 #include <cstdio>
 #include <sstream>
 
+#include "json_text.hpp"
+
 namespace nbr::compiler {
 
 namespace {
+
+using internal::json_string;
+using internal::number;
 
 class SpreadAccumulator {
 public:
@@ -24,37 +29,6 @@ private:
     double min_ = 0, max_ = 0, sum_ = 0;
     std::uint64_t count_ = 0;
 };
-
-std::string number(double value) {
-    char buffer[64];
-    if (value == static_cast<double>(static_cast<long long>(value))) {
-        std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(value));
-    } else {
-        std::snprintf(buffer, sizeof buffer, "%.6g", value);
-    }
-    return buffer;
-}
-
-std::string json_string(const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char buffer[8];
-                    std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-                    out += buffer;
-                } else {
-                    out += c;
-                }
-        }
-    }
-    return out + "\"";
-}
 
 std::string json_spread(const Spread& s) {
     return "{\"min\": " + number(s.min) + ", \"mean\": " + number(s.mean) + ", \"max\": " + number(s.max) + "}";

@@ -1,4 +1,5 @@
 // nbrc: the nbr pattern compiler. A thin CLI11 driver over the nbr_compiler library.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -6,12 +7,15 @@
 #include <sstream>
 #include <string>
 
+#include <sys/resource.h>
+
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
 #include "nbr/compiler/mpi_program.hpp"
+#include "nbr/compiler/simulate.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/readers.hpp"
@@ -39,7 +43,42 @@ struct Options {
     std::optional<std::uint32_t> rank;
     bool json = false;
     std::string topology;
+    // simulate
+    std::string machine;
+    std::string sizes = "4,16,64,256,1K,4K,16K,64K,256K,1M,4M";
+    std::vector<std::uint64_t> size_list;  // parsed --sizes
+    std::string collective = "allgather";
+    std::optional<std::uint32_t> ranks_per_node;
+    std::optional<std::uint32_t> ranks_per_socket;
+    std::string placement;
+    std::string baseline;
+    bool print_machine = false;
 };
+
+/// Parses "4,1K,2M" (binary multiples K, M, G) into byte counts.
+std::vector<std::uint64_t> parse_sizes(const std::string& text) {
+    std::vector<std::uint64_t> sizes;
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        std::size_t used = 0;
+        unsigned long long value = 0;
+        try {
+            value = std::stoull(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        const std::string suffix = item.substr(used);
+        const std::map<std::string, unsigned> shifts{{"", 0}, {"K", 10}, {"M", 20}, {"G", 30}};
+        const auto shift = shifts.find(suffix);
+        if (used == 0 || shift == shifts.end() || value > (~0ULL >> shift->second)) {
+            throw CLI::ValidationError("--sizes", "'" + item + "' is not a size (e.g. 4, 1K, 4M)");
+        }
+        sizes.push_back(value << shift->second);
+    }
+    if (sizes.empty()) throw CLI::ValidationError("--sizes", "no sizes given");
+    return sizes;
+}
 
 int process_rank() {
     int rank = 0;
@@ -137,6 +176,59 @@ int run_verify(const Options& o) {
     return status;
 }
 
+nbr::Placement simulation_placement(const Options& o, const nbr::compiler::Machine& machine, std::uint32_t ranks) {
+    if (!o.placement.empty()) return nbr::Placement::read(o.placement, ranks);
+    const auto per_node = o.ranks_per_node.value_or(machine.ranks_per_node);
+    return nbr::Placement::block(ranks, per_node,
+                                 o.ranks_per_socket.value_or(std::min(machine.ranks_per_socket, per_node)));
+}
+
+int run_simulate(const Options& o) {
+    on_root([&] {
+        const auto machine = nbr::compiler::load_machine(o.machine);
+        if (o.print_machine) {
+            std::cout << nbr::compiler::machine_to_json(machine.spec);
+            return;
+        }
+        const auto& sizes = o.size_list;
+        const auto collective =
+            o.collective == "alltoall" ? nbr::compiler::Collective::alltoall : nbr::compiler::Collective::allgather;
+        nbr::compiler::SimReport report;
+        const auto start = std::chrono::steady_clock::now();
+        const auto program = nbr::compiler::load_program(o.dir, collective);
+        report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const auto placement = simulation_placement(o, machine, program.num_ranks);
+        report.pattern = o.dir;
+        report.algorithm = program.algorithm;
+        report.collective = collective;
+        report.ranks = program.num_ranks;
+        report.messages = program.num_messages();
+        report.machine = machine.name;
+        report.placement = placement.description();
+        report.nodes = placement.num_nodes();
+        for (const auto size : sizes)
+            report.results.push_back(nbr::compiler::simulate(program, machine, placement, size));
+        if (!o.baseline.empty()) {
+            const auto baseline = nbr::compiler::load_program(o.baseline, collective);
+            if (baseline.num_ranks != program.num_ranks) {
+                throw nbr::InputError("--baseline " + o.baseline + " has " + std::to_string(baseline.num_ranks) +
+                                      " ranks, " + o.dir + " " + std::to_string(program.num_ranks));
+            }
+            report.baseline = o.baseline;
+            report.baseline_algorithm = baseline.algorithm;
+            report.baseline_messages = baseline.num_messages();
+            for (const auto size : sizes) {
+                report.baseline_results.push_back(nbr::compiler::simulate(baseline, machine, placement, size));
+            }
+        }
+        rusage usage{};
+        getrusage(RUSAGE_SELF, &usage);
+        report.peak_memory_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: KiB
+        std::cout << (o.json ? nbr::compiler::format_report_json(report) : nbr::compiler::format_report(report));
+    });
+    return 0;
+}
+
 int run(int argc, char** argv) {
     const bool root = process_rank() == 0;
     Options o;
@@ -190,8 +282,43 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     verify->add_option("--ranks", o.ranks, "--ranks used when compiling --topology")->check(CLI::PositiveNumber);
 
+    std::string machines;
+    for (const auto& name : nbr::compiler::machine_preset_names()) machines += (machines.empty() ? "" : ", ") + name;
+    auto* simulate = app.add_subcommand("simulate", "Predict a pattern's replay latency on a modeled cluster");
+    simulate->add_option("dir", o.dir, "Pattern directory (required unless --print-machine)")
+        ->check(CLI::ExistingDirectory);
+    simulate->add_option("--machine", o.machine, "Machine: a preset (" + machines + ") or a JSON machine file")
+        ->required();
+    simulate->add_option("--sizes", o.sizes, "Block sizes in bytes per neighbor (K, M suffixes)")
+        ->capture_default_str();
+    const std::map<std::string, std::string> collectives{{"allgather", "allgather"}, {"alltoall", "alltoall"}};
+    simulate->add_option("--collective", o.collective, "Collective to replay")
+        ->transform(CLI::IsMember(collectives))
+        ->capture_default_str();
+    auto* per_node = simulate
+                         ->add_option("--ranks-per-node", o.ranks_per_node,
+                                      "Block placement: ranks per node "
+                                      "(default: the machine's)")
+                         ->check(CLI::PositiveNumber);
+    auto* per_socket = simulate
+                           ->add_option("--ranks-per-socket", o.ranks_per_socket,
+                                        "Block placement: ranks per socket (default: the machine's)")
+                           ->check(CLI::PositiveNumber);
+    simulate->add_option("--placement", o.placement, "Placement file: 'rank node socket' lines")
+        ->check(CLI::ExistingFile)
+        ->excludes(per_node)
+        ->excludes(per_socket);
+    simulate
+        ->add_option("--baseline", o.baseline,
+                     "Also simulate this pattern (e.g. the naive one) and report "
+                     "the speedup")
+        ->check(CLI::ExistingDirectory);
+    simulate->add_flag("--json", o.json, "JSON output");
+    simulate->add_flag("--print-machine", o.print_machine, "Print the machine's JSON and exit");
+
     try {
         app.parse(argc, argv);
+        if (simulate->parsed()) o.size_list = parse_sizes(o.sizes);
     } catch (const CLI::ParseError& error) {
         std::ostringstream sink;
         const int code = root ? app.exit(error) : app.exit(error, sink, sink);
@@ -201,6 +328,13 @@ int run(int argc, char** argv) {
     if (random->parsed()) return run_gen_random(o);
     if (compile->parsed()) return run_compile(o);
     if (inspect->parsed()) return run_inspect(o);
+    if (simulate->parsed()) {
+        if (o.dir.empty() && !o.print_machine) {
+            if (root) std::cerr << "nbrc simulate: a pattern directory is required\n";
+            return 2;
+        }
+        return run_simulate(o);
+    }
     return run_verify(o);
 }
 

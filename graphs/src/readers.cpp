@@ -1,5 +1,7 @@
 #include "nbr/graphs/readers.hpp"
 
+#include "text_input.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -13,60 +15,11 @@ namespace nbr {
 
 namespace {
 
-std::string load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot open file");
-    std::ostringstream contents;
-    contents << in.rdbuf();
-    if (in.bad()) throw InputError(path + ": read error");
-    return std::move(contents).str();
-}
-
-/// Splits a buffer into lines, tracking 1-based line numbers.
-class LineReader {
-public:
-    explicit LineReader(std::string_view text) : text_(text) {}
-    bool next(std::string_view& line) {
-        if (pos_ >= text_.size()) return false;
-        const auto end = text_.find('\n', pos_);
-        const auto stop = end == std::string_view::npos ? text_.size() : end;
-        line = text_.substr(pos_, stop - pos_);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        ends_with_newline_ = end != std::string_view::npos;
-        pos_ = stop + 1;
-        ++number_;
-        return true;
-    }
-    [[nodiscard]] std::size_t number() const { return number_; }
-    [[nodiscard]] bool ends_with_newline() const { return ends_with_newline_; }
-
-private:
-    std::string_view text_;
-    std::size_t pos_ = 0;
-    std::size_t number_ = 0;
-    bool ends_with_newline_ = true;
-};
-
-/// Splits a line into whitespace-separated fields.
-std::vector<std::string_view> fields_of(std::string_view line) {
-    std::vector<std::string_view> fields;
-    std::size_t i = 0;
-    while (i < line.size()) {
-        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-        const std::size_t start = i;
-        while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-        if (i > start) fields.push_back(line.substr(start, i - start));
-    }
-    return fields;
-}
-
-template <class T>
-bool parse_unsigned(std::string_view field, T& value) {
-    const auto* first = field.data();
-    const auto* last = field.data() + field.size();
-    auto [ptr, ec] = std::from_chars(first, last, value);
-    return ec == std::errc() && ptr == last;
-}
+using internal::fields_of;
+using internal::LineReader;
+using internal::load;
+using internal::parse_unsigned;
+using internal::where;
 
 bool parse_number(std::string_view field) {
     // Value columns of Matrix Market files: any real number.
@@ -75,10 +28,6 @@ bool parse_number(std::string_view field) {
     char* end = nullptr;
     (void)std::strtod(copy.c_str(), &end);
     return end == copy.c_str() + copy.size();
-}
-
-std::string where(const std::string& path, std::size_t line) {
-    return path + ":" + std::to_string(line) + ": ";
 }
 
 std::string lower(std::string_view s) {

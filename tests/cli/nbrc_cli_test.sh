@@ -88,6 +88,36 @@ cp -r p2 ptrunc2
 head -c 10 p2/manifest.pb >ptrunc2/manifest.pb
 expect 1 "manifest.pb" -- $nbrc verify ptrunc2
 
+# simulate: presets, JSON results per size, baseline speedup, placement file, bad machines.
+expect 0 "machine smpi-fat-tree-32c" -- $nbrc simulate cn2 --machine smpi-fat-tree-32c --sizes 4,1K --baseline p2
+json=$($nbrc simulate cn2 --machine niagara --sizes 8,64K --collective alltoall --baseline p2 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = d["results"]
+assert [x["bytes"] for x in r] == [8, 65536], r
+assert all(x["latency_us"] > 0 and x["baseline_latency_us"] > 0 for x in r), r
+assert r[1]["latency_us"] > r[0]["latency_us"], r
+assert d["collective"] == "alltoall" and d["machine"] == "niagara" and d["nodes"] == 2, d
+' <<<"$json" && pass || fail "simulate --json: $json"
+# The same pattern twice gives the same prediction (deterministic), also through a file machine.
+$nbrc simulate p2 --machine niagara --print-machine >niagara.json
+a=$($nbrc simulate p2 --machine niagara --sizes 4 --json | grep -o '"latency_us": [0-9.e+-]*' | head -1)
+b=$($nbrc simulate p2 --machine niagara.json --sizes 4 --json | grep -o '"latency_us": [0-9.e+-]*' | head -1)
+[ -n "$a" ] && [ "$a" = "$b" ] && pass || fail "preset and its printed file disagree: '$a' vs '$b'"
+# Placement file: all 64 ranks on one socket makes every message a same-socket one.
+for r in $(seq 0 63); do echo "$r 0 0"; done >onesocket.txt
+expect 0 "socket 8 / 8 node 0 / 0 leaf 0 / 0 network 0 / 0" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --sizes 4
+expect 2 "" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --ranks-per-node 4
+head -n 10 onesocket.txt >short.txt
+expect 1 "rank 10 is not placed" -- $nbrc simulate p2 --machine niagara --placement short.txt
+expect 1 "unknown machine 'nowhere'" -- $nbrc simulate p2 --machine nowhere
+printf '{"format_version": 7}' >future.json
+expect 1 "future.json: format_version 7 is newer" -- $nbrc simulate p2 --machine future.json
+expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
+expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
+expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
+
 # A foreign directory is never replaced.
 mkdir keep && echo data >keep/file
 expect 1 "not an nbr pattern directory" -- $nbrc compile moore.el -o keep

@@ -1,0 +1,28 @@
+# Sourced by bench/smpi/table.sh and bench/simulate_table.sh: the benchmark cases.
+# BENCH_CASES: Moore neighborhoods (d, r) and Erdős–Rényi graphs (density δ, seed 1).
+BENCH_CASES="moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"
+
+# prepare_case NBRC OUT CASE RANKS ALGOS...: generates OUT/CASE-RANKS/topology.el and compiles
+# the naive pattern and every algorithm in ALGOS into OUT/CASE-RANKS/ALGO (with ALGO.inspect.json),
+# skipping what is there already.
+prepare_case() {
+  local nbrc=$1 out=$2 case=$3 ranks=$4 work="$2/$3-$4" d r algo
+  shift 4
+  mkdir -p "$work"
+  if [ ! -f "$work/topology.el" ]; then
+    case $case in
+      moore-*-*)
+        IFS=- read -r _ d r <<<"$case"
+        "$nbrc" gen moore --ranks "$ranks" --dims "$d" --radius "$r" -o "$work/topology.el" ;;
+      random-*)
+        "$nbrc" gen random --ranks "$ranks" --density "${case#random-}" -o "$work/topology.el" ;;
+      *) echo "unknown case $case" >&2; return 1 ;;
+    esac
+  fi
+  for algo in naive "$@"; do
+    if [ ! -f "$work/$algo.inspect.json" ]; then
+      "$nbrc" compile "$work/topology.el" --algo "$algo" -q -o "$work/$algo"
+      "$nbrc" inspect "$work/$algo" --json >"$work/$algo.inspect.json"
+    fi
+  done
+}

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nbr_machine.pb.h"
+
+namespace nbr::compiler {
+
+/// @brief Error in a machine file or preset name; what() names the file.
+class MachineError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// @brief How far apart two ranks are; each class has its own LogGOPS parameters.
+enum class DistanceClass : std::uint8_t {
+    socket,   ///< same socket (including a rank and itself)
+    node,     ///< other socket of the same node
+    leaf,     ///< other node under the same leaf switch (machines with nodes_per_switch)
+    network,  ///< other node
+};
+inline constexpr std::size_t kDistanceClasses = 4;
+[[nodiscard]] const char* to_string(DistanceClass c);
+
+/// @brief Size-dependent override of latency and byte time (picoseconds).
+struct SizeSegment {
+    std::uint64_t from_bytes = 0;
+    double latency_ps = 0;
+    double byte_ps = 0;
+};
+
+/// @brief LogGOPS parameters of one distance class, in picoseconds (per byte where named so).
+struct LinkCost {
+    double latency_ps = 0;              ///< L
+    double send_overhead_ps = 0;        ///< o_s
+    double recv_overhead_ps = 0;        ///< o_r
+    double gap_ps = 0;                  ///< g
+    double byte_ps = 0;                 ///< G
+    double send_byte_ps = 0;            ///< O_s
+    double recv_byte_ps = 0;            ///< O_r
+    std::uint64_t eager_limit = ~0ULL;  ///< S: larger messages use rendezvous
+    std::vector<SizeSegment> segments;  ///< sorted by from_bytes
+
+    /// @brief Latency and byte time for a message of `bytes` bytes (segments applied).
+    [[nodiscard]] std::pair<double, double> latency_and_byte_ps(std::uint64_t bytes) const;
+};
+
+/// @brief A machine model, validated and converted to picoseconds.
+struct Machine {
+    std::string name;
+    std::string description;
+    std::uint32_t ranks_per_node = 1;
+    std::uint32_t ranks_per_socket = 1;
+    double copy_byte_ps = 0;  ///< memory copy per byte (packing and unpacking)
+    std::array<LinkCost, kDistanceClasses> link;
+    double nic_gap_ps = 0;
+    double nic_byte_ps = 0;
+    std::uint32_t nodes_per_switch = 0;  ///< 0: no switch level (class leaf unused)
+    std::vector<std::string> sources;
+    schema::Machine spec;  ///< as read (for printing)
+
+    [[nodiscard]] const LinkCost& cost(DistanceClass c) const { return link[static_cast<std::size_t>(c)]; }
+};
+
+/// @brief Newest machine-file format this build reads.
+inline constexpr std::uint32_t kMachineFormatVersion = 1;
+
+/// @brief Names of the built-in machines (`--machine NAME`).
+[[nodiscard]] std::vector<std::string> machine_preset_names();
+
+/// @brief A preset by name, or a JSON machine file by path (a name that is not a preset is
+/// read as a file). @throws MachineError naming the file or listing the presets.
+[[nodiscard]] Machine load_machine(const std::string& name_or_path);
+
+/// @brief Parses and validates machine JSON; `source` names it in errors.
+[[nodiscard]] Machine parse_machine(const std::string& json, const std::string& source);
+
+/// @brief Validates a machine message and converts it. @throws MachineError naming `source`.
+[[nodiscard]] Machine machine_from_spec(const schema::Machine& spec, const std::string& source);
+
+/// @brief The machine message as JSON (field names as in nbr_machine.proto), readable by
+/// parse_machine.
+[[nodiscard]] std::string machine_to_json(const schema::Machine& spec);
+
+}  // namespace nbr::compiler

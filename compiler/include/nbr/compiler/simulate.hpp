@@ -1,0 +1,109 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nbr/compiler/machine.hpp"
+#include "nbr/graphs/placement.hpp"
+#include "nbr_pattern.pb.h"
+#include "plan.hpp"
+
+namespace nbr::compiler {
+
+using nbr::internal::Collective;
+
+/// @brief One replay of a pattern as a message graph, independent of block size, machine
+/// and placement: what libnbr's executor does, taken from the replayer's own plans
+/// (internal::build_plan), so message layouts, zero-copy (direct) messages and the
+/// receive → send dependencies are exactly the replayer's.
+///
+/// Messages are numbered by sender, in each sender's plan order. Memory is linear in the
+/// number of messages (about 40 bytes each).
+struct SimProgram {
+    std::uint32_t num_ranks = 0;
+    std::string algorithm;
+    Collective collective = Collective::allgather;
+    std::vector<std::uint64_t> first_message;  ///< per rank (+1): its sends are [first, next first)
+    std::vector<std::uint32_t> src;            ///< per message
+    std::vector<std::uint32_t> dst;
+    std::vector<std::uint32_t> units;            ///< blocks carried
+    std::vector<std::uint32_t> unpack_units;     ///< blocks the receiver copies out of the message
+    std::vector<std::uint8_t> packed;            ///< 1: staged (packed by the sender), 0: zero-copy
+    std::vector<std::uint32_t> dependencies;     ///< receives the send waits for
+    std::vector<std::uint64_t> first_dependent;  ///< per message (+1), into `dependents`
+    std::vector<std::uint32_t> dependents;       ///< sends released when the message is received
+
+    [[nodiscard]] std::uint64_t num_messages() const noexcept { return dst.size(); }
+};
+
+/// @brief Builds the program from every rank's pattern (index = rank).
+/// @throws std::runtime_error naming the ranks if sends and receives do not match.
+[[nodiscard]] SimProgram make_program(std::span<const schema::RankPattern> patterns, Collective collective);
+
+/// @brief Reads a pattern directory rank by rank (checked as nbr_load_pattern checks each
+/// file) and builds the program without keeping the patterns in memory.
+[[nodiscard]] SimProgram load_program(const std::filesystem::path& dir, Collective collective);
+
+/// @brief Traffic of one distance class: per-rank messages and bytes sent.
+struct ClassTraffic {
+    double messages_mean = 0;
+    std::uint64_t messages_max = 0;
+    double bytes_mean = 0;
+    std::uint64_t bytes_max = 0;
+};
+
+/// @brief Outcome of one simulated replay at one block size.
+struct SimResult {
+    std::uint64_t bytes = 0;  ///< block size (bytes per neighbor)
+    double latency_us = 0;    ///< last completion over all ranks
+    /// Per-rank completion times (µs): min, mean, median, 90th and 99th percentile, max.
+    double completion_min_us = 0, completion_mean_us = 0, completion_median_us = 0;
+    double completion_p90_us = 0, completion_p99_us = 0, completion_max_us = 0;
+    std::uint32_t last_rank = 0;               ///< the rank that finishes last
+    std::uint32_t critical_path_messages = 0;  ///< dependent messages leading to its last completion
+    std::array<ClassTraffic, kDistanceClasses> traffic;
+    std::uint64_t messages = 0;
+    std::uint64_t events = 0;
+    double host_seconds = 0;  ///< wall time of the simulation on this host
+};
+
+/// @brief Simulates one replay of `program` with blocks of `block_bytes` bytes on `machine`
+/// with ranks placed by `placement` (one discrete-event simulation, LogGOPS per message;
+/// docs/simulate.md gives the exact model). Deterministic.
+/// @throws std::runtime_error if the placement's rank count differs or the program
+/// deadlocks (a send whose receives never complete).
+[[nodiscard]] SimResult simulate(const SimProgram& program, const Machine& machine, const Placement& placement,
+                                 std::uint64_t block_bytes);
+
+/// @brief Everything `nbrc simulate` reports: one pattern (and optionally a baseline
+/// pattern of the same topology) simulated at several block sizes.
+struct SimReport {
+    std::string pattern;  ///< pattern directory
+    std::string algorithm;
+    Collective collective = Collective::allgather;
+    std::uint32_t ranks = 0;
+    std::uint64_t messages = 0;
+    std::string machine;
+    std::string placement;
+    std::uint32_t nodes = 0;
+    double load_seconds = 0;     ///< reading the pattern and building the program
+    double peak_memory_mib = 0;  ///< peak resident memory of the simulating process
+    std::vector<SimResult> results;
+    std::string baseline;  ///< baseline pattern directory; empty if none
+    std::string baseline_algorithm;
+    std::uint64_t baseline_messages = 0;
+    std::vector<SimResult> baseline_results;  ///< same sizes as results
+};
+
+/// @brief Human-readable report: one line per size, traffic by distance class.
+[[nodiscard]] std::string format_report(const SimReport& report);
+
+/// @brief JSON report: top-level `results`, one object per size with at least `bytes` and
+/// `latency_us` (and `baseline_latency_us`, `speedup` with a baseline).
+[[nodiscard]] std::string format_report_json(const SimReport& report);
+
+}  // namespace nbr::compiler

@@ -1,0 +1,42 @@
+#pragma once
+// Small text and JSON formatting helpers shared by inspect and simulate reports.
+
+#include <cstdio>
+#include <string>
+
+namespace nbr::compiler::internal {
+
+/// @brief A number as JSON: integers without a fraction, others with 6 significant digits.
+inline std::string number(double value) {
+    char buffer[64];
+    if (value == static_cast<double>(static_cast<long long>(value))) {
+        std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(value));
+    } else {
+        std::snprintf(buffer, sizeof buffer, "%.6g", value);
+    }
+    return buffer;
+}
+
+/// @brief A JSON string literal.
+inline std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    char buffer[8];
+                    std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+                    out += buffer;
+                } else {
+                    out += c;
+                }
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace nbr::compiler::internal

@@ -1,0 +1,198 @@
+#include "nbr/compiler/machine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <google/protobuf/util/json_util.h>
+
+namespace nbr::compiler {
+
+namespace internal {
+/// Built-in machine files (generated from compiler/machines/*.json): name -> JSON text.
+const std::map<std::string, std::string>& machine_presets();
+}  // namespace internal
+
+namespace {
+
+constexpr double kPsPerUs = 1e6;
+constexpr double kPsPerNs = 1e3;
+
+class Checker {
+public:
+    explicit Checker(const std::string& source) : source_(source) {}
+
+    [[noreturn]] void fail(const std::string& what) const { throw MachineError(source_ + ": " + what); }
+
+    /// A non-negative finite value; `required` values must be present.
+    template <class Message, class Has, class Get>
+    double value(const Message& m, const std::string& field, Has has, Get get, bool required) const {
+        if (!(m.*has)()) {
+            if (required) fail("'" + field + "' is required");
+            return 0;
+        }
+        const double v = (m.*get)();
+        if (!std::isfinite(v) || v < 0) fail("'" + field + "' must be a non-negative number");
+        return v;
+    }
+
+private:
+    const std::string& source_;
+};
+
+LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const Checker& check) {
+    using L = schema::LinkClass;
+    LinkCost c;
+    const std::string p = name + ".";
+    c.latency_ps = check.value(spec, p + "latency_us", &L::has_latency_us, &L::latency_us, true) * kPsPerUs;
+    c.send_overhead_ps =
+        check.value(spec, p + "send_overhead_us", &L::has_send_overhead_us, &L::send_overhead_us, true) * kPsPerUs;
+    c.recv_overhead_ps =
+        check.value(spec, p + "recv_overhead_us", &L::has_recv_overhead_us, &L::recv_overhead_us, true) * kPsPerUs;
+    c.byte_ps = check.value(spec, p + "byte_time_ns", &L::has_byte_time_ns, &L::byte_time_ns, true) * kPsPerNs;
+    c.gap_ps = check.value(spec, p + "gap_us", &L::has_gap_us, &L::gap_us, false) * kPsPerUs;
+    c.send_byte_ps = check.value(spec, p + "send_byte_overhead_ns", &L::has_send_byte_overhead_ns,
+                                 &L::send_byte_overhead_ns, false) *
+                     kPsPerNs;
+    c.recv_byte_ps = check.value(spec, p + "recv_byte_overhead_ns", &L::has_recv_byte_overhead_ns,
+                                 &L::recv_byte_overhead_ns, false) *
+                     kPsPerNs;
+    if (spec.has_eager_limit_bytes()) c.eager_limit = spec.eager_limit_bytes();
+    std::uint64_t previous = 0;
+    for (int i = 0; i < spec.segments_size(); ++i) {
+        const auto& s = spec.segments(i);
+        const std::string q = p + "segments[" + std::to_string(i) + "].";
+        if (i > 0 && s.from_bytes() <= previous) check.fail(q + "from_bytes must increase");
+        previous = s.from_bytes();
+        SizeSegment segment{s.from_bytes(), c.latency_ps, c.byte_ps};
+        if (s.has_latency_us()) {
+            segment.latency_ps = check.value(s, q + "latency_us", &schema::SizeSegment::has_latency_us,
+                                             &schema::SizeSegment::latency_us, true) *
+                                 kPsPerUs;
+        }
+        if (s.has_byte_time_ns()) {
+            segment.byte_ps = check.value(s, q + "byte_time_ns", &schema::SizeSegment::has_byte_time_ns,
+                                          &schema::SizeSegment::byte_time_ns, true) *
+                              kPsPerNs;
+        }
+        c.segments.push_back(segment);
+    }
+    return c;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw MachineError(path + ": cannot open machine file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return std::move(text).str();
+}
+
+std::string preset_list() {
+    std::string names;
+    for (const auto& name : machine_preset_names()) names += (names.empty() ? "" : ", ") + name;
+    return names;
+}
+
+}  // namespace
+
+const char* to_string(DistanceClass c) {
+    switch (c) {
+        case DistanceClass::socket: return "socket";
+        case DistanceClass::node: return "node";
+        case DistanceClass::leaf: return "leaf";
+        case DistanceClass::network: return "network";
+    }
+    return "?";
+}
+
+std::pair<double, double> LinkCost::latency_and_byte_ps(std::uint64_t bytes) const {
+    if (segments.empty() || bytes < segments.front().from_bytes) return {latency_ps, byte_ps};
+    auto it = std::upper_bound(segments.begin(), segments.end(), bytes,
+                               [](std::uint64_t b, const SizeSegment& s) { return b < s.from_bytes; });
+    --it;
+    return {it->latency_ps, it->byte_ps};
+}
+
+std::vector<std::string> machine_preset_names() {
+    std::vector<std::string> names;
+    for (const auto& [name, json] : internal::machine_presets()) names.push_back(name);
+    return names;
+}
+
+Machine machine_from_spec(const schema::Machine& spec, const std::string& source) {
+    const Checker check(source);
+    if (spec.format_version() == 0) check.fail("'format_version' is required");
+    if (spec.format_version() > kMachineFormatVersion) {
+        check.fail("format_version " + std::to_string(spec.format_version()) + " is newer than this build reads (" +
+                   std::to_string(kMachineFormatVersion) + ")");
+    }
+    if (spec.ranks_per_node() == 0 || spec.ranks_per_socket() == 0) {
+        check.fail("'ranks_per_node' and 'ranks_per_socket' are required and positive");
+    }
+    if (spec.ranks_per_socket() > spec.ranks_per_node()) check.fail("'ranks_per_socket' exceeds 'ranks_per_node'");
+    if (!spec.has_socket() || !spec.has_node() || !spec.has_network()) {
+        check.fail("the distance classes 'socket', 'node' and 'network' are required");
+    }
+    if ((spec.nodes_per_switch() > 0) != spec.has_leaf()) {
+        check.fail("'nodes_per_switch' and the 'leaf' class go together");
+    }
+    Machine m;
+    m.name = spec.name().empty() ? source : spec.name();
+    m.description = spec.description();
+    m.ranks_per_node = spec.ranks_per_node();
+    m.ranks_per_socket = spec.ranks_per_socket();
+    m.copy_byte_ps = check.value(spec, "copy_ns_per_byte", &schema::Machine::has_copy_ns_per_byte,
+                                 &schema::Machine::copy_ns_per_byte, false) *
+                     kPsPerNs;
+    m.link[static_cast<std::size_t>(DistanceClass::socket)] = link_cost(spec.socket(), "socket", check);
+    m.link[static_cast<std::size_t>(DistanceClass::node)] = link_cost(spec.node(), "node", check);
+    m.link[static_cast<std::size_t>(DistanceClass::network)] = link_cost(spec.network(), "network", check);
+    m.link[static_cast<std::size_t>(DistanceClass::leaf)] =
+        spec.has_leaf() ? link_cost(spec.leaf(), "leaf", check) : m.cost(DistanceClass::network);
+    m.nodes_per_switch = spec.nodes_per_switch();
+    using N = schema::Nic;
+    m.nic_gap_ps = check.value(spec.nic(), "nic.gap_us", &N::has_gap_us, &N::gap_us, false) * kPsPerUs;
+    m.nic_byte_ps =
+        check.value(spec.nic(), "nic.byte_time_ns", &N::has_byte_time_ns, &N::byte_time_ns, false) * kPsPerNs;
+    m.sources.assign(spec.sources().begin(), spec.sources().end());
+    m.spec = spec;
+    return m;
+}
+
+Machine parse_machine(const std::string& json, const std::string& source) {
+    schema::Machine spec;
+    google::protobuf::util::JsonParseOptions options;
+    options.ignore_unknown_fields = false;
+    const auto status = google::protobuf::util::JsonStringToMessage(json, &spec, options);
+    if (!status.ok()) {
+        throw MachineError(source + ": not a valid machine file: " + std::string(status.message().substr(0, 300)));
+    }
+    return machine_from_spec(spec, source);
+}
+
+Machine load_machine(const std::string& name_or_path) {
+    const auto& presets = internal::machine_presets();
+    if (const auto it = presets.find(name_or_path); it != presets.end()) {
+        return parse_machine(it->second, "preset " + name_or_path);
+    }
+    if (!std::filesystem::exists(name_or_path)) {
+        throw MachineError("unknown machine '" + name_or_path + "': neither a preset (" + preset_list() +
+                           ") nor a file");
+    }
+    return parse_machine(read_text(name_or_path), name_or_path);
+}
+
+std::string machine_to_json(const schema::Machine& spec) {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(spec, &json, options);
+    return json;
+}
+
+}  // namespace nbr::compiler

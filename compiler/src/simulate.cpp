@@ -1,0 +1,285 @@
+// The discrete-event LogGOPS simulation of one replay (model: docs/simulate.md).
+#include "nbr/compiler/simulate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+namespace nbr::compiler {
+
+namespace {
+
+using Time = std::int64_t;  // picoseconds
+
+Time ps(double value) {
+    return static_cast<Time>(std::llround(value));
+}
+
+double us(Time t) {
+    return static_cast<double>(t) * 1e-6;
+}
+
+/// What happens to a message next.
+enum class Stage : std::uint8_t {
+    send,     ///< the sender's CPU packs (if staged) and pays o_s + O_s·b
+    request,  ///< rendezvous: the request reaches the receiver, whose CPU answers it
+    inject,   ///< the data leaves the sender (rank injection: g, G)
+    nic_out,  ///< off-node: through the sending node's NIC
+    nic_in,   ///< off-node: through the receiving node's NIC
+    arrive,   ///< fully arrived: the receiver's CPU pays o_r + O_r·b and unpacks
+};
+
+struct Event {
+    Time time;
+    std::uint64_t order;  // insertion order: ties in time are served first come, first served
+    Time aux;             // time the message's tail passed the previous stage
+    std::uint32_t message;
+    Stage stage;
+};
+
+struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+        return a.time != b.time ? a.time > b.time : a.order > b.order;
+    }
+};
+
+class Simulation {
+public:
+    Simulation(const SimProgram& program, const Machine& machine, const Placement& placement, std::uint64_t block)
+        : p_(program),
+          m_(machine),
+          place_(placement),
+          block_(block),
+          cpu_(program.num_ranks, 0),
+          inject_(program.num_ranks, 0),
+          finish_(program.num_ranks, 0),
+          finish_depth_(program.num_ranks, 0),
+          nic_out_(placement.num_nodes(), 0),
+          nic_in_(placement.num_nodes(), 0),
+          waiting_(program.dependencies),
+          depth_(program.num_messages(), 1),
+          klass_(program.num_messages()) {
+        for (std::uint64_t i = 0; i < program.num_messages(); ++i) klass_[i] = distance(p_.src[i], p_.dst[i]);
+    }
+
+    void run() {
+        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
+            if (waiting_[i] == 0) push(Stage::send, 0, i);
+        }
+        while (!heap_.empty()) {
+            std::pop_heap(heap_.begin(), heap_.end(), Later{});
+            const Event e = heap_.back();
+            heap_.pop_back();
+            ++events_;
+            handle(e);
+        }
+        if (delivered_ != p_.num_messages()) {
+            throw std::runtime_error("the pattern deadlocks: " + std::to_string(p_.num_messages() - delivered_) +
+                                     " of " + std::to_string(p_.num_messages()) + " messages are never delivered");
+        }
+    }
+
+    [[nodiscard]] SimResult result() const;
+
+private:
+    [[nodiscard]] DistanceClass distance(std::uint32_t a, std::uint32_t b) const {
+        if (place_.same_socket(a, b)) return DistanceClass::socket;
+        if (place_.same_node(a, b)) return DistanceClass::node;
+        const auto per_switch = m_.nodes_per_switch;
+        if (per_switch > 0 && place_.node(a) / per_switch == place_.node(b) / per_switch) return DistanceClass::leaf;
+        return DistanceClass::network;
+    }
+    [[nodiscard]] bool off_node(std::uint32_t i) const { return klass_[i] >= DistanceClass::leaf; }
+    [[nodiscard]] std::uint64_t bytes(std::uint32_t i) const { return std::uint64_t{p_.units[i]} * block_; }
+    [[nodiscard]] const LinkCost& cost(std::uint32_t i) const { return m_.cost(klass_[i]); }
+    /// Time a message occupies a NIC: a message never crosses the NIC faster than its
+    /// class's byte time (measured point to point, through the NIC) allows.
+    [[nodiscard]] Time nic_transfer(std::uint32_t i) const {
+        const auto b = bytes(i);
+        return ps(std::max(m_.nic_byte_ps, cost(i).latency_and_byte_ps(b).second) * static_cast<double>(b));
+    }
+
+    void push(Stage stage, Time time, std::uint32_t message, Time aux = 0) {
+        heap_.push_back(Event{time, order_++, aux, message, stage});
+        std::push_heap(heap_.begin(), heap_.end(), Later{});
+    }
+
+    /// The rank's collective is complete once its last operation is.
+    void complete(std::uint32_t rank, Time time, std::uint32_t depth) {
+        if (time >= finish_[rank]) {
+            finish_[rank] = time;
+            finish_depth_[rank] = depth;
+        }
+    }
+
+    void handle(const Event& e) {
+        switch (e.stage) {
+            case Stage::send: on_send(e); break;
+            case Stage::request: on_request(e); break;
+            case Stage::inject: on_inject(e); break;
+            case Stage::nic_out: on_nic_out(e); break;
+            case Stage::nic_in: on_nic_in(e); break;
+            case Stage::arrive: on_arrive(e); break;
+        }
+    }
+
+    void on_send(const Event& e) {
+        const auto i = e.message;
+        const auto s = p_.src[i];
+        const auto b = bytes(i);
+        const LinkCost& c = cost(i);
+        const Time start = std::max(e.time, cpu_[s]);
+        const double pack = p_.packed[i] ? m_.copy_byte_ps * static_cast<double>(b) : 0.0;
+        cpu_[s] = start + ps(pack) + ps(c.send_overhead_ps + c.send_byte_ps * static_cast<double>(b));
+        if (b > c.eager_limit) {
+            push(Stage::request, cpu_[s] + ps(c.latency_and_byte_ps(b).first), i);
+        } else {
+            push(Stage::inject, cpu_[s], i);
+        }
+    }
+
+    // Rendezvous: the receiver's CPU answers the request; the data moves when the answer is back.
+    void on_request(const Event& e) {
+        const auto i = e.message;
+        const auto d = p_.dst[i];
+        const LinkCost& c = cost(i);
+        cpu_[d] = std::max(e.time, cpu_[d]) + ps(c.recv_overhead_ps);
+        push(Stage::inject, cpu_[d] + ps(c.latency_and_byte_ps(bytes(i)).first), i);
+    }
+
+    void on_inject(const Event& e) {
+        const auto i = e.message;
+        const auto s = p_.src[i];
+        const auto b = bytes(i);
+        const LinkCost& c = cost(i);
+        const auto [latency, byte] = c.latency_and_byte_ps(b);
+        const Time start = std::max(e.time, inject_[s]);
+        const Time transfer = ps(byte * static_cast<double>(b));
+        inject_[s] = start + ps(c.gap_ps) + transfer;
+        if (off_node(i)) {
+            push(Stage::nic_out, start, i, start + transfer);
+        } else {
+            complete(s, start + transfer, depth_[i]);
+            push(Stage::arrive, start + transfer + ps(latency), i);
+        }
+    }
+
+    void on_nic_out(const Event& e) {
+        const auto i = e.message;
+        const auto node = place_.node(p_.src[i]);
+        const auto b = bytes(i);
+        const Time start = std::max(e.time, nic_out_[node]);
+        const Time transfer = nic_transfer(i);
+        nic_out_[node] = start + ps(m_.nic_gap_ps) + transfer;
+        const Time tail = std::max(start + transfer, e.aux);
+        complete(p_.src[i], tail, depth_[i]);
+        const Time latency = ps(cost(i).latency_and_byte_ps(b).first);
+        push(Stage::nic_in, start + latency, i, tail + latency);
+    }
+
+    void on_nic_in(const Event& e) {
+        const auto i = e.message;
+        const auto node = place_.node(p_.dst[i]);
+        const Time start = std::max(e.time, nic_in_[node]);
+        const Time transfer = nic_transfer(i);
+        nic_in_[node] = start + ps(m_.nic_gap_ps) + transfer;
+        push(Stage::arrive, std::max(start + transfer, e.aux), i);
+    }
+
+    void on_arrive(const Event& e) {
+        const auto i = e.message;
+        const auto d = p_.dst[i];
+        const auto b = bytes(i);
+        const LinkCost& c = cost(i);
+        const double unpack = m_.copy_byte_ps * static_cast<double>(std::uint64_t{p_.unpack_units[i]} * block_);
+        const Time done =
+            std::max(e.time, cpu_[d]) + ps(c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(b)) + ps(unpack);
+        cpu_[d] = done;
+        ++delivered_;
+        complete(d, done, depth_[i]);
+        for (auto k = p_.first_dependent[i]; k < p_.first_dependent[i + 1]; ++k) {
+            const auto next = p_.dependents[k];
+            if (--waiting_[next] == 0) {
+                depth_[next] = depth_[i] + 1;  // the receive that released it is on its critical path
+                push(Stage::send, done, next);
+            }
+        }
+    }
+
+    const SimProgram& p_;
+    const Machine& m_;
+    const Placement& place_;
+    std::uint64_t block_;
+    std::vector<Time> cpu_, inject_, finish_;
+    std::vector<std::uint32_t> finish_depth_;
+    std::vector<Time> nic_out_, nic_in_;
+    std::vector<std::uint32_t> waiting_, depth_;
+    std::vector<DistanceClass> klass_;
+    std::vector<Event> heap_;
+    std::uint64_t order_ = 0, events_ = 0, delivered_ = 0;
+};
+
+double quantile(const std::vector<Time>& sorted, double q) {
+    if (sorted.empty()) return 0;
+    const auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return us(sorted[std::min(sorted.size() - 1, index == 0 ? 0 : index - 1)]);
+}
+
+SimResult Simulation::result() const {
+    SimResult r;
+    r.bytes = block_;
+    r.messages = p_.num_messages();
+    r.events = events_;
+    std::vector<Time> sorted(finish_);
+    std::sort(sorted.begin(), sorted.end());
+    if (!sorted.empty()) {
+        r.last_rank = static_cast<std::uint32_t>(std::max_element(finish_.begin(), finish_.end()) - finish_.begin());
+        r.critical_path_messages = finish_[r.last_rank] > 0 ? finish_depth_[r.last_rank] : 0;
+        r.latency_us = us(sorted.back());
+        r.completion_min_us = us(sorted.front());
+        r.completion_max_us = us(sorted.back());
+        double sum = 0;
+        for (const Time t : sorted) sum += us(t);
+        r.completion_mean_us = sum / static_cast<double>(sorted.size());
+        r.completion_median_us = quantile(sorted, 0.5);
+        r.completion_p90_us = quantile(sorted, 0.9);
+        r.completion_p99_us = quantile(sorted, 0.99);
+    }
+    // Traffic by distance class, per sending rank.
+    std::vector<std::array<std::uint64_t, 2 * kDistanceClasses>> per_rank(p_.num_ranks);
+    for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
+        const auto k = static_cast<std::size_t>(klass_[i]);
+        per_rank[p_.src[i]][2 * k] += 1;
+        per_rank[p_.src[i]][2 * k + 1] += bytes(i);
+    }
+    const double n = std::max<double>(1, p_.num_ranks);
+    for (const auto& counts : per_rank) {
+        for (std::size_t k = 0; k < kDistanceClasses; ++k) {
+            auto& t = r.traffic[k];
+            t.messages_mean += static_cast<double>(counts[2 * k]) / n;
+            t.bytes_mean += static_cast<double>(counts[2 * k + 1]) / n;
+            t.messages_max = std::max(t.messages_max, counts[2 * k]);
+            t.bytes_max = std::max(t.bytes_max, counts[2 * k + 1]);
+        }
+    }
+    return r;
+}
+
+}  // namespace
+
+SimResult simulate(const SimProgram& program, const Machine& machine, const Placement& placement,
+                   std::uint64_t block_bytes) {
+    if (placement.num_ranks() != program.num_ranks) {
+        throw std::runtime_error("placement has " + std::to_string(placement.num_ranks()) + " ranks, the pattern " +
+                                 std::to_string(program.num_ranks));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    Simulation simulation(program, machine, placement, block_bytes);
+    simulation.run();
+    auto result = simulation.result();
+    result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+}  // namespace nbr::compiler

@@ -1,0 +1,309 @@
+// The schedule simulator: exact times computed by hand for small schedules (docs/simulate.md
+// states the model), machine files, placement, and errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "nbr/compiler/machine.hpp"
+#include "nbr/compiler/simulate.hpp"
+#include "nbr/graphs/placement.hpp"
+#include "nbr/graphs/topology.hpp"
+
+namespace {
+
+using nbr::Edge;
+using nbr::Placement;
+using nbr::compiler::Collective;
+using nbr::compiler::DistanceClass;
+using nbr::compiler::Machine;
+using nbr::compiler::SimResult;
+using nbr::schema::Operation;
+
+/// One operation of a hand-written schedule: items are (origin, slot).
+struct Op {
+    std::uint32_t step;
+    Operation::Kind kind;
+    std::uint32_t peer;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> items;
+};
+
+/// Rank patterns for `edges` with the given schedules (ranks without one get none).
+std::vector<nbr::schema::RankPattern> patterns(std::uint32_t n, const std::vector<Edge>& edges,
+                                               const std::map<std::uint32_t, std::vector<Op>>& schedules) {
+    const auto t = nbr::Topology::from_edges(n, edges);
+    std::vector<nbr::schema::RankPattern> out(n);
+    for (std::uint32_t r = 0; r < n; ++r) {
+        auto& p = out[r];
+        p.set_rank(r);
+        p.set_num_ranks(n);
+        for (auto v : t.in_neighbors(r)) p.add_in_neighbors(v);
+        for (auto v : t.out_neighbors(r)) p.add_out_neighbors(v);
+        for (auto v : t.in_source_slots(r)) p.add_in_source_slots(v);
+        const auto it = schedules.find(r);
+        if (it == schedules.end()) continue;
+        for (const auto& op : it->second) {
+            while (p.steps_size() <= static_cast<int>(op.step)) p.add_steps();
+            auto* o = p.mutable_steps(static_cast<int>(op.step))->add_operations();
+            o->set_kind(op.kind);
+            o->set_peer(op.peer);
+            for (auto [origin, slot] : op.items) {
+                o->add_origins(origin);
+                o->add_slots(slot);
+            }
+        }
+    }
+    return out;
+}
+
+/// Naive schedule: every edge one message in step 0.
+std::vector<nbr::schema::RankPattern> naive(std::uint32_t n, const std::vector<Edge>& edges) {
+    std::map<std::uint32_t, std::vector<Op>> s;
+    const auto t = nbr::Topology::from_edges(n, edges);
+    for (std::uint32_t r = 0; r < n; ++r) {
+        const auto out = t.out_neighbors(r);
+        for (std::uint32_t k = 0; k < out.size(); ++k) s[r].push_back({0, Operation::SEND, out[k], {{r, k}}});
+        const auto in = t.in_neighbors(r);
+        const auto slots = t.in_source_slots(r);
+        for (std::uint32_t k = 0; k < in.size(); ++k) s[r].push_back({0, Operation::RECV, in[k], {{in[k], slots[k]}}});
+    }
+    return patterns(n, edges, s);
+}
+
+nbr::schema::LinkClass link(double latency_us, double os_us, double or_us, double byte_ns) {
+    nbr::schema::LinkClass c;
+    c.set_latency_us(latency_us);
+    c.set_send_overhead_us(os_us);
+    c.set_recv_overhead_us(or_us);
+    c.set_byte_time_ns(byte_ns);
+    return c;
+}
+
+/// Round numbers: L = 1 us, o_s = 0.5 us, o_r = 0.25 us, G = 1 ns/B in every class; copies
+/// 0.5 ns/B; NIC 2 ns/B with a 0.1 us gap.
+nbr::schema::Machine spec() {
+    nbr::schema::Machine m;
+    m.set_format_version(1);
+    m.set_name("test");
+    m.set_ranks_per_node(2);
+    m.set_ranks_per_socket(2);
+    m.set_copy_ns_per_byte(0.5);
+    *m.mutable_socket() = link(1, 0.5, 0.25, 1);
+    *m.mutable_node() = link(1, 0.5, 0.25, 1);
+    *m.mutable_network() = link(1, 0.5, 0.25, 1);
+    m.mutable_nic()->set_gap_us(0.1);
+    m.mutable_nic()->set_byte_time_ns(2);
+    return m;
+}
+
+SimResult run(const std::vector<nbr::schema::RankPattern>& p, const nbr::schema::Machine& m, std::uint32_t per_node,
+              std::uint64_t block, Collective c = Collective::allgather) {
+    const auto program = nbr::compiler::make_program(p, c);
+    const auto machine = nbr::compiler::machine_from_spec(m, "test");
+    return nbr::compiler::simulate(program, machine, Placement::block(program.num_ranks, per_node, per_node), block);
+}
+
+TEST(Simulate, OneMessage) {
+    // o_s 0.5 | inject 1000 B x 1 ns = 1.0 | L 1.0 | o_r 0.25: zero-copy, no packing.
+    const auto r = run(naive(2, {{0, 1}}), spec(), 2, 1000);
+    EXPECT_DOUBLE_EQ(r.latency_us, 2.75);
+    EXPECT_DOUBLE_EQ(r.completion_min_us, 1.5);  // the sender is done when its data has left
+    EXPECT_EQ(r.last_rank, 1U);
+    EXPECT_EQ(r.critical_path_messages, 1U);
+    EXPECT_EQ(r.traffic[0].messages_max, 1U);
+    EXPECT_DOUBLE_EQ(r.traffic[0].bytes_mean, 500);
+}
+
+TEST(Simulate, ChainOfDependentMessages) {
+    // 0 -> 2 relayed by 1. Both hops are staged (the item is not for the hop's receiver):
+    // pack 1000 x 0.5 ns = 0.5 and o_s 0.5 (1.0), inject 1.0 (2.0), L (3.0), rank 1 receives
+    // until 3.25 (not its item: no unpack); pack and o_s (4.25), inject (5.25), L (6.25),
+    // o_r 0.25 and unpack 0.5 at rank 2: 7.0.
+    const auto p = patterns(3, {{0, 2}},
+                            {{0, {{0, Operation::SEND, 1, {{0, 0}}}}},
+                             {1, {{0, Operation::RECV, 0, {{0, 0}}}, {1, Operation::SEND, 2, {{0, 0}}}}},
+                             {2, {{1, Operation::RECV, 1, {{0, 0}}}}}});
+    const auto r = run(p, spec(), 3, 1000);
+    EXPECT_DOUBLE_EQ(r.latency_us, 7.0);
+    EXPECT_EQ(r.last_rank, 2U);
+    EXPECT_EQ(r.critical_path_messages, 2U);
+}
+
+TEST(Simulate, FanInSerializesOnTheReceiversCpu) {
+    // Both messages arrive at 2.5; rank 0's CPU takes them one after the other: 2.75, 3.0.
+    const auto r = run(naive(3, {{1, 0}, {2, 0}}), spec(), 3, 1000);
+    EXPECT_DOUBLE_EQ(r.latency_us, 3.0);
+    EXPECT_EQ(r.last_rank, 0U);
+}
+
+TEST(Simulate, NicSerializesANodesOffNodeSends) {
+    // Ranks 0, 1 on node 0 send to 2, 3 on node 1. Both inject at 0.5; the first holds the
+    // NIC for 1000 x 2 ns = 2.0 plus the 0.1 gap (free at 2.6), arrives at 3.5, received at
+    // 3.75. The second leaves the NIC at 2.6 + 2.0 = 4.6, reaches the other NIC at 3.6 (free
+    // at 3.6), arrives at 5.6, received at 5.85.
+    const auto serialized = run(naive(4, {{0, 2}, {1, 3}}), spec(), 2, 1000);
+    EXPECT_DOUBLE_EQ(serialized.latency_us, 5.85);
+    EXPECT_EQ(serialized.last_rank, 3U);
+    EXPECT_DOUBLE_EQ(serialized.traffic[static_cast<std::size_t>(DistanceClass::network)].messages_mean, 0.5);
+    // One rank per node: two NICs, no serialization (3.5 + 0.25).
+    const auto spread = run(naive(4, {{0, 2}, {1, 3}}), spec(), 1, 1000);
+    EXPECT_DOUBLE_EQ(spread.latency_us, 3.75);
+}
+
+TEST(Simulate, RendezvousWaitsForTheReceiver) {
+    // Eager limit 500 B: the request arrives at 0.5 + 1 = 1.5, the receiver answers (o_r, 1.75),
+    // the answer arrives at 2.75, the data moves (3.75), arrives at 4.75, received at 5.0.
+    auto m = spec();
+    m.mutable_socket()->set_eager_limit_bytes(500);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 1000).latency_us, 5.0);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 500).latency_us, 0.5 + 0.5 + 1 + 0.25);  // eager at the limit
+}
+
+TEST(Simulate, CombinedMessageWaitsForBothInputs) {
+    // 0 -> 3 and 1 -> 3 combined by rank 2: the staged inputs (pack 0.5, o_s 0.5, inject 1.0,
+    // L 1.0) arrive at 3.0 and are received at 3.25 and 3.5; then pack 2000 x 0.5 ns = 1.0 and
+    // o_s 0.5 (5.0), inject 2.0 (7.0), L (8.0), o_r 0.25 and unpack of both blocks 1.0: 9.25.
+    const auto p = patterns(4, {{0, 3}, {1, 3}},
+                            {{0, {{0, Operation::SEND, 2, {{0, 0}}}}},
+                             {1, {{0, Operation::SEND, 2, {{1, 0}}}}},
+                             {2,
+                              {{0, Operation::RECV, 0, {{0, 0}}},
+                               {0, Operation::RECV, 1, {{1, 0}}},
+                               {1, Operation::SEND, 3, {{0, 0}, {1, 0}}}}},
+                             {3, {{1, Operation::RECV, 2, {{0, 0}, {1, 0}}}}}});
+    for (const auto c : {Collective::allgather, Collective::alltoall}) {
+        const auto r = run(p, spec(), 4, 1000, c);
+        EXPECT_DOUBLE_EQ(r.latency_us, 9.25);
+        EXPECT_EQ(r.critical_path_messages, 2U);
+        EXPECT_EQ(r.last_rank, 3U);
+    }
+}
+
+TEST(Simulate, AllgatherSendsDuplicateEdgesOnceAlltoallTwice) {
+    // Two parallel edges 0 -> 1 relayed by 2: allgather carries one block, alltoall two.
+    const auto p =
+        patterns(3, {{0, 1}, {0, 1}},
+                 {{0, {{0, Operation::SEND, 2, {{0, 0}, {0, 1}}}}},
+                  {2, {{0, Operation::RECV, 0, {{0, 0}, {0, 1}}}, {1, Operation::SEND, 1, {{0, 0}, {0, 1}}}}},
+                  {1, {{1, Operation::RECV, 2, {{0, 0}, {0, 1}}}}}});
+    const auto gather = run(p, spec(), 3, 1000, Collective::allgather);
+    const auto all = run(p, spec(), 3, 1000, Collective::alltoall);
+    EXPECT_DOUBLE_EQ(gather.traffic[0].bytes_mean, 2000.0 / 3);
+    EXPECT_DOUBLE_EQ(all.traffic[0].bytes_mean, 4000.0 / 3);
+    EXPECT_LT(gather.latency_us, all.latency_us);
+}
+
+TEST(Simulate, SizeSegmentsOverrideLatencyAndByteTime) {
+    auto m = spec();
+    auto* segment = m.mutable_socket()->add_segments();
+    segment->set_from_bytes(1000);
+    segment->set_latency_us(3);
+    // From 1000 B on: L = 3 us, G unchanged; 999 B keep L = 1 us.
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 1000).latency_us, 2.75 + 2);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 999).latency_us, 0.5 + 0.999 + 1 + 0.25);
+}
+
+TEST(Simulate, SelfLoopsIsolatedRanksAndDeterminism) {
+    const std::vector<Edge> edges{{0, 0}, {0, 2}, {0, 2}, {2, 0}};  // rank 1 has no neighbors
+    const auto p = naive(3, edges);
+    const auto a = run(p, spec(), 2, 64);
+    const auto b = run(p, spec(), 2, 64);
+    EXPECT_EQ(a.latency_us, b.latency_us);
+    EXPECT_EQ(a.completion_median_us, b.completion_median_us);
+    EXPECT_DOUBLE_EQ(a.completion_min_us, 0);  // the isolated rank is done at once
+    EXPECT_EQ(a.messages, 4U);
+}
+
+TEST(Simulate, RejectsUnmatchedSends) {
+    const auto p = patterns(2, {{0, 1}}, {{0, {{0, Operation::SEND, 1, {{0, 0}}}}}});
+    try {
+        (void)nbr::compiler::make_program(p, Collective::allgather);
+        FAIL() << "expected an error";
+    } catch (const std::runtime_error& e) {
+        // The receiver's own plan already finds its in-edge undelivered.
+        EXPECT_NE(std::string(e.what()).find("rank 1"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Simulate, RejectsPlacementOfAnotherSize) {
+    const auto program = nbr::compiler::make_program(naive(2, {{0, 1}}), Collective::allgather);
+    const auto machine = nbr::compiler::machine_from_spec(spec(), "test");
+    EXPECT_THROW((void)nbr::compiler::simulate(program, machine, Placement::block(3, 1, 1), 4), std::runtime_error);
+}
+
+TEST(Machine, PresetsLoadAndRoundTrip) {
+    const auto names = nbr::compiler::machine_preset_names();
+    ASSERT_GE(names.size(), 2U);
+    for (const auto& name : names) {
+        const auto m = nbr::compiler::load_machine(name);
+        EXPECT_EQ(m.name, name);
+        EXPECT_FALSE(m.sources.empty()) << name << " must cite its sources";
+        const auto again = nbr::compiler::parse_machine(nbr::compiler::machine_to_json(m.spec), "again");
+        EXPECT_EQ(again.cost(DistanceClass::network).latency_ps, m.cost(DistanceClass::network).latency_ps);
+    }
+    EXPECT_EQ(nbr::compiler::load_machine("niagara").ranks_per_node, 40U);
+}
+
+TEST(Machine, RejectsBadFiles) {
+    auto expect_error = [](const std::string& json, const std::string& needle) {
+        try {
+            (void)nbr::compiler::parse_machine(json, "m.json");
+            FAIL() << "accepted: " << json;
+        } catch (const nbr::compiler::MachineError& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+            EXPECT_EQ(std::string(e.what()).rfind("m.json: ", 0), 0U) << e.what();
+        }
+    };
+    auto json = nbr::compiler::machine_to_json(spec());
+    expect_error("{", "not a valid machine file");
+    expect_error(R"({"format_version": 1, "bogus": 2})", "not a valid machine file");
+    auto newer = spec();
+    newer.set_format_version(99);
+    expect_error(nbr::compiler::machine_to_json(newer), "newer");
+    auto missing = spec();
+    missing.mutable_network()->clear_latency_us();
+    expect_error(nbr::compiler::machine_to_json(missing), "network.latency_us");
+    auto negative = spec();
+    negative.mutable_socket()->set_gap_us(-1);
+    expect_error(nbr::compiler::machine_to_json(negative), "socket.gap_us");
+    EXPECT_THROW((void)nbr::compiler::load_machine("no-such-machine"), nbr::compiler::MachineError);
+    EXPECT_NO_THROW((void)nbr::compiler::parse_machine(json, "m.json"));
+}
+
+TEST(Placement, BlockAndFile) {
+    const auto block = Placement::block(10, 4, 2);  // last node partial
+    EXPECT_EQ(block.num_nodes(), 3U);
+    EXPECT_TRUE(block.same_socket(4, 5));
+    EXPECT_FALSE(block.same_socket(5, 6));
+    EXPECT_TRUE(block.same_node(5, 6));
+    EXPECT_FALSE(block.same_node(7, 8));
+    EXPECT_EQ(block.max_ranks_per_node(), 4U);
+    EXPECT_THROW((void)Placement::block(4, 2, 3), nbr::InputError);
+
+    const auto dir = std::filesystem::temp_directory_path() / ("nbr_placement_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    block.write((dir / "p.txt").string());
+    const auto read = Placement::read((dir / "p.txt").string(), 10);
+    for (std::uint32_t r = 0; r < 10; ++r) {
+        EXPECT_EQ(read.node(r), block.node(r));
+        EXPECT_EQ(read.socket(r), block.socket(r));
+    }
+    auto expect_error = [&](const std::string& text, std::uint32_t n, const std::string& needle) {
+        std::ofstream(dir / "bad.txt") << text;
+        try {
+            (void)Placement::read((dir / "bad.txt").string(), n);
+            FAIL() << "accepted: " << text;
+        } catch (const nbr::InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+    };
+    expect_error("0 0 0\n1 0\n", 2, "bad.txt:2: expected 'rank node socket'");
+    expect_error("0 0 0\n0 1 0\n", 2, "bad.txt:2: rank 0 placed twice");
+    expect_error("0 0 0\n", 2, "rank 1 is not placed");
+    expect_error("0 0 0\n5 0 0\n", 2, "bad.txt:2: rank 5 out of range");
+    expect_error("# ranks 3\n0 0 0\n1 0 0\n", 2, "bad.txt:1: '# ranks 3'");
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace
