@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nbr/graphs/topology.hpp"
+#include "nbr_pattern.pb.h"
 
 namespace nbr::test {
 
@@ -43,5 +44,14 @@ inline Topology awkward_topology(std::uint32_t n) {
     std::reverse(edges.begin(), edges.end());
     return Topology::from_edges(n, edges);
 }
+
+/// @brief One operation of a schedule, as tests write and compare them: items are (origin, slot).
+struct Op {
+    std::uint32_t step;
+    schema::Operation::Kind kind;
+    std::uint32_t peer;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> items;
+    friend bool operator==(const Op&, const Op&) = default;
+};
 
 }  // namespace nbr::test

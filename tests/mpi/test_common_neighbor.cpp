@@ -25,13 +25,7 @@ using nbr::schema::Operation;
 using nbr::test::SharedTempDir;
 using nbr::test::world_rank;
 
-struct Op {
-    std::uint32_t step;
-    Operation::Kind kind;
-    std::uint32_t peer;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> items;
-    friend bool operator==(const Op&, const Op&) = default;
-};
+using nbr::test::Op;
 
 std::vector<Op> ops_of(const nbr::schema::RankPattern& p) {
     std::vector<Op> ops;

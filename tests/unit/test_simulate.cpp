@@ -10,6 +10,7 @@
 #include "nbr/compiler/simulate.hpp"
 #include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -21,13 +22,7 @@ using nbr::compiler::Machine;
 using nbr::compiler::SimResult;
 using nbr::schema::Operation;
 
-/// One operation of a hand-written schedule: items are (origin, slot).
-struct Op {
-    std::uint32_t step;
-    Operation::Kind kind;
-    std::uint32_t peer;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> items;
-};
+using nbr::test::Op;
 
 /// Rank patterns for `edges` with the given schedules (ranks without one get none).
 std::vector<nbr::schema::RankPattern> patterns(std::uint32_t n, const std::vector<Edge>& edges,
