@@ -1,6 +1,8 @@
 // The discrete-event LogGOPS simulation of one replay (model: docs/simulate.md).
 #include "nbr/compiler/simulate.hpp"
 
+#include "event_queue.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -38,12 +40,6 @@ struct Event {
     Stage stage;
 };
 
-struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-        return a.time != b.time ? a.time > b.time : a.order > b.order;
-    }
-};
-
 class Simulation {
 public:
     Simulation(const SimProgram& program, const Machine& machine, const Placement& placement, std::uint64_t block)
@@ -64,15 +60,17 @@ public:
     }
 
     void run() {
+        // Sends with nothing to wait for start at time 0, before every later event (which
+        // comes at time 0 or later and is inserted after them): handled at once, in order.
         for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
-            if (waiting_[i] == 0) push(Stage::send, 0, i);
+            if (waiting_[i] == 0) {
+                ++events_;
+                on_send(Event{0, order_++, 0, i, Stage::send});
+            }
         }
-        while (!heap_.empty()) {
-            std::pop_heap(heap_.begin(), heap_.end(), Later{});
-            const Event e = heap_.back();
-            heap_.pop_back();
+        while (!queue_.empty()) {
             ++events_;
-            handle(e);
+            handle(queue_.pop());
         }
         if (delivered_ != p_.num_messages()) {
             throw std::runtime_error("the pattern deadlocks: " + std::to_string(p_.num_messages() - delivered_) +
@@ -101,8 +99,7 @@ private:
     }
 
     void push(Stage stage, Time time, std::uint32_t message, Time aux = 0) {
-        heap_.push_back(Event{time, order_++, aux, message, stage});
-        std::push_heap(heap_.begin(), heap_.end(), Later{});
+        queue_.push(Event{time, order_++, aux, message, stage});
     }
 
     /// The rank's collective is complete once its last operation is.
@@ -216,7 +213,7 @@ private:
     std::vector<Time> nic_out_, nic_in_;
     std::vector<std::uint32_t> waiting_, depth_;
     std::vector<DistanceClass> klass_;
-    std::vector<Event> heap_;
+    internal::MonotoneEventQueue<Event> queue_;
     std::uint64_t order_ = 0, events_ = 0, delivered_ = 0;
 };
 

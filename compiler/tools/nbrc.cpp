@@ -16,6 +16,7 @@
 #include "nbr/compiler/inspect.hpp"
 #include "nbr/compiler/mpi_program.hpp"
 #include "nbr/compiler/simulate.hpp"
+#include "nbr/compiler/sizes.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/readers.hpp"
@@ -57,27 +58,11 @@ struct Options {
 
 /// Parses "4,1K,2M" (binary multiples K, M, G) into byte counts.
 std::vector<std::uint64_t> parse_sizes(const std::string& text) {
-    std::vector<std::uint64_t> sizes;
-    std::stringstream in(text);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-        std::size_t used = 0;
-        unsigned long long value = 0;
-        try {
-            value = std::stoull(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        const std::string suffix = item.substr(used);
-        const std::map<std::string, unsigned> shifts{{"", 0}, {"K", 10}, {"M", 20}, {"G", 30}};
-        const auto shift = shifts.find(suffix);
-        if (used == 0 || shift == shifts.end() || value > (~0ULL >> shift->second)) {
-            throw CLI::ValidationError("--sizes", "'" + item + "' is not a size (e.g. 4, 1K, 4M)");
-        }
-        sizes.push_back(value << shift->second);
+    try {
+        return nbr::compiler::parse_sizes(text);
+    } catch (const std::invalid_argument& error) {
+        throw CLI::ValidationError("--sizes", error.what());
     }
-    if (sizes.empty()) throw CLI::ValidationError("--sizes", "no sizes given");
-    return sizes;
 }
 
 int process_rank() {

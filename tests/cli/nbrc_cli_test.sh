@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end checks of the nbrc command line: outputs, exit codes, messages.
-# usage: nbrc_cli_test.sh NBRC "LAUNCHER_FOR_2_PROCESSES" SHARED_DIR
+# usage: nbrc_cli_test.sh NBRC "LAUNCHER_FOR_2_PROCESSES" SHARED_DIR NBR_CALIBRATE
 set -u
 nbrc=$1
 launch2=$2
 shared=$3
+calibrate=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -117,6 +118,18 @@ expect 1 "future.json: format_version 7 is newer" -- $nbrc simulate p2 --machine
 expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
 expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
+
+# nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
+expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
+expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
+expect 0 "predicted" -- $launch2 $calibrate --class network --base cal.json --sizes 8 --repeat 3 -o cal2.json
+grep -q '"network: measured by nbr-calibrate' cal2.json && grep -q '"socket: measured by nbr-calibrate' cal2.json &&
+  pass || fail "calibrated classes not recorded: $(cat cal2.json)"
+expect 1 "needs a --base machine with nodes_per_switch" -- $launch2 $calibrate --class leaf --sizes 8
+expect 1 "nowhere" -- $launch2 $calibrate --base nowhere --sizes 8
+expect 2 "sizes must lie in" -- $launch2 $calibrate --sizes 0
+expect 1 "needs two ranks" -- $calibrate --sizes 8
+test ! -e cal.json.tmp && pass || fail "calibrate left a temporary file"
 
 # A foreign directory is never replaced.
 mkdir keep && echo data >keep/file

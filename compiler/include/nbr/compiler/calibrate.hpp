@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nbr/compiler/machine.hpp"
+#include "nbr_machine.pb.h"
+
+namespace nbr::compiler {
+
+/// @brief What `nbr-calibrate` measured between two ranks at one message size (medians).
+struct CalibrationPoint {
+    std::uint64_t bytes = 0;
+    double one_way_us = 0;  ///< half a ping-pong round trip
+    double send_us = 0;     ///< sender CPU time to post one nonblocking send (a burst, per message)
+    /// Receiver CPU time to complete one receive whose data has arrived (a burst, per message);
+    /// negative where not measured (rendezvous sizes: completion includes the handshake).
+    double recv_us = -1;
+    double rate_us = 0;       ///< time per message of a stream of messages (PRTT(n) − PRTT(1)) / (n − 1)
+    int stream_messages = 2;  ///< n of the stream (and of the send and receive bursts)
+};
+
+/// @brief One distance class, measured.
+struct Calibration {
+    std::vector<CalibrationPoint> points;  ///< sorted by size
+    /// Largest size sent eagerly (a send completes before the receiver posts its receive);
+    /// 0 if every measured size was eager.
+    std::uint64_t eager_limit = 0;
+    double copy_ns_per_byte = 0;  ///< single-core memcpy, for packing and unpacking
+};
+
+/// @brief Fits the simulator's LogGOPS parameters of one class to the measurements, so that
+/// the simulator reproduces the measured one-way time and message rate at every measured
+/// size (docs/simulate.md, "Calibration"):
+/// - o_s, o_r: medians of the bursts' per-message times, at most the stream's time per
+///   message at the smallest size (per-byte CPU costs are not separated from G: on shared
+///   memory the CPU's copy is the transfer);
+/// - g: the stream's time per message at the smallest size; G per size segment: the rest of
+///   the stream's time per message, per byte;
+/// - L per size segment: the one-way time less o_s, G·b and o_r (eager), or a third of what
+///   remains after the receiver's answer o_r (rendezvous: three latencies), at least 0.
+/// @throws std::invalid_argument if there are no points or sizes are not increasing.
+[[nodiscard]] schema::LinkClass fit_link_class(const Calibration& calibration);
+
+/// @brief Puts the fitted class into `machine` (replacing what was there), the copy cost
+/// too when the class is `socket`, and a line in `sources` saying what was measured.
+/// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
+void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,
+                       const std::string& source);
+
+/// @brief The simulator's prediction of one measured point next to the measurement.
+struct CalibrationCheck {
+    std::uint64_t bytes = 0;
+    double one_way_us = 0, predicted_one_way_us = 0;
+    double rate_us = 0, predicted_rate_us = 0;
+};
+
+/// @brief Simulates the ping-pong half round trip and the stream of every point on `machine`
+/// with two ranks at distance `klass`: how well the machine file reproduces the measurements.
+[[nodiscard]] std::vector<CalibrationCheck> check_calibration(const schema::Machine& machine, DistanceClass klass,
+                                                              const Calibration& calibration);
+
+}  // namespace nbr::compiler

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <mpi.h>
+
+#include "nbr/compiler/calibrate.hpp"
+
+namespace nbr::compiler {
+
+/// @brief How `measure_link` measures.
+struct MeasureOptions {
+    std::vector<std::uint64_t> sizes;         ///< message sizes; the eager limit and one byte more are added
+    int repeat = 11;                          ///< repetitions per quantity (the median is kept)
+    std::uint64_t max_eager_probe = 1 << 20;  ///< the eager limit is searched up to this size
+};
+
+/// @brief Measures the LogGP quantities between ranks 0 and 1 of `comm` (ping-pong, bursts of
+/// nonblocking sends and receives, message streams, a late receiver for the eager limit,
+/// memcpy). Collective over `comm`; ranks other than 0 and 1 only wait. The result is valid
+/// on rank 0.
+[[nodiscard]] Calibration measure_link(MPI_Comm comm, const MeasureOptions& options);
+
+}  // namespace nbr::compiler

@@ -1,0 +1,148 @@
+// Fitting the simulator's LogGOPS parameters to nbr-calibrate's measurements.
+#include "nbr/compiler/calibrate.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "nbr/compiler/simulate.hpp"
+
+namespace nbr::compiler {
+
+namespace {
+
+constexpr double kNsPerUs = 1e3;
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+bool rendezvous(const Calibration& c, std::uint64_t bytes) {
+    return c.eager_limit > 0 && bytes > c.eager_limit;
+}
+
+void check_points(const Calibration& c) {
+    if (c.points.empty()) throw std::invalid_argument("calibration: no measurements");
+    for (std::size_t i = 1; i < c.points.size(); ++i) {
+        if (c.points[i].bytes <= c.points[i - 1].bytes) {
+            throw std::invalid_argument("calibration: sizes must increase");
+        }
+    }
+}
+
+/// n messages from rank 0 to rank 1, then (if `answer`) an empty one back once all arrived.
+SimProgram stream_program(std::uint32_t n, bool answer) {
+    SimProgram p;
+    p.num_ranks = 2;
+    const std::uint32_t total = n + (answer ? 1 : 0);
+    p.first_message = {0, n, total};
+    for (std::uint32_t i = 0; i < total; ++i) {
+        const bool back = i == n;
+        p.src.push_back(back ? 1 : 0);
+        p.dst.push_back(back ? 0 : 1);
+        p.units.push_back(back ? 0 : 1);
+        p.unpack_units.push_back(0);
+        p.packed.push_back(0);
+        p.dependencies.push_back(back ? n : 0);
+        p.first_dependent.push_back(p.dependents.size());
+        if (!back && answer) p.dependents.push_back(n);
+    }
+    p.first_dependent.push_back(p.dependents.size());
+    return p;
+}
+
+/// Two ranks at distance `klass` (block placement; leaf: two nodes under one switch).
+Placement pair_placement(DistanceClass klass) {
+    switch (klass) {
+        case DistanceClass::socket: return Placement::block(2, 2, 2);
+        case DistanceClass::node: return Placement::block(2, 2, 1);
+        case DistanceClass::leaf:
+        case DistanceClass::network: break;
+    }
+    return Placement::block(2, 1, 1);
+}
+
+}  // namespace
+
+std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, DistanceClass klass,
+                                                const Calibration& c) {
+    auto machine = machine_from_spec(spec, "the calibrated machine");
+    if (klass == DistanceClass::network) machine.nodes_per_switch = 0;  // two nodes: not under one leaf
+    const auto placement = pair_placement(klass);
+    const auto one = stream_program(1, false);
+    const auto first = stream_program(1, true);
+    std::vector<CalibrationCheck> checks;
+    for (const auto& p : c.points) {
+        const auto many = stream_program(static_cast<std::uint32_t>(std::max(2, p.stream_messages)), true);
+        CalibrationCheck check;
+        check.bytes = p.bytes;
+        check.one_way_us = p.one_way_us;
+        check.rate_us = p.rate_us;
+        check.predicted_one_way_us = simulate(one, machine, placement, p.bytes).latency_us;
+        check.predicted_rate_us = (simulate(many, machine, placement, p.bytes).latency_us -
+                                   simulate(first, machine, placement, p.bytes).latency_us) /
+                                  static_cast<double>(many.num_messages() - 2);
+        checks.push_back(check);
+    }
+    return checks;
+}
+
+schema::LinkClass fit_link_class(const Calibration& c) {
+    check_points(c);
+    std::vector<double> send, recv;
+    for (const auto& p : c.points) {
+        send.push_back(p.send_us);
+        if (p.recv_us >= 0) recv.push_back(p.recv_us);
+    }
+    // A stream's time per message bounds both CPU overheads (each is paid once per message
+    // in it): this keeps burst noise from making the model slower than the measured stream.
+    const double gap = std::max(0.0, c.points.front().rate_us);
+    const double o_s = std::min(median(send), gap), o_r = std::min(median(recv), gap);
+    schema::LinkClass link;
+    link.set_send_overhead_us(o_s);
+    link.set_recv_overhead_us(o_r);
+    link.set_gap_us(gap);
+    if (c.eager_limit > 0) link.set_eager_limit_bytes(c.eager_limit);
+    for (std::size_t i = 0; i < c.points.size(); ++i) {
+        const auto& p = c.points[i];
+        const double b = static_cast<double>(p.bytes);
+        const double byte_us = p.bytes > 0 ? std::max(0.0, p.rate_us - gap) / b : 0;
+        const double rest = p.one_way_us - o_s - byte_us * b - o_r;
+        const double latency = std::max(0.0, rendezvous(c, p.bytes) ? (rest - o_r) / 3 : rest);
+        schema::SizeSegment* segment = nullptr;
+        if (i > 0) {
+            segment = link.add_segments();
+            segment->set_from_bytes(p.bytes);
+        }
+        if (segment != nullptr) {
+            segment->set_latency_us(latency);
+            segment->set_byte_time_ns(byte_us * kNsPerUs);
+        } else {
+            link.set_latency_us(latency);
+            link.set_byte_time_ns(byte_us * kNsPerUs);
+        }
+    }
+    return link;
+}
+
+void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& c, const std::string& source) {
+    const auto link = fit_link_class(c);
+    switch (klass) {
+        case DistanceClass::socket:
+            *machine.mutable_socket() = link;
+            machine.set_copy_ns_per_byte(c.copy_ns_per_byte);
+            break;
+        case DistanceClass::node: *machine.mutable_node() = link; break;
+        case DistanceClass::leaf:
+            if (machine.nodes_per_switch() == 0) {
+                throw std::invalid_argument("class leaf needs a machine with nodes_per_switch");
+            }
+            *machine.mutable_leaf() = link;
+            break;
+        case DistanceClass::network: *machine.mutable_network() = link; break;
+    }
+    machine.add_sources(std::string(to_string(klass)) + ": measured by nbr-calibrate, " + source);
+}
+
+}  // namespace nbr::compiler

@@ -1,0 +1,265 @@
+// nbr-calibrate's measurements between two ranks (methods: docs/simulate.md, "Calibration").
+#include "nbr/compiler/measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+namespace nbr::compiler {
+
+namespace {
+
+double now_us() {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// Busy-waits without calling MPI, so that no progress happens meanwhile.
+void spin_us(double us) {
+    const double until = now_us() + us;
+    while (now_us() < until) {
+    }
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+/// The two measuring ranks over their own communicator; every quantity is timed on rank 0.
+class Pair {
+public:
+    Pair(MPI_Comm comm, int repeat) : comm_(comm), repeat_(repeat) { MPI_Comm_rank(comm, &rank_); }
+
+    /// Messages per burst: enough to amortize the timer, few enough to stay in eager buffers.
+    static int burst(std::uint64_t bytes) {
+        return static_cast<int>(std::clamp<std::uint64_t>((256 * 1024) / std::max<std::uint64_t>(bytes, 1), 4, 64));
+    }
+
+    double one_way(std::uint64_t bytes) {
+        const int inner =
+            static_cast<int>(std::clamp<std::uint64_t>((1 << 22) / std::max<std::uint64_t>(bytes, 1), 2, 100));
+        resize(bytes, 1);
+        return timed([&] {
+                   for (int k = 0; k < inner; ++k) ping_pong(bytes);
+               }) /
+               (2.0 * inner);
+    }
+
+    double send_overhead(std::uint64_t bytes) {
+        const int n = burst(bytes);
+        resize(bytes, n);
+        return repeat_median([&] {
+                   post_receives(bytes, n);
+                   MPI_Barrier(comm_);
+                   double t = 0;
+                   if (rank_ == 0) {
+                       const double t0 = now_us();
+                       post_sends(bytes, n);
+                       t = now_us() - t0;
+                   }
+                   MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+                   return t;
+               }) /
+               n;
+    }
+
+    /// Rank 1 times completing a burst that rank 0 sent well before (eager sizes only).
+    double recv_overhead(std::uint64_t bytes, double send_us) {
+        const int n = burst(bytes);
+        resize(bytes, n);
+        const double delay = 100 + 10 * n * send_us;
+        double t = repeat_median([&] {
+            post_receives(bytes, n);
+            MPI_Barrier(comm_);
+            double elapsed = 0;
+            if (rank_ == 0) {
+                post_sends(bytes, n);
+                MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+            } else {
+                spin_us(delay);
+                const double t0 = now_us();
+                MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+                elapsed = now_us() - t0;
+            }
+            return elapsed;
+        });
+        MPI_Bcast(&t, 1, MPI_DOUBLE, 1, comm_);
+        return t / n;
+    }
+
+    /// (PRTT(n) − PRTT(1)) / (n − 1): a stream of n messages answered by one empty message.
+    double rate(std::uint64_t bytes) {
+        const int n = burst(bytes);
+        resize(bytes, n);
+        const double one = repeat_median([&] { return stream(bytes, 1); });
+        const double many = repeat_median([&] { return stream(bytes, n); });
+        return std::max(0.0, many - one) / (n - 1);
+    }
+
+    /// A send the receiver posts only 2 ms later completes early if and only if it is eager.
+    bool eager(std::uint64_t bytes) {
+        resize(bytes, 1);
+        int votes = 0;
+        for (int r = 0; r < 3; ++r) {
+            MPI_Barrier(comm_);
+            if (rank_ == 0) {
+                const double t0 = now_us();
+                MPI_Send(send_.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, comm_);
+                votes += now_us() - t0 < 1000 ? 1 : 0;
+            } else {
+                spin_us(2000);
+                MPI_Recv(recv_.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, comm_, MPI_STATUS_IGNORE);
+            }
+        }
+        int eager = votes >= 2 ? 1 : 0;
+        MPI_Bcast(&eager, 1, MPI_INT, 0, comm_);
+        return eager == 1;
+    }
+
+private:
+    void resize(std::uint64_t bytes, int n) {
+        const auto need = static_cast<std::size_t>(bytes) * static_cast<std::size_t>(n);
+        if (send_.size() < need) send_.assign(need, std::byte{1});
+        if (recv_.size() < need) recv_.assign(need, std::byte{0});
+        requests_.resize(static_cast<std::size_t>(n));
+    }
+
+    void post_receives(std::uint64_t bytes, int n) {
+        if (rank_ != 1) return;
+        for (int k = 0; k < n; ++k) {
+            MPI_Irecv(recv_.data() + k * bytes, static_cast<int>(bytes), MPI_BYTE, 0, 0, comm_, &requests_[k]);
+        }
+    }
+
+    void post_sends(std::uint64_t bytes, int n) {
+        for (int k = 0; k < n; ++k) {
+            MPI_Isend(send_.data() + k * bytes, static_cast<int>(bytes), MPI_BYTE, 1, 0, comm_, &requests_[k]);
+        }
+    }
+
+    void ping_pong(std::uint64_t bytes) {
+        const int other = 1 - rank_;
+        const int count = static_cast<int>(bytes);
+        if (rank_ == 0) {
+            MPI_Send(send_.data(), count, MPI_BYTE, other, 0, comm_);
+            MPI_Recv(recv_.data(), count, MPI_BYTE, other, 0, comm_, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(recv_.data(), count, MPI_BYTE, other, 0, comm_, MPI_STATUS_IGNORE);
+            MPI_Send(send_.data(), count, MPI_BYTE, other, 0, comm_);
+        }
+    }
+
+    double stream(std::uint64_t bytes, int n) {
+        post_receives(bytes, n);
+        MPI_Barrier(comm_);
+        double t = 0;
+        if (rank_ == 0) {
+            const double t0 = now_us();
+            post_sends(bytes, n);
+            MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+            MPI_Recv(nullptr, 0, MPI_BYTE, 1, 1, comm_, MPI_STATUS_IGNORE);
+            t = now_us() - t0;
+        } else {
+            MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+            MPI_Send(nullptr, 0, MPI_BYTE, 0, 1, comm_);
+        }
+        return t;
+    }
+
+    /// Median over the repetitions (after one warm-up) of what `body` returns.
+    double repeat_median(const std::function<double()>& body) {
+        (void)body();
+        std::vector<double> times;
+        for (int r = 0; r < repeat_; ++r) times.push_back(body());
+        return median(times);
+    }
+
+    double timed(const std::function<void()>& body) {
+        return repeat_median([&] {
+            MPI_Barrier(comm_);
+            const double t0 = now_us();
+            body();
+            return now_us() - t0;
+        });
+    }
+
+    MPI_Comm comm_;
+    int repeat_;
+    int rank_ = 0;
+    std::vector<std::byte> send_, recv_;
+    std::vector<MPI_Request> requests_;
+};
+
+/// Largest eager size: doubling until a send waits for the receiver, then bisection.
+std::uint64_t find_eager_limit(Pair& pair, std::uint64_t max_probe) {
+    std::uint64_t lo = 0, hi = 1;
+    while (hi <= max_probe && pair.eager(hi)) {
+        lo = hi;
+        hi *= 2;
+    }
+    if (hi > max_probe) return 0;
+    while (hi - lo > 1) {
+        const auto mid = lo + (hi - lo) / 2;
+        (pair.eager(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+/// Single-core memcpy time per byte, 1 MiB at a time (beyond the private caches).
+double copy_ns_per_byte(int repeat) {
+    constexpr std::size_t kBytes = 1024 * 1024;
+    std::vector<std::byte> from(kBytes, std::byte{1}), to(kBytes);
+    std::vector<double> times;
+    for (int r = 0; r <= repeat; ++r) {
+        const double t0 = now_us();
+        for (int k = 0; k < 16; ++k) {
+            std::memcpy(to.data(), from.data(), kBytes);
+            from[static_cast<std::size_t>(k)] = to[kBytes - 1 - static_cast<std::size_t>(k)];
+        }
+        if (r > 0) times.push_back((now_us() - t0) * 1e3 / (16.0 * kBytes));
+    }
+    return median(times);
+}
+
+CalibrationPoint measure_point(Pair& pair, std::uint64_t bytes, std::uint64_t eager_limit) {
+    CalibrationPoint p;
+    p.bytes = bytes;
+    p.one_way_us = pair.one_way(bytes);
+    p.send_us = pair.send_overhead(bytes);
+    if (eager_limit == 0 || bytes <= eager_limit) p.recv_us = pair.recv_overhead(bytes, p.send_us);
+    p.rate_us = pair.rate(bytes);
+    p.stream_messages = Pair::burst(bytes);
+    return p;
+}
+
+}  // namespace
+
+Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (size < 2) throw std::invalid_argument("nbr-calibrate needs two ranks");
+    MPI_Comm pair_comm = MPI_COMM_NULL;
+    MPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair_comm);
+    Calibration c;
+    if (pair_comm != MPI_COMM_NULL) {
+        Pair pair(pair_comm, std::max(1, options.repeat));
+        c.eager_limit = find_eager_limit(pair, options.max_eager_probe);
+        std::vector<std::uint64_t> sizes = options.sizes;
+        if (c.eager_limit > 0) {
+            sizes.push_back(c.eager_limit);
+            sizes.push_back(c.eager_limit + 1);
+        }
+        std::sort(sizes.begin(), sizes.end());
+        sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+        for (const auto bytes : sizes) c.points.push_back(measure_point(pair, bytes, c.eager_limit));
+        if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);
+        MPI_Comm_free(&pair_comm);
+    }
+    MPI_Barrier(comm);
+    return c;
+}
+
+}  // namespace nbr::compiler

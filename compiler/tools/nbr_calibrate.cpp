@@ -1,0 +1,160 @@
+// nbr-calibrate: measures one distance class of a machine between two ranks and writes the
+// machine file nbrc simulate reads (docs/simulate.md, "Calibration").
+//
+//   mpirun -np 2 --bind-to core nbr-calibrate -o machine.json                 # same socket
+//   mpirun -np 2 --map-by socket nbr-calibrate --class node --base machine.json -o machine.json
+//   mpirun -np 2 --map-by node nbr-calibrate --class network --base machine.json -o machine.json
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "nbr/compiler/calibrate.hpp"
+#include "nbr/compiler/machine.hpp"
+#include "nbr/compiler/measure.hpp"
+#include "nbr/compiler/mpi_program.hpp"
+#include "nbr/compiler/sizes.hpp"
+
+namespace {
+
+using nbr::compiler::DistanceClass;
+
+struct Options {
+    std::string output;
+    std::string klass = "socket";
+    std::string base;
+    std::string name = "calibrated";
+    std::string sizes = "1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M";
+    std::uint32_t ranks_per_node = 0;
+    std::uint32_t ranks_per_socket = 0;
+    nbr::compiler::MeasureOptions measure;
+};
+
+const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::socket},
+                                                    {"node", DistanceClass::node},
+                                                    {"leaf", DistanceClass::leaf},
+                                                    {"network", DistanceClass::network}};
+
+/// A machine with every class set to the measured one: usable at once on one socket; the
+/// other classes are to be measured (sources say so).
+nbr::schema::Machine new_machine(const Options& o, const nbr::compiler::Calibration& c) {
+    nbr::schema::Machine m;
+    m.set_format_version(nbr::compiler::kMachineFormatVersion);
+    m.set_name(o.name);
+    m.set_description("measured by nbr-calibrate");
+    const auto cores = std::max(1U, std::thread::hardware_concurrency());
+    m.set_ranks_per_node(o.ranks_per_node > 0 ? o.ranks_per_node : cores);
+    m.set_ranks_per_socket(o.ranks_per_socket > 0 ? o.ranks_per_socket : m.ranks_per_node());
+    const auto link = nbr::compiler::fit_link_class(c);
+    *m.mutable_socket() = link;
+    *m.mutable_node() = link;
+    *m.mutable_network() = link;
+    m.add_sources(
+        "node, network: copies of the measured class until measured (nbr-calibrate --class CLASS --base FILE)");
+    return m;
+}
+
+void print_points(const nbr::compiler::Calibration& c, const std::string& klass) {
+    std::printf("class %s, eager limit %s, memcpy %.3f ns/B\n", klass.c_str(),
+                c.eager_limit > 0 ? std::to_string(c.eager_limit).c_str() : "none found", c.copy_ns_per_byte);
+    std::printf("%10s %12s %12s %12s %12s\n", "bytes", "one_way_us", "send_us", "recv_us", "rate_us");
+    for (const auto& p : c.points) {
+        std::printf("%10llu %12.3f %12.3f %12s %12.3f\n", static_cast<unsigned long long>(p.bytes), p.one_way_us,
+                    p.send_us, p.recv_us >= 0 ? std::to_string(p.recv_us).substr(0, 8).c_str() : "-", p.rate_us);
+    }
+}
+
+void print_checks(const std::vector<nbr::compiler::CalibrationCheck>& checks) {
+    std::printf("nbrc simulate with the fitted machine:\n%10s %12s %12s %12s %12s\n", "bytes", "one_way_us",
+                "predicted", "rate_us", "predicted");
+    for (const auto& k : checks) {
+        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f\n", static_cast<unsigned long long>(k.bytes), k.one_way_us,
+                    k.predicted_one_way_us, k.rate_us, k.predicted_rate_us);
+    }
+}
+
+/// Writes through a temporary file and a rename, so a failure leaves no half-written file.
+void write_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << text;
+        if (!out.flush()) throw std::runtime_error(tmp + ": cannot write");
+    }
+    std::filesystem::rename(tmp, path);
+}
+
+int calibrate(const Options& o, int rank) {
+    const auto klass = kClasses.at(o.klass);
+    // Inputs are checked on every rank before measuring, so that all fail at once.
+    nbr::schema::Machine base;
+    if (!o.base.empty()) base = nbr::compiler::load_machine(o.base).spec;
+    if (klass == DistanceClass::leaf && base.nodes_per_switch() == 0) {
+        throw std::invalid_argument("--class leaf needs a --base machine with nodes_per_switch");
+    }
+    const auto c = nbr::compiler::measure_link(MPI_COMM_WORLD, o.measure);
+    if (rank != 0) return 0;
+    print_points(c, o.klass);
+    auto machine = o.base.empty() ? new_machine(o, c) : base;
+    nbr::compiler::apply_calibration(machine, klass, c,
+                                     "ping-pong, bursts, streams and a late receiver between two ranks");
+    print_checks(nbr::compiler::check_calibration(machine, klass, c));
+    const auto json = nbr::compiler::machine_to_json(machine);
+    (void)nbr::compiler::parse_machine(json, "the calibrated machine");  // what is written reads back
+    if (o.output.empty()) {
+        std::cout << json;
+    } else {
+        write_atomically(o.output, json);
+        std::printf("wrote %s\n", o.output.c_str());
+    }
+    return 0;
+}
+
+int run(int argc, char** argv) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    Options o;
+    CLI::App app{"nbr-calibrate: measure LogGOPS parameters between two ranks and write a machine file"};
+    app.add_option("-o,--output", o.output, "Machine file to write (default: standard output)");
+    std::map<std::string, std::string> classes;
+    for (const auto& [name, k] : kClasses) classes.emplace(name, name);
+    app.add_option("--class", o.klass, "Distance class the two ranks are at")
+        ->transform(CLI::IsMember(classes))
+        ->capture_default_str();
+    app.add_option("--base", o.base, "Machine (preset or file) whose other classes are kept");
+    app.add_option("--name", o.name, "Name of a new machine")->capture_default_str();
+    app.add_option("--sizes", o.sizes, "Message sizes (K, M suffixes)")->capture_default_str();
+    app.add_option("--repeat", o.measure.repeat, "Repetitions per quantity (median kept)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_option("--ranks-per-node", o.ranks_per_node, "New machine: ranks per node (default: cores)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--ranks-per-socket", o.ranks_per_socket, "New machine: ranks per socket (default: per node)")
+        ->check(CLI::PositiveNumber);
+    try {
+        app.parse(argc, argv);
+        o.measure.sizes = nbr::compiler::parse_sizes(o.sizes);
+        for (const auto b : o.measure.sizes) {
+            if (b == 0 || b > (1ULL << 30)) throw CLI::ValidationError("--sizes", "sizes must lie in 1 B .. 1 GiB");
+        }
+    } catch (const CLI::ParseError& error) {
+        std::ostringstream sink;
+        const int code = rank == 0 ? app.exit(error) : app.exit(error, sink, sink);
+        return code == 0 ? 0 : 2;
+    } catch (const std::invalid_argument& error) {
+        if (rank == 0) std::cerr << "nbr-calibrate: --sizes: " << error.what() << "\n";
+        return 2;
+    }
+    return calibrate(o, rank);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return nbr::compiler::run_mpi_program(argc, argv, "nbr-calibrate", run);
+}
