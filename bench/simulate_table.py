@@ -13,7 +13,8 @@ import os
 import sys
 
 LABELS = {"moore-2-2": "Moore d=2 r=2", "moore-2-3": "Moore d=2 r=3", "moore-3-1": "Moore d=3 r=1",
-          "moore-3-2": "Moore d=3 r=2", "random-0.05": "random δ=0.05", "random-0.2": "random δ=0.2"}
+          "moore-3-2": "Moore d=3 r=2", "random-0.05": "random δ=0.05", "random-0.2": "random δ=0.2",
+          "moore-2-6": "Moore d=2 r=6"}
 ORDER = list(LABELS)
 
 

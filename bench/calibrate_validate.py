@@ -1,0 +1,65 @@
+#!/usr/bin/python3
+"""Predicted (nbrc simulate on the calibrated machine) against measured (nbr-bench, median
+of the launches) replay times, written by bench/calibrate_validate.sh.
+
+usage: bench/calibrate_validate.py OUT_DIR
+"""
+import collections
+import json
+import os
+import pathlib
+import statistics
+import sys
+
+
+def measured(directory):
+    """(topology, collective, variant, bytes) -> median seconds over launches."""
+    samples = collections.defaultdict(list)
+    for path in sorted(directory.glob("measured.*.json")):
+        _, topo, collective, _, _ = path.name.split(".")
+        run = json.load(open(path))
+        for r in run["results"]:
+            if not r["correct"]:
+                sys.exit(f"calibrate_validate: data mismatch in {path}: {r}")
+            samples[(topo, collective, r["variant"], r["bytes"])].append(r["seconds"])
+    return {k: statistics.median(v) for k, v in samples.items()}, samples
+
+
+def main(directory):
+    directory = pathlib.Path(directory)
+    medians, samples = measured(directory)
+    cores = os.cpu_count()
+    lines = ["| topology | ranks | collective | bytes | nbr measured µs | predicted µs | error | "
+             "naive measured µs | predicted µs | error | native µs | launches |",
+             "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    errors = collections.defaultdict(list)
+    for path in sorted(directory.glob("predicted.*.json")):
+        _, topo, collective, _ = path.name.split(".")
+        report = json.load(open(path))
+        ranks = report["ranks"]
+        for r in report["results"]:
+            b = r["bytes"]
+            key = (topo, collective, "nbr", b)
+            if key not in medians:
+                continue
+            nbr = medians[key] * 1e6
+            naive = medians.get((topo, collective, "nbr-naive", b), float("nan")) * 1e6
+            native = medians.get((topo, collective, "native", b), float("nan")) * 1e6
+            e1 = r["latency_us"] / nbr - 1
+            e2 = r["baseline_latency_us"] / naive - 1
+            bound = "bound" if ranks <= cores else "shared cores"
+            errors[bound].extend([abs(e1), abs(e2)])
+            lines.append(f"| {topo} | {ranks}{'' if ranks <= cores else '*'} | {collective} | {b} | {nbr:.2f} | "
+                         f"{r['latency_us']:.2f} | {e1:+.0%} | {naive:.2f} | {r['baseline_latency_us']:.2f} | "
+                         f"{e2:+.0%} | {native:.2f} | {len(samples[key])} |")
+    print("\n".join(lines))
+    print(f"\n\\* more ranks than the {cores} cores: not bound, ranks share cores (the model gives each its own)")
+    for bound, values in sorted(errors.items()):
+        print(f"- {bound}: median |error| {statistics.median(values):.0%}, max {max(values):.0%} "
+              f"over {len(values)} cells")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Real-MPI validation of nbrc simulate on this machine: calibrates the same-socket class with
+# nbr-calibrate (2 ranks bound to cores), then times nbr-bench on small topologies and
+# compares the replay times (median of the launches) with what nbrc simulate predicts from
+# the calibrated machine (bench/calibrate_validate.py writes OUT/validation.md).
+#
+#   pe1     2 ranks, one edge each way (naive)
+#   pe32    2 ranks, 32 parallel edges each way (naive: 32 messages each way)
+#   fan3    3 ranks: 0 and 1 send 4 edges each to 2 and back; common-neighbor --threshold 1
+#           (0's blocks reach 2 through 1: a dependent hop)
+#   bip4    4 ranks: {0,1} x {2,3}, 3 parallel edges each; common-neighbor --threshold 2
+#           (two steps: exchange with the friend, then one combined message)
+# Runs with more ranks than cores are not bound (--bind-to none): the ranks share cores, which
+# the model does not know; the table says so.
+#
+#   usage: bench/calibrate_validate.sh OUT_DIR [LAUNCHES]    (default 5)
+#   env:   NBR_BUILD (default build), NBR_SIZES (default 1,16,256,4096,65536), NBR_ITERS (default 2000)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/env.sh"
+out=$1
+launches=${2:-5}
+build=${NBR_BUILD:-$root/build}
+sizes=${NBR_SIZES:-1,16,256,4096,65536}
+iters=${NBR_ITERS:-2000}
+nbrc=$build/compiler/nbrc
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+bind() { if [ "$1" -le "$(nproc)" ]; then echo "--bind-to core"; else echo "--bind-to none"; fi; }
+
+# Topologies (edge lists: "# ranks N", then "src dst" lines).
+edges() { local n=$1 k=$2; shift 2; echo "# ranks $n"; for e in "$@"; do for ((i = 0; i < k; ++i)); do echo "${e/-/ }"; done; done; }
+edges 2 1 0-1 1-0 >"$out/pe1.el"
+edges 2 32 0-1 1-0 >"$out/pe32.el"
+edges 3 4 0-2 1-2 2-0 2-1 >"$out/fan3.el"
+edges 4 3 0-2 0-3 1-2 1-3 2-0 2-1 3-0 3-1 >"$out/bip4.el"
+
+# case = topology:algorithm:threshold:ranks
+cases="pe1:naive:0:2 pe32:naive:0:2 fan3:common-neighbor:1:3 bip4:common-neighbor:2:4"
+for c in $cases; do
+  IFS=: read -r topo algo threshold ranks <<<"$c"
+  "$nbrc" compile "$out/$topo.el" --algo naive -q -o "$out/$topo.naive"
+  [ "$algo" = naive ] || "$nbrc" compile "$out/$topo.el" --algo "$algo" --threshold "$threshold" -q -o "$out/$topo.$algo"
+done
+
+echo "# calibrating ($(date +%T))"
+mpirun -np 2 --bind-to core "$build/compiler/nbr-calibrate" --ranks-per-node "$(nproc)" -o "$out/machine.json" \
+  >"$out/calibrate.txt"
+cat "$out/calibrate.txt"
+
+for c in $cases; do
+  IFS=: read -r topo algo threshold ranks <<<"$c"
+  for collective in allgather alltoall; do
+    "$nbrc" simulate "$out/$topo.$algo" --machine "$out/machine.json" --ranks-per-node "$ranks" \
+      --ranks-per-socket "$ranks" --collective "$collective" --sizes "$sizes" --baseline "$out/$topo.naive" \
+      --json \
+      >"$out/predicted.$topo.$collective.json"
+    for ((l = 1; l <= launches; ++l)); do
+      # shellcheck disable=SC2046
+      mpirun -np "$ranks" $(bind "$ranks") "$build/bench/nbr-bench" --patterns "$out/$topo.$algo" \
+        --naive "$out/$topo.naive" --collective "$collective" --sizes "$sizes" --iters "$iters" \
+        --json "$out/measured.$topo.$collective.$l.json" >/dev/null
+    done
+    echo "# $topo $collective done ($(date +%T))"
+  done
+done
+/usr/bin/python3 "$root/bench/calibrate_validate.py" "$out" | tee "$out/validation.md"
