@@ -4,7 +4,8 @@ BENCH_CASES="moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"
 
 # prepare_case NBRC OUT CASE RANKS ALGOS...: generates OUT/CASE-RANKS/topology.el and compiles
 # the naive pattern and every algorithm in ALGOS into OUT/CASE-RANKS/ALGO (with ALGO.inspect.json),
-# skipping what is there already.
+# skipping what is there already. NBR_COMPILE_LAUNCH (e.g. "mpirun -np 2") runs the compiler
+# in parallel (same output for any process count).
 prepare_case() {
   local nbrc=$1 out=$2 case=$3 ranks=$4 work="$2/$3-$4" d r algo
   shift 4
@@ -21,7 +22,8 @@ prepare_case() {
   fi
   for algo in naive "$@"; do
     if [ ! -f "$work/$algo.inspect.json" ]; then
-      "$nbrc" compile "$work/topology.el" --algo "$algo" -q -o "$work/$algo"
+      # shellcheck disable=SC2086
+      ${NBR_COMPILE_LAUNCH:-} "$nbrc" compile "$work/topology.el" --algo "$algo" -q -o "$work/$algo"
       "$nbrc" inspect "$work/$algo" --json >"$work/$algo.inspect.json"
     fi
   done

@@ -10,6 +10,7 @@
 #          NBR_SIM_MACHINES  machines (default: "niagara smpi-fat-tree-32c")
 #          NBR_SIM_SIZES     block sizes (default: 4 B to 4 MiB, powers of 4)
 #          NBR_BUILD         build with nbrc (default: build)
+#          NBR_COMPILE_LAUNCH  launcher for the compiler, e.g. "mpirun -np 2" (bench/cases.sh)
 # Cases already simulated in OUT_DIR are skipped, so an interrupted run resumes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -14,6 +14,8 @@
 // all ranks that hold them, so each process stores each row once.
 #include "common_neighbor.hpp"
 
+#include "neighbor_rows.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -58,17 +60,6 @@ bool contains(const std::vector<std::uint32_t>& sorted, std::uint32_t value) {
     return std::binary_search(sorted.begin(), sorted.end(), value);
 }
 
-std::vector<std::uint32_t> distinct_without(std::span<const std::uint32_t> list, std::uint32_t self) {
-    std::vector<std::uint32_t> result;
-    result.reserve(list.size());
-    for (auto r : list) {
-        if (r != self) result.push_back(r);
-    }
-    std::sort(result.begin(), result.end());
-    result.erase(std::unique(result.begin(), result.end()), result.end());
-    return result;
-}
-
 class Run {
 public:
     Run(Engine& engine, const Topology& topology, PatternBuilder& out, std::uint32_t threshold)
@@ -108,16 +99,12 @@ private:
     /// Sec. IV-B1: every rank sends its in-neighbors to its in-neighbors; each rank counts,
     /// over its out-neighbors' rows, how often every other rank appears.
     void build_matrix() {
-        engine_.superstep([&](std::uint32_t v, auto, Engine::Outbox& outbox) {
+        rows_.exchange(engine_, topology_);  // the row of M of every out-neighbor
+        const std::uint32_t n = topology_.num_ranks();
+        for (std::uint32_t v = engine_.local_begin(); v < engine_.local_end(); ++v) {
             RankState& s = state(v);
             s.out_active = distinct_without(topology_.out_neighbors(v), v);
             s.in_active = distinct_without(topology_.in_neighbors(v), v);
-            outbox.multicast(s.in_active, s.in_active);  // the row of M for every in-neighbor
-        });
-        const std::uint32_t n = topology_.num_ranks();
-        for (std::uint32_t v = engine_.local_begin(); v < engine_.local_end(); ++v) {
-            for (const Message& m : engine_.inbox(v)) store_row(m.source, m.payload);
-            RankState& s = state(v);
             std::size_t work = 0;
             for (auto w : s.out_active) work += rows_[w].size();
             const bool dense = work * 4 >= n;
@@ -146,12 +133,6 @@ private:
             }
             s.initial_friends = static_cast<std::uint32_t>(s.friends.size());
         }
-    }
-
-    void store_row(std::uint32_t source, std::span<const std::uint32_t> row) {
-        // Every local in-neighbor of `source` gets the same row; it is never empty (it holds
-        // the receiver), so an empty slot means "not stored yet".
-        if (rows_[source].empty()) rows_[source].assign(row.begin(), row.end());
     }
 
     /// Best available friend: most common neighbors, ties to the lower rank.
@@ -487,7 +468,7 @@ private:
     std::uint32_t first_;
     std::vector<RankState> states_;
     // Per process: matrix rows (active in-sets of out-neighbors of local ranks), stored once.
-    std::vector<std::vector<std::uint32_t>> rows_;
+    NeighborRows rows_;
     std::vector<Match> status_;                               // published matching status of every rank
     std::uint64_t searching_total_ = 0;                       // ranks still searching, over all processes
     std::vector<std::vector<std::uint32_t>> local_choosers_;  // per rank: local ranks choosing it

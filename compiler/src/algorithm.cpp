@@ -3,13 +3,15 @@
 #include <stdexcept>
 
 #include "../algorithms/common_neighbor.hpp"
+#include "../algorithms/distance_halving.hpp"
 #include "../algorithms/naive.hpp"
 
 namespace nbr::compiler {
 
 const std::map<std::string, AlgorithmKind>& algorithm_names() {
     static const std::map<std::string, AlgorithmKind> names{{"naive", AlgorithmKind::naive},
-                                                            {"common-neighbor", AlgorithmKind::common_neighbor}};
+                                                            {"common-neighbor", AlgorithmKind::common_neighbor},
+                                                            {"distance-halving", AlgorithmKind::distance_halving}};
     return names;
 }
 
@@ -25,6 +27,12 @@ std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOpt
         case AlgorithmKind::naive: return std::make_unique<internal::NaiveAlgorithm>();
         case AlgorithmKind::common_neighbor:
             return std::make_unique<internal::CommonNeighborAlgorithm>(options.threshold);
+        case AlgorithmKind::distance_halving:
+            if (!options.placement) {
+                throw std::invalid_argument(
+                    "distance-halving needs a placement (--ranks-per-node and --ranks-per-socket, or --placement)");
+            }
+            return std::make_unique<internal::DistanceHalvingAlgorithm>(*options.placement);
     }
     throw std::invalid_argument("unknown algorithm kind");
 }

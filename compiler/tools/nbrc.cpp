@@ -102,12 +102,21 @@ int run_gen_random(const Options& o) {
     return 0;
 }
 
+/// The placement given to compile, if any (block: ranks per socket default to per node).
+std::optional<nbr::Placement> compile_placement(const Options& o, std::uint32_t ranks) {
+    if (!o.placement.empty()) return nbr::Placement::read(o.placement, ranks);
+    if (!o.ranks_per_node && !o.ranks_per_socket) return std::nullopt;
+    const auto per_node = o.ranks_per_node.value_or(*o.ranks_per_socket);
+    return nbr::Placement::block(ranks, per_node, o.ranks_per_socket.value_or(per_node));
+}
+
 int run_compile(const Options& o) {
     const auto topology =
         nbr::compiler::read_topology_collective(MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks);
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(o.algorithm);
     options.algorithm_options.threshold = o.threshold;
+    options.algorithm_options.placement = compile_placement(o, topology.num_ranks());
     options.output = o.output;
     options.quiet = o.quiet;
     options.source = o.input;
@@ -214,6 +223,19 @@ int run_simulate(const Options& o) {
     return 0;
 }
 
+/// --ranks-per-node/--ranks-per-socket (block placement) or --placement FILE.
+void add_placement_options(CLI::App* sub, Options& o, const std::string& note) {
+    auto* per_node = sub->add_option("--ranks-per-node", o.ranks_per_node, "Block placement: ranks per node" + note)
+                         ->check(CLI::PositiveNumber);
+    auto* per_socket =
+        sub->add_option("--ranks-per-socket", o.ranks_per_socket, "Block placement: ranks per socket" + note)
+            ->check(CLI::PositiveNumber);
+    sub->add_option("--placement", o.placement, "Placement file: 'rank node socket' lines" + note)
+        ->check(CLI::ExistingFile)
+        ->excludes(per_node)
+        ->excludes(per_socket);
+}
+
 int run(int argc, char** argv) {
     const bool root = process_rank() == 0;
     Options o;
@@ -250,6 +272,7 @@ int run(int argc, char** argv) {
     compile->add_option("--threshold", o.threshold, "common-neighbor: friends share at least this many out-neighbors")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    add_placement_options(compile, o, " (distance-halving; recorded in the manifest)");
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");
 
@@ -280,19 +303,7 @@ int run(int argc, char** argv) {
     simulate->add_option("--collective", o.collective, "Collective to replay")
         ->transform(CLI::IsMember(collectives))
         ->capture_default_str();
-    auto* per_node = simulate
-                         ->add_option("--ranks-per-node", o.ranks_per_node,
-                                      "Block placement: ranks per node "
-                                      "(default: the machine's)")
-                         ->check(CLI::PositiveNumber);
-    auto* per_socket = simulate
-                           ->add_option("--ranks-per-socket", o.ranks_per_socket,
-                                        "Block placement: ranks per socket (default: the machine's)")
-                           ->check(CLI::PositiveNumber);
-    simulate->add_option("--placement", o.placement, "Placement file: 'rank node socket' lines")
-        ->check(CLI::ExistingFile)
-        ->excludes(per_node)
-        ->excludes(per_socket);
+    add_placement_options(simulate, o, " (default: the machine's)");
     simulate
         ->add_option("--baseline", o.baseline,
                      "Also simulate this pattern (e.g. the naive one) and report "
@@ -311,7 +322,16 @@ int run(int argc, char** argv) {
     }
     if (moore->parsed()) return run_gen_moore(o);
     if (random->parsed()) return run_gen_random(o);
-    if (compile->parsed()) return run_compile(o);
+    if (compile->parsed()) {
+        if (o.algorithm == "distance-halving" && o.placement.empty() && !o.ranks_per_node && !o.ranks_per_socket) {
+            if (root) {
+                std::cerr << "nbrc compile: distance-halving needs a placement: --ranks-per-node N "
+                             "--ranks-per-socket L, or --placement FILE\n";
+            }
+            return 2;
+        }
+        return run_compile(o);
+    }
     if (inspect->parsed()) return run_inspect(o);
     if (simulate->parsed()) {
         if (o.dir.empty() && !o.print_machine) {

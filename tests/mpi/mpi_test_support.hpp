@@ -3,6 +3,7 @@
 // Helpers for MPI tests: shared temporary directories and compiling topologies in-process.
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -84,6 +85,16 @@ inline compiler::CompileOptions common_neighbor_options(const std::filesystem::p
     return options;
 }
 
+/// @brief Options for distance halving with `placement`.
+inline compiler::CompileOptions distance_halving_options(const std::filesystem::path& out, Placement placement) {
+    compiler::CompileOptions options;
+    options.algorithm = compiler::AlgorithmKind::distance_halving;
+    options.algorithm_options.placement = std::move(placement);
+    options.output = out;
+    options.quiet = true;
+    return options;
+}
+
 /// @brief Every rank file of a pattern directory.
 inline std::vector<schema::RankPattern> read_patterns(const std::filesystem::path& dir) {
     return compiler::read_all_rank_patterns(dir, read_manifest(dir));
@@ -94,11 +105,12 @@ inline compiler::PatternSummary summary_of(const std::filesystem::path& dir) {
     return compiler::summarize(read_manifest(dir), read_patterns(dir));
 }
 
-/// @brief Compiles `topology` with common-neighbor on all processes, verifies it on rank 0
-/// (gtest expectation) and returns its summary there; removes the directory afterwards.
-inline compiler::PatternSummary compile_and_verify(const Topology& topology, const std::filesystem::path& dir,
+/// @brief Compiles `topology` with `options` on all processes, verifies it on rank 0 (gtest
+/// expectation) and returns its summary there; removes the directory afterwards.
+inline compiler::PatternSummary compile_and_verify(const Topology& topology, const compiler::CompileOptions& options,
                                                    const std::string& label) {
-    compiler::compile(MPI_COMM_WORLD, topology, common_neighbor_options(dir));
+    const auto& dir = options.output;
+    compiler::compile(MPI_COMM_WORLD, topology, options);
     compiler::PatternSummary summary;
     if (world_rank() == 0) {
         const auto report = compiler::verify_directory(dir, &topology);
@@ -108,6 +120,12 @@ inline compiler::PatternSummary compile_and_verify(const Topology& topology, con
     }
     MPI_Barrier(MPI_COMM_WORLD);
     return summary;
+}
+
+/// @brief compile_and_verify with common-neighbor (default Θ) into `dir`.
+inline compiler::PatternSummary compile_and_verify(const Topology& topology, const std::filesystem::path& dir,
+                                                   const std::string& label) {
+    return compile_and_verify(topology, common_neighbor_options(dir), label);
 }
 
 }  // namespace nbr::test

@@ -222,9 +222,17 @@ TEST_F(ReplayTest, BlockingMatchesNativeOnEveryTopology) {
         const auto cn4_dir = tmp.path() / (name + ".cn4");
         nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::common_neighbor_options(cn2_dir, 2));
         nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::common_neighbor_options(cn4_dir, 4));
+        // distance halving with one rank per socket (every halving step) and 4/2 per node/socket.
+        const auto n = topology.num_ranks();
+        const auto dh1_dir = tmp.path() / (name + ".dh1");
+        const auto dh2_dir = tmp.path() / (name + ".dh2");
+        nbr::compiler::compile(MPI_COMM_WORLD, topology,
+                               nbr::test::distance_halving_options(dh1_dir, nbr::Placement::block(n, 1, 1)));
+        nbr::compiler::compile(MPI_COMM_WORLD, topology,
+                               nbr::test::distance_halving_options(dh2_dir, nbr::Placement::block(n, 4, 2)));
 
         MPI_Comm graph = dist_graph(topology);
-        for (const auto& dir : {naive_dir, relay_dir, cn2_dir, cn4_dir}) {
+        for (const auto& dir : {naive_dir, relay_dir, cn2_dir, cn4_dir, dh1_dir, dh2_dir}) {
             nbr_pattern_t pattern = nullptr;
             ASSERT_EQ(nbr_load_pattern(dir.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
             nbr_pattern_t plain = nullptr;

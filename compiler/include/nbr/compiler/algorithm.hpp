@@ -3,20 +3,23 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "nbr/compiler/engine.hpp"
 #include "nbr/compiler/pattern_builder.hpp"
+#include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
 
 namespace nbr::compiler {
 
 /// @brief Pattern construction algorithms (`nbrc compile --algo`).
 enum class AlgorithmKind {
-    naive,           ///< one message per edge, what MPI libraries do today
-    common_neighbor  ///< pairwise message combining over common out-neighbors (HiPC 2017)
+    naive,            ///< one message per edge, what MPI libraries do today
+    common_neighbor,  ///< pairwise message combining over common out-neighbors (HiPC 2017)
+    distance_halving  ///< topology- and load-aware recursive halving with agents (Sharifian et al.)
 };
 
 /// @brief Command-line names of the algorithms (shared by the CLI and the manifest).
@@ -27,6 +30,8 @@ enum class AlgorithmKind {
 struct AlgorithmOptions {
     /// Θ of common-neighbor: friends share at least this many out-neighbors (paper: 4).
     std::uint32_t threshold = 4;
+    /// Where the ranks run (distance-halving requires it); recorded in the manifest.
+    std::optional<Placement> placement;
 };
 
 /// @brief A distributed pattern construction, written per virtual rank.

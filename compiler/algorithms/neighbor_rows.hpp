@@ -1,0 +1,36 @@
+// What common-neighbor and distance halving both need: the rows of the common-neighborhood
+// matrix (Mirsadeghi et al. Sec. IV-B1; distance halving's matrix A).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nbr/compiler/engine.hpp"
+#include "nbr/graphs/topology.hpp"
+
+namespace nbr::compiler::internal {
+
+/// @brief The distinct entries of `list` other than `self`, sorted.
+[[nodiscard]] std::vector<std::uint32_t> distinct_without(std::span<const std::uint32_t> list, std::uint32_t self);
+
+/// @brief For every out-neighbor w of a local rank: w's distinct in-neighbors other than w
+/// (the ranks that, like the local rank, send to w). Rows are identical for all local ranks
+/// that need them, so each process stores each row once.
+class NeighborRows {
+public:
+    explicit NeighborRows(std::uint32_t num_ranks) : rows_(num_ranks) {}
+
+    /// @brief One superstep: every rank sends its row to each of its in-neighbors.
+    /// Collective over the engine's processes.
+    void exchange(Engine& engine, const Topology& topology);
+
+    /// @brief Row of rank w (empty unless w is an out-neighbor of a local rank).
+    [[nodiscard]] std::vector<std::uint32_t>& operator[](std::uint32_t w) { return rows_[w]; }
+    [[nodiscard]] const std::vector<std::uint32_t>& operator[](std::uint32_t w) const { return rows_[w]; }
+
+private:
+    std::vector<std::vector<std::uint32_t>> rows_;
+};
+
+}  // namespace nbr::compiler::internal
