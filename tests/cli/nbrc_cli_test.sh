@@ -119,6 +119,25 @@ expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
 expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
 
+# distance-halving: a placement is required and recorded; the same bytes for 1 and 2 processes.
+expect 2 "distance-halving needs a placement" -- $nbrc compile random.el --algo distance-halving -o dh
+test ! -e dh && pass || fail "usage error left a directory"
+expect 0 "" -- $launch2 $nbrc compile random.el --algo distance-halving --ranks-per-node 8 --ranks-per-socket 4 -o dh2 -q
+expect 0 "" -- $nbrc compile random.el --algo distance-halving --ranks-per-node 8 --ranks-per-socket 4 -o dh1 -q
+if diff -r dh1 dh2 >/dev/null; then pass; else fail "distance-halving: P=1 and P=2 outputs differ"; fi
+expect 0 "each delivered exactly once" -- $nbrc verify dh2 --topology random.el
+json=$($nbrc inspect dh2 --json)
+for key in '"placement": "block 8/node 4/socket"' '"halving_steps": {"min": 4, "mean": 4, "max": 4}' '"agent_found_share"' \
+  '"sends_off_socket"' '"sends_intra_socket"' '"origins_served"'; do
+  grep -qF -- "$key" <<<"$json" && pass || fail "inspect --json (distance-halving) lacks $key"
+done
+expect 0 "" -- $nbrc compile random.el --algo distance-halving --placement onesocket.txt -o dhfile -q
+grep -qF '"halving_steps": {"min": 0, "mean": 0, "max": 0}' <<<"$($nbrc inspect dhfile --json)" &&
+  pass || fail "one socket: no halving expected"
+expect 2 "" -- $nbrc compile random.el --algo distance-halving --placement onesocket.txt --ranks-per-node 4 -o x
+expect 1 "rank 10 is not placed" -- $nbrc compile random.el --algo distance-halving --placement short.txt -o x
+test ! -e x && pass || fail "failed compile left a directory"
+
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4

@@ -1,0 +1,91 @@
+// distance-halving on the topologies the issue lists, each with several placements: every
+// shared matrix at 16 and 64 ranks, Moore d = 2..4 with r = 1..3 at N = 64..4096, random
+// graphs with δ = 0.05..0.8 at 256, 1024 and 2160 ranks. Each pattern is proven by verify
+// against its topology.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "mpi_test_support.hpp"
+#include "nbr/graphs/generators.hpp"
+#include "nbr/graphs/placement.hpp"
+#include "nbr/graphs/readers.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nbr::Placement;
+using nbr::test::SharedTempDir;
+using nbr::test::world_rank;
+
+/// Block placements: the papers' node shapes and one that fits no power of two.
+std::vector<std::pair<std::string, Placement>> placements(std::uint32_t n) {
+    return {{"40/20", Placement::block(n, 40, 20)}, {"12/5", Placement::block(n, 12, 5)}};
+}
+
+void sweep(const nbr::Topology& topology, const std::string& label, const fs::path& dir) {
+    for (const auto& [name, placement] : placements(topology.num_ranks())) {
+        const auto s = nbr::test::compile_and_verify(topology, nbr::test::distance_halving_options(dir, placement),
+                                                     label + ", placement " + name);
+        if (world_rank() == 0 && topology.num_edges() > 0) {
+            EXPECT_LE(s.sends_per_rank.mean, s.naive_sends_per_rank.mean + s.steps_max) << label;
+        }
+    }
+}
+
+TEST(DistanceHalvingSweep, EverySharedMatrix) {
+    SharedTempDir tmp;
+    for (const auto& entry : fs::directory_iterator(nbr::test::matrices_dir())) {
+        if (entry.path().extension() != ".mtx") continue;
+        const auto path = entry.path().string();
+        std::ifstream in(path);
+        std::string header, line;
+        std::getline(in, header);
+        while (std::getline(in, line) && line[0] == '%') {
+        }
+        std::uint64_t rows = 0, cols = 0;
+        std::istringstream(line) >> rows >> cols;
+        const std::vector<std::uint32_t> counts =
+            rows == cols ? std::vector<std::uint32_t>{16, 64} : std::vector<std::uint32_t>{16};
+        for (auto p : counts) {
+            sweep(nbr::read_matrix_market(path, p), entry.path().filename().string() + " at " + std::to_string(p),
+                  tmp.path() / "m");
+        }
+    }
+}
+
+TEST(DistanceHalvingSweep, MooreNeighborhoods) {
+    SharedTempDir tmp;
+    int cases = 0;
+    for (std::uint32_t d = 2; d <= 4; ++d) {
+        for (std::uint32_t r = 1; r <= 3; ++r) {
+            for (std::uint32_t n : {64u, 256u, 1024u, 4096u}) {
+                const auto dims = nbr::balanced_dims(n, d);
+                if (dims.back() < 2 * r + 1) continue;  // the generator rejects these (duplicate neighbors)
+                if (n == 4096 && d > 2) continue;       // thousands of neighbors per rank: bench/, not CI
+                sweep(nbr::generate_moore({n, d, r}),
+                      "moore d=" + std::to_string(d) + " r=" + std::to_string(r) + " N=" + std::to_string(n),
+                      tmp.path() / "m");
+                ++cases;
+            }
+        }
+    }
+    EXPECT_GE(cases, 12);
+}
+
+TEST(DistanceHalvingSweep, RandomGraphs) {
+    SharedTempDir tmp;
+    for (std::uint32_t n : {256u, 1024u, 2160u}) {
+        for (double density : {0.05, 0.2, 0.8}) {
+            if (n == 2160 && density > 0.05) continue;  // bench/ covers the dense ones at 2160
+            sweep(nbr::generate_random({n, density, 7}),
+                  "random N=" + std::to_string(n) + " density=" + std::to_string(density), tmp.path() / "r");
+        }
+    }
+}
+
+}  // namespace
