@@ -3,6 +3,7 @@
 //
 //   mpirun -np 2 nbr-compile-bench --moore 8192,2,4 --algo common-neighbor [--json FILE]
 //   mpirun -np 2 nbr-compile-bench --random 4096,0.2,1 --algo common-neighbor
+//   mpirun -np 2 nbr-compile-bench --random 2160,0.7,1 --algo distance-halving --ranks-per-node 36 --ranks-per-socket 18
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -35,7 +36,7 @@ int run(int argc, char** argv) {
     CLI::App app{"nbr-compile-bench: time and peak memory of one pattern compile"};
     std::vector<double> moore, random;
     std::string algo = "common-neighbor", json, keep;
-    std::uint32_t threshold = 4;
+    std::uint32_t threshold = 4, per_node = 40, per_socket = 20;
     auto* m = app.add_option("--moore", moore, "N,d,r")->delimiter(',')->expected(3);
     auto* r = app.add_option("--random", random, "N,density,seed")->delimiter(',')->expected(3);
     m->excludes(r);
@@ -43,6 +44,8 @@ int run(int argc, char** argv) {
     for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
     app.add_option("--algo", algo, "Algorithm")->transform(CLI::IsMember(algos))->capture_default_str();
     app.add_option("--threshold", threshold, "common-neighbor threshold")->capture_default_str();
+    app.add_option("--ranks-per-node", per_node, "distance-halving: block placement")->capture_default_str();
+    app.add_option("--ranks-per-socket", per_socket, "distance-halving: block placement")->capture_default_str();
     app.add_option("--json", json, "Append the result as one JSON line to this file");
     app.add_option("--keep", keep, "Keep the pattern directory here (default: temporary, removed)");
     try {
@@ -74,6 +77,7 @@ int run(int argc, char** argv) {
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(algo);
     options.algorithm_options.threshold = threshold;
+    options.algorithm_options.placement = nbr::Placement::block(topology.num_ranks(), per_node, per_socket);
     options.output = dir;
     options.quiet = true;
     options.source = label;

@@ -14,6 +14,7 @@
 # Cases already simulated in OUT_DIR are skipped, so an interrupted run resumes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/env.sh"  # mpirun as root, for NBR_COMPILE_LAUNCH
 out=$1
 shift
 ranks_list=("$@")

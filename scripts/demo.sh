@@ -19,16 +19,18 @@ ranks=${NBR_DEMO_RANKS:-16}
 
 echo "== 1. generate: Moore neighborhood, $ranks ranks, 2-D, radius 1"
 "$nbrc" gen moore --ranks "$ranks" --dims 2 --radius 1 -o "$out/moore.el"
-echo "== 2. compile with 2 MPI processes: naive and common-neighbor message combining"
+echo "== 2. compile with 2 MPI processes: naive, common-neighbor message combining, and distance"
+echo "      halving for nodes of 4 ranks on two sockets"
 mpirun -np 2 "$nbrc" compile "$out/moore.el" -o "$out/patterns"
 mpirun -np 2 "$nbrc" compile "$out/moore.el" --algo common-neighbor -o "$out/patterns-cn"
-echo "== 3. inspect: rank 5 of the naive pattern, summary of the combined one"
+mpirun -np 2 "$nbrc" compile "$out/moore.el" --algo distance-halving --ranks-per-node 4 --ranks-per-socket 2 \
+  -o "$out/patterns-dh"
+echo "== 3. inspect: rank 5 of the naive pattern, summaries of the others"
 "$nbrc" inspect "$out/patterns" --rank 5
 "$nbrc" inspect "$out/patterns-cn"
+"$nbrc" inspect "$out/patterns-dh"
 echo "== 4. verify"
-"$nbrc" verify "$out/patterns" --topology "$out/moore.el"
-"$nbrc" verify "$out/patterns-cn" --topology "$out/moore.el"
+for p in patterns patterns-cn patterns-dh; do "$nbrc" verify "$out/$p" --topology "$out/moore.el"; done
 echo "== 5. replay in a $ranks-rank job and check the data against MPI's neighbor collectives"
-mpirun -np "$ranks" "$build/examples/replay_check" "$out/patterns" 8
-mpirun -np "$ranks" "$build/examples/replay_check" "$out/patterns-cn" 8
+for p in patterns patterns-cn patterns-dh; do mpirun -np "$ranks" "$build/examples/replay_check" "$out/$p" 8; done
 echo "demo: OK (outputs in $out)"
