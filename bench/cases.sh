@@ -5,7 +5,8 @@ BENCH_CASES="moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"
 # prepare_case NBRC OUT CASE RANKS ALGOS...: generates OUT/CASE-RANKS/topology.el and compiles
 # the naive pattern and every algorithm in ALGOS into OUT/CASE-RANKS/ALGO (with ALGO.inspect.json),
 # skipping what is there already. NBR_COMPILE_LAUNCH (e.g. "mpirun -np 2") runs the compiler
-# in parallel (same output for any process count).
+# in parallel (same output for any process count); NBR_COMPILE_ARGS are added to every compile
+# (e.g. "--ranks-per-node 32 --ranks-per-socket 16", which distance-halving needs).
 prepare_case() {
   local nbrc=$1 out=$2 case=$3 ranks=$4 work="$2/$3-$4" d r algo
   shift 4
@@ -23,7 +24,8 @@ prepare_case() {
   for algo in naive "$@"; do
     if [ ! -f "$work/$algo.inspect.json" ]; then
       # shellcheck disable=SC2086
-      ${NBR_COMPILE_LAUNCH:-} "$nbrc" compile "$work/topology.el" --algo "$algo" -q -o "$work/$algo"
+      ${NBR_COMPILE_LAUNCH:-} "$nbrc" compile "$work/topology.el" --algo "$algo" ${NBR_COMPILE_ARGS:-} -q \
+        -o "$work/$algo"
       "$nbrc" inspect "$work/$algo" --json >"$work/$algo.inspect.json"
     fi
   done

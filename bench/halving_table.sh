@@ -23,7 +23,8 @@ sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# compile_all DIR PER_NODE PER_SOCKET: naive, common-neighbor and distance-halving of DIR/topology.el
+# compile_all DIR PER_NODE PER_SOCKET: naive, common-neighbor and distance-halving of DIR/topology.el,
+# each proven by nbrc verify
 compile_all() {
   local dir=$1 node=$2 socket=$3 algo
   for algo in naive common-neighbor distance-halving; do
@@ -31,6 +32,7 @@ compile_all() {
     # shellcheck disable=SC2086
     $launch "$nbrc" compile "$dir/topology.el" --algo "$algo" --ranks-per-node "$node" --ranks-per-socket "$socket" \
       -q -o "$dir/$algo"
+    "$nbrc" verify "$dir/$algo" --topology "$dir/topology.el" | tee "$dir/$algo.verify.txt"
     "$nbrc" inspect "$dir/$algo" --json >"$dir/$algo.inspect.json"
   done
 }
