@@ -49,7 +49,9 @@ struct RankState {
     std::vector<Held> held;  // responsibilities, in the order received
     std::uint32_t agent = kNone;
     std::uint32_t origin = kNone;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> candidates;  // (rank, shared out-neighbors)
+    // (rank, shared out-neighbors), best first: most shared, then the lower rank
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> candidates;
+    std::size_t next = 0;  // candidates before this one are taken (taken only grows in a matching)
     std::uint32_t steps = 0;
     std::uint32_t agents_found = 0;
     std::uint32_t origins_served = 0;
@@ -130,23 +132,20 @@ private:
                 if (tally_[c]++ == 0) touched.push_back(c);
             }
         }
-        std::sort(touched.begin(), touched.end());
         for (const auto c : touched) {
             s.candidates.emplace_back(c, tally_[c]);
             tally_[c] = 0;
         }
+        std::sort(s.candidates.begin(), s.candidates.end(), [](const auto& a, const auto& b) {
+            return std::pair(b.second, a.first) < std::pair(a.second, b.first);
+        });
+        s.next = 0;
     }
 
     /// Most shared out-neighbors among the free candidates, ties to the lower rank.
-    [[nodiscard]] std::uint32_t best_free(const RankState& s) const {
-        std::uint32_t best = kNone, best_count = 0;
-        for (const auto& [c, count] : s.candidates) {
-            if (!taken_[c] && count > best_count) {
-                best = c;
-                best_count = count;
-            }
-        }
-        return best;
+    [[nodiscard]] std::uint32_t best_free(RankState& s) const {
+        while (s.next < s.candidates.size() && taken_[s.candidates[s.next].first]) ++s.next;
+        return s.next < s.candidates.size() ? s.candidates[s.next].first : kNone;
     }
 
     /// Seekers (lower halves if `lower_seeks`) find agents among the other halves, each
@@ -176,7 +175,7 @@ private:
     }
 
     [[nodiscard]] bool seeking(std::uint32_t v) {
-        const RankState& s = state(v);
+        RankState& s = state(v);
         return s.agent == kNone && !taken_[v] && best_free(s) != kNone;
     }
 
@@ -196,7 +195,7 @@ private:
     void accept() {
         const auto receivers = engine_.receivers();
         engine_.superstep(receivers, [&](std::uint32_t c, std::span<const Message> inbox, Engine::Outbox& outbox) {
-            const RankState& s = state(c);
+            RankState& s = state(c);
             if (taken_[c]) return;
             const std::uint32_t best = best_free(s);
             const bool asked =
