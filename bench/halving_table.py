@@ -12,12 +12,7 @@ import math
 import os
 import sys
 
-
-def size_label(b):
-    for unit, shift in (("MiB", 20), ("KiB", 10)):
-        if b >= 1 << shift and b % (1 << shift) == 0:
-            return f"{b >> shift} {unit}"
-    return f"{b} B"
+from table_support import pyplot, size_label
 
 
 def model(n, L, delta):
@@ -120,11 +115,8 @@ def compile_cost(out):
 
 
 def plots(cases, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
     for prefix in ("random", "moore"):
         chosen = [c for c in cases if c[0].startswith(prefix)]

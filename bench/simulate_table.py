@@ -12,17 +12,12 @@ import json
 import os
 import sys
 
+from table_support import pyplot, size_label
+
 LABELS = {"moore-2-2": "Moore d=2 r=2", "moore-2-3": "Moore d=2 r=3", "moore-3-1": "Moore d=3 r=1",
           "moore-3-2": "Moore d=3 r=2", "random-0.05": "random δ=0.05", "random-0.2": "random δ=0.2",
           "moore-2-6": "Moore d=2 r=6"}
 ORDER = list(LABELS)
-
-
-def size_label(b):
-    for unit, shift in (("MiB", 20), ("KiB", 10)):
-        if b >= 1 << shift and b % (1 << shift) == 0:
-            return f"{b >> shift} {unit}"
-    return f"{b} B"
 
 
 def load(out):
@@ -108,11 +103,8 @@ def host_cost(runs):
 
 
 def plots(runs, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
     for machine in sorted({m for m, _, _ in runs}):
         cases = [c for c in ORDER if any(k[0] == machine and k[1] == c for k in runs)]

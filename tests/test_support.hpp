@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr_pattern.pb.h"
 
@@ -53,5 +56,56 @@ struct Op {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> items;
     friend bool operator==(const Op&, const Op&) = default;
 };
+
+/// @brief A rank pattern's operations in step order, as Op values.
+inline std::vector<Op> ops_of(const schema::RankPattern& p) {
+    std::vector<Op> ops;
+    for (int s = 0; s < p.steps_size(); ++s) {
+        for (const auto& op : p.steps(s).operations()) {
+            Op o{static_cast<std::uint32_t>(s), op.kind(), op.peer(), {}};
+            for (int i = 0; i < op.origins_size(); ++i) o.items.emplace_back(op.origins(i), op.slots(i));
+            ops.push_back(o);
+        }
+    }
+    return ops;
+}
+
+/// @brief The shared matrices (*.mtx) with the process counts the sweeps map them to: 16
+/// and 64 for square matrices, 16 for rectangular ones.
+inline std::vector<std::pair<std::filesystem::path, std::uint32_t>> shared_matrix_cases() {
+    std::vector<std::pair<std::filesystem::path, std::uint32_t>> cases;
+    for (const auto& entry : std::filesystem::directory_iterator(matrices_dir())) {
+        if (entry.path().extension() != ".mtx") continue;
+        std::ifstream in(entry.path());
+        std::string line;
+        while (std::getline(in, line) && line[0] == '%') {
+        }
+        std::uint64_t rows = 0, cols = 0;
+        std::istringstream(line) >> rows >> cols;
+        cases.emplace_back(entry.path(), 16);
+        if (rows == cols) cases.emplace_back(entry.path(), 64);
+    }
+    std::sort(cases.begin(), cases.end());
+    return cases;
+}
+
+/// @brief The sweeps' Moore neighborhoods: d = 2..4, r = 1..3 at N = 64..4096, leaving out
+/// grids too small for the radius (the generator rejects those).
+inline std::vector<MooreParams> moore_sweep_cases() {
+    std::vector<MooreParams> cases;
+    for (std::uint32_t d = 2; d <= 4; ++d) {
+        for (std::uint32_t r = 1; r <= 3; ++r) {
+            for (std::uint32_t n : {64u, 256u, 1024u, 4096u}) {
+                if (balanced_dims(n, d).back() >= 2 * r + 1) cases.push_back({n, d, r});
+            }
+        }
+    }
+    return cases;
+}
+
+/// @brief "moore d=D r=R N=N".
+inline std::string moore_label(const MooreParams& m) {
+    return "moore d=" + std::to_string(m.dims) + " r=" + std::to_string(m.radius) + " N=" + std::to_string(m.ranks);
+}
 
 }  // namespace nbr::test

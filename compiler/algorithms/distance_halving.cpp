@@ -45,8 +45,9 @@ struct Range {
 };
 
 struct RankState {
-    Range range;             // current range (positions)
-    std::vector<Held> held;  // responsibilities, in the order received
+    Range range;                     // current range (positions)
+    std::vector<std::uint32_t> out;  // distinct out-neighbors but itself (matrix A's columns)
+    std::vector<Held> held;          // responsibilities, in the order received
     std::uint32_t agent = kNone;
     std::uint32_t origin = kNone;
     // (rank, shared out-neighbors), best first: most shared, then the lower rank
@@ -102,6 +103,7 @@ private:
         s.range = Range{0, topology_.num_ranks() - 1};
         const auto targets = topology_.out_neighbors(v);
         for (std::uint32_t slot = 0; slot < targets.size(); ++slot) s.held.push_back({v, slot, targets[slot]});
+        s.out = distinct_without(targets, v);
     }
 
     [[nodiscard]] bool halving(const RankState& s) const { return s.range.size() > limit_; }
@@ -125,7 +127,7 @@ private:
     void find_candidates(std::uint32_t v, RankState& s, const Range& other, const Range& shared_in) {
         s.candidates.clear();
         std::vector<std::uint32_t> touched;
-        for (const auto w : distinct_without(topology_.out_neighbors(v), v)) {
+        for (const auto w : s.out) {
             if (!shared_in.contains(position_[w])) continue;
             for (const auto c : rows_[w]) {
                 if (c == v || !other.contains(position_[c])) continue;

@@ -50,19 +50,7 @@ public:
     double send_overhead(std::uint64_t bytes) {
         const int n = burst(bytes);
         resize(bytes, n);
-        return repeat_median([&] {
-                   post_receives(bytes, n);
-                   MPI_Barrier(comm_);
-                   double t = 0;
-                   if (rank_ == 0) {
-                       const double t0 = now_us();
-                       post_sends(bytes, n);
-                       t = now_us() - t0;
-                   }
-                   MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
-                   return t;
-               }) /
-               n;
+        return repeat_median([&] { return timed_burst(bytes, n, false); }) / n;
     }
 
     /// Rank 1 times completing a burst that rank 0 sent well before (eager sizes only).
@@ -93,8 +81,8 @@ public:
     double rate(std::uint64_t bytes) {
         const int n = burst(bytes);
         resize(bytes, n);
-        const double one = repeat_median([&] { return stream(bytes, 1); });
-        const double many = repeat_median([&] { return stream(bytes, n); });
+        const double one = repeat_median([&] { return timed_burst(bytes, 1, true); });
+        const double many = repeat_median([&] { return timed_burst(bytes, n, true); });
         return std::max(0.0, many - one) / (n - 1);
     }
 
@@ -151,18 +139,20 @@ private:
         }
     }
 
-    double stream(std::uint64_t bytes, int n) {
+    /// Rank 1 pre-posts n receives; rank 0 times posting n sends, and with `answered` until
+    /// rank 1's empty answer to the whole burst arrives. Returns rank 0's time.
+    double timed_burst(std::uint64_t bytes, int n, bool answered) {
         post_receives(bytes, n);
         MPI_Barrier(comm_);
         double t = 0;
-        if (rank_ == 0) {
-            const double t0 = now_us();
-            post_sends(bytes, n);
-            MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+        const double t0 = now_us();
+        if (rank_ == 0) post_sends(bytes, n);
+        if (rank_ == 0 && !answered) t = now_us() - t0;
+        MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+        if (answered && rank_ == 0) {
             MPI_Recv(nullptr, 0, MPI_BYTE, 1, 1, comm_, MPI_STATUS_IGNORE);
             t = now_us() - t0;
-        } else {
-            MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+        } else if (answered) {
             MPI_Send(nullptr, 0, MPI_BYTE, 0, 1, comm_);
         }
         return t;

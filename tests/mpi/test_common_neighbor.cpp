@@ -26,18 +26,7 @@ using nbr::test::SharedTempDir;
 using nbr::test::world_rank;
 
 using nbr::test::Op;
-
-std::vector<Op> ops_of(const nbr::schema::RankPattern& p) {
-    std::vector<Op> ops;
-    for (int s = 0; s < p.steps_size(); ++s) {
-        for (const auto& op : p.steps(s).operations()) {
-            Op o{static_cast<std::uint32_t>(s), op.kind(), op.peer(), {}};
-            for (int i = 0; i < op.origins_size(); ++i) o.items.emplace_back(op.origins(i), op.slots(i));
-            ops.push_back(o);
-        }
-    }
-    return ops;
-}
+using nbr::test::ops_of;
 
 TEST(CommonNeighbor, TwoFriendsSplitTheirCommonNeighbors) {
     // Ranks 0 and 1 both send to 2, 3, 4, 5 (Θ = 4 common neighbors): they pair, rank 0

@@ -2,8 +2,6 @@
 // r = 1..3 at N = 64..4096, random graphs with δ = 0.05..0.8, irregular graphs. Each pattern
 // is proven by verify against its topology.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -15,47 +13,24 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using nbr::test::SharedTempDir;
 using nbr::test::world_rank;
 
 TEST(CommonNeighborSweep, EverySharedMatrix) {
     SharedTempDir tmp;
-    for (const auto& entry : fs::directory_iterator(nbr::test::matrices_dir())) {
-        if (entry.path().extension() != ".mtx") continue;
-        const auto path = entry.path().string();
-        std::ifstream in(path);
-        std::string header, line;
-        std::getline(in, header);
-        while (std::getline(in, line) && line[0] == '%') {
-        }
-        std::uint64_t rows = 0, cols = 0;
-        std::istringstream(line) >> rows >> cols;
-        const std::vector<std::uint32_t> counts =
-            rows == cols ? std::vector<std::uint32_t>{16, 64} : std::vector<std::uint32_t>{16};
-        for (auto p : counts) {
-            const std::string label = entry.path().filename().string() + " at " + std::to_string(p);
-            nbr::test::compile_and_verify(nbr::read_matrix_market(path, p), tmp.path() / "m", label);
-        }
+    for (const auto& [path, p] : nbr::test::shared_matrix_cases()) {
+        const std::string label = path.filename().string() + " at " + std::to_string(p);
+        nbr::test::compile_and_verify(nbr::read_matrix_market(path.string(), p), tmp.path() / "m", label);
     }
 }
 
 TEST(CommonNeighborSweep, MooreNeighborhoods) {
     SharedTempDir tmp;
-    int cases = 0;
-    for (std::uint32_t d = 2; d <= 4; ++d) {
-        for (std::uint32_t r = 1; r <= 3; ++r) {
-            for (std::uint32_t n : {64u, 256u, 1024u, 4096u}) {
-                const auto dims = nbr::balanced_dims(n, d);
-                if (dims.back() < 2 * r + 1) continue;  // the generator rejects these (duplicate neighbors)
-                const std::string label =
-                    "moore d=" + std::to_string(d) + " r=" + std::to_string(r) + " N=" + std::to_string(n);
-                nbr::test::compile_and_verify(nbr::generate_moore({n, d, r}), tmp.path() / "m", label);
-                ++cases;
-            }
-        }
+    const auto cases = nbr::test::moore_sweep_cases();
+    for (const auto& m : cases) {
+        nbr::test::compile_and_verify(nbr::generate_moore(m), tmp.path() / "m", nbr::test::moore_label(m));
     }
-    EXPECT_GE(cases, 12);
+    EXPECT_GE(cases.size(), 12u);
 }
 
 TEST(CommonNeighborSweep, RandomGraphs) {

@@ -22,20 +22,9 @@ namespace fs = std::filesystem;
 using nbr::Placement;
 using nbr::schema::Operation;
 using nbr::test::Op;
+using nbr::test::ops_of;
 using nbr::test::SharedTempDir;
 using nbr::test::world_rank;
-
-std::vector<Op> ops_of(const nbr::schema::RankPattern& p) {
-    std::vector<Op> ops;
-    for (int s = 0; s < p.steps_size(); ++s) {
-        for (const auto& op : p.steps(s).operations()) {
-            Op o{static_cast<std::uint32_t>(s), op.kind(), op.peer(), {}};
-            for (int i = 0; i < op.origins_size(); ++i) o.items.emplace_back(op.origins(i), op.slots(i));
-            ops.push_back(o);
-        }
-    }
-    return ops;
-}
 
 /// A placement file spreading ranks round-robin over `nodes` nodes of two sockets.
 Placement round_robin(const fs::path& path, std::uint32_t n, std::uint32_t nodes) {

@@ -3,8 +3,6 @@
 // graphs with δ = 0.05..0.8 at 256, 1024 and 2160 ranks. Each pattern is proven by verify
 // against its topology.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -39,40 +37,19 @@ void sweep(const nbr::Topology& topology, const std::string& label, const fs::pa
 
 TEST(DistanceHalvingSweep, EverySharedMatrix) {
     SharedTempDir tmp;
-    for (const auto& entry : fs::directory_iterator(nbr::test::matrices_dir())) {
-        if (entry.path().extension() != ".mtx") continue;
-        const auto path = entry.path().string();
-        std::ifstream in(path);
-        std::string header, line;
-        std::getline(in, header);
-        while (std::getline(in, line) && line[0] == '%') {
-        }
-        std::uint64_t rows = 0, cols = 0;
-        std::istringstream(line) >> rows >> cols;
-        const std::vector<std::uint32_t> counts =
-            rows == cols ? std::vector<std::uint32_t>{16, 64} : std::vector<std::uint32_t>{16};
-        for (auto p : counts) {
-            sweep(nbr::read_matrix_market(path, p), entry.path().filename().string() + " at " + std::to_string(p),
-                  tmp.path() / "m");
-        }
+    for (const auto& [path, p] : nbr::test::shared_matrix_cases()) {
+        sweep(nbr::read_matrix_market(path.string(), p), path.filename().string() + " at " + std::to_string(p),
+              tmp.path() / "m");
     }
 }
 
 TEST(DistanceHalvingSweep, MooreNeighborhoods) {
     SharedTempDir tmp;
     int cases = 0;
-    for (std::uint32_t d = 2; d <= 4; ++d) {
-        for (std::uint32_t r = 1; r <= 3; ++r) {
-            for (std::uint32_t n : {64u, 256u, 1024u, 4096u}) {
-                const auto dims = nbr::balanced_dims(n, d);
-                if (dims.back() < 2 * r + 1) continue;  // the generator rejects these (duplicate neighbors)
-                if (n == 4096 && d > 2) continue;       // thousands of neighbors per rank: bench/, not CI
-                sweep(nbr::generate_moore({n, d, r}),
-                      "moore d=" + std::to_string(d) + " r=" + std::to_string(r) + " N=" + std::to_string(n),
-                      tmp.path() / "m");
-                ++cases;
-            }
-        }
+    for (const auto& m : nbr::test::moore_sweep_cases()) {
+        if (m.ranks == 4096 && m.dims > 2) continue;  // thousands of neighbors per rank: bench/, not CI
+        sweep(nbr::generate_moore(m), nbr::test::moore_label(m), tmp.path() / "m");
+        ++cases;
     }
     EXPECT_GE(cases, 12);
 }
