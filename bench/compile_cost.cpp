@@ -3,7 +3,8 @@
 //
 //   mpirun -np 2 nbr-compile-bench --moore 8192,2,4 --algo common-neighbor [--json FILE]
 //   mpirun -np 2 nbr-compile-bench --random 4096,0.2,1 --algo common-neighbor
-//   mpirun -np 2 nbr-compile-bench --random 2160,0.7,1 --algo distance-halving --ranks-per-node 36 --ranks-per-socket 18
+//   mpirun -np 2 nbr-compile-bench --random 2160,0.7,1 --algo distance-halving --ranks-per-node 36 --ranks-per-socket
+//   18
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 
+#include "nbr/compiler/algorithm_cli.hpp"
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
 #include "nbr/compiler/mpi_program.hpp"
@@ -36,15 +38,16 @@ int run(int argc, char** argv) {
     CLI::App app{"nbr-compile-bench: time and peak memory of one pattern compile"};
     std::vector<double> moore, random;
     std::string algo = "common-neighbor", json, keep;
-    std::uint32_t threshold = 4, per_node = 40, per_socket = 20;
+    std::uint32_t per_node = 40, per_socket = 20;
+    nbr::compiler::AlgorithmOptions algorithm_options;
     auto* m = app.add_option("--moore", moore, "N,d,r")->delimiter(',')->expected(3);
     auto* r = app.add_option("--random", random, "N,density,seed")->delimiter(',')->expected(3);
     m->excludes(r);
     std::map<std::string, std::string> algos;
     for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
     app.add_option("--algo", algo, "Algorithm")->transform(CLI::IsMember(algos))->capture_default_str();
-    app.add_option("--threshold", threshold, "common-neighbor threshold")->capture_default_str();
-    app.add_option("--ranks-per-node", per_node, "distance-halving: block placement")->capture_default_str();
+    nbr::compiler::add_algorithm_options(&app, algorithm_options);
+    app.add_option("--ranks-per-node", per_node, "distance-halving, kgroup: block placement")->capture_default_str();
     app.add_option("--ranks-per-socket", per_socket, "distance-halving: block placement")->capture_default_str();
     app.add_option("--json", json, "Append the result as one JSON line to this file");
     app.add_option("--keep", keep, "Keep the pattern directory here (default: temporary, removed)");
@@ -76,7 +79,7 @@ int run(int argc, char** argv) {
 
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(algo);
-    options.algorithm_options.threshold = threshold;
+    options.algorithm_options = algorithm_options;
     options.algorithm_options.placement = nbr::Placement::block(topology.num_ranks(), per_node, per_socket);
     options.output = dir;
     options.quiet = true;
@@ -88,10 +91,15 @@ int run(int argc, char** argv) {
     std::uint64_t peak = peak_rss_bytes(), max_peak = 0;
     MPI_Reduce(&peak, &max_peak, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
+        for (const auto& note : report.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+        if (algo == "kgroup") {
+            algo += " k=" + std::to_string(algorithm_options.group_size) +
+                    (algorithm_options.topology_aware ? " aware" : " agnostic");
+        }
         const auto manifest = nbr::read_manifest(dir);
         const auto summary = nbr::compiler::summarize(manifest, nbr::compiler::read_all_rank_patterns(dir, manifest));
         std::printf(
-            "%-44s %-16s P=%d  build %8.3f s  total %8.3f s  peak %7.1f MiB/process  sends/rank %.1f (naive %.1f)\n",
+            "%-44s %-22s P=%d  build %8.3f s  total %8.3f s  peak %7.1f MiB/process  sends/rank %.1f (naive %.1f)\n",
             label.c_str(), algo.c_str(), size, report.build_seconds, total,
             static_cast<double>(max_peak) / (1024.0 * 1024.0), summary.sends_per_rank.mean,
             summary.naive_sends_per_rank.mean);

@@ -4,6 +4,7 @@
 
 #include "../algorithms/common_neighbor.hpp"
 #include "../algorithms/distance_halving.hpp"
+#include "../algorithms/kgroup.hpp"
 #include "../algorithms/naive.hpp"
 
 namespace nbr::compiler {
@@ -11,7 +12,8 @@ namespace nbr::compiler {
 const std::map<std::string, AlgorithmKind>& algorithm_names() {
     static const std::map<std::string, AlgorithmKind> names{{"naive", AlgorithmKind::naive},
                                                             {"common-neighbor", AlgorithmKind::common_neighbor},
-                                                            {"distance-halving", AlgorithmKind::distance_halving}};
+                                                            {"distance-halving", AlgorithmKind::distance_halving},
+                                                            {"kgroup", AlgorithmKind::kgroup}};
     return names;
 }
 
@@ -26,13 +28,14 @@ std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOpt
     switch (kind) {
         case AlgorithmKind::naive: return std::make_unique<internal::NaiveAlgorithm>();
         case AlgorithmKind::common_neighbor:
-            return std::make_unique<internal::CommonNeighborAlgorithm>(options.threshold);
+            return std::make_unique<internal::CommonNeighborAlgorithm>(options.threshold.value_or(4));
         case AlgorithmKind::distance_halving:
             if (!options.placement) {
                 throw std::invalid_argument(
                     "distance-halving needs a placement (--ranks-per-node and --ranks-per-socket, or --placement)");
             }
             return std::make_unique<internal::DistanceHalvingAlgorithm>(*options.placement);
+        case AlgorithmKind::kgroup: return std::make_unique<internal::KGroupAlgorithm>(options);
     }
     throw std::invalid_argument("unknown algorithm kind");
 }

@@ -196,6 +196,7 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
     Engine engine(comm, topology.num_ranks());
     PatternBuilder builder(engine);
     internal::collective_try(comm, [&] { algorithm.build(engine, topology, builder); });
+    report.notes = algorithm.notes();
     builder.derive_receives(engine);
     std::uint64_t local_messages = 0;
     for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 
+#include "nbr/compiler/algorithm_cli.hpp"
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
 #include "nbr/compiler/mpi_program.hpp"
@@ -36,7 +37,7 @@ struct Options {
     std::string format = "auto";
     std::optional<std::uint32_t> ranks;
     std::string algorithm = "naive";
-    std::uint32_t threshold = 4;
+    nbr::compiler::AlgorithmOptions algorithm_options;  // placement is set from the options below
     std::string output;
     bool quiet = false;
     // inspect / verify
@@ -115,12 +116,15 @@ int run_compile(const Options& o) {
         nbr::compiler::read_topology_collective(MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks);
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(o.algorithm);
-    options.algorithm_options.threshold = o.threshold;
+    options.algorithm_options = o.algorithm_options;
     options.algorithm_options.placement = compile_placement(o, topology.num_ranks());
     options.output = o.output;
     options.quiet = o.quiet;
     options.source = o.input;
     const auto report = nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
+    if (process_rank() == 0) {
+        for (const auto& note : report.notes) std::cerr << "nbrc compile: note: " << note << "\n";
+    }
     if (process_rank() == 0 && !o.quiet) {
         std::cout << "compiled " << o.input << " -> " << o.output << ": " << report.ranks << " ranks, " << report.edges
                   << " edges, " << report.messages << " messages (" << o.algorithm << ")\n";
@@ -269,10 +273,8 @@ int run(int argc, char** argv) {
     compile->add_option("--algo", o.algorithm, "Pattern algorithm")
         ->transform(CLI::IsMember(algos))
         ->capture_default_str();
-    compile->add_option("--threshold", o.threshold, "common-neighbor: friends share at least this many out-neighbors")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    add_placement_options(compile, o, " (distance-halving; recorded in the manifest)");
+    nbr::compiler::add_algorithm_options(compile, o.algorithm_options);
+    add_placement_options(compile, o, " (distance-halving, kgroup --topology-aware; recorded in the manifest)");
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");
 
@@ -323,10 +325,18 @@ int run(int argc, char** argv) {
     if (moore->parsed()) return run_gen_moore(o);
     if (random->parsed()) return run_gen_random(o);
     if (compile->parsed()) {
-        if (o.algorithm == "distance-halving" && o.placement.empty() && !o.ranks_per_node && !o.ranks_per_socket) {
+        const bool placed = !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket;
+        if (o.algorithm == "distance-halving" && !placed) {
             if (root) {
                 std::cerr << "nbrc compile: distance-halving needs a placement: --ranks-per-node N "
                              "--ranks-per-socket L, or --placement FILE\n";
+            }
+            return 2;
+        }
+        if (o.algorithm == "kgroup" && o.algorithm_options.topology_aware && !placed) {
+            if (root) {
+                std::cerr << "nbrc compile: kgroup --topology-aware needs a placement: --ranks-per-node N, or "
+                             "--placement FILE\n";
             }
             return 2;
         }

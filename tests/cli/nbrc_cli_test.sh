@@ -138,6 +138,29 @@ expect 2 "" -- $nbrc compile random.el --algo distance-halving --placement oneso
 expect 1 "rank 10 is not placed" -- $nbrc compile random.el --algo distance-halving --placement short.txt -o x
 test ! -e x && pass || fail "failed compile left a directory"
 
+# kgroup: agnostic and topology-aware, the same bytes for 1 and 2 processes, metrics, limits.
+$nbrc gen moore --ranks 256 --dims 2 --radius 2 -o moore2.el >/dev/null
+expect 0 "(kgroup)" -- $launch2 $nbrc compile moore2.el --algo kgroup --k 3 -o kg2
+expect 0 "" -- $nbrc compile moore2.el --algo kgroup --k 3 -o kg1 -q
+if diff -r kg1 kg2 >/dev/null; then pass; else fail "kgroup: P=1 and P=2 outputs differ"; fi
+expect 0 "each delivered exactly once" -- $nbrc verify kg2 --topology moore2.el
+json=$($nbrc inspect kg2 --json)
+for key in '"algorithm": "kgroup"' '"k": "3"' '"threshold": "3"' '"topology_aware": "0"' '"hyperedges"' \
+  '"hyperedges_held"' '"group_size"' '"groups_joined"' '"matching_rounds"' '"combined_edge_share"'; do
+  grep -qF -- "$key" <<<"$json" && pass || fail "inspect --json (kgroup) lacks $key"
+done
+expect 2 "kgroup --topology-aware needs a placement" -- $nbrc compile moore2.el --algo kgroup --topology-aware -o x
+expect 0 "" -- $launch2 $nbrc compile moore2.el --algo kgroup --k 4 --threshold 2 --topology-aware --ranks-per-node 32 -o kga -q
+grep -qF '"placement": "block 32/node 32/socket"' <<<"$($nbrc inspect kga --json)" && pass ||
+  fail "kgroup --topology-aware: placement not recorded"
+expect 0 "each delivered exactly once" -- $nbrc verify kga --topology moore2.el
+expect 0 "the hyperedge cap (--max-hyperedges 5) bound on 256 of 256 ranks" -- \
+  $nbrc compile moore2.el --algo kgroup --k 3 --max-hyperedges 5 -o kgcap -q
+expect 0 "each delivered exactly once" -- $nbrc verify kgcap --topology moore2.el
+expect 2 "" -- $nbrc compile moore2.el --algo kgroup --k 1 -o x
+expect 2 "" -- $nbrc compile moore2.el --algo kgroup --max-hyperedges 0 -o x
+test ! -e x && pass || fail "failed compile left a directory"
+
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4

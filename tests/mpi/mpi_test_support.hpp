@@ -2,6 +2,7 @@
 
 // Helpers for MPI tests: shared temporary directories and compiling topologies in-process.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,6 +90,22 @@ inline compiler::CompileOptions common_neighbor_options(const std::filesystem::p
 inline compiler::CompileOptions distance_halving_options(const std::filesystem::path& out, Placement placement) {
     compiler::CompileOptions options;
     options.algorithm = compiler::AlgorithmKind::distance_halving;
+    options.algorithm_options.placement = std::move(placement);
+    options.output = out;
+    options.quiet = true;
+    return options;
+}
+
+/// @brief Options for kgroup with groups of `k`, threshold Θ (unset: the default, k) and,
+/// if `placement` is given, the topology-aware variant.
+inline compiler::CompileOptions kgroup_options(const std::filesystem::path& out, std::uint32_t k,
+                                               std::optional<std::uint32_t> threshold = std::nullopt,
+                                               std::optional<Placement> placement = std::nullopt) {
+    compiler::CompileOptions options;
+    options.algorithm = compiler::AlgorithmKind::kgroup;
+    options.algorithm_options.group_size = k;
+    options.algorithm_options.threshold = threshold;
+    options.algorithm_options.topology_aware = placement.has_value();
     options.algorithm_options.placement = std::move(placement);
     options.output = out;
     options.quiet = true;

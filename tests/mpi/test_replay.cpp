@@ -1,5 +1,5 @@
 // Replay: every byte nbr delivers equals what MPI_Neighbor_allgather / MPI_Neighbor_alltoall
-// deliver on the same dist-graph communicator, for naive and multi-step relay patterns, on
+// deliver on the same dist-graph communicator, for the patterns of every algorithm, on
 // Moore, random, real-matrix and awkward (duplicate edges, self-loops, isolated ranks)
 // topologies, with basic and derived datatypes, blocking and persistent.
 #include <algorithm>
@@ -231,8 +231,15 @@ TEST_F(ReplayTest, BlockingMatchesNativeOnEveryTopology) {
         nbr::compiler::compile(MPI_COMM_WORLD, topology,
                                nbr::test::distance_halving_options(dh2_dir, nbr::Placement::block(n, 4, 2)));
 
+        // kgroup with Θ = 0 (any shared neighbor groups): k = 3 agnostic, k = 4 on nodes of 4.
+        const auto kg3_dir = tmp.path() / (name + ".kg3");
+        const auto kg4_dir = tmp.path() / (name + ".kg4aware");
+        nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::kgroup_options(kg3_dir, 3, 0));
+        nbr::compiler::compile(MPI_COMM_WORLD, topology,
+                               nbr::test::kgroup_options(kg4_dir, 4, 0, nbr::Placement::block(n, 4, 2)));
+
         MPI_Comm graph = dist_graph(topology);
-        for (const auto& dir : {naive_dir, relay_dir, cn2_dir, cn4_dir, dh1_dir, dh2_dir}) {
+        for (const auto& dir : {naive_dir, relay_dir, cn2_dir, cn4_dir, dh1_dir, dh2_dir, kg3_dir, kg4_dir}) {
             nbr_pattern_t pattern = nullptr;
             ASSERT_EQ(nbr_load_pattern(dir.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
             nbr_pattern_t plain = nullptr;

@@ -17,9 +17,10 @@ namespace nbr::compiler {
 
 /// @brief Pattern construction algorithms (`nbrc compile --algo`).
 enum class AlgorithmKind {
-    naive,            ///< one message per edge, what MPI libraries do today
-    common_neighbor,  ///< pairwise message combining over common out-neighbors (HiPC 2017)
-    distance_halving  ///< topology- and load-aware recursive halving with agents (Sharifian et al.)
+    naive,             ///< one message per edge, what MPI libraries do today
+    common_neighbor,   ///< pairwise message combining over common out-neighbors (HiPC 2017)
+    distance_halving,  ///< topology- and load-aware recursive halving with agents (Sharifian et al.)
+    kgroup             ///< groups of k friends by hypergraph matching (Ghazimirsaeed et al.)
 };
 
 /// @brief Command-line names of the algorithms (shared by the CLI and the manifest).
@@ -28,10 +29,20 @@ enum class AlgorithmKind {
 
 /// @brief Tunables of the algorithms; each algorithm reads the ones it needs.
 struct AlgorithmOptions {
-    /// Θ of common-neighbor: friends share at least this many out-neighbors (paper: 4).
-    std::uint32_t threshold = 4;
-    /// Where the ranks run (distance-halving requires it); recorded in the manifest.
+    /// Θ. common-neighbor: friends share at least Θ out-neighbors (default 4, the paper's);
+    /// kgroup: a group's common out-neighbors exceed Θ (default k, the paper's Eq. 2).
+    std::optional<std::uint32_t> threshold;
+    /// Where the ranks run (distance-halving and topology-aware kgroup require it); recorded
+    /// in the manifest.
     std::optional<Placement> placement;
+    /// kgroup: ranks per group, the rank itself included (k >= 2).
+    std::uint32_t group_size = 3;
+    /// kgroup: friends only on the rank's own node (the paper's topology-aware design).
+    bool topology_aware = false;
+    /// kgroup: candidate groups (hyperedges) kept per rank, the best ones.
+    std::uint32_t max_hyperedges = 256;
+    /// kgroup: partial intersections a rank's search may compute.
+    std::uint64_t max_combinations = 100'000;
 };
 
 /// @brief A distributed pattern construction, written per virtual rank.
@@ -48,6 +59,9 @@ public:
     /// @brief Parameters as recorded in the manifest.
     [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> parameters() const { return {}; }
     virtual void build(Engine& engine, const Topology& topology, PatternBuilder& out) = 0;
+    /// @brief Warnings about the last build (e.g. a limit that bound), identical on every
+    /// process; compile() prints them unless quiet.
+    [[nodiscard]] virtual std::vector<std::string> notes() const { return {}; }
 };
 
 /// @brief Creates the algorithm of the given kind.

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -32,6 +33,7 @@ struct CompileReport {
     std::uint64_t messages = 0;  ///< sends over all ranks
     double build_seconds = 0;
     double write_seconds = 0;
+    std::vector<std::string> notes;  ///< the algorithm's warnings (Algorithm::notes)
 };
 
 /// @brief Runs the algorithm over `topology` on the processes of `comm` and writes the

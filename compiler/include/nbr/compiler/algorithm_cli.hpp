@@ -1,0 +1,32 @@
+// Command-line options of the algorithms, shared by nbrc and the benchmarks (header-only,
+// needs CLI11).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "nbr/compiler/algorithm.hpp"
+
+namespace nbr::compiler {
+
+/// @brief Adds --threshold and the kgroup options (--k, --topology-aware, --max-hyperedges,
+/// --max-combinations) to `app`, bound to `options`.
+inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
+    app->add_option("--threshold", options.threshold,
+                    "Θ. common-neighbor: friends share at least Θ out-neighbors (default 4); "
+                    "kgroup: a group's common out-neighbors exceed Θ (default k)")
+        ->check(CLI::PositiveNumber);
+    app->add_option("--k", options.group_size, "kgroup: ranks per group, itself included")
+        ->check(CLI::Range(2U, 1024U))
+        ->capture_default_str();
+    app->add_flag("--topology-aware", options.topology_aware,
+                  "kgroup: friends only on the same node (needs --ranks-per-node or --placement)");
+    app->add_option("--max-hyperedges", options.max_hyperedges, "kgroup: candidate groups kept per rank (the best)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app->add_option("--max-combinations", options.max_combinations,
+                    "kgroup: partial intersections one rank's group search may compute")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+}
+
+}  // namespace nbr::compiler
