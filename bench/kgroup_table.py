@@ -44,12 +44,14 @@ def hyperedge_cell(s):
     m = s["metrics"]
     mean = m["hyperedges"]["mean"]
     text = f"{mean:.0f}" if mean >= 10 or mean == 0 else f"{mean:.1f}"
-    return ("≥ " + text) if m["search_truncated"]["max"] > 0 else text
+    truncated = m["search_truncated"]["mean"]
+    return f"≥ {text} ({100 * truncated:.0f} %)" if truncated > 0 else text
 
 
 def hyperedges(out, names):
     for variant in VARIANTS:
         print(f"### Hyperedges per rank (candidate groups found), topology-{variant}\n")
+        print("Mean over ranks; \"≥ x (p %)\": the search budget ran out on p % of the ranks, x is a lower bound.\n")
         print("| topology | ranks | degree | " + " | ".join(f"k={k}" for k in KS) + " |")
         print("| --- | ---: | ---: | " + " | ".join("---:" for _ in KS) + " |")
         for name in names:

@@ -208,6 +208,22 @@ TEST(KGroup, LimitsBindAndThePatternStaysExact) {
     }
 }
 
+TEST(KGroup, PairsMatchCommonNeighborWithTheSameCriterion) {
+    // k = 2 with "more than 3" is common-neighbor's "at least 4": both combine pairs; they
+    // differ in the matching (heaviest group first here, Alg. 2's rounds there).
+    SharedTempDir tmp;
+    for (double density : {0.1, 0.3}) {
+        const auto topology = nbr::generate_random({256, density, 5});
+        const auto cn = nbr::test::compile_and_verify(topology, nbr::test::common_neighbor_options(tmp.path() / "cn", 4),
+                                                      "common-neighbor");
+        const auto kg = nbr::test::compile_and_verify(topology, kgroup_options(tmp.path() / "kg", 2, 3), "kgroup k=2");
+        if (world_rank() == 0) {
+            EXPECT_LT(kg.sends_per_rank.mean, 0.9 * kg.naive_sends_per_rank.mean) << density;
+            EXPECT_NEAR(kg.sends_per_rank.mean, cn.sends_per_rank.mean, 0.05 * cn.sends_per_rank.mean) << density;
+        }
+    }
+}
+
 TEST(KGroup, RejectsBadSettings) {
     const auto topology = nbr::generate_moore({16, 2, 1});
     SharedTempDir tmp;
