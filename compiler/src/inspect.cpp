@@ -165,7 +165,11 @@ std::string format_json(const PatternSummary& s, const schema::RankPattern* rank
             }
             out << "]";
         }
-        out << "]\n  }";
+        out << "],\n    \"metrics\": {";
+        for (int i = 0; i < rank->metrics_size(); ++i) {
+            out << (i ? ", " : "") << json_string(rank->metrics(i).name()) << ": " << number(rank->metrics(i).value());
+        }
+        out << "}\n  }";
     }
     out << "\n}\n";
     return out.str();

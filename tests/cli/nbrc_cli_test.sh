@@ -149,6 +149,8 @@ for key in '"algorithm": "kgroup"' '"k": "3"' '"threshold": "3"' '"topology_awar
   '"hyperedges_held"' '"group_size"' '"groups_joined"' '"matching_rounds"' '"combined_edge_share"'; do
   grep -qF -- "$key" <<<"$json" && pass || fail "inspect --json (kgroup) lacks $key"
 done
+grep -qF '"metrics": {"friends": ' <<<"$($nbrc inspect kg2 --rank 7 --json)" && pass ||
+  fail "inspect --rank --json lacks the rank's metrics"
 expect 2 "kgroup --topology-aware needs a placement" -- $nbrc compile moore2.el --algo kgroup --topology-aware -o x
 expect 0 "" -- $launch2 $nbrc compile moore2.el --algo kgroup --k 4 --threshold 2 --topology-aware --ranks-per-node 32 -o kga -q
 grep -qF '"placement": "block 32/node 32/socket"' <<<"$($nbrc inspect kga --json)" && pass ||

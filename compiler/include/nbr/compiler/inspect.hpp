@@ -43,7 +43,7 @@ struct PatternSummary {
 
 /// @brief JSON object with the summary keys (ranks, edges, algorithm, steps_max,
 /// sends_per_rank, recvs_per_rank, naive_sends_per_rank, metrics, ...) and, when `rank`
-/// is given, its schedule under "rank".
+/// is given, its schedule and its own metrics under "rank".
 [[nodiscard]] std::string format_json(const PatternSummary& summary, const schema::RankPattern* rank = nullptr);
 
 }  // namespace nbr::compiler
