@@ -28,14 +28,6 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 enum Tag : std::uint32_t { kChoose = 1, kWithdraw, kPaired, kTerminal, kExchange, kRemoved, kDelta };
 
-using SlotPairs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (neighbor, slot), sorted
-
-/// Appends, for every pair of `pairs` with neighbor w, the item (origin, slot).
-void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin, std::vector<Item>& items) {
-    auto it = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(w, std::uint32_t{0}));
-    for (; it != pairs.end() && it->first == w; ++it) items.push_back({origin, it->second});
-}
-
 enum class Match : std::uint8_t { searching, paired, terminal };
 
 /// State of one virtual rank.
@@ -355,14 +347,8 @@ private:
                 }
             }
             if (!s.onloaded.empty()) {
-                SlotPairs own, partner;
-                const auto targets = topology_.out_neighbors(v);
-                for (std::uint32_t slot = 0; slot < targets.size(); ++slot) own.emplace_back(targets[slot], slot);
-                for (std::size_t i = 0; i + 1 < partner_slots.size(); i += 2) {
-                    partner.emplace_back(partner_slots[i], partner_slots[i + 1]);
-                }
-                std::sort(own.begin(), own.end());
-                std::sort(partner.begin(), partner.end());
+                const SlotPairs own = slot_pairs(topology_.out_neighbors(v));
+                const SlotPairs partner = slot_pairs_from_words(partner_slots);
                 for (auto w : s.onloaded) {
                     std::vector<Item> items;
                     append_items(own, w, v, items);

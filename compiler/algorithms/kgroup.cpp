@@ -43,20 +43,6 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 enum Tag : std::uint32_t { kRequest = 1, kWithdraw, kMatched, kExchange, kRemoved, kDelta, kShare };
 
-using SlotPairs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (neighbor, slot), sorted
-
-void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin, std::vector<Item>& items) {
-    auto it = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(w, std::uint32_t{0}));
-    for (; it != pairs.end() && it->first == w; ++it) items.push_back({origin, it->second});
-}
-
-SlotPairs slot_pairs(std::span<const std::uint32_t> targets) {
-    SlotPairs pairs;
-    for (std::uint32_t slot = 0; slot < targets.size(); ++slot) pairs.emplace_back(targets[slot], slot);
-    std::sort(pairs.begin(), pairs.end());
-    return pairs;
-}
-
 /// A rank's candidate groups (its part of the friendship hypergraph), best first.
 struct Groups {
     std::uint32_t k = 0;
@@ -509,12 +495,7 @@ private:
                     left.push_back(m.source);
                     continue;
                 }
-                SlotPairs pairs;
-                for (std::size_t i = 1; i + 1 < m.payload.size(); i += 2) {
-                    pairs.emplace_back(m.payload[i], m.payload[i + 1]);
-                }
-                std::sort(pairs.begin(), pairs.end());
-                exchanged.emplace_back(m.source, std::move(pairs));
+                exchanged.emplace_back(m.source, slot_pairs_from_words(m.payload.subspan(1)));
             }
             if (!s.onloaded.empty()) {
                 const SlotPairs own = slot_pairs(topology_.out_neighbors(v));

@@ -15,6 +15,25 @@ std::vector<std::uint32_t> distinct_without(std::span<const std::uint32_t> list,
     return result;
 }
 
+SlotPairs slot_pairs(std::span<const std::uint32_t> targets) {
+    SlotPairs pairs;
+    for (std::uint32_t slot = 0; slot < targets.size(); ++slot) pairs.emplace_back(targets[slot], slot);
+    std::sort(pairs.begin(), pairs.end());
+    return pairs;
+}
+
+SlotPairs slot_pairs_from_words(std::span<const std::uint32_t> words) {
+    SlotPairs pairs;
+    for (std::size_t i = 0; i + 1 < words.size(); i += 2) pairs.emplace_back(words[i], words[i + 1]);
+    std::sort(pairs.begin(), pairs.end());
+    return pairs;
+}
+
+void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin, std::vector<Item>& items) {
+    auto it = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(w, std::uint32_t{0}));
+    for (; it != pairs.end() && it->first == w; ++it) items.push_back({origin, it->second});
+}
+
 void NeighborRows::exchange(Engine& engine, const Topology& topology) {
     engine.superstep([&](std::uint32_t v, auto, Engine::Outbox& outbox) {
         const auto row = distinct_without(topology.in_neighbors(v), v);

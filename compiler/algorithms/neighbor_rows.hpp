@@ -1,5 +1,6 @@
-// What common-neighbor and distance halving both need: the rows of the common-neighborhood
-// matrix (Mirsadeghi et al. Sec. IV-B1; distance halving's matrix A).
+// What the combining algorithms share: the rows of the common-neighborhood matrix
+// (Mirsadeghi et al. Sec. IV-B1; distance halving's and kgroup's matrix A, via M), and the
+// (neighbor, slot) bookkeeping of combined sends.
 #pragma once
 
 #include <cstdint>
@@ -7,12 +8,26 @@
 #include <vector>
 
 #include "nbr/compiler/engine.hpp"
+#include "nbr/compiler/pattern_builder.hpp"
 #include "nbr/graphs/topology.hpp"
 
 namespace nbr::compiler::internal {
 
 /// @brief The distinct entries of `list` other than `self`, sorted.
 [[nodiscard]] std::vector<std::uint32_t> distinct_without(std::span<const std::uint32_t> list, std::uint32_t self);
+
+/// @brief (neighbor, out-slot) pairs, sorted: where a rank's edges to a neighbor sit.
+using SlotPairs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+
+/// @brief The pairs of a rank's out-list `targets`.
+[[nodiscard]] SlotPairs slot_pairs(std::span<const std::uint32_t> targets);
+
+/// @brief Pairs sent as flat words [neighbor, slot, neighbor, slot, ...].
+[[nodiscard]] SlotPairs slot_pairs_from_words(std::span<const std::uint32_t> words);
+
+/// @brief Appends the item (origin, slot) of every pair with neighbor w (duplicate edges give
+/// several).
+void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin, std::vector<Item>& items);
 
 /// @brief For every out-neighbor w of a local rank: w's distinct in-neighbors other than w
 /// (the ranks that, like the local rank, send to w). Rows are identical for all local ranks
