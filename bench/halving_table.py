@@ -12,7 +12,7 @@ import math
 import os
 import sys
 
-from table_support import pyplot, size_label
+from table_support import case_label, pyplot, size_label
 
 
 def model(n, L, delta):
@@ -62,11 +62,7 @@ def load_cases(out):
     return sorted(cases, key=order)
 
 
-def label(name):
-    parts = name.split("-")
-    if parts[0] == "random":
-        return f"random δ={parts[1]}", int(parts[2])
-    return f"Moore d={parts[1]} r={parts[2]}", int(parts[3])
+label = case_label
 
 
 def speedups(cases):

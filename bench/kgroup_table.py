@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from table_support import pyplot, size_label
+from table_support import case_label, pyplot, size_label
 
 KS = (2, 3, 4, 5, 6, 8, 16)
 VARIANTS = ("agnostic", "aware")
@@ -30,11 +30,7 @@ def cases(out):
     return sorted(found, key=order)
 
 
-def label(name):
-    parts = name.split("-")
-    if parts[0] == "random":
-        return f"random δ={parts[1]}", int(parts[2])
-    return f"Moore d={parts[1]} r={parts[2]}", int(parts[3])
+label = case_label
 
 
 def hyperedge_cell(s):

@@ -1,4 +1,4 @@
-"""Helpers shared by the benchmark table scripts (simulate_table.py, halving_table.py)."""
+"""Helpers shared by the benchmark table scripts (simulate_table.py, halving_table.py, kgroup_table.py)."""
 
 
 def size_label(b):
@@ -18,3 +18,11 @@ def pyplot():
     except ImportError:
         return None
     return plt
+
+
+def case_label(name):
+    """Case directory "random-0.2-1024" -> ("random δ=0.2", 1024); "moore-2-3-4096" -> ("Moore d=2 r=3", 4096)."""
+    parts = name.split("-")
+    if parts[0] == "random":
+        return f"random δ={parts[1]}", int(parts[2])
+    return f"Moore d={parts[1]} r={parts[2]}", int(parts[3])

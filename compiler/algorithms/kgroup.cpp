@@ -513,14 +513,7 @@ private:
                     out_.add_send(v, 1, w, std::move(items));
                 }
             }
-            if (left.empty()) return;
-            std::vector<std::uint32_t> delta{kDelta};
-            delta.insert(delta.end(), left.begin(), left.end());  // sorted: inbox is by source
-            outbox.multicast(s.in_active, delta);
-            std::vector<std::uint32_t> remaining;
-            std::set_difference(s.in_active.begin(), s.in_active.end(), left.begin(), left.end(),
-                                std::back_inserter(remaining));
-            s.in_active.swap(remaining);
+            announce_departures(outbox, kDelta, left, s.in_active);  // left is sorted: inbox is by source
         });
     }
 

@@ -1,6 +1,7 @@
 #include "neighbor_rows.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace nbr::compiler::internal {
 
@@ -32,6 +33,17 @@ SlotPairs slot_pairs_from_words(std::span<const std::uint32_t> words) {
 void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin, std::vector<Item>& items) {
     auto it = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(w, std::uint32_t{0}));
     for (; it != pairs.end() && it->first == w; ++it) items.push_back({origin, it->second});
+}
+
+void announce_departures(Engine::Outbox& outbox, std::uint32_t tag, std::span<const std::uint32_t> left,
+                         std::vector<std::uint32_t>& in_active) {
+    if (left.empty()) return;
+    std::vector<std::uint32_t> delta{tag};
+    delta.insert(delta.end(), left.begin(), left.end());
+    outbox.multicast(in_active, delta);
+    std::vector<std::uint32_t> remaining;
+    std::set_difference(in_active.begin(), in_active.end(), left.begin(), left.end(), std::back_inserter(remaining));
+    in_active.swap(remaining);
 }
 
 void NeighborRows::exchange(Engine& engine, const Topology& topology) {

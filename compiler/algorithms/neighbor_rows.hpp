@@ -29,6 +29,12 @@ using SlotPairs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 /// several).
 void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin, std::vector<Item>& items);
 
+/// @brief The matrix update of Mirsadeghi et al. Sec. IV-B3: a rank whose active in-set lost
+/// the ranks `left` (sorted) posts [tag, left...] to its old active in-set `in_active` and
+/// removes them from it.
+void announce_departures(Engine::Outbox& outbox, std::uint32_t tag, std::span<const std::uint32_t> left,
+                         std::vector<std::uint32_t>& in_active);
+
 /// @brief For every out-neighbor w of a local rank: w's distinct in-neighbors other than w
 /// (the ranks that, like the local rank, send to w). Rows are identical for all local ranks
 /// that need them, so each process stores each row once.

@@ -139,6 +139,31 @@ inline compiler::PatternSummary compile_and_verify(const Topology& topology, con
     return summary;
 }
 
+/// @brief Compiles `topology` with all processes into `dir`.parallel and, on rank 0, with
+/// one process into `dir`.serial; expects byte-identical files and a pattern that verify
+/// proves. Returns the parallel pattern's summary on rank 0.
+inline compiler::PatternSummary compile_for_any_process_count(const Topology& topology,
+                                                              compiler::CompileOptions options,
+                                                              const std::filesystem::path& dir) {
+    const std::filesystem::path parallel = dir.string() + ".parallel";
+    options.output = parallel;
+    compiler::compile(MPI_COMM_WORLD, topology, options);
+    compiler::PatternSummary summary;
+    if (world_rank() == 0) {
+        options.output = dir.string() + ".serial";
+        compiler::compile(MPI_COMM_SELF, topology, options);
+        for (const auto& entry : std::filesystem::directory_iterator(options.output)) {
+            EXPECT_EQ(read_file(entry.path()), read_file(parallel / entry.path().filename()))
+                << entry.path().filename();
+        }
+        const auto report = compiler::verify_directory(parallel, &topology);
+        EXPECT_TRUE(report.ok) << report.violation;
+        summary = summary_of(parallel);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return summary;
+}
+
 /// @brief compile_and_verify with common-neighbor (default Θ) into `dir`.
 inline compiler::PatternSummary compile_and_verify(const Topology& topology, const std::filesystem::path& dir,
                                                    const std::string& label) {
