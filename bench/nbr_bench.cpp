@@ -1,18 +1,25 @@
 // nbr-bench: the papers' microbenchmark. For every message size it times, on the same
-// topology in the same run: the native neighbor collective, its persistent form where the
-// library has one, nbr replay of the pattern (blocking and persistent), and nbr replay of the
-// naive pattern of the same topology. Mean time per call after warm-up, maximum over ranks;
-// the data of every variant is checked after timing.
+// topology in the same run: the native neighborhood collective in its blocking, nonblocking
+// (MPI_Ineighbor_* + MPI_Wait) and persistent forms (where the library has one), the naive
+// schedule posted by hand with MPI_Irecv/MPI_Isend + MPI_Waitall ("p2p"), nbr replay of the
+// pattern in the same three forms, "nbr-engine" (nbr's own engine where blocking calls would
+// go to the native collective: all-direct plans on topology communicators), and nbr replay of
+// the naive pattern of the same topology. Mean time per call after warm-up, maximum over
+// ranks; the data of every variant is checked after timing. The v-variants send `bytes` per
+// edge, with per-edge counts and displacements as an application's halo exchange passes them.
 //
 //   mpirun -np N nbr-bench --patterns DIR [--naive DIR] [--sizes 1,4,16] [--iters 1000]
-//                          [--collective allgather|alltoall] [--json FILE]
+//                          [--collective allgather|alltoall|allgatherv|alltoallv] [--json FILE]
+//   nbr-bench --list-collectives
 //
 // Built with SimGrid's smpicxx (NBR_SMPI), the native variants are skipped: SMPI has no
 // dist-graph communicators. The naive pattern replay then stands for what an MPI library's
-// naive algorithm puts on the wire. The persistent variants send the same messages as the
-// blocking ones, so the SMPI build times them only with --persistent.
+// naive algorithm puts on the wire. The persistent and nonblocking variants send the same
+// messages as the blocking ones, so the SMPI build times them only with --persistent and
+// --nonblocking.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -35,18 +42,156 @@
 
 namespace {
 
+enum class Kind { allgather, alltoall, allgatherv, alltoallv };
+
+const std::vector<std::string>& collective_names() {
+    static const std::vector<std::string> names{"allgather", "alltoall", "allgatherv", "alltoallv"};
+    return names;
+}
+
+Kind kind_of(const std::string& name) {
+    const auto& names = collective_names();
+    return static_cast<Kind>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+/// The arguments of one call at one size: blocks of `bytes` MPI_BYTEs; the v-variants pass
+/// per-neighbor counts and consecutive displacements.
+struct Args {
+    Kind kind = Kind::allgather;
+    int bytes = 0;
+    std::vector<unsigned char> send;
+    std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+
+    [[nodiscard]] bool alltoall() const { return kind == Kind::alltoall || kind == Kind::alltoallv; }
+};
+
+Args make_args(Kind kind, int bytes, int indegree, int outdegree, int me) {
+    Args a;
+    a.kind = kind;
+    a.bytes = bytes;
+    const int send_blocks = a.alltoall() ? outdegree : 1;
+    a.send.resize(static_cast<std::size_t>(bytes) * static_cast<std::size_t>(std::max(send_blocks, 1)));
+    for (std::size_t i = 0; i < a.send.size(); ++i) a.send[i] = static_cast<unsigned char>(me * 31 + i * 7 + 1);
+    for (int j = 0; j <= outdegree; ++j) {
+        a.send_counts.push_back(bytes);
+        a.send_displs.push_back(j * bytes);
+    }
+    for (int i = 0; i <= indegree; ++i) {
+        a.recv_counts.push_back(bytes);
+        a.recv_displs.push_back(i * bytes);
+    }
+    return a;
+}
+
+int nbr_blocking(const Args& a, void* recv, nbr_pattern_t p) {
+    const void* s = a.send.data();
+    const int n = a.bytes;
+    switch (a.kind) {
+        case Kind::allgather: return nbr_neighbor_allgather(s, n, MPI_BYTE, recv, n, MPI_BYTE, p);
+        case Kind::alltoall: return nbr_neighbor_alltoall(s, n, MPI_BYTE, recv, n, MPI_BYTE, p);
+        case Kind::allgatherv:
+            return nbr_neighbor_allgatherv(s, n, MPI_BYTE, recv, a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE,
+                                           p);
+        case Kind::alltoallv:
+            return nbr_neighbor_alltoallv(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv,
+                                          a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE, p);
+    }
+    return NBR_ERR_ARG;
+}
+
+int nbr_nonblocking(const Args& a, void* recv, nbr_pattern_t p, nbr_request_t* r) {
+    const void* s = a.send.data();
+    const int n = a.bytes;
+    switch (a.kind) {
+        case Kind::allgather: return nbr_ineighbor_allgather(s, n, MPI_BYTE, recv, n, MPI_BYTE, p, r);
+        case Kind::alltoall: return nbr_ineighbor_alltoall(s, n, MPI_BYTE, recv, n, MPI_BYTE, p, r);
+        case Kind::allgatherv:
+            return nbr_ineighbor_allgatherv(s, n, MPI_BYTE, recv, a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE,
+                                            p, r);
+        case Kind::alltoallv:
+            return nbr_ineighbor_alltoallv(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv,
+                                           a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE, p, r);
+    }
+    return NBR_ERR_ARG;
+}
+
+int nbr_persistent_init(const Args& a, void* recv, nbr_pattern_t p, nbr_request_t* r) {
+    const void* s = a.send.data();
+    const int n = a.bytes;
+    switch (a.kind) {
+        case Kind::allgather: return nbr_neighbor_allgather_init(s, n, MPI_BYTE, recv, n, MPI_BYTE, p, 0, r);
+        case Kind::alltoall: return nbr_neighbor_alltoall_init(s, n, MPI_BYTE, recv, n, MPI_BYTE, p, 0, r);
+        case Kind::allgatherv:
+            return nbr_neighbor_allgatherv_init(s, n, MPI_BYTE, recv, a.recv_counts.data(), a.recv_displs.data(),
+                                                MPI_BYTE, p, 0, r);
+        case Kind::alltoallv:
+            return nbr_neighbor_alltoallv_init(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv,
+                                               a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE, p, 0, r);
+    }
+    return NBR_ERR_ARG;
+}
+
 #if !defined(NBR_SMPI)
+void native_blocking(const Args& a, void* recv, MPI_Comm c) {
+    const void* s = a.send.data();
+    const int n = a.bytes;
+    switch (a.kind) {
+        case Kind::allgather: MPI_Neighbor_allgather(s, n, MPI_BYTE, recv, n, MPI_BYTE, c); return;
+        case Kind::alltoall: MPI_Neighbor_alltoall(s, n, MPI_BYTE, recv, n, MPI_BYTE, c); return;
+        case Kind::allgatherv:
+            MPI_Neighbor_allgatherv(s, n, MPI_BYTE, recv, a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE, c);
+            return;
+        case Kind::alltoallv:
+            MPI_Neighbor_alltoallv(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv, a.recv_counts.data(),
+                                   a.recv_displs.data(), MPI_BYTE, c);
+            return;
+    }
+}
+
+void native_nonblocking(const Args& a, void* recv, MPI_Comm c, MPI_Request* r) {
+    const void* s = a.send.data();
+    const int n = a.bytes;
+    switch (a.kind) {
+        case Kind::allgather: MPI_Ineighbor_allgather(s, n, MPI_BYTE, recv, n, MPI_BYTE, c, r); return;
+        case Kind::alltoall: MPI_Ineighbor_alltoall(s, n, MPI_BYTE, recv, n, MPI_BYTE, c, r); return;
+        case Kind::allgatherv:
+            MPI_Ineighbor_allgatherv(s, n, MPI_BYTE, recv, a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE, c, r);
+            return;
+        case Kind::alltoallv:
+            MPI_Ineighbor_alltoallv(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv, a.recv_counts.data(),
+                                    a.recv_displs.data(), MPI_BYTE, c, r);
+            return;
+    }
+}
+
+// Persistent neighborhood collectives: MPI-4 (MPICH 4), or Open MPI 4.1's MPIX extension.
 #if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define NBR_NATIVE_PERSISTENT 1
-int native_persistent_init(bool alltoall, const void* s, int n, void* r, MPI_Comm comm, MPI_Request* req) {
-    return alltoall ? MPIX_Neighbor_alltoall_init(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, MPI_INFO_NULL, req)
-                    : MPIX_Neighbor_allgather_init(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, MPI_INFO_NULL, req);
-}
+#define NBR_NATIVE_INIT(name) MPIX_Neighbor_##name##_init
 #elif MPI_VERSION >= 4
 #define NBR_NATIVE_PERSISTENT 1
-int native_persistent_init(bool alltoall, const void* s, int n, void* r, MPI_Comm comm, MPI_Request* req) {
-    return alltoall ? MPI_Neighbor_alltoall_init(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, MPI_INFO_NULL, req)
-                    : MPI_Neighbor_allgather_init(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, MPI_INFO_NULL, req);
+#define NBR_NATIVE_INIT(name) MPI_Neighbor_##name##_init
+#endif
+
+#if defined(NBR_NATIVE_PERSISTENT)
+void native_persistent_init(const Args& a, void* recv, MPI_Comm c, MPI_Request* r) {
+    const void* s = a.send.data();
+    const int n = a.bytes;
+    switch (a.kind) {
+        case Kind::allgather:
+            NBR_NATIVE_INIT(allgather)(s, n, MPI_BYTE, recv, n, MPI_BYTE, c, MPI_INFO_NULL, r);
+            return;
+        case Kind::alltoall: NBR_NATIVE_INIT(alltoall)(s, n, MPI_BYTE, recv, n, MPI_BYTE, c, MPI_INFO_NULL, r); return;
+        case Kind::allgatherv:
+            NBR_NATIVE_INIT(allgatherv)
+            (s, n, MPI_BYTE, recv, a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE, c, MPI_INFO_NULL, r);
+            return;
+        case Kind::alltoallv:
+            NBR_NATIVE_INIT(alltoallv)
+            (s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv, a.recv_counts.data(), a.recv_displs.data(),
+             MPI_BYTE, c, MPI_INFO_NULL, r);
+            return;
+    }
 }
 #endif
 #endif
@@ -60,9 +205,11 @@ struct Options {
     std::string collective = "allgather";
     std::string json;
 #if defined(NBR_SMPI)
-    bool persistent = false;  // --persistent: same messages as the blocking variants
+    bool persistent = false;   // --persistent: same messages as the blocking variants
+    bool nonblocking = false;  // --nonblocking: same messages as the blocking variants
 #else
     bool persistent = true;
+    bool nonblocking = true;
 #endif
 };
 
@@ -137,8 +284,13 @@ Options parse(int argc, char** argv) {
             o.json = value();
         else if (a == "--persistent")
             o.persistent = true;
+        else if (a == "--nonblocking")
+            o.nonblocking = true;
         else
             die("unknown argument " + a);
+    }
+    if (std::find(collective_names().begin(), collective_names().end(), o.collective) == collective_names().end()) {
+        die("unknown collective " + o.collective);
     }
     if (o.patterns.empty()) die("--patterns is required");
     if (o.naive.empty()) die("--naive is required in the SMPI build");
@@ -148,12 +300,14 @@ Options parse(int argc, char** argv) {
 bool parse(int argc, char** argv, Options& o, int& exit_code) {
     CLI::App app{"nbr-bench: native vs nbr neighborhood collectives on one topology"};
     std::string sizes;
-    app.add_option("--patterns", o.patterns, "Pattern directory to replay")->required();
+    bool list = false;
+    app.add_flag("--list-collectives", list, "Print the collectives --collective accepts and exit");
+    auto* patterns = app.add_option("--patterns", o.patterns, "Pattern directory to replay");
     app.add_option("--naive", o.naive, "Naive pattern of the same topology (default: compiled in the job)");
     app.add_option("--sizes", sizes, "Message sizes in bytes, comma-separated");
     app.add_option("--iters", o.iters, "Timed calls per variant and size")->check(CLI::PositiveNumber);
     app.add_option("--warmup", o.warmup, "Untimed calls first (default iters/10, >= 10)");
-    app.add_option("--collective", o.collective)->check(CLI::IsMember({"allgather", "alltoall"}));
+    app.add_option("--collective", o.collective)->check(CLI::IsMember(collective_names()));
     app.add_option("--json", o.json, "Write all results to this JSON file");
     try {
         app.parse(argc, argv);
@@ -161,6 +315,17 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
         std::ostringstream sink;
         const int code = rank_of(MPI_COMM_WORLD) == 0 ? app.exit(e) : app.exit(e, sink, sink);
         exit_code = code == 0 ? 0 : 2;
+        return false;
+    }
+    if (list) {
+        if (rank_of(MPI_COMM_WORLD) == 0) {
+            for (const auto& name : collective_names()) std::printf("%s\n", name.c_str());
+        }
+        return false;
+    }
+    if (patterns->count() == 0) {
+        if (rank_of(MPI_COMM_WORLD) == 0) std::fprintf(stderr, "nbr-bench: --patterns is required\n");
+        exit_code = 2;
         return false;
     }
     if (!sizes.empty()) o.sizes = parse_sizes(sizes);
@@ -181,7 +346,7 @@ int run(const Options& o) {
     const int me = rank_of(MPI_COMM_WORLD);
     int size = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const bool alltoall = o.collective == "alltoall";
+    const Kind kind = kind_of(o.collective);
     const int warmup = o.warmup >= 0 ? o.warmup : std::max(10, o.iters / 10);
 
     nbr_pattern_t plain = nullptr;
@@ -202,6 +367,13 @@ int run(const Options& o) {
                                    destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
     check(nbr_load_pattern(o.patterns.c_str(), graph, &pattern), "loading --patterns on the dist-graph communicator");
     comm = graph;
+    MPI_Comm p2p_comm = MPI_COMM_NULL;
+    MPI_Comm_dup(graph, &p2p_comm);
+    // nbr's own engine even where blocking calls would go to the native collective (naive plans).
+    nbr_pattern_t engine = nullptr;
+    setenv("NBR_REPLAY_NAIVE", "1", 1);
+    check(nbr_load_pattern(o.patterns.c_str(), graph, &engine), "loading --patterns for nbr-engine");
+    unsetenv("NBR_REPLAY_NAIVE");
 #endif
     nbr_pattern_t naive = nullptr;
     if (!o.naive.empty()) check(nbr_load_pattern(o.naive.c_str(), comm, &naive), "loading --naive");
@@ -214,82 +386,106 @@ int run(const Options& o) {
     std::vector<Row> rows;
     std::vector<std::string> order;
     for (const int bytes : o.sizes) {
-        const std::size_t send_bytes = static_cast<std::size_t>(bytes) * (alltoall ? std::max(outdegree, 1) : 1);
+        const Args args = make_args(kind, bytes, indegree, outdegree, me);
         const std::size_t recv_bytes = static_cast<std::size_t>(bytes) * std::max(indegree, 1);
-        std::vector<unsigned char> send(send_bytes);
-        for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<unsigned char>(me * 31 + i * 7 + 1);
         std::map<std::string, std::vector<unsigned char>> recv;
         std::vector<Variant> variants;
-        auto add_nbr = [&](const std::string& name, nbr_pattern_t p) {
+        auto buffer_of = [&](const std::string& name) {
             auto& buffer = recv[name];
             buffer.assign(recv_bytes, 0);
+            return &buffer;
+        };
+        auto add_nbr = [&](const std::string& name, nbr_pattern_t p) {
+            auto* buffer = buffer_of(name);
+            variants.push_back({name, [&, p, buffer] { check(nbr_blocking(args, buffer->data(), p), "replay"); },
+                                nullptr, nullptr, buffer});
+        };
+        auto add_nbr_nonblocking = [&](const std::string& name, nbr_pattern_t p) {
+            auto* buffer = buffer_of(name);
             variants.push_back({name,
-                                [&, p] {
-                                    check(alltoall ? nbr_neighbor_alltoall(send.data(), bytes, MPI_BYTE, buffer.data(),
-                                                                           bytes, MPI_BYTE, p)
-                                                   : nbr_neighbor_allgather(send.data(), bytes, MPI_BYTE, buffer.data(),
-                                                                            bytes, MPI_BYTE, p),
-                                          "replay");
+                                [&, p, buffer] {
+                                    nbr_request_t request = nullptr;
+                                    check(nbr_nonblocking(args, buffer->data(), p, &request), "nonblocking replay");
+                                    check(nbr_wait(request), "nbr_wait");
                                 },
-                                nullptr, nullptr, &buffer});
+                                nullptr, nullptr, buffer});
         };
         auto add_nbr_persistent = [&](const std::string& name, nbr_pattern_t p) {
-            auto& buffer = recv[name];
-            buffer.assign(recv_bytes, 0);
+            auto* buffer = buffer_of(name);
             auto request = std::make_shared<nbr_request_t>(nullptr);
             variants.push_back({name,
                                 [request] {
                                     check(nbr_start(*request), "nbr_start");
                                     check(nbr_wait(*request), "nbr_wait");
                                 },
-                                [&, p, request] {
-                                    check(alltoall
-                                              ? nbr_neighbor_alltoall_init(send.data(), bytes, MPI_BYTE, buffer.data(),
-                                                                           bytes, MPI_BYTE, p, 0, request.get())
-                                              : nbr_neighbor_allgather_init(send.data(), bytes, MPI_BYTE, buffer.data(),
-                                                                            bytes, MPI_BYTE, p, 0, request.get()),
+                                [&, p, buffer, request] {
+                                    check(nbr_persistent_init(args, buffer->data(), p, request.get()),
                                           "persistent init");
                                 },
-                                [request] { nbr_request_free(request.get()); }, &buffer});
+                                [request] { nbr_request_free(request.get()); }, buffer});
+        };
+        auto add_nbr_forms = [&](const std::string& name, nbr_pattern_t p) {
+            add_nbr(name, p);
+            if (o.persistent) add_nbr_persistent(name + "-persistent", p);
+            if (o.nonblocking) add_nbr_nonblocking(name + "-nonblocking", p);
         };
 #if !defined(NBR_SMPI)
         {
-            auto& buffer = recv["native"];
-            buffer.assign(recv_bytes, 0);
+            auto* buffer = buffer_of("native");
             variants.push_back(
-                {"native",
-                 [&] {
-                     if (alltoall)
-                         MPI_Neighbor_alltoall(send.data(), bytes, MPI_BYTE, buffer.data(), bytes, MPI_BYTE, graph);
-                     else
-                         MPI_Neighbor_allgather(send.data(), bytes, MPI_BYTE, buffer.data(), bytes, MPI_BYTE, graph);
-                 },
-                 nullptr, nullptr, &buffer});
+                {"native", [&, buffer] { native_blocking(args, buffer->data(), graph); }, nullptr, nullptr, buffer});
         }
 #if defined(NBR_NATIVE_PERSISTENT)
         {
-            auto& buffer = recv["native-persistent"];
-            buffer.assign(recv_bytes, 0);
+            auto* buffer = buffer_of("native-persistent");
             auto request = std::make_shared<MPI_Request>(MPI_REQUEST_NULL);
-            variants.push_back({"native-persistent",
-                                [request] {
-                                    MPI_Start(request.get());
-                                    MPI_Wait(request.get(), MPI_STATUS_IGNORE);
-                                },
-                                [&, request] {
-                                    native_persistent_init(alltoall, send.data(), bytes, buffer.data(), graph,
-                                                           request.get());
-                                },
-                                [request] { MPI_Request_free(request.get()); }, &buffer});
+            variants.push_back(
+                {"native-persistent",
+                 [request] {
+                     MPI_Start(request.get());
+                     MPI_Wait(request.get(), MPI_STATUS_IGNORE);
+                 },
+                 [&, buffer, request] { native_persistent_init(args, buffer->data(), graph, request.get()); },
+                 [request] { MPI_Request_free(request.get()); }, buffer});
         }
 #endif
-#endif
-        add_nbr("nbr", pattern);
-        if (o.persistent) add_nbr_persistent("nbr-persistent", pattern);
-        if (naive != nullptr) {
-            add_nbr("nbr-naive", naive);
-            if (o.persistent) add_nbr_persistent("nbr-naive-persistent", naive);
+        {
+            // The naive schedule posted by hand through MPI's point-to-point API: the floor for
+            // any replayer built on it (the native collective calls the layer below the API).
+            auto* buffer = buffer_of("p2p");
+            auto requests = std::make_shared<std::vector<MPI_Request>>(indegree + outdegree);
+            variants.push_back({"p2p",
+                                [&, buffer, requests] {
+                                    MPI_Request* r = requests->data();
+                                    for (int i = 0; i < indegree; ++i) {
+                                        MPI_Irecv(buffer->data() + static_cast<std::size_t>(i) * bytes, bytes, MPI_BYTE,
+                                                  sources[static_cast<std::size_t>(i)], 0, p2p_comm, r++);
+                                    }
+                                    for (int j = 0; j < outdegree; ++j) {
+                                        const std::size_t block = args.alltoall() ? static_cast<std::size_t>(j) : 0;
+                                        MPI_Isend(args.send.data() + block * bytes, bytes, MPI_BYTE,
+                                                  destinations[static_cast<std::size_t>(j)], 0, p2p_comm, r++);
+                                    }
+                                    MPI_Waitall(indegree + outdegree, requests->data(), MPI_STATUSES_IGNORE);
+                                },
+                                nullptr, nullptr, buffer});
         }
+        {
+            auto* buffer = buffer_of("native-nonblocking");
+            variants.push_back({"native-nonblocking",
+                                [&, buffer] {
+                                    MPI_Request request = MPI_REQUEST_NULL;
+                                    native_nonblocking(args, buffer->data(), graph, &request);
+                                    MPI_Wait(&request, MPI_STATUS_IGNORE);
+                                },
+                                nullptr, nullptr, buffer});
+        }
+#endif
+        add_nbr_forms("nbr", pattern);
+#if !defined(NBR_SMPI)
+        add_nbr("nbr-engine", engine);
+#endif
+        if (naive != nullptr) add_nbr_forms("nbr-naive", naive);
         Row row{bytes, {}, {}};
         for (auto& v : variants) {
             row.seconds[v.name] = time_variant(v, o.iters, warmup);
@@ -300,7 +496,7 @@ int run(const Options& o) {
         const std::string reference = recv.count("native") ? "native" : (recv.count("nbr-naive") ? "nbr-naive" : "nbr");
         for (auto& v : variants) {
             bool ok = *v.recv == recv[reference];
-            if (!alltoall) {
+            if (!args.alltoall()) {
                 for (int b = 0; b < indegree && ok; ++b) {
                     for (int i = 0; i < bytes; ++i) {
                         const auto expected =
@@ -376,6 +572,8 @@ int run(const Options& o) {
     if (pattern != plain) nbr_pattern_free(&pattern);
     nbr_pattern_free(&plain);
 #if !defined(NBR_SMPI)
+    nbr_pattern_free(&engine);
+    MPI_Comm_free(&p2p_comm);
     MPI_Comm_free(&graph);
 #endif
     return status;

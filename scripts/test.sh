@@ -21,7 +21,7 @@ echo "== MPICH build (all tests but the 16-rank replay)"
 cmake -S "$root" -B "$root/build-mpich" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBR_WERROR=ON \
   -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 cmake --build "$root/build-mpich" -j "$jobs"
-(cd "$root/build-mpich" && ctest -j "$jobs" --output-on-failure --timeout 900 -E '^test_replay[.]16ranks$')
+(cd "$root/build-mpich" && ctest -j "$jobs" --output-on-failure --timeout 900 -E '^(test_replay[.]16ranks|test_replay_api[.]5ranks)$')
 
 echo "== SimGrid SMPI build (simulated benchmarks: build and a small simulated run)"
 # shellcheck source=../bench/smpi/common.sh

@@ -31,6 +31,7 @@ struct Options {
     // gen
     nbr::MooreParams moore;
     nbr::RandomParams random;
+    nbr::PairsParams pairs;
     std::string gen_output;
     // compile / verify
     std::string input;
@@ -89,6 +90,16 @@ int run_gen_moore(const Options& o) {
         nbr::write_edge_list(o.gen_output, topology, "nbr " + nbr::describe(o.moore));
         std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, " << topology.num_edges()
                   << " edges (" << nbr::describe(o.moore) << ")\n";
+    });
+    return 0;
+}
+
+int run_gen_pairs(const Options& o) {
+    on_root([&] {
+        const auto topology = nbr::generate_pairs(o.pairs);
+        nbr::write_edge_list(o.gen_output, topology, "nbr " + nbr::describe(o.pairs));
+        std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, " << topology.num_edges()
+                  << " edges (" << nbr::describe(o.pairs) << ")\n";
     });
     return 0;
 }
@@ -259,6 +270,12 @@ int run(int argc, char** argv) {
     random->add_option("--density", o.random.density, "Edge probability δ")->required()->check(CLI::Range(0.0, 1.0));
     random->add_option("--seed", o.random.seed, "Random seed")->capture_default_str();
     random->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
+    auto* pairs = gen->add_subcommand("pairs", "Pairs of ranks joined by parallel edges (replay overhead)");
+    pairs->add_option("--ranks", o.pairs.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
+    pairs->add_option("--edges", o.pairs.edges, "Parallel edges each way per pair")
+        ->required()
+        ->check(CLI::PositiveNumber);
+    pairs->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
 
     const std::map<std::string, std::string> formats{{"auto", "auto"}, {"edgelist", "edgelist"}, {"mtx", "mtx"}};
     auto* compile = app.add_subcommand("compile", "Compile a topology into a pattern directory");
@@ -324,6 +341,7 @@ int run(int argc, char** argv) {
     }
     if (moore->parsed()) return run_gen_moore(o);
     if (random->parsed()) return run_gen_random(o);
+    if (pairs->parsed()) return run_gen_pairs(o);
     if (compile->parsed()) {
         const bool placed = !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket;
         if (o.algorithm == "distance-halving" && !placed) {

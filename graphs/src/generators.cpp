@@ -122,6 +122,20 @@ Topology generate_random(const RandomParams& params) {
     return Topology::from_edges(params.ranks, edges);
 }
 
+Topology generate_pairs(const PairsParams& params) {
+    if (params.ranks == 0) throw InputError("number of ranks must be positive");
+    if (params.edges == 0) throw InputError("number of parallel edges must be positive");
+    std::vector<Edge> edges;
+    edges.reserve(std::size_t{params.ranks} / 2 * 2 * params.edges);
+    for (std::uint32_t a = 0; a + 1 < params.ranks; a += 2) {
+        for (std::uint32_t e = 0; e < params.edges; ++e) {
+            edges.push_back({a, a + 1});
+            edges.push_back({a + 1, a});
+        }
+    }
+    return Topology::from_edges(params.ranks, edges);
+}
+
 std::string describe(const MooreParams& params) {
     std::ostringstream out;
     const auto grid = balanced_dims(params.ranks, params.dims);
@@ -133,6 +147,16 @@ std::string describe(const MooreParams& params) {
 std::string describe(const RandomParams& params) {
     std::ostringstream out;
     out << "random ranks=" << params.ranks << " density=" << params.density << " seed=" << params.seed;
+    return out.str();
+}
+
+}  // namespace nbr
+
+namespace nbr {
+
+std::string describe(const PairsParams& params) {
+    std::ostringstream out;
+    out << "pairs ranks=" << params.ranks << " edges=" << params.edges;
     return out.str();
 }
 

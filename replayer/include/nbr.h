@@ -2,9 +2,21 @@
  * nbr.h - replay precompiled neighborhood-collective patterns (libnbr).
  *
  * A pattern directory written by `nbrc compile` holds one file per rank. At job start
- * every rank calls nbr_load_pattern (collective), then replays the pattern with
- * nbr_neighbor_allgather / nbr_neighbor_alltoall (same arguments as the MPI calls, plus
- * the pattern) or their persistent forms.
+ * every rank calls nbr_load_pattern (collective), then replays the pattern with the
+ * neighborhood collectives of MPI-4.1 section 8.6 - allgather, alltoall, allgatherv and
+ * alltoallv, each blocking (nbr_neighbor_*), nonblocking (nbr_ineighbor_*) and persistent
+ * (nbr_neighbor_*_init) - with the MPI call's arguments plus the pattern. Every rank of the
+ * communicator calls the collectives of a pattern in the same order, as MPI requires.
+ *
+ * Requests: nonblocking calls and nbr_start start a request; nbr_wait, nbr_test,
+ * nbr_waitall and nbr_testall complete it. Any number of requests may be outstanding, on
+ * one pattern or several, and complete in any order: every nbr call that waits or tests
+ * progresses all started requests of the process, so peers waiting in another order are
+ * never starved. As in MPI, completing a NONBLOCKING request releases it: nbr_waitall and
+ * nbr_testall set its array entry to NULL; nbr_wait and nbr_test, which take the handle by
+ * value, leave the caller's copy dangling (set it to NULL). A PERSISTENT request stays
+ * allocated and inactive until nbr_request_free. Waiting on NULL entries or inactive
+ * persistent requests returns at once.
  *
  * Conventions (as hwloc): functions return 0 (NBR_SUCCESS) or a negative NBR_ERR_* code;
  * nbr_strerror() names a code and nbr_last_error() describes the calling thread's last
@@ -39,7 +51,7 @@ extern "C" {
 #define NBR_ERR_TOPOLOGY_HASH (-8) /**< rank file and manifest describe different topologies */
 #define NBR_ERR_NEIGHBORS (-9)     /**< communicator's neighbors differ from the pattern's */
 #define NBR_ERR_PATTERN (-10)      /**< schedule inconsistent (item never received, edge missed) */
-#define NBR_ERR_DATATYPE (-11)     /**< send and receive type signatures differ in size */
+#define NBR_ERR_DATATYPE (-11)     /**< send and receive blocks of an edge differ in size */
 #define NBR_ERR_MPI (-12)          /**< an MPI call failed */
 #define NBR_ERR_NOMEM (-13)        /**< out of memory */
 #define NBR_ERR_REMOTE (-14)       /**< another rank of the communicator failed (see nbr_last_error) */
@@ -49,7 +61,7 @@ extern "C" {
 
 /** Opaque handle of a loaded pattern. */
 typedef struct nbr_pattern_s* nbr_pattern_t;
-/** Opaque handle of a persistent collective request. */
+/** Opaque handle of a started collective: persistent or nonblocking. */
 typedef struct nbr_request_s* nbr_request_t;
 
 /** Version of the library actually linked (compare with NBR_API_VERSION). */
@@ -71,10 +83,18 @@ const char* nbr_last_error(void);
  * communicator the pattern's lists define the neighborhood (see nbr_pattern_neighbors).
  * If any rank fails, every rank returns an error (NBR_ERR_REMOTE on the others) and
  * *pattern is left NULL. The pattern keeps a private duplicate of comm.
+ *
+ * When comm has the pattern's topology and a collective's pattern is MPI's naive schedule on
+ * every rank (one direct message per edge), blocking calls of that collective run the native
+ * MPI_Neighbor_* on the private duplicate: the same messages without the cost of posting them
+ * through MPI's public API. NBR_REPLAY_NAIVE=1 in the environment at load keeps them in nbr.
  */
 int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
 
-/** Frees a pattern (local; call before MPI_Finalize) and sets *pattern to NULL. */
+/**
+ * Frees a pattern (local; call before MPI_Finalize) and sets *pattern to NULL. Fails with
+ * NBR_ERR_STATE while persistent requests or incomplete nonblocking requests use it.
+ */
 int nbr_pattern_free(nbr_pattern_t* pattern);
 
 /** Number of in- and out-neighbors of the calling rank (as MPI_Dist_graph_neighbors_count). */
@@ -95,9 +115,51 @@ int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendt
                           MPI_Datatype recvtype, nbr_pattern_t pattern);
 
 /**
+ * Replays MPI_Neighbor_allgatherv: in-neighbor i's sendcount elements land at
+ * recvbuf + displs[i] * extent(recvtype) as recvcounts[i] elements of recvtype. Counts and
+ * displacements are per in-neighbor in buffer order; zero counts, gaps and any order of
+ * displacements are allowed. The sizes of the blocks an intermediate rank forwards travel
+ * with the data: a combined message is preceded by a header of 8 bytes per block (one extra
+ * small message per combined message); messages the pattern sends directly carry none.
+ */
+int nbr_neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, nbr_pattern_t pattern);
+
+/**
+ * Replays MPI_Neighbor_alltoallv: sendcounts[j] elements at sendbuf + sdispls[j] * extent(sendtype)
+ * go to out-neighbor j; in-neighbor i's block lands at recvbuf + rdispls[i] * extent(recvtype).
+ * Block sizes travel as for nbr_neighbor_allgatherv.
+ */
+int nbr_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                           void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                           nbr_pattern_t pattern);
+
+/**
+ * Nonblocking forms: start the collective and return a request in *request, to be completed
+ * by nbr_wait, nbr_test, nbr_waitall or nbr_testall (which release it). The buffers must not
+ * be touched until then; counts, displacements and datatypes are copied, so the caller may
+ * reuse or free them at once. Many may be outstanding on one pattern, beside blocking calls
+ * and the application's own messages (nbr uses a private communicator).
+ */
+int nbr_ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, nbr_pattern_t pattern, nbr_request_t* request);
+int nbr_ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, nbr_pattern_t pattern, nbr_request_t* request);
+int nbr_ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, nbr_pattern_t pattern,
+                             nbr_request_t* request);
+int nbr_ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            nbr_pattern_t pattern, nbr_request_t* request);
+
+/**
  * Persistent forms: collective over the pattern's communicator; the request owns a
  * private communicator, so several requests and blocking calls may be in flight together.
- * Buffers are bound at init; start with nbr_start, complete with nbr_wait or nbr_test.
+ * Buffers, counts and displacements are bound at init (arrays and datatypes are copied);
+ * start with nbr_start, complete with nbr_wait, nbr_test, nbr_waitall or nbr_testall.
+ * The v-variants' init replays the block sizes through the pattern once, so their starts
+ * send no size headers; init fails on every rank (NBR_ERR_DATATYPE where a receive block's
+ * size differs from what its origin sends, NBR_ERR_REMOTE elsewhere) if any block mismatches.
  */
 int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                                 MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
@@ -105,14 +167,40 @@ int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype
 int nbr_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                                MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
                                nbr_request_t* request);
+int nbr_neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                 nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request);
+int nbr_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                                void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request);
 
-/** Starts a persistent request (it must not be active). */
+/** Starts an inactive persistent request (NBR_ERR_STATE if active or not persistent). */
 int nbr_start(nbr_request_t request);
-/** Drives a started request to completion. */
+/**
+ * Completes a request, progressing every started request meanwhile. A nonblocking request is
+ * released (the handle becomes invalid); an inactive persistent request returns at once.
+ */
 int nbr_wait(nbr_request_t request);
-/** Makes progress; *flag becomes 1 when the request completed. */
+/**
+ * Progresses every started request once; *flag becomes 1 when `request` is complete (a
+ * nonblocking request is then released, as by nbr_wait), else 0.
+ */
 int nbr_test(nbr_request_t request, int* flag);
-/** Frees an inactive request and sets *request to NULL. */
+/**
+ * Completes every request of requests[0..count-1]: NULL entries are skipped, completed
+ * nonblocking requests released and their entries set to NULL. If some failed, all are
+ * still completed and the first failure is returned (nbr_last_error names its index).
+ */
+int nbr_waitall(int count, nbr_request_t requests[]);
+/**
+ * Progresses every started request once; if all of requests[0..count-1] are complete,
+ * *flag becomes 1 and they are completed as by nbr_waitall, else *flag is 0 and none is.
+ */
+int nbr_testall(int count, nbr_request_t requests[], int* flag);
+/**
+ * Frees an inactive persistent request (or a nonblocking one that completed but was never
+ * waited on) and sets *request to NULL; NBR_ERR_STATE while the request is active.
+ */
 int nbr_request_free(nbr_request_t* request);
 
 #ifdef __cplusplus

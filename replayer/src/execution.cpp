@@ -1,6 +1,9 @@
 #include "execution.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "nbr.h"
@@ -9,96 +12,172 @@ namespace nbr::internal {
 
 namespace {
 
-void check(int code, const char* what) {
-    if (code != MPI_SUCCESS) {
-        char text[MPI_MAX_ERROR_STRING];
-        int length = 0;
-        MPI_Error_string(code, text, &length);
-        throw NbrError(NBR_ERR_MPI,
-                       std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+/// MPI counts are ints: a staged message must fit one.
+int message_count(std::size_t bytes) {
+    if (bytes > static_cast<std::size_t>(INT_MAX)) {
+        throw NbrError(NBR_ERR_ARG, "a combined message would hold " + std::to_string(bytes) +
+                                        " bytes, more than an MPI count can describe");
     }
-}
-
-/// Packs one block into `dst` (exactly buffer.bytes bytes).
-void pack_block(const BlockBuffer& buffer, const char* src, char* dst, MPI_Comm comm) {
-    if (buffer.bytes == 0) return;  // zero counts: buffers may be NULL
-    if (buffer.contiguous) {
-        std::memcpy(dst, src, buffer.bytes);
-        return;
-    }
-    int position = 0;
-    check(MPI_Pack(src, buffer.count, buffer.type, dst, static_cast<int>(buffer.bytes), &position, comm), "MPI_Pack");
-    if (static_cast<std::size_t>(position) != buffer.bytes) {
-        throw NbrError(NBR_ERR_DATATYPE,
-                       "MPI_Pack produced a representation of another size than the type's; "
-                       "heterogeneous packing is not supported");
-    }
-}
-
-/// Unpacks one block from `src` into `dst`.
-void unpack_block(const BlockBuffer& buffer, const char* src, char* dst, MPI_Comm comm) {
-    if (buffer.bytes == 0) return;
-    if (buffer.contiguous) {
-        std::memcpy(dst, src, buffer.bytes);
-        return;
-    }
-    int position = 0;
-    check(MPI_Unpack(src, static_cast<int>(buffer.bytes), &position, dst, buffer.count, buffer.type, comm),
-          "MPI_Unpack");
+    return static_cast<int>(bytes);
 }
 
 }  // namespace
 
-BlockBuffer describe_buffer(const void* base, int count, MPI_Datatype type) {
-    BlockBuffer buffer;
-    buffer.base = static_cast<char*>(const_cast<void*>(base));
-    buffer.count = count;
-    buffer.type = type;
-    int size = 0;
-    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-    check(MPI_Type_size(type, &size), "MPI_Type_size");
-    check(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
-    check(MPI_Type_get_true_extent(type, &true_lb, &true_extent), "MPI_Type_get_true_extent");
-    buffer.stride = extent * count;
-    buffer.bytes = static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
-    buffer.contiguous = true_lb == 0 && lb == 0 && true_extent == size && extent == size;
-    return buffer;
+Execution::Execution(const Plan& plan, MPI_Comm comm) : plan_(&plan), comm_(comm) {
+    const std::size_t operations = plan.recvs.size() + 2 * plan.sends.size();
+    requests_.assign(operations, MPI_REQUEST_NULL);
+    completed_.resize(operations);
+    waiting_.resize(plan.sends.size());
 }
 
-Execution::Execution(const Plan& plan, MPI_Comm comm, const BlockBuffer& send, const BlockBuffer& recv)
-    : plan_(&plan), comm_(comm), send_(send), recv_(recv), unit_bytes_(recv.bytes) {
-    if (send.bytes != recv.bytes) {
-        throw NbrError(NBR_ERR_DATATYPE, "send block has " + std::to_string(send.bytes) + " bytes, receive block " +
-                                             std::to_string(recv.bytes) + ": type signatures must match");
-    }
-    std::size_t total = 0;
-    recv_offsets_.resize(plan.recvs.size());
+void Execution::bind_buffers(const BlockBuffer& send, const BlockBuffer& recv, SizeMode mode) {
+    if (active_) throw NbrError(NBR_ERR_STATE, "request is already active");
+    send_ = send;
+    recv_ = recv;
+    mode_ = mode;
+}
+
+void Execution::bind(const BlockBuffer& send, const BlockBuffer& recv) {
+    bind_buffers(send, recv, SizeMode::uniform);
+    check_block_sizes(send, recv);
+    unit_bytes_ = recv.bytes(0);
+    if (layout_bytes_ != unit_bytes_) layout_uniform();
+}
+
+void Execution::layout_uniform() {
+    const Plan& plan = *plan_;
+    recv_offsets_.assign(plan.recvs.size() + 1, 0);
     for (std::size_t r = 0; r < plan.recvs.size(); ++r) {
-        recv_offsets_[r] = total;
-        if (!plan.recvs[r].direct) total += plan.recvs[r].units.size() * unit_bytes_;
+        const std::size_t bytes = plan.recvs[r].direct ? 0 : plan.recvs[r].units.size() * unit_bytes_;
+        (void)message_count(bytes);
+        recv_offsets_[r + 1] = recv_offsets_[r] + bytes;
     }
-    recv_staging_.resize(total);
-    total = 0;
-    send_offsets_.resize(plan.sends.size());
+    recv_staging_.resize(recv_offsets_.back());
+    send_offsets_.assign(plan.sends.size() + 1, 0);
     for (std::size_t s = 0; s < plan.sends.size(); ++s) {
-        send_offsets_[s] = total;
-        if (!plan.sends[s].direct) total += plan.sends[s].units.size() * unit_bytes_;
+        const std::size_t bytes = plan.sends[s].direct ? 0 : plan.sends[s].units.size() * unit_bytes_;
+        (void)message_count(bytes);
+        send_offsets_[s + 1] = send_offsets_[s] + bytes;
     }
-    send_staging_.resize(total);
-    requests_.assign(plan.recvs.size() + plan.sends.size(), MPI_REQUEST_NULL);
-    completed_.resize(requests_.size());
+    send_staging_.resize(send_offsets_.back());
+    scratch_.resize(std::max(scratch_.size(), unit_bytes_));
+    layout_bytes_ = unit_bytes_;
 }
 
-const char* Execution::unit_source(std::uint32_t unit, const BlockBuffer** typed) const {
+void Execution::bind_sized(const BlockBuffer& send, const BlockBuffer& recv, std::vector<std::uint64_t> unit_bytes) {
+    bind_buffers(send, recv, SizeMode::table);
+    if (unit_bytes.size() != plan_->homes.size()) throw NbrError(NBR_ERR_INTERNAL, "unit size table has wrong length");
+    unit_sizes_ = std::move(unit_bytes);
+    layout_sized();
+    check_delivery_sizes();
+}
+
+void Execution::layout_sized() {
+    const Plan& plan = *plan_;
+    layout_bytes_ = SIZE_MAX;
+    unit_offset_.assign(plan.recv_units, 0);
+    recv_offsets_.assign(plan.recvs.size() + 1, 0);
+    for (std::size_t r = 0; r < plan.recvs.size(); ++r) {
+        const RecvPlan& recv = plan.recvs[r];
+        std::size_t end = recv_offsets_[r];
+        if (!recv.direct) {
+            for (std::size_t p = 0; p < recv.units.size(); ++p) {
+                unit_offset_[recv.first + p] = end;
+                end += unit_sizes_[recv.units[p]];
+            }
+        }
+        (void)message_count(end - recv_offsets_[r]);
+        recv_offsets_[r + 1] = end;
+    }
+    recv_staging_.resize(recv_offsets_.back());
+    send_offsets_.assign(plan.sends.size() + 1, 0);
+    for (std::size_t s = 0; s < plan.sends.size(); ++s) {
+        std::size_t bytes = 0;
+        if (!plan.sends[s].direct) {
+            for (const std::uint32_t u : plan.sends[s].units) bytes += unit_sizes_[u];
+        }
+        (void)message_count(bytes);
+        send_offsets_[s + 1] = send_offsets_[s] + bytes;
+    }
+    send_staging_.resize(send_offsets_.back());
+}
+
+void Execution::check_delivery_sizes() const {
+    std::size_t largest = 0;
+    for (const RecvPlan& recv : plan_->recvs) {
+        for (const auto& [position, slot] : recv.deliveries) {
+            const std::uint64_t sent = unit_sizes_[recv.units[position]];
+            if (sent != recv_.bytes(slot)) {
+                throw NbrError(NBR_ERR_DATATYPE, "receive block " + std::to_string(slot) + " (from rank " +
+                                                     std::to_string(recv.peer) + "'s message) holds " +
+                                                     std::to_string(recv_.bytes(slot)) + " bytes, its origin sends " +
+                                                     std::to_string(sent) + ": type signatures must match");
+            }
+            largest = std::max(largest, recv_.bytes(slot));
+        }
+    }
+    const_cast<Execution*>(this)->scratch_.resize(std::max(scratch_.size(), largest));
+}
+
+void Execution::bind_in_band(const BlockBuffer& send, const BlockBuffer& recv) {
+    bind_buffers(send, recv, SizeMode::in_band);
+    const Plan& plan = *plan_;
+    layout_bytes_ = SIZE_MAX;
+    unit_sizes_.assign(plan.homes.size(), 0);
+    std::size_t largest = 0;
+    for (std::size_t u = 0; u < plan.homes.size(); ++u) {
+        const UnitHome& home = plan.homes[u];
+        if (home.kind == UnitHome::Kind::send_block) unit_sizes_[u] = send.bytes(home.index);
+        if (home.kind == UnitHome::Kind::recv_slot) unit_sizes_[u] = recv.bytes(home.index);
+    }
+    std::size_t slots = 0;
+    for (const RecvPlan& r : plan.recvs) {
+        for (const auto& delivery : r.deliveries) {
+            largest = std::max(largest, recv.bytes(delivery.second));
+            slots = std::max<std::size_t>(slots, delivery.second + 1);
+        }
+    }
+    scratch_.resize(std::max(scratch_.size(), largest));
+    unit_offset_.assign(plan.recv_units, 0);
+    recv_headers_.assign(plan.recv_units, 0);
+    send_headers_.assign(plan.send_units, 0);
+    recv_payload_.resize(plan.recvs.size());
+    send_payload_.resize(plan.sends.size());
+    header_pending_.assign(plan.recvs.size(), 0);
+    skipped_slots_.assign(slots, 0);
+}
+
+char* Execution::staged_unit(std::uint32_t recv, std::uint32_t position) const {
+    const std::uint32_t flat = plan_->recvs[recv].first + position;
+    switch (mode_) {
+        case SizeMode::uniform:
+            return const_cast<char*>(recv_staging_.data()) + recv_offsets_[recv] + position * unit_bytes_;
+        case SizeMode::table: return const_cast<char*>(recv_staging_.data()) + unit_offset_[flat];
+        case SizeMode::in_band: return const_cast<char*>(recv_payload_[recv].data()) + unit_offset_[flat];
+    }
+    throw NbrError(NBR_ERR_INTERNAL, "unknown size mode");
+}
+
+const char* Execution::unit_address(std::uint32_t unit) const {
     const UnitHome& home = plan_->homes[unit];
     switch (home.kind) {
-        case UnitHome::Kind::send_block:
-            *typed = &send_;
-            return send_.block(plan_->collective == Collective::allgather ? 0 : home.index);
-        case UnitHome::Kind::recv_slot: *typed = &recv_; return recv_.block(home.index);
-        case UnitHome::Kind::staging:
-            *typed = nullptr;
-            return recv_staging_.data() + recv_offsets_[home.index] + home.position * unit_bytes_;
+        case UnitHome::Kind::send_block: return send_.address(home.index);
+        case UnitHome::Kind::recv_slot: return recv_.address(home.index);
+        case UnitHome::Kind::staging: return staged_unit(home.index, home.position);
+    }
+    throw NbrError(NBR_ERR_INTERNAL, "unknown unit home");
+}
+
+void Execution::copy_unit(std::uint32_t unit, char* target) const {
+    const UnitHome& home = plan_->homes[unit];
+    switch (home.kind) {
+        case UnitHome::Kind::send_block: pack_block(send_, home.index, target, comm_); return;
+        case UnitHome::Kind::recv_slot: pack_block(recv_, home.index, target, comm_); return;
+        case UnitHome::Kind::staging: {
+            const std::size_t bytes = unit_size(unit);
+            if (bytes > 0) std::memcpy(target, staged_unit(home.index, home.position), bytes);
+            return;
+        }
     }
     throw NbrError(NBR_ERR_INTERNAL, "unknown unit home");
 }
@@ -106,69 +185,167 @@ const char* Execution::unit_source(std::uint32_t unit, const BlockBuffer** typed
 void Execution::start() {
     if (active_) throw NbrError(NBR_ERR_STATE, "request is already active");
     active_ = true;
-    outstanding_ = requests_.size();
-    const auto recv_count = plan_->recvs.size();
-    for (std::size_t r = 0; r < recv_count; ++r) {
-        const RecvPlan& recv = plan_->recvs[r];
-        if (recv.direct) {
-            check(MPI_Irecv(recv_.block(recv.deliveries[0].second), recv_.count, recv_.type,
-                            static_cast<int>(recv.peer), recv.tag, comm_, &requests_[r]),
-                  "MPI_Irecv");
-        } else {
-            check(MPI_Irecv(recv_staging_.data() + recv_offsets_[r], static_cast<int>(recv.units.size() * unit_bytes_),
-                            MPI_BYTE, static_cast<int>(recv.peer), recv.tag, comm_, &requests_[r]),
-                  "MPI_Irecv");
+    posted_ = 0;
+    error_code_ = 0;
+    error_message_.clear();
+    deferred_code_ = 0;
+    if (mode_ == SizeMode::in_band) std::fill(skipped_slots_.begin(), skipped_slots_.end(), 0);
+    try {
+        if (plan_->all_direct) {
+            post_direct();
+            return;
         }
+        for (std::size_t r = 0; r < plan_->recvs.size(); ++r) post_recv(static_cast<std::uint32_t>(r));
+        for (std::size_t s = 0; s < plan_->sends.size(); ++s) {
+            waiting_[s] = plan_->sends[s].dependencies;
+            if (waiting_[s] == 0) post_send(static_cast<std::uint32_t>(s));
+        }
+    } catch (const NbrError& error) {
+        fail(error.code(), error.what());
+        throw;
+    } catch (const std::bad_alloc&) {
+        fail(NBR_ERR_NOMEM, "out of memory");
+        throw;
     }
-    waiting_.resize(plan_->sends.size());
-    for (std::size_t s = 0; s < plan_->sends.size(); ++s) {
-        waiting_[s] = plan_->sends[s].dependencies;
-        if (waiting_[s] == 0) post_send(static_cast<std::uint32_t>(s));
+}
+
+void Execution::post_direct() {
+    MPI_Request* request = requests_.data();
+    for (const DirectOp& op : plan_->direct_recvs) {
+        check_mpi(MPI_Irecv(recv_.address(op.block), recv_.count_of(op.block), recv_.type, op.peer, tag(op.tag), comm_,
+                            request),
+                  "MPI_Irecv");
+        ++request;
+        ++posted_;
     }
+    for (const DirectOp& op : plan_->direct_sends) {
+        check_mpi(MPI_Isend(send_.address(op.block), send_.count_of(op.block), send_.type, op.peer, tag(op.tag), comm_,
+                            request),
+                  "MPI_Isend");
+        ++request;
+        ++posted_;
+    }
+}
+
+void Execution::post_recv(std::uint32_t index) {
+    const RecvPlan& recv = plan_->recvs[index];
+    MPI_Request* request = &requests_[index];
+    const int peer = static_cast<int>(recv.peer);
+    if (recv.direct) {
+        const std::uint32_t slot = recv.deliveries[0].second;
+        check_mpi(MPI_Irecv(recv_.address(slot), recv_.count_of(slot), recv_.type, peer, tag(recv.tag), comm_, request),
+                  "MPI_Irecv");
+    } else if (mode_ == SizeMode::in_band) {
+        header_pending_[index] = 1;
+        check_mpi(MPI_Irecv(&recv_headers_[recv.first], message_count(recv.units.size() * sizeof(std::uint64_t)),
+                            MPI_BYTE, peer, tag(recv.tag), comm_, request),
+                  "MPI_Irecv");
+    } else {
+        check_mpi(MPI_Irecv(recv_staging_.data() + recv_offsets_[index],
+                            static_cast<int>(recv_offsets_[index + 1] - recv_offsets_[index]), MPI_BYTE, peer,
+                            tag(recv.tag), comm_, request),
+                  "MPI_Irecv");
+    }
+    ++posted_;
 }
 
 void Execution::post_send(std::uint32_t index) {
     const SendPlan& send = plan_->sends[index];
-    MPI_Request* request = &requests_[plan_->recvs.size() + index];
     if (send.direct) {
-        const BlockBuffer* typed = nullptr;
-        const char* source = unit_source(send.units[0], &typed);
-        check(MPI_Isend(source, send_.count, send_.type, static_cast<int>(send.peer), send.tag, comm_, request),
-              "MPI_Isend");
+        const std::uint32_t block = plan_->homes[send.units[0]].index;
+        check_mpi(MPI_Isend(send_.address(block), send_.count_of(block), send_.type, static_cast<int>(send.peer),
+                            tag(send.tag), comm_, &requests_[plan_->recvs.size() + index]),
+                  "MPI_Isend");
+        ++posted_;
         return;
     }
-    char* message = send_staging_.data() + send_offsets_[index];
+    if (mode_ != SizeMode::in_band) {
+        post_staged_send(index, send_staging_.data() + send_offsets_[index],
+                         send_offsets_[index + 1] - send_offsets_[index]);
+        return;
+    }
+    std::size_t bytes = 0;
     for (std::size_t i = 0; i < send.units.size(); ++i) {
-        const BlockBuffer* typed = nullptr;
-        const char* source = unit_source(send.units[i], &typed);
-        char* target = message + i * unit_bytes_;
-        if (typed != nullptr) {
-            pack_block(*typed, source, target, comm_);
-        } else if (unit_bytes_ > 0) {
-            std::memcpy(target, source, unit_bytes_);
+        send_headers_[send.first + i] = unit_size(send.units[i]);
+        bytes += unit_size(send.units[i]);
+    }
+    (void)message_count(bytes);
+    std::vector<char>& payload = send_payload_[index];
+    payload.resize(bytes);
+    check_mpi(MPI_Isend(&send_headers_[send.first], static_cast<int>(send.units.size() * sizeof(std::uint64_t)),
+                        MPI_BYTE, static_cast<int>(send.peer), tag(send.tag), comm_,
+                        &requests_[plan_->recvs.size() + plan_->sends.size() + index]),
+              "MPI_Isend");
+    ++posted_;
+    if (bytes > 0) post_staged_send(index, payload.data(), bytes);
+}
+
+void Execution::post_staged_send(std::uint32_t index, char* message, std::size_t bytes) {
+    const SendPlan& send = plan_->sends[index];
+    char* target = message;
+    for (const std::uint32_t unit : send.units) {
+        copy_unit(unit, target);
+        target += unit_size(unit);
+    }
+    check_mpi(MPI_Isend(message, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(send.peer), tag(send.tag), comm_,
+                        &requests_[plan_->recvs.size() + index]),
+              "MPI_Isend");
+    ++posted_;
+}
+
+void Execution::header_arrived(std::uint32_t index) {
+    const RecvPlan& recv = plan_->recvs[index];
+    header_pending_[index] = 0;
+    std::size_t bytes = 0;
+    for (std::uint32_t p = 0; p < recv.units.size(); ++p) {
+        const std::uint64_t size = recv_headers_[recv.first + p];
+        if (size > static_cast<std::uint64_t>(INT_MAX)) (void)message_count(size);
+        unit_offset_[recv.first + p] = bytes;
+        bytes += size;
+        const UnitHome& home = plan_->homes[recv.units[p]];
+        if (home.kind == UnitHome::Kind::staging && home.index == index) unit_sizes_[recv.units[p]] = size;
+    }
+    (void)message_count(bytes);
+    for (const auto& [position, slot] : recv.deliveries) {
+        const std::uint64_t sent = recv_headers_[recv.first + position];
+        if (sent == recv_.bytes(slot)) continue;
+        // Not delivered, reported at completion: the units this rank forwards still go on,
+        // so no peer waits forever for them.
+        skipped_slots_[slot] = 1;
+        if (deferred_code_ == 0) {
+            deferred_code_ = NBR_ERR_DATATYPE;
+            deferred_message_ = "receive block " + std::to_string(slot) + " holds " +
+                                std::to_string(recv_.bytes(slot)) + " bytes, rank " + std::to_string(recv.peer) +
+                                "'s message carries " + std::to_string(sent) + " for it: type signatures must match";
         }
     }
-    check(MPI_Isend(message, static_cast<int>(send.units.size() * unit_bytes_), MPI_BYTE, static_cast<int>(send.peer),
-                    send.tag, comm_, request),
-          "MPI_Isend");
+    std::vector<char>& payload = recv_payload_[index];
+    payload.resize(bytes);
+    if (bytes == 0) {
+        complete_recv(index);
+        return;
+    }
+    check_mpi(MPI_Irecv(payload.data(), static_cast<int>(bytes), MPI_BYTE, static_cast<int>(recv.peer), tag(recv.tag),
+                        comm_, &requests_[index]),
+              "MPI_Irecv");
+    ++posted_;
 }
 
 void Execution::complete_recv(std::uint32_t index) {
     const RecvPlan& recv = plan_->recvs[index];
     if (recv.direct) {
         // Arrived in the first delivered slot; duplicate edges of an allgather get copies.
-        char* first = recv_.block(recv.deliveries[0].second);
+        const std::uint32_t first = recv.deliveries[0].second;
         if (recv.deliveries.size() > 1) {
-            std::vector<char> packed(unit_bytes_);
-            pack_block(recv_, first, packed.data(), comm_);
+            pack_block(recv_, first, scratch_.data(), comm_);
             for (std::size_t d = 1; d < recv.deliveries.size(); ++d) {
-                unpack_block(recv_, packed.data(), recv_.block(recv.deliveries[d].second), comm_);
+                unpack_block(recv_, recv.deliveries[d].second, scratch_.data(), comm_);
             }
         }
     } else {
-        const char* message = recv_staging_.data() + recv_offsets_[index];
         for (const auto& [position, slot] : recv.deliveries) {
-            unpack_block(recv_, message + position * unit_bytes_, recv_.block(slot), comm_);
+            if (mode_ == SizeMode::in_band && skipped_slots_[slot]) continue;
+            unpack_block(recv_, slot, staged_unit(index, position), comm_);
         }
     }
     for (const std::uint32_t s : recv.dependents) {
@@ -176,39 +353,97 @@ void Execution::complete_recv(std::uint32_t index) {
     }
 }
 
-bool Execution::progress(bool block) {
-    if (!active_) throw NbrError(NBR_ERR_STATE, "request is not active");
-    const auto recv_count = plan_->recvs.size();
-    while (outstanding_ > 0) {
-        int done = 0;
-        if (block) {
-#if defined(NBR_SMPI)
-            // SimGrid's MPI_Waitsome is far slower to simulate than MPI_Waitany.
-            int index = MPI_UNDEFINED;
-            check(MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &index, MPI_STATUS_IGNORE),
-                  "MPI_Waitany");
-            done = index == MPI_UNDEFINED ? MPI_UNDEFINED : 1;
-            if (index != MPI_UNDEFINED) completed_[0] = index;
-#else
-            check(MPI_Waitsome(static_cast<int>(requests_.size()), requests_.data(), &done, completed_.data(),
-                               MPI_STATUSES_IGNORE),
-                  "MPI_Waitsome");
-#endif
-        } else {
-            check(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &done, completed_.data(),
-                               MPI_STATUSES_IGNORE),
-                  "MPI_Testsome");
-        }
-        if (done == MPI_UNDEFINED) break;  // only inactive requests left (cannot happen while outstanding)
-        if (done == 0) return false;
-        outstanding_ -= static_cast<std::size_t>(done);
-        for (int i = 0; i < done; ++i) {
-            const auto index = static_cast<std::size_t>(completed_[static_cast<std::size_t>(i)]);
-            if (index < recv_count) complete_recv(static_cast<std::uint32_t>(index));
-        }
+void Execution::handle_completion(std::uint32_t request) {
+    --posted_;
+    if (request >= plan_->recvs.size()) return;
+    if (mode_ == SizeMode::in_band && header_pending_[request]) {
+        header_arrived(request);
+    } else {
+        complete_recv(request);
+    }
+}
+
+bool Execution::progress_all_at_once(bool block) {
+    // In band, the sends' size headers complete here too (a rank may send staged messages
+    // while receiving only direct ones).
+    const int count =
+        static_cast<int>(plan_->recvs.size() + plan_->sends.size() * (mode_ == SizeMode::in_band ? 2 : 1));
+    if (block) {
+        check_mpi(MPI_Waitall(count, requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    } else {
+        int flag = 0;
+        check_mpi(MPI_Testall(count, requests_.data(), &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
+        if (!flag) return false;
+    }
+    posted_ = 0;
+    if (!plan_->all_direct) {  // all-direct plans received every block in place
+        for (std::size_t r = 0; r < plan_->recvs.size(); ++r) complete_recv(static_cast<std::uint32_t>(r));
     }
     active_ = false;
     return true;
+}
+
+bool Execution::progress(bool block) {
+    if (!active_) throw NbrError(NBR_ERR_STATE, "request is not active");
+    try {
+        // Naive-like plans (nothing waits for a receive, no header phase): one MPI call, as native.
+        if (plan_->independent && !(mode_ == SizeMode::in_band && plan_->staged_recvs)) {
+            return progress_all_at_once(block);
+        }
+        const int count =
+            static_cast<int>(plan_->recvs.size() + plan_->sends.size() * (mode_ == SizeMode::in_band ? 2 : 1));
+        while (posted_ > 0) {
+            int done = 0;
+            if (block) {
+#if defined(NBR_SMPI)
+                // SimGrid's MPI_Waitsome is far slower to simulate than MPI_Waitany.
+                int index = MPI_UNDEFINED;
+                check_mpi(MPI_Waitany(count, requests_.data(), &index, MPI_STATUS_IGNORE), "MPI_Waitany");
+                done = index == MPI_UNDEFINED ? MPI_UNDEFINED : 1;
+                if (index != MPI_UNDEFINED) completed_[0] = index;
+#else
+                check_mpi(MPI_Waitsome(count, requests_.data(), &done, completed_.data(), MPI_STATUSES_IGNORE),
+                          "MPI_Waitsome");
+#endif
+            } else {
+                check_mpi(MPI_Testsome(count, requests_.data(), &done, completed_.data(), MPI_STATUSES_IGNORE),
+                          "MPI_Testsome");
+            }
+            if (done == MPI_UNDEFINED) throw NbrError(NBR_ERR_INTERNAL, "requests outstanding but none active");
+            if (done == 0) return false;
+            for (int i = 0; i < done; ++i)
+                handle_completion(static_cast<std::uint32_t>(completed_[static_cast<std::size_t>(i)]));
+        }
+    } catch (const NbrError& error) {
+        fail(error.code(), error.what());
+        throw;
+    } catch (const std::bad_alloc&) {
+        fail(NBR_ERR_NOMEM, "out of memory");
+        throw;
+    }
+    active_ = false;
+    if (deferred_code_ != 0) {
+        fail(deferred_code_, deferred_message_);
+        throw NbrError(deferred_code_, deferred_message_);
+    }
+    return true;
+}
+
+void Execution::fail(int code, std::string message) {
+    error_code_ = code;
+    error_message_ = std::move(message);
+    // Receives still posted are cancelled; sends are left to complete on their own.
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+        if (requests_[i] == MPI_REQUEST_NULL) continue;
+        if (i < plan_->recvs.size()) {
+            MPI_Cancel(&requests_[i]);
+            MPI_Wait(&requests_[i], MPI_STATUS_IGNORE);
+        } else {
+            MPI_Request_free(&requests_[i]);
+        }
+    }
+    posted_ = 0;
+    active_ = false;
 }
 
 }  // namespace nbr::internal

@@ -2,75 +2,125 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <mpi.h>
 
+#include "block_buffer.hpp"
+#include "error.hpp"
 #include "plan.hpp"
 
 namespace nbr::internal {
 
-/// @brief Error with an nbr error code, raised inside libnbr and turned into a return code
-/// at the C boundary.
-class NbrError : public std::runtime_error {
-public:
-    NbrError(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
-    [[nodiscard]] int code() const noexcept { return code_; }
-
-private:
-    int code_;
+/// @brief How an execution knows the byte size of every unit it handles.
+enum class SizeMode {
+    uniform,  ///< fixed-size collectives: every unit has the size of one receive block
+    table,    ///< sizes given at bind (persistent v-variants: exchanged once at init)
+    in_band   ///< v-variants: every staged message is preceded by a header of unit sizes
 };
 
-/// @brief A buffer argument of a collective: base, count and datatype of one block.
-struct BlockBuffer {
-    char* base = nullptr;
-    int count = 0;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    MPI_Aint stride = 0;      ///< bytes between consecutive blocks (count * extent)
-    std::size_t bytes = 0;    ///< packed bytes of one block (count * type size)
-    bool contiguous = false;  ///< block is `bytes` contiguous bytes at its address
-
-    [[nodiscard]] char* block(std::uint32_t index) const { return base + static_cast<MPI_Aint>(index) * stride; }
-};
-
-/// @brief Describes (base, count, type) as a BlockBuffer. @throws NbrError on MPI failure.
-[[nodiscard]] BlockBuffer describe_buffer(const void* base, int count, MPI_Datatype type);
-
-/// @brief One in-flight execution of a plan with bound buffers.
+/// @brief One execution of a plan with bound buffers; reusable (bind, start, progress, ...).
 ///
 /// Data-driven: start() posts every receive and every send whose data is local; each
 /// completed receive is unpacked and releases the sends that waited for it. There is no
 /// step-wide wait. Messages are matched by (peer, tag) where the tag is the message's
-/// sequence number between the two ranks, so out-of-step progress cannot mismatch them.
+/// sequence number between the two ranks (plus the tag offset), so out-of-step progress
+/// cannot mismatch them.
+///
+/// Staged messages (several units, or units that are not the sender's own typed block) are
+/// packed bytes. In SizeMode::in_band a staged message travels as two MPI messages with the
+/// same tag: a header of one uint64 per unit (its byte size) and, if not empty, the payload;
+/// the receiver posts the payload receive when the header has arrived. Direct messages are
+/// typed and carry no header in any mode.
 class Execution {
 public:
-    Execution(const Plan& plan, MPI_Comm comm, const BlockBuffer& send, const BlockBuffer& recv);
+    Execution(const Plan& plan, MPI_Comm comm);
 
-    /// @brief Posts receives and ready sends.
+    /// @brief Binds the buffers of a fixed-size collective (SizeMode::uniform).
+    /// @throws NbrError(NBR_ERR_DATATYPE) if send and receive blocks differ in size.
+    void bind(const BlockBuffer& send, const BlockBuffer& recv);
+    /// @brief Binds the buffers of a v-variant; the sizes learned from messages (in_band).
+    void bind_in_band(const BlockBuffer& send, const BlockBuffer& recv);
+    /// @brief Binds the buffers of a v-variant with every unit's byte size known (table).
+    /// @throws NbrError(NBR_ERR_DATATYPE) naming the in-neighbor whose block does not fit.
+    void bind_sized(const BlockBuffer& send, const BlockBuffer& recv, std::vector<std::uint64_t> unit_bytes);
+    /// @brief Added to every tag (nonblocking calls use a window of tags each).
+    void set_tag_offset(int offset) { tag_offset_ = offset; }
+
+    /// @brief Posts receives and ready sends. @throws NbrError(NBR_ERR_STATE) if active.
     void start();
     /// @brief Progresses; returns true when complete. Blocks until done if `block`.
+    /// On an exception the execution is no longer active (see fail()).
     bool progress(bool block);
     [[nodiscard]] bool active() const noexcept { return active_; }
+    [[nodiscard]] const Plan& plan() const noexcept { return *plan_; }
+    [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
+
+    /// @brief Records that the execution failed (called by whoever caught its exception).
+    void fail(int code, std::string message);
+    [[nodiscard]] int error_code() const noexcept { return error_code_; }
+    [[nodiscard]] const std::string& error_message() const noexcept { return error_message_; }
+    /// @brief Forgets a failure once it has been reported.
+    void clear_error() noexcept {
+        error_code_ = 0;
+        error_message_.clear();
+    }
+
+    /// @brief Where unit `unit` is after completion (SizeMode::uniform): own, received or staged.
+    [[nodiscard]] const char* unit_address(std::uint32_t unit) const;
 
 private:
+    void bind_buffers(const BlockBuffer& send, const BlockBuffer& recv, SizeMode mode);
+    void layout_uniform();
+    void layout_sized();
+    void check_delivery_sizes() const;
+    void post_direct();
+    void post_recv(std::uint32_t index);
     void post_send(std::uint32_t index);
+    void post_staged_send(std::uint32_t index, char* message, std::size_t bytes);
+    void header_arrived(std::uint32_t index);
     void complete_recv(std::uint32_t index);
-    [[nodiscard]] const char* unit_source(std::uint32_t unit, const BlockBuffer** typed) const;
+    void handle_completion(std::uint32_t request);
+    bool progress_all_at_once(bool block);
+
+    [[nodiscard]] std::size_t unit_size(std::uint32_t unit) const {
+        return mode_ == SizeMode::uniform ? unit_bytes_ : unit_sizes_[unit];
+    }
+    [[nodiscard]] char* staged_unit(std::uint32_t recv, std::uint32_t position) const;
+    void copy_unit(std::uint32_t unit, char* target) const;
+    [[nodiscard]] int tag(int plan_tag) const { return plan_tag + tag_offset_; }
 
     const Plan* plan_;
     MPI_Comm comm_;
     BlockBuffer send_;
     BlockBuffer recv_;
-    std::size_t unit_bytes_;
-    std::vector<char> recv_staging_;
+    SizeMode mode_ = SizeMode::uniform;
+    int tag_offset_ = 0;
+    std::size_t unit_bytes_ = 0;             // uniform: every unit's size
+    std::size_t layout_bytes_ = SIZE_MAX;    // uniform: unit size the staging layout is for
+    std::vector<std::uint64_t> unit_sizes_;  // table, in_band: per unit
+    std::vector<std::size_t> unit_offset_;   // table, in_band: per receive unit, offset in its message
+    std::vector<char> recv_staging_;         // uniform, table
     std::vector<std::size_t> recv_offsets_;
     std::vector<char> send_staging_;
-    std::vector<std::size_t> send_offsets_;
-    std::vector<MPI_Request> requests_;   // receives, then sends
+    std::vector<std::size_t> send_offsets_;        // uniform, table: per send, staging offset (size at index + 1)
+    std::vector<std::vector<char>> recv_payload_;  // in_band: per receive
+    std::vector<std::vector<char>> send_payload_;  // in_band: per send
+    std::vector<std::uint64_t> recv_headers_;      // in_band: per receive unit
+    std::vector<std::uint64_t> send_headers_;      // in_band: per send unit
+    std::vector<char> header_pending_;             // in_band: per receive, header not yet arrived
+    std::vector<char> skipped_slots_;              // in_band: per receive slot, size mismatched
+    int deferred_code_ = 0;                        // in_band: a mismatch, reported at completion
+    std::string deferred_message_;
+    std::vector<char> scratch_;           // one block, for duplicate deliveries
+    std::vector<MPI_Request> requests_;   // receives, sends, headers of sends (in_band)
     std::vector<std::uint32_t> waiting_;  // per send: receives still missing
     std::vector<int> completed_;
-    std::size_t outstanding_ = 0;
+    std::size_t posted_ = 0;  // MPI requests in flight
     bool active_ = false;
+    int error_code_ = 0;
+    std::string error_message_;
 };
 
 }  // namespace nbr::internal

@@ -2,65 +2,24 @@
 #include "nbr.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
-#include "execution.hpp"
+#include "handles.hpp"
 #include "nbr/schema/pattern_io.hpp"
 #include "plan.hpp"
-
-struct nbr_pattern_s {
-    MPI_Comm comm = MPI_COMM_NULL;  // private duplicate for blocking calls
-    int rank = 0;
-    int size = 0;
-    std::vector<int> in;
-    std::vector<int> out;
-    std::string algorithm;
-    nbr::internal::Plan allgather;
-    nbr::internal::Plan alltoall;
-};
-
-struct nbr_request_s {
-    nbr_pattern_s* pattern = nullptr;
-    MPI_Comm comm = MPI_COMM_NULL;  // private duplicate per request
-    MPI_Datatype send_type = MPI_DATATYPE_NULL;
-    MPI_Datatype recv_type = MPI_DATATYPE_NULL;
-    std::unique_ptr<nbr::internal::Execution> execution;
-};
+#include "progress.hpp"
 
 namespace {
 
 using nbr::internal::Collective;
+using nbr::internal::fail;
+using nbr::internal::guarded;
 using nbr::internal::NbrError;
-
-thread_local std::string last_error;
-
-int fail(int code, std::string message) {
-    last_error = std::move(message);
-    return code;
-}
-
-/// Runs `body`, turning every exception into an error code and a last_error message.
-template <class Body>
-int guarded(Body&& body) {
-    try {
-        return body();
-    } catch (const NbrError& error) {
-        return fail(error.code(), error.what());
-    } catch (const nbr::internal::PlanError& error) {
-        return fail(NBR_ERR_PATTERN, error.what());
-    } catch (const nbr::PatternError& error) {
-        return fail(NBR_ERR_CORRUPT, error.what());
-    } catch (const std::bad_alloc&) {
-        return fail(NBR_ERR_NOMEM, "out of memory");
-    } catch (const std::exception& error) {
-        return fail(NBR_ERR_INTERNAL, error.what());
-    } catch (...) {
-        return fail(NBR_ERR_INTERNAL, "unknown exception");
-    }
-}
 
 int code_of(nbr::PatternErrorKind kind) {
     switch (kind) {
@@ -76,7 +35,7 @@ int code_of(nbr::PatternErrorKind kind) {
 }
 
 void mpi_check(int code, const char* what) {
-    if (code != MPI_SUCCESS) throw NbrError(NBR_ERR_MPI, std::string(what) + " failed");
+    nbr::internal::check_mpi(code, what);
 }
 
 std::string list_difference(const char* which, const std::vector<int>& comm_list,
@@ -95,7 +54,9 @@ std::string list_difference(const char* which, const std::vector<int>& comm_list
 }
 
 /// Checks a dist-graph or graph communicator's neighbors against the pattern.
-void check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in, const std::vector<int>& out) {
+/// Checks a topology communicator's neighbor lists against the pattern's; returns whether comm
+/// has a (dist-)graph topology.
+bool check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in, const std::vector<int>& out) {
     int kind = MPI_UNDEFINED;
 #if defined(NBR_SMPI)
     // SimGrid SMPI has no process topologies (MPI_Topo_test aborts): every communicator is plain.
@@ -125,52 +86,14 @@ void check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in, const 
                                                 ": cartesian communicators are not supported; use a "
                                                 "dist-graph or plain communicator");
     } else {
-        return;  // plain communicator: the pattern defines the neighborhood
+        return false;  // plain communicator: the pattern defines the neighborhood
     }
     std::string difference = list_difference("in", comm_in, in);
     if (difference.empty()) difference = list_difference("out", comm_out, out);
     if (!difference.empty()) {
         throw NbrError(NBR_ERR_NEIGHBORS, "rank " + std::to_string(rank) + ": " + difference);
     }
-}
-
-/// A private communicator for nbr's traffic (collective over comm), so that nbr's messages never
-/// match the application's. SimGrid SMPI 3.32 builds: creating a communicator costs host time
-/// superlinear in its size there (about 2 s per MPI_Comm_dup at 1024 ranks, doubling a
-/// simulation's host time), so nbr uses the communicator itself; its messages are then
-/// isolated only by nbr's tags, which the simulated benchmarks suffice with.
-void private_comm(MPI_Comm comm, MPI_Comm* out) {
-#if defined(NBR_SMPI)
-    *out = comm;
-#else
-    mpi_check(MPI_Comm_dup(comm, out), "MPI_Comm_dup");
-    mpi_check(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-#endif
-}
-
-void release_comm(MPI_Comm* comm) {
-#if defined(NBR_SMPI)
-    *comm = MPI_COMM_NULL;
-#else
-    if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
-#endif
-}
-
-/// Every rank learns whether any failed; the lowest failing rank's message is shared.
-int agree(MPI_Comm comm, int rank, int size, int local_code) {
-    int mine = local_code == NBR_SUCCESS ? size : rank;
-    int first = size;
-    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
-        return fail(NBR_ERR_MPI, "MPI_Allreduce failed while agreeing on the load result");
-    }
-    if (first == size) return NBR_SUCCESS;
-    std::string message = last_error;
-    int length = static_cast<int>(message.size());
-    MPI_Bcast(&length, 1, MPI_INT, first, comm);
-    message.resize(static_cast<std::size_t>(length));
-    MPI_Bcast(message.data(), length, MPI_CHAR, first, comm);
-    if (local_code != NBR_SUCCESS) return local_code;
-    return fail(NBR_ERR_REMOTE, "rank " + std::to_string(first) + " failed: " + message);
+    return true;
 }
 
 std::unique_ptr<nbr_pattern_s> load_local(const char* dir, MPI_Comm comm, int rank, int size) {
@@ -192,76 +115,122 @@ std::unique_ptr<nbr_pattern_s> load_local(const char* dir, MPI_Comm comm, int ra
     pattern->in.assign(file.in_neighbors().begin(), file.in_neighbors().end());
     pattern->out.assign(file.out_neighbors().begin(), file.out_neighbors().end());
     pattern->algorithm = file.algorithm();
-    check_neighbors(comm, rank, pattern->in, pattern->out);
+    pattern->topology_comm = check_neighbors(comm, rank, pattern->in, pattern->out);
     const std::string where = std::string(dir) + "/" + nbr::rank_file_name(static_cast<std::uint32_t>(rank));
     try {
-        pattern->allgather = nbr::internal::build_plan(file, Collective::allgather);
-        pattern->alltoall = nbr::internal::build_plan(file, Collective::alltoall);
+        pattern->plans[0] = nbr::internal::build_plan(file, Collective::allgather);
+        pattern->plans[1] = nbr::internal::build_plan(file, Collective::alltoall);
     } catch (const nbr::internal::PlanError& error) {
         throw NbrError(NBR_ERR_PATTERN, where + ": " + error.what());
     }
-    int* tag_ub = nullptr;
+    int* tag_ub_attr = nullptr;
     int flag = 0;
-    mpi_check(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &flag), "MPI_Comm_get_attr");
-    const int max_tag = std::max(pattern->allgather.max_tag, pattern->alltoall.max_tag);
-    if (flag && max_tag > *tag_ub) {
+    mpi_check(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub_attr, &flag), "MPI_Comm_get_attr");
+    const int max_tag = std::max(pattern->plans[0].max_tag, pattern->plans[1].max_tag);
+    const std::int64_t tag_ub = flag ? *tag_ub_attr : 32767;  // MPI guarantees at least 32767
+    if (max_tag > tag_ub) {
         throw NbrError(NBR_ERR_PATTERN, where + ": needs " + std::to_string(max_tag + 1) +
                                             " messages between one pair of ranks, more than MPI_TAG_UB");
     }
+    pattern->tag_window = std::int64_t{max_tag} + 1;
+    pattern->tag_ub = tag_ub;
     return pattern;
 }
 
-bool valid(nbr_pattern_t pattern) {
-    return pattern != nullptr && pattern->comm != MPI_COMM_NULL;
+/// A rank receives two edges from one source (MPICH 4.0's native alltoall mismatches those).
+bool has_duplicate_in_edges(std::vector<int> in) {
+    std::sort(in.begin(), in.end());
+    return std::adjacent_find(in.begin(), in.end()) != in.end();
 }
 
-int run_blocking(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                 MPI_Datatype recvtype, nbr_pattern_t pattern, Collective collective) {
-    return guarded([&] {
-        if (!valid(pattern)) return fail(NBR_ERR_ARG, "invalid pattern handle");
-        if (sendcount < 0 || recvcount < 0) return fail(NBR_ERR_ARG, "negative count");
-        const auto& plan = collective == Collective::allgather ? pattern->allgather : pattern->alltoall;
-        nbr::internal::Execution execution(plan, pattern->comm,
-                                           nbr::internal::describe_buffer(sendbuf, sendcount, sendtype),
-                                           nbr::internal::describe_buffer(recvbuf, recvcount, recvtype));
-        execution.start();
-        execution.progress(true);
-        return NBR_SUCCESS;
-    });
+bool is_mpich() {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return true;  // assume the worst
+    return std::string(version, static_cast<std::size_t>(length)).find("MPICH") != std::string::npos;
 }
 
-int init_persistent(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                    MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request,
-                    Collective collective) {
-    return guarded([&] {
-        if (request == nullptr) return fail(NBR_ERR_ARG, "request is NULL");
-        *request = nullptr;
-        if (!valid(pattern)) return fail(NBR_ERR_ARG, "invalid pattern handle");
-        if (flags != 0) return fail(NBR_ERR_ARG, "flags must be 0");
-        if (sendcount < 0 || recvcount < 0) return fail(NBR_ERR_ARG, "negative count");
-        auto req = std::make_unique<nbr_request_s>();
-        req->pattern = pattern;
-        // Collective: every rank dups, so no rank may bail out before this point on its own.
-        private_comm(pattern->comm, &req->comm);
-        mpi_check(MPI_Type_dup(sendtype, &req->send_type), "MPI_Type_dup");
-        mpi_check(MPI_Type_dup(recvtype, &req->recv_type), "MPI_Type_dup");
-        const auto& plan = collective == Collective::allgather ? pattern->allgather : pattern->alltoall;
-        try {
-            req->execution = std::make_unique<nbr::internal::Execution>(
-                plan, req->comm, nbr::internal::describe_buffer(sendbuf, sendcount, req->send_type),
-                nbr::internal::describe_buffer(recvbuf, recvcount, req->recv_type));
-        } catch (...) {
-            MPI_Type_free(&req->send_type);
-            MPI_Type_free(&req->recv_type);
-            release_comm(&req->comm);
-            throw;
-        }
-        *request = req.release();
-        return NBR_SUCCESS;
-    });
+/// What every rank must agree on after a successful load: one tag window for all (the widest
+/// plan's), and per collective whether blocking calls go to the native collective.
+///
+/// A plan whose every message is direct is MPI's own naive schedule. Through MPI's public
+/// point-to-point API it costs a few percent more than the native collective, which calls the
+/// layer below (docs/performance.md), so when the communicator carries the pattern's topology
+/// and every rank's plan is all-direct, blocking calls use the native collective: the same
+/// messages, without that cost. Not when NBR_REPLAY_NAIVE=1 asks for nbr's own engine, nor
+/// for alltoall with duplicate in-edges on MPICH (its native alltoall mismatches them there,
+/// pmodels/mpich#7945).
+void settle_collectively(nbr_pattern_s& pattern, MPI_Comm comm) {
+    std::int64_t worst[4] = {pattern.tag_window, has_duplicate_in_edges(pattern.in) ? 1 : 0,
+                             pattern.plans[0].all_direct ? 0 : 1, pattern.plans[1].all_direct ? 0 : 1};
+    nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, worst, 4, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+    pattern.tag_window = worst[0];
+    pattern.windows = (pattern.tag_ub + 1) / pattern.tag_window;
+    const char* engine = std::getenv("NBR_REPLAY_NAIVE");
+    const bool allowed = pattern.topology_comm && !(engine != nullptr && std::strcmp(engine, "1") == 0);
+#if defined(NBR_SMPI)
+    (void)allowed;
+#else
+    pattern.native[0] = allowed && worst[2] == 0;
+    pattern.native[1] = allowed && worst[3] == 0 && !(worst[1] != 0 && is_mpich());
+#endif
 }
 
 }  // namespace
+
+namespace nbr::internal {
+
+std::string& last_error() {
+    thread_local std::string message;
+    return message;
+}
+
+/// A private communicator for nbr's traffic (collective over comm), so that nbr's messages never
+/// match the application's. SimGrid SMPI 3.32 builds: creating a communicator costs host time
+/// superlinear in its size there (about 2 s per MPI_Comm_dup at 1024 ranks, doubling a
+/// simulation's host time), so nbr uses the communicator itself; its messages are then
+/// isolated only by nbr's tags, which the simulated benchmarks suffice with.
+void private_comm(MPI_Comm comm, MPI_Comm* out) {
+#if defined(NBR_SMPI)
+    *out = comm;
+#else
+    nbr::internal::check_mpi(MPI_Comm_dup(comm, out), "MPI_Comm_dup");
+    nbr::internal::check_mpi(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+#endif
+}
+
+void release_comm(MPI_Comm* comm) {
+#if defined(NBR_SMPI)
+    *comm = MPI_COMM_NULL;
+#else
+    if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
+#endif
+}
+
+/// Every rank learns whether any failed; the lowest failing rank's message is shared.
+int agree(MPI_Comm comm, int local_code) {
+    int rank = 0, size = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+        return fail(NBR_ERR_MPI, "cannot query the communicator while agreeing on a result");
+    }
+    int mine = local_code == NBR_SUCCESS ? size : rank;
+    int first = size;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
+        return fail(NBR_ERR_MPI, "MPI_Allreduce failed while agreeing on a result");
+    }
+    if (first == size) return NBR_SUCCESS;
+    std::string message = last_error();
+    int length = static_cast<int>(message.size());
+    MPI_Bcast(&length, 1, MPI_INT, first, comm);
+    message.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(message.data(), length, MPI_CHAR, first, comm);
+    if (local_code != NBR_SUCCESS) return local_code;
+    return fail(NBR_ERR_REMOTE, "rank " + std::to_string(first) + " failed: " + message);
+}
+
+}  // namespace nbr::internal
+
+using nbr::internal::valid;
 
 extern "C" {
 
@@ -294,7 +263,7 @@ const char* nbr_strerror(int error) {
 }
 
 const char* nbr_last_error(void) {
-    return last_error.c_str();
+    return nbr::internal::last_error().c_str();
 }
 
 int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
@@ -311,10 +280,11 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
         pattern = load_local(dir, comm, rank, size);
         return NBR_SUCCESS;
     });
-    code = agree(comm, rank, size, code);
+    code = nbr::internal::agree(comm, code);
     if (code != NBR_SUCCESS) return code;
     return guarded([&] {
-        private_comm(comm, &pattern->comm);
+        settle_collectively(*pattern, comm);
+        nbr::internal::private_comm(comm, &pattern->comm);
         *out = pattern.release();
         return NBR_SUCCESS;
     });
@@ -322,7 +292,11 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
 
 int nbr_pattern_free(nbr_pattern_t* pattern) {
     if (pattern == nullptr || *pattern == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_free: NULL pattern");
-    release_comm(&(*pattern)->comm);
+    if ((*pattern)->requests > 0) {
+        return fail(NBR_ERR_STATE, "nbr_pattern_free: " + std::to_string((*pattern)->requests) +
+                                       " requests still use the pattern (free or complete them first)");
+    }
+    nbr::internal::release_comm(&(*pattern)->comm);
     delete *pattern;
     *pattern = nullptr;
     return NBR_SUCCESS;
@@ -353,69 +327,6 @@ int nbr_pattern_algorithm(nbr_pattern_t pattern, const char** name) {
     if (!valid(pattern) || name == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_algorithm: invalid argument");
     *name = pattern->algorithm.c_str();
     return NBR_SUCCESS;
-}
-
-int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                           MPI_Datatype recvtype, nbr_pattern_t pattern) {
-    return run_blocking(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern, Collective::allgather);
-}
-
-int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                          MPI_Datatype recvtype, nbr_pattern_t pattern) {
-    return run_blocking(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern, Collective::alltoall);
-}
-
-int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                                MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
-                                nbr_request_t* request) {
-    return init_persistent(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern, flags, request,
-                           Collective::allgather);
-}
-
-int nbr_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                               MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
-                               nbr_request_t* request) {
-    return init_persistent(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern, flags, request,
-                           Collective::alltoall);
-}
-
-int nbr_start(nbr_request_t request) {
-    return guarded([&] {
-        if (request == nullptr) return fail(NBR_ERR_ARG, "nbr_start: NULL request");
-        request->execution->start();
-        return NBR_SUCCESS;
-    });
-}
-
-int nbr_wait(nbr_request_t request) {
-    return guarded([&] {
-        if (request == nullptr) return fail(NBR_ERR_ARG, "nbr_wait: NULL request");
-        request->execution->progress(true);
-        return NBR_SUCCESS;
-    });
-}
-
-int nbr_test(nbr_request_t request, int* flag) {
-    return guarded([&] {
-        if (request == nullptr || flag == nullptr) return fail(NBR_ERR_ARG, "nbr_test: NULL argument");
-        *flag = request->execution->progress(false) ? 1 : 0;
-        return NBR_SUCCESS;
-    });
-}
-
-int nbr_request_free(nbr_request_t* request) {
-    return guarded([&] {
-        if (request == nullptr || *request == nullptr) return fail(NBR_ERR_ARG, "nbr_request_free: NULL request");
-        if ((*request)->execution && (*request)->execution->active()) {
-            return fail(NBR_ERR_STATE, "nbr_request_free: request is still active (call nbr_wait first)");
-        }
-        MPI_Type_free(&(*request)->send_type);
-        MPI_Type_free(&(*request)->recv_type);
-        release_comm(&(*request)->comm);
-        delete *request;
-        *request = nullptr;
-        return NBR_SUCCESS;
-    });
 }
 
 }  // extern "C"

@@ -19,6 +19,26 @@ std::string at(int step, int operation) {
 
 }  // namespace
 
+namespace {
+
+/// Fills the plan's direct-operation tables when every message is a direct one.
+void index_direct_operations(Plan& plan) {
+    plan.all_direct = plan.independent;
+    for (const RecvPlan& recv : plan.recvs) {
+        plan.all_direct = plan.all_direct && recv.direct && recv.deliveries.size() == 1;
+    }
+    for (const SendPlan& send : plan.sends) plan.all_direct = plan.all_direct && send.direct;
+    if (!plan.all_direct) return;
+    for (const RecvPlan& recv : plan.recvs) {
+        plan.direct_recvs.push_back({static_cast<int>(recv.peer), recv.tag, recv.deliveries[0].second});
+    }
+    for (const SendPlan& send : plan.sends) {
+        plan.direct_sends.push_back({static_cast<int>(send.peer), send.tag, plan.homes[send.units[0]].index});
+    }
+}
+
+}  // namespace
+
 Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
     Plan plan;
     plan.collective = collective;
@@ -121,6 +141,9 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
             std::sort(providers.begin(), providers.end());
             providers.erase(std::unique(providers.begin(), providers.end()), providers.end());
             send.dependencies = static_cast<std::uint32_t>(providers.size());
+            send.first = plan.send_units;
+            plan.send_units += static_cast<std::uint32_t>(send.units.size());
+            if (send.dependencies > 0) plan.independent = false;
             const auto send_index = static_cast<std::uint32_t>(plan.sends.size());
             for (auto r : providers) plan.recvs[r].dependents.push_back(send_index);
             plan.max_tag = std::max(plan.max_tag, send.tag);
@@ -160,6 +183,9 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                 if (origin != op.peer()) from_peer_to_me = false;
             }
             recv.direct = from_peer_to_me && recv.units.size() == 1;
+            recv.first = plan.recv_units;
+            plan.recv_units += static_cast<std::uint32_t>(recv.units.size());
+            if (!recv.direct) plan.staged_recvs = true;
             for (std::uint32_t position = 0; position < recv.units.size(); ++position) {
                 const std::uint32_t u = recv.units[position];
                 if (home_step[u] != std::numeric_limits<std::uint32_t>::max()) continue;
@@ -178,6 +204,7 @@ Plan build_plan(const schema::RankPattern& pattern, Collective collective) {
                             std::to_string(pattern.in_neighbors(static_cast<int>(j))) + ") is never delivered");
         }
     }
+    index_direct_operations(plan);
     return plan;
 }
 

@@ -35,6 +35,7 @@ struct RecvPlan {
     /// (position in message, in-slot) for every in-edge this message delivers.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> deliveries;
     std::vector<std::uint32_t> dependents;  ///< sends waiting for this receive
+    std::uint32_t first = 0;                ///< index of units[0] among all receives' units (flat per-unit arrays)
 };
 
 /// @brief A send of the schedule.
@@ -45,6 +46,15 @@ struct SendPlan {
     bool direct = false;
     std::vector<std::uint32_t> units;  ///< message layout
     std::uint32_t dependencies = 0;    ///< number of receives it waits for
+    std::uint32_t first = 0;           ///< index of units[0] among all sends' units
+};
+
+/// @brief A typed message straight between a user buffer block and a peer (the naive
+/// pattern's only kind): what start() needs, packed for a tight posting loop.
+struct DirectOp {
+    int peer = 0;
+    int tag = 0;
+    std::uint32_t block = 0;  ///< receive slot or send block
 };
 
 /// @brief Error in a rank pattern found while planning (NBR_ERR_PATTERN).
@@ -62,6 +72,17 @@ struct Plan {
     std::vector<SendPlan> sends;
     std::vector<UnitHome> homes;  ///< per unit
     int max_tag = 0;
+    std::uint32_t recv_units = 0;  ///< units of all receives (size of flat per-unit arrays)
+    std::uint32_t send_units = 0;  ///< units of all sends
+    /// No send waits for a receive: everything is posted at start and completes together.
+    bool independent = true;
+    /// Some receive is staged (a combined or forwarded message rather than one typed block).
+    bool staged_recvs = false;
+    /// Every message is direct, each receive delivers one block and no send waits: start()
+    /// posts direct_recvs and direct_sends and completion has nothing to unpack.
+    bool all_direct = false;
+    std::vector<DirectOp> direct_recvs;
+    std::vector<DirectOp> direct_sends;
 };
 
 /// @brief Builds the plan of `pattern` for `collective`, checking locally that every

@@ -9,12 +9,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "mpi_test_support.hpp"
 #include "nbr.h"
-#include "nbr/graphs/generators.hpp"
-#include "nbr/graphs/readers.hpp"
-#include "relay_algorithm.hpp"
-#include "test_support.hpp"
+#include "replay_corpus.hpp"
 
 namespace {
 
@@ -23,87 +19,10 @@ using nbr::test::world_size;
 
 constexpr unsigned char kSentinel = 0xA5;
 
-bool is_mpich() {
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int length = 0;
-    MPI_Get_library_version(version, &length);
-    return std::string(version, static_cast<std::size_t>(length)).find("MPICH") != std::string::npos;
-}
-
-/// True if this rank receives more than one edge from some rank (duplicate edges).
-bool has_duplicate_in_edges(MPI_Comm graph) {
-    int kind = MPI_UNDEFINED;
-    MPI_Topo_test(graph, &kind);
-    int indegree = 0, outdegree = 0, weighted = 0;
-    MPI_Dist_graph_neighbors_count(graph, &indegree, &outdegree, &weighted);
-    std::vector<int> in(static_cast<std::size_t>(indegree) + 1), out(static_cast<std::size_t>(outdegree) + 1);
-    MPI_Dist_graph_neighbors(graph, indegree, in.data(), MPI_UNWEIGHTED, outdegree, out.data(), MPI_UNWEIGHTED);
-    in.pop_back();
-    std::sort(in.begin(), in.end());
-    return std::adjacent_find(in.begin(), in.end()) != in.end();
-}
-
-/// The MPI-4.1 (section 8.6) reference semantics of MPI_Neighbor_alltoall on a dist-graph:
-/// receives posted in source order, sends in destination order, one tag, so the k-th edge
-/// to a process matches the k-th edge from it.
-void reference_alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
-                        MPI_Datatype recv_type, MPI_Comm graph) {
-    int indegree = 0, outdegree = 0, weighted = 0;
-    MPI_Dist_graph_neighbors_count(graph, &indegree, &outdegree, &weighted);
-    std::vector<int> in(static_cast<std::size_t>(indegree) + 1), out(static_cast<std::size_t>(outdegree) + 1);
-    MPI_Dist_graph_neighbors(graph, indegree, in.data(), MPI_UNWEIGHTED, outdegree, out.data(), MPI_UNWEIGHTED);
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Comm_dup(graph, &comm);
-    MPI_Aint lb = 0, send_extent = 0, recv_extent = 0;
-    MPI_Type_get_extent(send_type, &lb, &send_extent);
-    MPI_Type_get_extent(recv_type, &lb, &recv_extent);
-    std::vector<MPI_Request> requests;
-    for (int i = 0; i < indegree; ++i) {
-        requests.emplace_back();
-        MPI_Irecv(static_cast<char*>(recv) + i * recv_count * recv_extent, recv_count, recv_type,
-                  in[static_cast<std::size_t>(i)], 0, comm, &requests.back());
-    }
-    for (int j = 0; j < outdegree; ++j) {
-        requests.emplace_back();
-        MPI_Isend(static_cast<const char*>(send) + j * send_count * send_extent, send_count, send_type,
-                  out[static_cast<std::size_t>(j)], 0, comm, &requests.back());
-    }
-    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-    MPI_Comm_free(&comm);
-}
-
-struct Case {
-    std::string name;
-    nbr::Topology topology;
-};
-
-std::vector<Case> topologies() {
-    const auto n = static_cast<std::uint32_t>(world_size());
-    std::vector<Case> cases;
-    const auto dims = nbr::balanced_dims(n, 2);
-    if (dims[1] >= 3) {
-        cases.push_back({"moore-2d-r1", nbr::generate_moore({n, 2, 1})});
-    } else if (n >= 3) {
-        cases.push_back({"moore-1d-r" + std::to_string((n - 1) / 2), nbr::generate_moore({n, 1, (n - 1) / 2})});
-    }
-    cases.push_back({"random-0.3", nbr::generate_random({n, 0.3, 11})});
-    cases.push_back({"random-0.8", nbr::generate_random({n, 0.8, 12})});
-    for (const char* matrix : {"ash292.mtx", "dwt_193.mtx", "west0132.mtx", "D_10.mtx"}) {
-        cases.push_back({matrix, nbr::read_matrix_market((nbr::test::matrices_dir() / matrix).string(), n)});
-    }
-    cases.push_back({"awkward", nbr::test::awkward_topology(n)});
-    return cases;
-}
-
-MPI_Comm dist_graph(const nbr::Topology& t) {
-    const auto r = static_cast<std::uint32_t>(world_rank());
-    std::vector<int> in(t.in_neighbors(r).begin(), t.in_neighbors(r).end());
-    std::vector<int> out(t.out_neighbors(r).begin(), t.out_neighbors(r).end());
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(in.size()), in.data(), MPI_UNWEIGHTED,
-                                   static_cast<int>(out.size()), out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
-    return comm;
-}
+using nbr::test::dist_graph;
+using nbr::test::has_duplicate_in_edges;
+using nbr::test::is_mpich;
+using nbr::test::reference_alltoall;
 
 /// Arguments of one collective call: send/recv counts and types, buffer sizes in bytes.
 struct Signature {
@@ -206,40 +125,11 @@ MPI_Datatype ReplayTest::strided_double2_ = MPI_DATATYPE_NULL;
 
 TEST_F(ReplayTest, BlockingMatchesNativeOnEveryTopology) {
     nbr::test::SharedTempDir tmp;
-    nbr::test::RelayAlgorithm relay;
-    for (const auto& [name, topology] : topologies()) {
+    for (const auto& [name, topology] : nbr::test::corpus_topologies()) {
         SCOPED_TRACE(name);
-        const auto naive_dir = tmp.path() / (name + ".naive");
-        const auto relay_dir = tmp.path() / (name + ".relay");
-        nbr::test::compile_to(MPI_COMM_WORLD, topology, naive_dir);
-        nbr::compiler::CompileOptions options;
-        options.output = relay_dir;
-        options.quiet = true;
-        nbr::compiler::compile(MPI_COMM_WORLD, topology, relay, options);
-
-        // common-neighbor with Θ = 2 so that small graphs combine too, and with the default.
-        const auto cn2_dir = tmp.path() / (name + ".cn2");
-        const auto cn4_dir = tmp.path() / (name + ".cn4");
-        nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::common_neighbor_options(cn2_dir, 2));
-        nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::common_neighbor_options(cn4_dir, 4));
-        // distance halving with one rank per socket (every halving step) and 4/2 per node/socket.
-        const auto n = topology.num_ranks();
-        const auto dh1_dir = tmp.path() / (name + ".dh1");
-        const auto dh2_dir = tmp.path() / (name + ".dh2");
-        nbr::compiler::compile(MPI_COMM_WORLD, topology,
-                               nbr::test::distance_halving_options(dh1_dir, nbr::Placement::block(n, 1, 1)));
-        nbr::compiler::compile(MPI_COMM_WORLD, topology,
-                               nbr::test::distance_halving_options(dh2_dir, nbr::Placement::block(n, 4, 2)));
-
-        // kgroup with Θ = 0 (any shared neighbor groups): k = 3 agnostic, k = 4 on nodes of 4.
-        const auto kg3_dir = tmp.path() / (name + ".kg3");
-        const auto kg4_dir = tmp.path() / (name + ".kg4aware");
-        nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::kgroup_options(kg3_dir, 3, 0));
-        nbr::compiler::compile(MPI_COMM_WORLD, topology,
-                               nbr::test::kgroup_options(kg4_dir, 4, 0, nbr::Placement::block(n, 4, 2)));
-
+        const auto dirs = nbr::test::compile_every_algorithm(tmp.path(), name, topology);
         MPI_Comm graph = dist_graph(topology);
-        for (const auto& dir : {naive_dir, relay_dir, cn2_dir, cn4_dir, dh1_dir, dh2_dir, kg3_dir, kg4_dir}) {
+        for (const auto& dir : dirs) {
             nbr_pattern_t pattern = nullptr;
             ASSERT_EQ(nbr_load_pattern(dir.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
             nbr_pattern_t plain = nullptr;

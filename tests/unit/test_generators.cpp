@@ -108,4 +108,17 @@ TEST(Random, Extremes) {
     EXPECT_THROW((void)nbr::generate_random({32, 1.5, 1}), nbr::InputError);
 }
 
+TEST(Pairs, ParallelEdgesWithinEachPairAndAnIsolatedOddRank) {
+    const Topology t = nbr::generate_pairs({5, 3});
+    EXPECT_EQ(t.num_edges(), 12u);
+    EXPECT_EQ(std::vector<std::uint32_t>(t.out_neighbors(0).begin(), t.out_neighbors(0).end()),
+              (std::vector<std::uint32_t>{1, 1, 1}));
+    EXPECT_EQ(std::vector<std::uint32_t>(t.in_neighbors(3).begin(), t.in_neighbors(3).end()),
+              (std::vector<std::uint32_t>{2, 2, 2}));
+    EXPECT_EQ(t.out_degree(4), 0u);
+    EXPECT_EQ(t.in_degree(4), 0u);
+    EXPECT_THROW((void)nbr::generate_pairs({2, 0}), nbr::InputError);
+    EXPECT_EQ(nbr::describe(nbr::PairsParams{2, 32}), "pairs ranks=2 edges=32");
+}
+
 }  // namespace

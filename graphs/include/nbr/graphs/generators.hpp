@@ -38,8 +38,21 @@ struct RandomParams {
 /// @brief Erdős–Rényi G(N, δ) digraph without self-loops; neighbor lists sorted.
 [[nodiscard]] Topology generate_random(const RandomParams& params);
 
+/// @brief Parameters of the parallel-edge pairs topology.
+struct PairsParams {
+    std::uint32_t ranks = 2;   ///< N
+    std::uint32_t edges = 32;  ///< parallel edges each way within a pair
+};
+
+/// @brief Ranks 2i and 2i+1 joined by `edges` parallel edges each way (an odd last rank is
+/// isolated): every edge of a pair is its own block and, natively, its own message. With
+/// N = 2 it isolates the per-message cost of a replayer from the network's.
+/// @throws InputError if ranks or edges is 0.
+[[nodiscard]] Topology generate_pairs(const PairsParams& params);
+
 /// @brief One-line description of the generator call, for file headers and manifests.
 [[nodiscard]] std::string describe(const MooreParams& params);
 [[nodiscard]] std::string describe(const RandomParams& params);
+[[nodiscard]] std::string describe(const PairsParams& params);
 
 }  // namespace nbr

@@ -1,0 +1,131 @@
+#include "block_buffer.hpp"
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "error.hpp"
+#include "nbr.h"
+
+namespace nbr::internal {
+
+void throw_mpi_error(int code, const char* what) {
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
+    throw NbrError(NBR_ERR_MPI, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+namespace {
+
+/// Size, extent and contiguity of a datatype.
+struct TypeShape {
+    MPI_Aint extent = 0;
+    std::size_t size = 0;
+    bool contiguous = false;
+};
+
+TypeShape query_shape(MPI_Datatype type) {
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    check_mpi(MPI_Type_size(type, &size), "MPI_Type_size");
+    check_mpi(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
+    check_mpi(MPI_Type_get_true_extent(type, &true_lb, &true_extent), "MPI_Type_get_true_extent");
+    return {extent, static_cast<std::size_t>(size), true_lb == 0 && lb == 0 && true_extent == size && extent == size};
+}
+
+/// The common predefined datatypes, queried once: their handles never change meaning, so
+/// a collective call on them needs no datatype query (derived types are queried every call,
+/// since MPI may reuse a freed type's handle for another type).
+class PredefinedShapes {
+public:
+    PredefinedShapes() {
+        for (MPI_Datatype type : {MPI_BYTE, MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG,
+                                  MPI_LONG_LONG, MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_INT32_T,
+                                  MPI_INT64_T, MPI_UINT32_T, MPI_UINT64_T}) {
+            entries_.emplace_back(type, query_shape(type));
+        }
+    }
+    [[nodiscard]] const TypeShape* find(MPI_Datatype type) const {
+        for (const auto& [known, shape] : entries_) {
+            if (known == type) return &shape;
+        }
+        return nullptr;
+    }
+
+private:
+    std::vector<std::pair<MPI_Datatype, TypeShape>> entries_;
+};
+
+TypeShape shape_of(MPI_Datatype type) {
+    static const PredefinedShapes predefined;  // built at the first call (MPI is initialized then)
+    if (const TypeShape* shape = predefined.find(type)) return *shape;
+    return query_shape(type);
+}
+
+}  // namespace
+
+BlockBuffer describe_buffer(const void* base, int count, MPI_Datatype type) {
+    BlockBuffer buffer;
+    buffer.base = static_cast<char*>(const_cast<void*>(base));
+    buffer.count = count;
+    buffer.type = type;
+    const TypeShape shape = shape_of(type);
+    buffer.extent = shape.extent;
+    buffer.type_size = shape.size;
+    buffer.contiguous_type = shape.contiguous;
+    return buffer;
+}
+
+BlockBuffer describe_buffer(const void* base, const int* counts, const int* displs, MPI_Datatype type) {
+    BlockBuffer buffer = describe_buffer(base, 0, type);
+    buffer.counts = counts;
+    buffer.displs = displs;
+    return buffer;
+}
+
+void pack_block(const BlockBuffer& buffer, std::uint32_t block, char* dst, MPI_Comm comm) {
+    const std::size_t bytes = buffer.bytes(block);
+    if (bytes == 0) return;  // zero counts: buffers may be NULL
+    const char* src = buffer.address(block);
+    if (buffer.contiguous_type) {
+        std::memcpy(dst, src, bytes);
+        return;
+    }
+    int position = 0;
+    check_mpi(MPI_Pack(src, buffer.count_of(block), buffer.type, dst, static_cast<int>(bytes), &position, comm),
+              "MPI_Pack");
+    if (static_cast<std::size_t>(position) != bytes) {
+        throw NbrError(NBR_ERR_DATATYPE,
+                       "MPI_Pack produced a representation of another size than the type's; "
+                       "heterogeneous packing is not supported");
+    }
+}
+
+void unpack_block(const BlockBuffer& buffer, std::uint32_t block, const char* src, MPI_Comm comm) {
+    const std::size_t bytes = buffer.bytes(block);
+    if (bytes == 0) return;
+    char* dst = buffer.address(block);
+    if (buffer.contiguous_type) {
+        std::memcpy(dst, src, bytes);
+        return;
+    }
+    int position = 0;
+    check_mpi(MPI_Unpack(src, static_cast<int>(bytes), &position, dst, buffer.count_of(block), buffer.type, comm),
+              "MPI_Unpack");
+}
+
+void check_block_sizes(const BlockBuffer& send, const BlockBuffer& recv) {
+    if (send.bytes(0) == recv.bytes(0)) return;
+    throw NbrError(NBR_ERR_DATATYPE, "send block has " + std::to_string(send.bytes(0)) + " bytes, receive block " +
+                                         std::to_string(recv.bytes(0)) + ": type signatures must match");
+}
+
+bool is_named_type(MPI_Datatype type) {
+    int integers = 0, addresses = 0, types = 0, combiner = 0;
+    check_mpi(MPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner), "MPI_Type_get_envelope");
+    return combiner == MPI_COMBINER_NAMED;
+}
+
+}  // namespace nbr::internal

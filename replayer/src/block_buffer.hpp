@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <mpi.h>
+
+namespace nbr::internal {
+
+/// @brief A buffer argument of a collective: where its blocks are and what they hold.
+///
+/// Fixed-size collectives give one count for every block (consecutive blocks, `count`
+/// elements apart); the v-variants give per-block counts and displacements (in extents of
+/// the type, MPI-4.1 §8.6).
+struct BlockBuffer {
+    char* base = nullptr;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Aint extent = 0;
+    std::size_t type_size = 0;
+    bool contiguous_type = false;  ///< count elements are count * type_size contiguous bytes
+    int count = 0;                 ///< per block, unless counts is set
+    const int* counts = nullptr;   ///< per block (v-variants)
+    const int* displs = nullptr;   ///< per block, in extents (v-variants)
+
+    [[nodiscard]] int count_of(std::uint32_t block) const { return counts != nullptr ? counts[block] : count; }
+    [[nodiscard]] std::size_t bytes(std::uint32_t block) const {
+        return static_cast<std::size_t>(count_of(block)) * type_size;
+    }
+    [[nodiscard]] char* address(std::uint32_t block) const {
+        const MPI_Aint first = displs != nullptr ? displs[block] : static_cast<MPI_Aint>(block) * count;
+        return base + first * extent;
+    }
+};
+
+/// @brief Describes equal blocks of `count` elements of `type` at `base`. @throws NbrError on MPI failure.
+[[nodiscard]] BlockBuffer describe_buffer(const void* base, int count, MPI_Datatype type);
+
+/// @brief Describes blocks with their own counts and displacements (arrays used in place).
+[[nodiscard]] BlockBuffer describe_buffer(const void* base, const int* counts, const int* displs, MPI_Datatype type);
+
+/// @brief Packs block `block` of `buffer` into `dst` (exactly buffer.bytes(block) bytes).
+void pack_block(const BlockBuffer& buffer, std::uint32_t block, char* dst, MPI_Comm comm);
+
+/// @brief Unpacks buffer.bytes(block) bytes from `src` into block `block` of `buffer`.
+void unpack_block(const BlockBuffer& buffer, std::uint32_t block, const char* src, MPI_Comm comm);
+
+/// @brief True for predefined (named) datatypes, which need no reference while an operation is pending.
+[[nodiscard]] bool is_named_type(MPI_Datatype type);
+
+/// @brief Fixed-size collectives: send and receive blocks must have the same byte size.
+/// @throws NbrError(NBR_ERR_DATATYPE) otherwise.
+void check_block_sizes(const BlockBuffer& send, const BlockBuffer& recv);
+
+}  // namespace nbr::internal

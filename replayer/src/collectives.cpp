@@ -1,0 +1,521 @@
+// The collectives of nbr.h: blocking, persistent and nonblocking, fixed-size and v-variants,
+// and the request functions. Every entry point catches every C++ exception (guarded).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "handles.hpp"
+#include "progress.hpp"
+
+namespace {
+
+using nbr::internal::BlockBuffer;
+using nbr::internal::Collective;
+using nbr::internal::describe_buffer;
+using nbr::internal::Execution;
+using nbr::internal::fail;
+using nbr::internal::guarded;
+using nbr::internal::NbrError;
+using nbr::internal::valid;
+
+/// The buffer arguments of one call, as given (arrays not copied).
+struct CallArgs {
+    Collective collective = Collective::allgather;
+    bool variable = false;  // a v-variant
+    const void* sendbuf = nullptr;
+    int sendcount = 0;
+    const int* sendcounts = nullptr;
+    const int* sdispls = nullptr;
+    MPI_Datatype sendtype = MPI_DATATYPE_NULL;
+    void* recvbuf = nullptr;
+    int recvcount = 0;
+    const int* recvcounts = nullptr;
+    const int* rdispls = nullptr;
+    MPI_Datatype recvtype = MPI_DATATYPE_NULL;
+};
+
+const char* name_of(const CallArgs& a) {
+    if (a.collective == Collective::allgather) return a.variable ? "allgatherv" : "allgather";
+    return a.variable ? "alltoallv" : "alltoall";
+}
+
+/// Checks counts (and that the arrays exist where the rank has neighbors); throws NBR_ERR_ARG.
+void check_counts(const CallArgs& a, const nbr_pattern_s& pattern) {
+    const auto bad = [&](const std::string& what) {
+        throw NbrError(NBR_ERR_ARG, std::string(name_of(a)) + " on rank " + std::to_string(pattern.rank) + ": " + what);
+    };
+    if (a.sendtype == MPI_DATATYPE_NULL || a.recvtype == MPI_DATATYPE_NULL) bad("datatype is MPI_DATATYPE_NULL");
+    if (!a.variable) {
+        if (a.sendcount < 0 || a.recvcount < 0) bad("negative count");
+        return;
+    }
+    const auto in = pattern.in.size();
+    const auto out = pattern.out.size();
+    if (in > 0 && (a.recvcounts == nullptr || a.rdispls == nullptr)) bad("recvcounts or displs is NULL");
+    for (std::size_t i = 0; i < in; ++i) {
+        if (a.recvcounts[i] < 0) bad("recvcounts[" + std::to_string(i) + "] is negative");
+    }
+    if (a.collective == Collective::allgather) {
+        if (a.sendcount < 0) bad("negative sendcount");
+        return;
+    }
+    if (out > 0 && (a.sendcounts == nullptr || a.sdispls == nullptr)) bad("sendcounts or sdispls is NULL");
+    for (std::size_t j = 0; j < out; ++j) {
+        if (a.sendcounts[j] < 0) bad("sendcounts[" + std::to_string(j) + "] is negative");
+    }
+}
+
+BlockBuffer send_buffer(const CallArgs& a, MPI_Datatype type) {
+    if (a.variable && a.collective == Collective::alltoall) {
+        return describe_buffer(a.sendbuf, a.sendcounts, a.sdispls, type);
+    }
+    return describe_buffer(a.sendbuf, a.sendcount, type);
+}
+
+BlockBuffer recv_buffer(const CallArgs& a, MPI_Datatype type) {
+    if (a.variable) return describe_buffer(a.recvbuf, a.recvcounts, a.rdispls, type);
+    return describe_buffer(a.recvbuf, a.recvcount, type);
+}
+
+Execution& blocking_execution(nbr_pattern_s& pattern, Collective collective) {
+    auto& slot = pattern.blocking[collective == Collective::allgather ? 0 : 1];
+    if (!slot) slot = std::make_unique<Execution>(plan_of(pattern, collective), pattern.comm);
+    return *slot;
+}
+
+/// The native collective on the pattern's private communicator (same topology as the user's).
+int run_native(const nbr_pattern_s& pattern, const CallArgs& a) {
+    const MPI_Comm c = pattern.comm;
+    int code = MPI_SUCCESS;
+    if (a.collective == Collective::allgather && !a.variable) {
+        code = MPI_Neighbor_allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
+    } else if (a.collective == Collective::alltoall && !a.variable) {
+        code = MPI_Neighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
+    } else if (a.collective == Collective::allgather) {
+        code = MPI_Neighbor_allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
+                                       a.recvtype, c);
+    } else {
+        code = MPI_Neighbor_alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
+                                      a.rdispls, a.recvtype, c);
+    }
+    nbr::internal::check_mpi(code, name_of(a));
+    return NBR_SUCCESS;
+}
+
+int run_blocking(nbr_pattern_t pattern, const CallArgs& a) {
+    return guarded([&] {
+        if (!valid(pattern)) return fail(NBR_ERR_ARG, std::string(name_of(a)) + ": invalid pattern handle");
+        check_counts(a, *pattern);
+        // All-direct plans on a topology communicator: the native collective is the same
+        // schedule (see settle_collectively in nbr.cpp); only while no request needs progress.
+        if (pattern->native[a.collective == Collective::allgather ? 0 : 1] && nbr::internal::progress::idle()) {
+            if (!a.variable) nbr::internal::check_block_sizes(send_buffer(a, a.sendtype), recv_buffer(a, a.recvtype));
+            return run_native(*pattern, a);
+        }
+        Execution& execution = blocking_execution(*pattern, a.collective);
+        const BlockBuffer send = send_buffer(a, a.sendtype);
+        const BlockBuffer recv = recv_buffer(a, a.recvtype);
+        if (a.variable) {
+            execution.bind_in_band(send, recv);
+        } else {
+            execution.bind(send, recv);
+        }
+        execution.start();
+        nbr::internal::progress::run_blocking(execution);
+        return NBR_SUCCESS;
+    });
+}
+
+// ---- requests -------------------------------------------------------------------------------
+
+/// Keeps a datatype alive for a pending operation: derived types are duplicated (the caller
+/// may free theirs), predefined ones used as they are.
+MPI_Datatype retain_type(MPI_Datatype type, bool* owned) {
+    *owned = !nbr::internal::is_named_type(type);
+    if (!*owned) return type;
+    MPI_Datatype copy = MPI_DATATYPE_NULL;
+    nbr::internal::check_mpi(MPI_Type_dup(type, &copy), "MPI_Type_dup");
+    return copy;
+}
+
+/// Copies the v-variants' arrays into the request and points `a` at the copies.
+void keep_arrays(nbr_request_s& request, CallArgs& a, const nbr_pattern_s& pattern) {
+    if (!a.variable) return;
+    const auto in = pattern.in.size();
+    const auto out = pattern.out.size();
+    request.recv_counts.assign(a.recvcounts, a.recvcounts + in);
+    request.recv_displs.assign(a.rdispls, a.rdispls + in);
+    a.recvcounts = request.recv_counts.data();
+    a.rdispls = request.recv_displs.data();
+    if (a.collective == Collective::alltoall) {
+        request.send_counts.assign(a.sendcounts, a.sendcounts + out);
+        request.send_displs.assign(a.sdispls, a.sdispls + out);
+        a.sendcounts = request.send_counts.data();
+        a.sdispls = request.send_displs.data();
+    }
+}
+
+/// Frees what a request holds except its execution and its place on the pattern.
+void release_resources(nbr_request_s& request) {
+    if (request.own_send_type) MPI_Type_free(&request.send_type);
+    if (request.own_recv_type) MPI_Type_free(&request.recv_type);
+    request.own_send_type = request.own_recv_type = false;
+    if (request.kind == nbr_request_s::Kind::persistent) nbr::internal::release_comm(&request.comm);
+}
+
+/// Releases a request: a nonblocking request's execution goes back to the pattern for reuse.
+void destroy(nbr_request_s* request) {
+    nbr_pattern_s& pattern = *request->pattern;
+    release_resources(*request);
+    if (request->kind == nbr_request_s::Kind::nonblocking) {
+        pattern.in_flight.erase(request->call);
+        if (request->execution && !request->execution->active()) {
+            pattern.idle[request->collective == Collective::allgather ? 0 : 1].push_back(std::move(request->execution));
+        }
+    }
+    --pattern.requests;
+    delete request;
+}
+
+/// A new request with its datatypes retained and arrays copied; `a` is updated to the copies.
+std::unique_ptr<nbr_request_s, void (*)(nbr_request_s*)> make_request(nbr_pattern_s& pattern, CallArgs& a,
+                                                                      nbr_request_s::Kind kind) {
+    std::unique_ptr<nbr_request_s, void (*)(nbr_request_s*)> request(new nbr_request_s, destroy);
+    request->kind = kind;
+    request->pattern = &pattern;
+    request->collective = a.collective;
+    ++pattern.requests;
+    request->send_type = retain_type(a.sendtype, &request->own_send_type);
+    request->recv_type = retain_type(a.recvtype, &request->own_recv_type);
+    a.sendtype = request->send_type;
+    a.recvtype = request->recv_type;
+    keep_arrays(*request, a, pattern);
+    return request;
+}
+
+// ---- persistent -----------------------------------------------------------------------------
+
+/// Persistent v-variants learn every unit's byte size once: the fixed-size collective of the
+/// same plan replays the origins' block sizes (one uint64 per block) through the pattern.
+std::vector<std::uint64_t> exchange_sizes(const nbr_pattern_s& pattern, MPI_Comm comm, const CallArgs& a,
+                                          const BlockBuffer& send) {
+    const auto& plan = plan_of(pattern, a.collective);
+    const std::size_t blocks = a.collective == Collective::allgather ? 1 : pattern.out.size();
+    std::vector<std::uint64_t> own(blocks + 1), got(pattern.in.size() + 1);
+    for (std::uint32_t b = 0; b < blocks; ++b) own[b] = send.bytes(b);
+    Execution sizes(plan, comm);
+    sizes.bind(describe_buffer(own.data(), 1, MPI_UINT64_T), describe_buffer(got.data(), 1, MPI_UINT64_T));
+    sizes.start();
+    nbr::internal::progress::run_blocking(sizes);
+    std::vector<std::uint64_t> table(plan.homes.size());
+    for (std::uint32_t u = 0; u < table.size(); ++u)
+        std::memcpy(&table[u], sizes.unit_address(u), sizeof(std::uint64_t));
+    return table;
+}
+
+int init_persistent(nbr_pattern_t pattern, CallArgs a, unsigned long flags, nbr_request_t* out) {
+    return guarded([&] {
+        const std::string what = std::string("nbr_neighbor_") + name_of(a) + "_init";
+        if (out == nullptr) return fail(NBR_ERR_ARG, what + ": request is NULL");
+        *out = nullptr;
+        if (!valid(pattern)) return fail(NBR_ERR_ARG, what + ": invalid pattern handle");
+        if (flags != 0) return fail(NBR_ERR_ARG, what + ": flags must be 0");
+        check_counts(a, *pattern);
+        auto request = make_request(*pattern, a, nbr_request_s::Kind::persistent);
+        // Collective from here: every rank dups, so no rank may bail out before this point on its own.
+        nbr::internal::private_comm(pattern->comm, &request->comm);
+        request->execution = std::make_unique<Execution>(plan_of(*pattern, a.collective), request->comm);
+        Execution& execution = *request->execution;
+        const BlockBuffer send = send_buffer(a, request->send_type);
+        const BlockBuffer recv = recv_buffer(a, request->recv_type);
+        if (!a.variable) {
+            execution.bind(send, recv);
+            *out = request.release();
+            return NBR_SUCCESS;
+        }
+        int code = guarded([&] {
+            execution.bind_sized(send, recv, exchange_sizes(*pattern, request->comm, a, send));
+            return NBR_SUCCESS;
+        });
+        code = nbr::internal::agree(request->comm, code);
+        if (code != NBR_SUCCESS) return code;
+        *out = request.release();
+        return NBR_SUCCESS;
+    });
+}
+
+// ---- nonblocking ----------------------------------------------------------------------------
+
+/// Before call `call` reuses a tag window, the call that last used it must be complete here.
+void reserve_window(nbr_pattern_s& pattern, std::uint64_t call) {
+    if (pattern.windows < 2) {
+        throw NbrError(NBR_ERR_PATTERN, "the pattern needs " + std::to_string(pattern.tag_window) +
+                                            " tags per call: MPI_TAG_UB leaves none for nonblocking calls");
+    }
+    const auto reuse = static_cast<std::uint64_t>(pattern.windows - 1);
+    while (!pattern.in_flight.empty()) {
+        auto oldest = pattern.in_flight.begin();
+        if (!oldest->second->execution->active()) {
+            pattern.in_flight.erase(oldest);
+        } else if (call - oldest->first >= reuse) {
+            nbr::internal::progress::wait_all({oldest->second->execution.get()});
+        } else {
+            break;
+        }
+    }
+}
+
+int start_nonblocking(nbr_pattern_t pattern, CallArgs a, nbr_request_t* out) {
+    return guarded([&] {
+        const std::string what = std::string("nbr_ineighbor_") + name_of(a);
+        if (out == nullptr) return fail(NBR_ERR_ARG, what + ": request is NULL");
+        *out = nullptr;
+        if (!valid(pattern)) return fail(NBR_ERR_ARG, what + ": invalid pattern handle");
+        check_counts(a, *pattern);
+        const std::uint64_t call = pattern->calls++;
+        reserve_window(*pattern, call);
+        auto request = make_request(*pattern, a, nbr_request_s::Kind::nonblocking);
+        request->call = call;
+        auto& idle = pattern->idle[a.collective == Collective::allgather ? 0 : 1];
+        if (!idle.empty()) {
+            request->execution = std::move(idle.back());
+            idle.pop_back();
+        } else {
+            request->execution = std::make_unique<Execution>(plan_of(*pattern, a.collective), pattern->comm);
+        }
+        Execution& execution = *request->execution;
+        const BlockBuffer send = send_buffer(a, request->send_type);
+        const BlockBuffer recv = recv_buffer(a, request->recv_type);
+        if (a.variable) {
+            execution.bind_in_band(send, recv);
+        } else {
+            execution.bind(send, recv);
+        }
+        const auto window = 1 + static_cast<std::int64_t>(call % static_cast<std::uint64_t>(pattern->windows - 1));
+        execution.set_tag_offset(static_cast<int>(window * pattern->tag_window));
+        execution.start();
+        nbr::internal::progress::add(execution);
+        pattern->in_flight.emplace(call, request.get());
+        *out = request.release();
+        return NBR_SUCCESS;
+    });
+}
+
+/// After completion: nonblocking requests are released (MPI semantics), persistent ones stay.
+void finish(nbr_request_t* request) {
+    if ((*request)->kind == nbr_request_s::Kind::nonblocking) {
+        destroy(*request);
+        *request = nullptr;
+    }
+}
+
+CallArgs fixed(Collective c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+               MPI_Datatype recvtype) {
+    CallArgs a;
+    a.collective = c;
+    a.sendbuf = sendbuf;
+    a.sendcount = sendcount;
+    a.sendtype = sendtype;
+    a.recvbuf = recvbuf;
+    a.recvcount = recvcount;
+    a.recvtype = recvtype;
+    return a;
+}
+
+CallArgs allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int displs[], MPI_Datatype recvtype) {
+    CallArgs a = fixed(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype);
+    a.variable = true;
+    a.recvcounts = recvcounts;
+    a.rdispls = displs;
+    return a;
+}
+
+CallArgs alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype) {
+    CallArgs a = fixed(Collective::alltoall, sendbuf, 0, sendtype, recvbuf, 0, recvtype);
+    a.variable = true;
+    a.sendcounts = sendcounts;
+    a.sdispls = sdispls;
+    a.recvcounts = recvcounts;
+    a.rdispls = rdispls;
+    return a;
+}
+
+/// Completes every request in `requests` (NULL entries and inactive persistent ones are
+/// skipped); the first failure is returned, naming its index.
+int complete_all(int count, nbr_request_t requests[], const char* what) {
+    int first_error = NBR_SUCCESS;
+    std::string message;
+    for (int i = 0; i < count; ++i) {
+        nbr_request_t& request = requests[i];
+        if (request == nullptr) continue;
+        Execution& execution = *request->execution;
+        if (execution.error_code() != 0 && first_error == NBR_SUCCESS) {
+            first_error = execution.error_code();
+            message = std::string(what) + ": request " + std::to_string(i) + ": " + execution.error_message();
+        }
+        execution.clear_error();
+        finish(&request);
+    }
+    if (first_error != NBR_SUCCESS) return fail(first_error, message);
+    return NBR_SUCCESS;
+}
+
+std::vector<Execution*> active_executions(int count, nbr_request_t requests[]) {
+    std::vector<Execution*> active;
+    for (int i = 0; i < count; ++i) {
+        if (requests[i] != nullptr && requests[i]->execution->active()) active.push_back(requests[i]->execution.get());
+    }
+    return active;
+}
+
+}  // namespace
+
+extern "C" {
+
+int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, nbr_pattern_t pattern) {
+    return run_blocking(pattern,
+                        fixed(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+}
+
+int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, nbr_pattern_t pattern) {
+    return run_blocking(pattern,
+                        fixed(Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+}
+
+int nbr_neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, nbr_pattern_t pattern) {
+    return run_blocking(pattern, allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
+}
+
+int nbr_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                           void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                           nbr_pattern_t pattern) {
+    return run_blocking(pattern,
+                        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
+}
+
+int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
+                                nbr_request_t* request) {
+    return init_persistent(pattern,
+                           fixed(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype),
+                           flags, request);
+}
+
+int nbr_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                               MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
+                               nbr_request_t* request) {
+    return init_persistent(pattern,
+                           fixed(Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype),
+                           flags, request);
+}
+
+int nbr_neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                 nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request) {
+    return init_persistent(pattern, allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype),
+                           flags, request);
+}
+
+int nbr_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                                void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request) {
+    return init_persistent(pattern,
+                           alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+                           flags, request);
+}
+
+int nbr_ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, nbr_pattern_t pattern, nbr_request_t* request) {
+    return start_nonblocking(
+        pattern, fixed(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), request);
+}
+
+int nbr_ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, nbr_pattern_t pattern, nbr_request_t* request) {
+    return start_nonblocking(
+        pattern, fixed(Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), request);
+}
+
+int nbr_ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, nbr_pattern_t pattern,
+                             nbr_request_t* request) {
+    return start_nonblocking(pattern, allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype),
+                             request);
+}
+
+int nbr_ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            nbr_pattern_t pattern, nbr_request_t* request) {
+    return start_nonblocking(
+        pattern, alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype), request);
+}
+
+int nbr_start(nbr_request_t request) {
+    return guarded([&] {
+        if (request == nullptr) return fail(NBR_ERR_ARG, "nbr_start: NULL request");
+        if (request->kind != nbr_request_s::Kind::persistent) {
+            return fail(NBR_ERR_STATE, "nbr_start: not a persistent request");
+        }
+        request->execution->start();
+        nbr::internal::progress::add(*request->execution);
+        return NBR_SUCCESS;
+    });
+}
+
+int nbr_wait(nbr_request_t request) {
+    return guarded([&] {
+        if (request == nullptr) return fail(NBR_ERR_ARG, "nbr_wait: NULL request");
+        nbr::internal::progress::wait_all({request->execution.get()});
+        return complete_all(1, &request, "nbr_wait");
+    });
+}
+
+int nbr_test(nbr_request_t request, int* flag) {
+    return guarded([&] {
+        if (request == nullptr || flag == nullptr) return fail(NBR_ERR_ARG, "nbr_test: NULL argument");
+        nbr::internal::progress::poll();
+        *flag = request->execution->active() ? 0 : 1;
+        return *flag ? complete_all(1, &request, "nbr_test") : NBR_SUCCESS;
+    });
+}
+
+int nbr_waitall(int count, nbr_request_t requests[]) {
+    return guarded([&] {
+        if (count < 0 || (count > 0 && requests == nullptr)) return fail(NBR_ERR_ARG, "nbr_waitall: invalid argument");
+        nbr::internal::progress::wait_all(active_executions(count, requests));
+        return complete_all(count, requests, "nbr_waitall");
+    });
+}
+
+int nbr_testall(int count, nbr_request_t requests[], int* flag) {
+    return guarded([&] {
+        if (count < 0 || (count > 0 && requests == nullptr) || flag == nullptr) {
+            return fail(NBR_ERR_ARG, "nbr_testall: invalid argument");
+        }
+        nbr::internal::progress::poll();
+        *flag = active_executions(count, requests).empty() ? 1 : 0;
+        return *flag ? complete_all(count, requests, "nbr_testall") : NBR_SUCCESS;
+    });
+}
+
+int nbr_request_free(nbr_request_t* request) {
+    return guarded([&] {
+        if (request == nullptr || *request == nullptr) return fail(NBR_ERR_ARG, "nbr_request_free: NULL request");
+        if ((*request)->execution->active()) {
+            return fail(NBR_ERR_STATE, "nbr_request_free: request is still active (complete it first)");
+        }
+        destroy(*request);
+        *request = nullptr;
+        return NBR_SUCCESS;
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <vector>
+
+#include "execution.hpp"
+
+namespace nbr::internal {
+
+/// @brief Progress of every started nonblocking and persistent request of the process.
+///
+/// MPI lets requests complete in any order: a rank waiting on one request must still forward
+/// the data of its other requests that its peers wait on, or two ranks waiting in opposite
+/// orders would block each other. So started executions are registered here, and every nbr
+/// call that waits or tests (and every blocking collective while some are registered)
+/// progresses all of them. A wait with nothing else registered blocks in MPI directly.
+/// Thread-safe: the registry is locked while it progresses; blocking waits do not hold it.
+namespace progress {
+
+/// @brief Registers a started execution; it leaves the registry when it completes or fails.
+void add(Execution& execution);
+
+/// @brief Waits until `execution` is complete, progressing every registered execution.
+/// @throws NbrError with the execution's own failure (then forgotten).
+void wait(Execution& execution);
+
+/// @brief Waits until every execution is complete. Failures are left in the executions.
+void wait_all(const std::vector<Execution*>& executions);
+
+/// @brief Progresses every registered execution once; true if `execution` is complete.
+/// @throws NbrError with the execution's own failure (then forgotten).
+bool test(Execution& execution);
+
+/// @brief Progresses every registered execution once.
+void poll();
+/// @brief True if no started request is registered.
+[[nodiscard]] bool idle();
+
+/// @brief Drives an unregistered, started execution (a blocking call) to completion; while
+/// others are registered it progresses them too.
+void run_blocking(Execution& execution);
+
+}  // namespace progress
+
+}  // namespace nbr::internal

@@ -1,0 +1,149 @@
+#pragma once
+// The replay corpus shared by the replay tests: topologies (Moore, random, real matrices,
+// awkward ones with duplicate edges, self-loops and isolated ranks), every algorithm's
+// patterns for them, dist-graph communicators, and the MPI-4.1 reference alltoall(v).
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "mpi_test_support.hpp"
+#include "nbr/graphs/generators.hpp"
+#include "nbr/graphs/readers.hpp"
+#include "relay_algorithm.hpp"
+#include "test_support.hpp"
+
+namespace nbr::test {
+
+inline bool is_mpich() {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    MPI_Get_library_version(version, &length);
+    return std::string(version, static_cast<std::size_t>(length)).find("MPICH") != std::string::npos;
+}
+
+/// The calling rank's in- and out-neighbors on a dist-graph communicator, in buffer order.
+struct Neighbors {
+    std::vector<int> in;
+    std::vector<int> out;
+};
+
+inline Neighbors neighbors_of(MPI_Comm graph) {
+    int indegree = 0, outdegree = 0, weighted = 0;
+    MPI_Dist_graph_neighbors_count(graph, &indegree, &outdegree, &weighted);
+    std::vector<int> in(static_cast<std::size_t>(indegree) + 1), out(static_cast<std::size_t>(outdegree) + 1);
+    MPI_Dist_graph_neighbors(graph, indegree, in.data(), MPI_UNWEIGHTED, outdegree, out.data(), MPI_UNWEIGHTED);
+    in.pop_back();
+    out.pop_back();
+    return {in, out};
+}
+
+/// True if this rank receives more than one edge from some rank (duplicate edges).
+inline bool has_duplicate_in_edges(MPI_Comm graph) {
+    auto in = neighbors_of(graph).in;
+    std::sort(in.begin(), in.end());
+    return std::adjacent_find(in.begin(), in.end()) != in.end();
+}
+
+/// The MPI-4.1 (section 8.6) reference semantics of MPI_Neighbor_alltoallv on a dist-graph:
+/// receives posted in source order, sends in destination order, one tag, so the k-th edge
+/// to a process matches the k-th edge from it.
+inline void reference_alltoallv(const void* send, const int send_counts[], const int send_displs[],
+                                MPI_Datatype send_type, void* recv, const int recv_counts[], const int recv_displs[],
+                                MPI_Datatype recv_type, MPI_Comm graph) {
+    const auto [in, out] = neighbors_of(graph);
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_dup(graph, &comm);
+    MPI_Aint lb = 0, send_extent = 0, recv_extent = 0;
+    MPI_Type_get_extent(send_type, &lb, &send_extent);
+    MPI_Type_get_extent(recv_type, &lb, &recv_extent);
+    std::vector<MPI_Request> requests;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        requests.emplace_back();
+        MPI_Irecv(static_cast<char*>(recv) + recv_displs[i] * recv_extent, recv_counts[i], recv_type, in[i], 0, comm,
+                  &requests.back());
+    }
+    for (std::size_t j = 0; j < out.size(); ++j) {
+        requests.emplace_back();
+        MPI_Isend(static_cast<const char*>(send) + send_displs[j] * send_extent, send_counts[j], send_type, out[j], 0,
+                  comm, &requests.back());
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    MPI_Comm_free(&comm);
+}
+
+/// The reference MPI_Neighbor_alltoall: reference_alltoallv with consecutive equal blocks.
+inline void reference_alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+                               MPI_Datatype recv_type, MPI_Comm graph) {
+    const auto [in, out] = neighbors_of(graph);
+    std::vector<int> send_counts(out.size() + 1, send_count), send_displs(out.size() + 1);
+    std::vector<int> recv_counts(in.size() + 1, recv_count), recv_displs(in.size() + 1);
+    for (std::size_t j = 0; j < out.size(); ++j) send_displs[j] = static_cast<int>(j) * send_count;
+    for (std::size_t i = 0; i < in.size(); ++i) recv_displs[i] = static_cast<int>(i) * recv_count;
+    reference_alltoallv(send, send_counts.data(), send_displs.data(), send_type, recv, recv_counts.data(),
+                        recv_displs.data(), recv_type, graph);
+}
+
+struct CorpusCase {
+    std::string name;
+    Topology topology;
+};
+
+/// The replay corpus for the world's size.
+inline std::vector<CorpusCase> corpus_topologies() {
+    const auto n = static_cast<std::uint32_t>(world_size());
+    std::vector<CorpusCase> cases;
+    const auto dims = balanced_dims(n, 2);
+    if (dims[1] >= 3) {
+        cases.push_back({"moore-2d-r1", generate_moore({n, 2, 1})});
+    } else if (n >= 3) {
+        cases.push_back({"moore-1d-r" + std::to_string((n - 1) / 2), generate_moore({n, 1, (n - 1) / 2})});
+    }
+    cases.push_back({"random-0.3", generate_random({n, 0.3, 11})});
+    cases.push_back({"random-0.8", generate_random({n, 0.8, 12})});
+    for (const char* matrix : {"ash292.mtx", "dwt_193.mtx", "west0132.mtx", "D_10.mtx"}) {
+        cases.push_back({matrix, read_matrix_market((matrices_dir() / matrix).string(), n)});
+    }
+    cases.push_back({"awkward", awkward_topology(n)});
+    return cases;
+}
+
+/// A dist-graph communicator over MPI_COMM_WORLD with the topology's neighbor lists.
+inline MPI_Comm dist_graph(const Topology& t) {
+    const auto r = static_cast<std::uint32_t>(world_rank());
+    std::vector<int> in(t.in_neighbors(r).begin(), t.in_neighbors(r).end());
+    std::vector<int> out(t.out_neighbors(r).begin(), t.out_neighbors(r).end());
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(in.size()), in.data(), MPI_UNWEIGHTED,
+                                   static_cast<int>(out.size()), out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
+    return comm;
+}
+
+/// Compiles `topology` with every algorithm (and the relay test algorithm) into dir/<name>.*;
+/// returns the pattern directories.
+inline std::vector<std::filesystem::path> compile_every_algorithm(const std::filesystem::path& dir,
+                                                                  const std::string& name, const Topology& topology) {
+    RelayAlgorithm relay;
+    const auto path = [&](const char* suffix) { return dir / (name + suffix); };
+    compile_to(MPI_COMM_WORLD, topology, path(".naive"));
+    compiler::CompileOptions options;
+    options.output = path(".relay");
+    options.quiet = true;
+    compiler::compile(MPI_COMM_WORLD, topology, relay, options);
+    // common-neighbor with Θ = 2 so that small graphs combine too, and with the default.
+    compiler::compile(MPI_COMM_WORLD, topology, common_neighbor_options(path(".cn2"), 2));
+    compiler::compile(MPI_COMM_WORLD, topology, common_neighbor_options(path(".cn4"), 4));
+    // distance halving with one rank per socket (every halving step) and 4/2 per node/socket.
+    const auto n = topology.num_ranks();
+    compiler::compile(MPI_COMM_WORLD, topology, distance_halving_options(path(".dh1"), Placement::block(n, 1, 1)));
+    compiler::compile(MPI_COMM_WORLD, topology, distance_halving_options(path(".dh2"), Placement::block(n, 4, 2)));
+    // kgroup with Θ = 0 (any shared neighbor groups): k = 3 agnostic, k = 4 on nodes of 4.
+    compiler::compile(MPI_COMM_WORLD, topology, kgroup_options(path(".kg3"), 3, 0));
+    compiler::compile(MPI_COMM_WORLD, topology, kgroup_options(path(".kg4aware"), 4, 0, Placement::block(n, 4, 2)));
+    return {path(".naive"), path(".relay"), path(".cn2"), path(".cn4"),
+            path(".dh1"),   path(".dh2"),   path(".kg3"), path(".kg4aware")};
+}
+
+}  // namespace nbr::test
