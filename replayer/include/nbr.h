@@ -18,6 +18,14 @@
  * allocated and inactive until nbr_request_free. Waiting on NULL entries or inactive
  * persistent requests returns at once.
  *
+ * Arguments are checked before any communication: negative counts, MPI_DATATYPE_NULL,
+ * MPI_IN_PLACE (not allowed in neighborhood collectives), NULL counts or displacements
+ * arrays where the rank has neighbors, a NULL buffer that would carry data with a
+ * predefined datatype (derived ones may address absolutely from MPI_BOTTOM), nonzero flags,
+ * and pattern or request handles that are NULL, freed or released all return NBR_ERR_ARG
+ * with nbr_last_error() naming the argument. Since the check is local, a call that is
+ * erroneous on some ranks only leaves the others waiting, as in MPI.
+ *
  * Conventions (as hwloc): functions return 0 (NBR_SUCCESS) or a negative NBR_ERR_* code;
  * nbr_strerror() names a code and nbr_last_error() describes the calling thread's last
  * failure in detail (file, rank, position). Whoever allocates frees: patterns with

@@ -42,14 +42,30 @@ const char* name_of(const CallArgs& a) {
     return a.variable ? "alltoallv" : "alltoall";
 }
 
+/// A NULL buffer that would carry data is an error, unless its datatype is derived: derived
+/// types may address absolutely from MPI_BOTTOM (NULL in MPICH and Open MPI).
+template <class Bad>
+void check_buffers(const CallArgs& a, const nbr_pattern_s& pattern, bool sends, bool receives, const Bad& bad) {
+    if (a.sendbuf == nullptr && sends && !pattern.out.empty() && nbr::internal::is_named_type(a.sendtype)) {
+        bad("sendbuf is NULL but data is to be sent");
+    }
+    if (a.recvbuf == nullptr && receives && !pattern.in.empty() && nbr::internal::is_named_type(a.recvtype)) {
+        bad("recvbuf is NULL but data is to be received");
+    }
+}
+
 /// Checks counts (and that the arrays exist where the rank has neighbors); throws NBR_ERR_ARG.
 void check_counts(const CallArgs& a, const nbr_pattern_s& pattern) {
     const auto bad = [&](const std::string& what) {
         throw NbrError(NBR_ERR_ARG, std::string(name_of(a)) + " on rank " + std::to_string(pattern.rank) + ": " + what);
     };
     if (a.sendtype == MPI_DATATYPE_NULL || a.recvtype == MPI_DATATYPE_NULL) bad("datatype is MPI_DATATYPE_NULL");
+    if (a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE) {
+        bad("MPI_IN_PLACE is not allowed in neighborhood collectives");
+    }
     if (!a.variable) {
         if (a.sendcount < 0 || a.recvcount < 0) bad("negative count");
+        check_buffers(a, pattern, a.sendcount > 0, a.recvcount > 0, bad);
         return;
     }
     const auto in = pattern.in.size();
@@ -58,14 +74,18 @@ void check_counts(const CallArgs& a, const nbr_pattern_s& pattern) {
     for (std::size_t i = 0; i < in; ++i) {
         if (a.recvcounts[i] < 0) bad("recvcounts[" + std::to_string(i) + "] is negative");
     }
+    const bool receives = std::any_of(a.recvcounts, a.recvcounts + in, [](int c) { return c > 0; });
     if (a.collective == Collective::allgather) {
         if (a.sendcount < 0) bad("negative sendcount");
+        check_buffers(a, pattern, a.sendcount > 0, receives, bad);
         return;
     }
     if (out > 0 && (a.sendcounts == nullptr || a.sdispls == nullptr)) bad("sendcounts or sdispls is NULL");
     for (std::size_t j = 0; j < out; ++j) {
         if (a.sendcounts[j] < 0) bad("sendcounts[" + std::to_string(j) + "] is negative");
     }
+    check_buffers(a, pattern, std::any_of(a.sendcounts, a.sendcounts + out, [](int c) { return c > 0; }), receives,
+                  bad);
 }
 
 BlockBuffer send_buffer(const CallArgs& a, MPI_Datatype type) {
@@ -177,6 +197,7 @@ void destroy(nbr_request_s* request) {
         }
     }
     --pattern.requests;
+    nbr::internal::unregister_handle(request);
     delete request;
 }
 
@@ -188,6 +209,7 @@ std::unique_ptr<nbr_request_s, void (*)(nbr_request_s*)> make_request(nbr_patter
     request->pattern = &pattern;
     request->collective = a.collective;
     ++pattern.requests;
+    nbr::internal::register_handle(request.get());
     request->send_type = retain_type(a.sendtype, &request->own_send_type);
     request->recv_type = retain_type(a.recvtype, &request->own_recv_type);
     a.sendtype = request->send_type;
@@ -365,6 +387,16 @@ int complete_all(int count, nbr_request_t requests[], const char* what) {
     return NBR_SUCCESS;
 }
 
+/// Every non-NULL entry must be a live request. @throws NbrError(NBR_ERR_ARG) naming the index.
+void check_live(int count, const nbr_request_t requests[], const char* what) {
+    for (int i = 0; i < count; ++i) {
+        if (requests[i] != nullptr && !valid(requests[i])) {
+            throw NbrError(NBR_ERR_ARG, std::string(what) + ": requests[" + std::to_string(i) +
+                                            "] is not a live request (released already?)");
+        }
+    }
+}
+
 std::vector<Execution*> active_executions(int count, nbr_request_t requests[]) {
     std::vector<Execution*> active;
     for (int i = 0; i < count; ++i) {
@@ -460,7 +492,7 @@ int nbr_ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
 
 int nbr_start(nbr_request_t request) {
     return guarded([&] {
-        if (request == nullptr) return fail(NBR_ERR_ARG, "nbr_start: NULL request");
+        if (!valid(request)) return fail(NBR_ERR_ARG, "nbr_start: request is NULL or not live");
         if (request->kind != nbr_request_s::Kind::persistent) {
             return fail(NBR_ERR_STATE, "nbr_start: not a persistent request");
         }
@@ -472,7 +504,7 @@ int nbr_start(nbr_request_t request) {
 
 int nbr_wait(nbr_request_t request) {
     return guarded([&] {
-        if (request == nullptr) return fail(NBR_ERR_ARG, "nbr_wait: NULL request");
+        if (!valid(request)) return fail(NBR_ERR_ARG, "nbr_wait: request is NULL or not live (released already?)");
         nbr::internal::progress::wait_all({request->execution.get()});
         return complete_all(1, &request, "nbr_wait");
     });
@@ -480,7 +512,9 @@ int nbr_wait(nbr_request_t request) {
 
 int nbr_test(nbr_request_t request, int* flag) {
     return guarded([&] {
-        if (request == nullptr || flag == nullptr) return fail(NBR_ERR_ARG, "nbr_test: NULL argument");
+        if (!valid(request) || flag == nullptr) {
+            return fail(NBR_ERR_ARG, "nbr_test: request is NULL or not live, or flag is NULL");
+        }
         nbr::internal::progress::poll();
         *flag = request->execution->active() ? 0 : 1;
         return *flag ? complete_all(1, &request, "nbr_test") : NBR_SUCCESS;
@@ -490,6 +524,7 @@ int nbr_test(nbr_request_t request, int* flag) {
 int nbr_waitall(int count, nbr_request_t requests[]) {
     return guarded([&] {
         if (count < 0 || (count > 0 && requests == nullptr)) return fail(NBR_ERR_ARG, "nbr_waitall: invalid argument");
+        check_live(count, requests, "nbr_waitall");
         nbr::internal::progress::wait_all(active_executions(count, requests));
         return complete_all(count, requests, "nbr_waitall");
     });
@@ -500,6 +535,7 @@ int nbr_testall(int count, nbr_request_t requests[], int* flag) {
         if (count < 0 || (count > 0 && requests == nullptr) || flag == nullptr) {
             return fail(NBR_ERR_ARG, "nbr_testall: invalid argument");
         }
+        check_live(count, requests, "nbr_testall");
         nbr::internal::progress::poll();
         *flag = active_executions(count, requests).empty() ? 1 : 0;
         return *flag ? complete_all(count, requests, "nbr_testall") : NBR_SUCCESS;
@@ -508,7 +544,9 @@ int nbr_testall(int count, nbr_request_t requests[], int* flag) {
 
 int nbr_request_free(nbr_request_t* request) {
     return guarded([&] {
-        if (request == nullptr || *request == nullptr) return fail(NBR_ERR_ARG, "nbr_request_free: NULL request");
+        if (request == nullptr || !valid(*request)) {
+            return fail(NBR_ERR_ARG, "nbr_request_free: request is NULL or not live");
+        }
         if ((*request)->execution->active()) {
             return fail(NBR_ERR_STATE, "nbr_request_free: request is still active (complete it first)");
         }

@@ -91,8 +91,17 @@ void release_comm(MPI_Comm* comm);
 /// (NBR_ERR_REMOTE on the others).
 int agree(MPI_Comm comm, int local_code);
 
+/// Live handles: every pattern and request from creation to release, so that a freed, foreign
+/// or garbage handle is an argument error rather than a read of freed memory.
+void register_handle(const void* handle);
+void unregister_handle(const void* handle);
+[[nodiscard]] bool is_live(const void* handle);
+
 inline bool valid(nbr_pattern_t pattern) {
-    return pattern != nullptr && pattern->comm != MPI_COMM_NULL;
+    return pattern != nullptr && is_live(pattern);
+}
+inline bool valid(nbr_request_t request) {
+    return request != nullptr && is_live(request);
 }
 
 inline const Plan& plan_of(const nbr_pattern_s& pattern, Collective collective) {

@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "handles.hpp"
@@ -180,6 +182,26 @@ void settle_collectively(nbr_pattern_s& pattern, MPI_Comm comm) {
 
 namespace nbr::internal {
 
+namespace {
+std::mutex live_mutex;
+std::unordered_set<const void*> live_handles;
+}  // namespace
+
+void register_handle(const void* handle) {
+    const std::lock_guard lock(live_mutex);
+    live_handles.insert(handle);
+}
+
+void unregister_handle(const void* handle) {
+    const std::lock_guard lock(live_mutex);
+    live_handles.erase(handle);
+}
+
+bool is_live(const void* handle) {
+    const std::lock_guard lock(live_mutex);
+    return live_handles.count(handle) != 0;
+}
+
 std::string& last_error() {
     thread_local std::string message;
     return message;
@@ -285,6 +307,7 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
     return guarded([&] {
         settle_collectively(*pattern, comm);
         nbr::internal::private_comm(comm, &pattern->comm);
+        nbr::internal::register_handle(pattern.get());
         *out = pattern.release();
         return NBR_SUCCESS;
     });
@@ -292,11 +315,13 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
 
 int nbr_pattern_free(nbr_pattern_t* pattern) {
     if (pattern == nullptr || *pattern == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_free: NULL pattern");
+    if (!valid(*pattern)) return fail(NBR_ERR_ARG, "nbr_pattern_free: not a live pattern (freed already?)");
     if ((*pattern)->requests > 0) {
         return fail(NBR_ERR_STATE, "nbr_pattern_free: " + std::to_string((*pattern)->requests) +
                                        " requests still use the pattern (free or complete them first)");
     }
     nbr::internal::release_comm(&(*pattern)->comm);
+    nbr::internal::unregister_handle(*pattern);
     delete *pattern;
     *pattern = nullptr;
     return NBR_SUCCESS;

@@ -538,6 +538,93 @@ TEST_F(ReplayApiTest, PersistentVariantInitRejectsMismatchedCountsOnEveryRank) {
     }
 }
 
+TEST_F(ReplayApiTest, MismatchedVariantCountsFailOnlyTheMismatchingRankWithoutHangingPeers) {
+    // On the relay pattern over a complete graph, rank 0 receives origin 1's block (its
+    // in-slot 0) forwarded by rank 2 in a staged message, whose in-band header carries the
+    // size: rank 0 expects one byte more. Rank 0 reports NBR_ERR_DATATYPE after forwarding
+    // what the others need; they succeed; the next call on the pattern is clean.
+    nbr::test::SharedTempDir tmp;
+    const auto n = static_cast<std::uint32_t>(world_size());
+    const auto topology = nbr::generate_random({n, 1.0, 1});
+    const auto dirs = nbr::test::compile_every_algorithm(tmp.path(), "complete", topology);
+    const VariantTypes chars{"char", MPI_CHAR, 1, MPI_CHAR, 1, 100};
+    nbr_pattern_t pattern = nullptr;  // on a plain communicator: nbr's engine for every call
+    ASSERT_EQ(nbr_load_pattern(dirs[1].c_str(), MPI_COMM_WORLD, &pattern), NBR_SUCCESS) << nbr_last_error();
+    MPI_Comm graph = dist_graph(topology);
+    for (Mode mode : {Mode::blocking, Mode::nonblocking}) {
+        VariantCall call = variant_call(topology, false, chars, 4);
+        if (world_rank() == 0) call.recv.counts[0] += 1;  // the gap after each block holds it
+        auto out = buffer_for(call.recv.elements, MPI_CHAR, kSentinel);
+        int code = NBR_SUCCESS;
+        if (mode == Mode::blocking) {
+            code = nbr_neighbor_allgatherv(call.send_buffer.data(), call.send.counts[0], MPI_CHAR, out.data(),
+                                           call.recv.counts.data(), call.recv.displs.data(), MPI_CHAR, pattern);
+        } else {
+            nbr_request_t request = nullptr;
+            ASSERT_EQ(nbr_variant_request(call, chars, mode, out, pattern, &request), NBR_SUCCESS);
+            code = nbr_wait(request);
+        }
+        if (world_rank() == 0) {
+            EXPECT_EQ(code, NBR_ERR_DATATYPE) << mode_name(mode);
+            EXPECT_NE(std::string(nbr_last_error()).find("receive block 0"), std::string::npos) << nbr_last_error();
+        } else {
+            EXPECT_EQ(code, NBR_SUCCESS) << mode_name(mode) << ": " << nbr_last_error();
+        }
+        compare_variant(graph, pattern, topology, false, chars, mode, "relay after a mismatch");
+    }
+    EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    MPI_Comm_free(&graph);
+}
+
+TEST_F(ReplayApiTest, NullBuffersInPlaceAndStaleHandlesAreArgumentErrorsOnEveryAlgorithm) {
+    // A complete graph: every rank sends and receives, so every rank sees the same error and
+    // none enters the collective alone.
+    nbr::test::SharedTempDir tmp;
+    const auto topology = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 1.0, 1});
+    const auto dirs = nbr::test::compile_every_algorithm(tmp.path(), "complete", topology);
+    std::vector<int> buffer(4 * static_cast<std::size_t>(world_size()));
+    std::vector<int> counts(static_cast<std::size_t>(world_size()), 1), displs(counts.size());
+    std::iota(displs.begin(), displs.end(), 0);
+    int* data = buffer.data();
+    const auto expect_arg = [](int code, const char* needle, const std::string& what) {
+        EXPECT_EQ(code, NBR_ERR_ARG) << what;
+        EXPECT_NE(std::string(nbr_last_error()).find(needle), std::string::npos) << what << ": " << nbr_last_error();
+    };
+    for (const auto& dir : dirs) {
+        const std::string label = dir.filename().string();
+        nbr_pattern_t p = nullptr;
+        ASSERT_EQ(nbr_load_pattern(dir.c_str(), MPI_COMM_WORLD, &p), NBR_SUCCESS) << nbr_last_error();
+        nbr_request_t r = nullptr;
+        expect_arg(nbr_neighbor_allgather(nullptr, 1, MPI_INT, data, 1, MPI_INT, p), "sendbuf", label);
+        expect_arg(nbr_neighbor_alltoall(data, 1, MPI_INT, nullptr, 1, MPI_INT, p), "recvbuf", label);
+        expect_arg(nbr_ineighbor_alltoall(nullptr, 1, MPI_INT, data, 1, MPI_INT, p, &r), "sendbuf", label);
+        expect_arg(nbr_neighbor_allgather_init(data, 1, MPI_INT, nullptr, 1, MPI_INT, p, 0, &r), "recvbuf", label);
+        expect_arg(nbr_neighbor_allgatherv(nullptr, 1, MPI_INT, data, counts.data(), displs.data(), MPI_INT, p),
+                   "sendbuf", label);
+        expect_arg(nbr_ineighbor_alltoallv(data, counts.data(), displs.data(), MPI_INT, nullptr, counts.data(),
+                                           displs.data(), MPI_INT, p, &r),
+                   "recvbuf", label);
+        expect_arg(nbr_neighbor_alltoall(MPI_IN_PLACE, 1, MPI_INT, data, 1, MPI_INT, p), "MPI_IN_PLACE", label);
+        expect_arg(nbr_neighbor_allgather(data, 1, MPI_INT, data, -1, MPI_INT, p), "negative", label);
+        expect_arg(nbr_neighbor_allgather_init(data, 1, MPI_INT, data, 1, MPI_INT, p, 2, &r), "flags", label);
+        EXPECT_EQ(r, nullptr);
+        // Zero counts need no buffers.
+        EXPECT_EQ(nbr_neighbor_allgather(nullptr, 0, MPI_INT, nullptr, 0, MPI_INT, p), NBR_SUCCESS) << label;
+        // A released nonblocking request and a freed pattern are no longer handles.
+        ASSERT_EQ(nbr_ineighbor_allgather(data, 1, MPI_INT, data + world_size(), 1, MPI_INT, p, &r), NBR_SUCCESS);
+        nbr_request_t stale = r;
+        ASSERT_EQ(nbr_wait(r), NBR_SUCCESS);
+        expect_arg(nbr_wait(stale), "not live", label);
+        expect_arg(nbr_request_free(&stale), "not live", label);
+        nbr_request_t in_array[2] = {nullptr, stale};
+        expect_arg(nbr_waitall(2, in_array), "requests[1]", label);
+        nbr_pattern_t freed = p;
+        ASSERT_EQ(nbr_pattern_free(&p), NBR_SUCCESS);
+        expect_arg(nbr_neighbor_alltoall(data, 1, MPI_INT, data, 1, MPI_INT, freed), "invalid pattern", label);
+        expect_arg(nbr_pattern_free(&freed), "not a live pattern", label);
+    }
+}
+
 TEST_F(ReplayApiTest, VariantArgumentsAreChecked) {
     nbr::test::SharedTempDir tmp;
     const auto topology = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.8, 4});
