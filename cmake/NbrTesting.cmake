@@ -5,7 +5,7 @@ find_package(GTest REQUIRED)
 
 set(NBR_TEST_ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
 if(NBR_SANITIZE)
-  list(APPEND NBR_TEST_ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+  list(APPEND NBR_TEST_ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1" "NBR_SANITIZED=1")
 endif()
 
 # nbr_mpi_launcher(<var> <ranks>): command prefix that runs <ranks> processes.

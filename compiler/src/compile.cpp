@@ -107,9 +107,9 @@ void publish(const fs::path& temp, const fs::path& output) {
 }  // namespace
 
 Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputFormat format,
-                                  std::optional<std::uint32_t> ranks) {
+                                  std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
     Topology topology;
-    internal::collective_try(comm, [&] { topology = read_topology(path, format, ranks); });
+    internal::collective_try(comm, [&] { topology = read_topology(path, format, ranks, max_ranks); });
     return topology;
 }
 

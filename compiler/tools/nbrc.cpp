@@ -37,6 +37,7 @@ struct Options {
     std::string input;
     std::string format = "auto";
     std::optional<std::uint32_t> ranks;
+    std::uint32_t max_ranks = nbr::kDefaultMaxRanks;
     std::string algorithm = "naive";
     nbr::compiler::AlgorithmOptions algorithm_options;  // placement is set from the options below
     std::string output;
@@ -124,7 +125,7 @@ std::optional<nbr::Placement> compile_placement(const Options& o, std::uint32_t 
 
 int run_compile(const Options& o) {
     const auto topology =
-        nbr::compiler::read_topology_collective(MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks);
+        nbr::compiler::read_topology_collective(MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks, o.max_ranks);
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(o.algorithm);
     options.algorithm_options = o.algorithm_options;
@@ -168,7 +169,7 @@ int run_verify(const Options& o) {
     on_root([&] {
         std::optional<nbr::Topology> expected;
         if (!o.topology.empty()) {
-            expected = nbr::read_topology(o.topology, input_format(o.format), o.ranks);
+            expected = nbr::read_topology(o.topology, input_format(o.format), o.ranks, o.max_ranks);
         }
         const auto report = nbr::compiler::verify_directory(o.dir, expected ? &*expected : nullptr);
         if (report.ok) {
@@ -285,6 +286,9 @@ int run(int argc, char** argv) {
     compile->add_option("--format", o.format, "Input format")->transform(CLI::IsMember(formats))->capture_default_str();
     compile->add_option("--ranks", o.ranks, "Number of ranks (edge list) or processes a matrix is mapped to")
         ->check(CLI::PositiveNumber);
+    compile->add_option("--max-ranks", o.max_ranks, "Largest rank count the input may name (checked before reading on)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     std::map<std::string, std::string> algos;
     for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
     compile->add_option("--algo", o.algorithm, "Pattern algorithm")
@@ -308,6 +312,9 @@ int run(int argc, char** argv) {
         ->transform(CLI::IsMember(formats))
         ->capture_default_str();
     verify->add_option("--ranks", o.ranks, "--ranks used when compiling --topology")->check(CLI::PositiveNumber);
+    verify->add_option("--max-ranks", o.max_ranks, "--max-ranks for reading --topology")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
 
     std::string machines;
     for (const auto& name : nbr::compiler::machine_preset_names()) machines += (machines.empty() ? "" : ", ") + name;

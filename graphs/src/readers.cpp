@@ -30,6 +30,11 @@ bool parse_number(std::string_view field) {
     return end == copy.c_str() + copy.size();
 }
 
+std::string too_many_ranks(std::uint64_t ranks, std::uint32_t max_ranks) {
+    return std::to_string(ranks) + " ranks exceed the limit of " + std::to_string(max_ranks) +
+           " (raise it with --max-ranks)";
+}
+
 std::string lower(std::string_view s) {
     std::string out(s);
     std::transform(out.begin(), out.end(), out.begin(),
@@ -54,7 +59,8 @@ std::uint32_t block_owner(std::uint64_t index, std::uint64_t count, std::uint32_
     return static_cast<std::uint32_t>(extra + (index - big) / base);
 }
 
-Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ranks) {
+Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
+    if (ranks && *ranks > max_ranks) throw InputError(path + ": " + too_many_ranks(*ranks, max_ranks));
     const std::string text = load(path);
     LineReader lines(text);
     std::string_view line;
@@ -73,6 +79,7 @@ Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ra
                     throw InputError(where(path, lines.number()) + "bad '# ranks' value '" + std::string(comment[1]) +
                                      "'");
                 }
+                if (n > max_ranks) throw InputError(where(path, lines.number()) + too_many_ranks(n, max_ranks));
                 declared = n;
             }
             line = line.substr(0, hash);
@@ -88,8 +95,9 @@ Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ra
             throw InputError(where(path, lines.number()) + "ranks must be non-negative integers, found '" +
                              std::string(fields[0]) + " " + std::string(fields[1]) + "'");
         }
-        if (src >= std::numeric_limits<std::uint32_t>::max() || dst >= std::numeric_limits<std::uint32_t>::max()) {
-            throw InputError(where(path, lines.number()) + "rank too large");
+        if (std::max(src, dst) >= max_ranks) {
+            throw InputError(where(path, lines.number()) + "rank " + std::to_string(std::max(src, dst)) + ": " +
+                             too_many_ranks(std::max(src, dst) + 1, max_ranks));
         }
         max_index = std::max({max_index, src, dst});
         any = true;
@@ -109,7 +117,7 @@ Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ra
     return Topology::from_edges(n, edges);
 }
 
-Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t> ranks) {
+Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
     const std::string text = load(path);
     LineReader lines(text);
     std::string_view line;
@@ -150,6 +158,7 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
     // Size line after comments.
     std::uint64_t rows = 0, cols = 0, entries = 0;
     bool have_size = false;
+    std::size_t size_line = 0;
     while (lines.next(line)) {
         const auto fields = fields_of(line);
         if (fields.empty() || fields[0].front() == '%') continue;
@@ -158,6 +167,7 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
             throw InputError(where(path, lines.number()) + "expected the size line 'rows cols entries'");
         }
         have_size = true;
+        size_line = lines.number();
         break;
     }
     if (!have_size) throw InputError(path + ": size line missing (file truncated?)");
@@ -166,11 +176,20 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
         throw InputError(path + ": " + symmetry + " matrix must be square, is " + std::to_string(rows) + "x" +
                          std::to_string(cols));
     }
-    if (rows > std::numeric_limits<std::uint32_t>::max() && !ranks) {
-        throw InputError(path + ": too many rows for one rank per row; give --ranks");
+    if (!ranks && rows > max_ranks) {
+        throw InputError(where(path, size_line) + std::to_string(rows) +
+                         " rows, one rank per row: " + too_many_ranks(rows, max_ranks) + "; give --ranks");
     }
+    if (ranks && *ranks > max_ranks) throw InputError(path + ": " + too_many_ranks(*ranks, max_ranks));
     const std::uint32_t parts = ranks ? *ranks : static_cast<std::uint32_t>(rows);
     if (parts == 0) throw InputError(path + ": number of ranks must be positive");
+    // Every entry line takes at least 4 bytes ("1 1" and a line end; the last may lack it).
+    const std::uint64_t room = lines.remaining() / 4 + 1;
+    if (entries > room) {
+        throw InputError(where(path, size_line) + "declares " + std::to_string(entries) + " entries, but the " +
+                         std::to_string(lines.remaining()) + " bytes after it hold at most " + std::to_string(room) +
+                         " (file truncated?)");
+    }
 
     std::vector<Edge> pairs;
     pairs.reserve(general ? entries : 2 * entries);
@@ -224,12 +243,14 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
     return Topology::from_edges(parts, pairs);
 }
 
-Topology read_topology(const std::string& path, InputFormat format, std::optional<std::uint32_t> ranks) {
+Topology read_topology(const std::string& path, InputFormat format, std::optional<std::uint32_t> ranks,
+                       std::uint32_t max_ranks) {
     if (format == InputFormat::automatic) {
         const bool mtx = path.size() >= 4 && lower(path.substr(path.size() - 4)) == ".mtx";
         format = mtx ? InputFormat::matrix_market : InputFormat::edge_list;
     }
-    return format == InputFormat::matrix_market ? read_matrix_market(path, ranks) : read_edge_list(path, ranks);
+    return format == InputFormat::matrix_market ? read_matrix_market(path, ranks, max_ranks)
+                                                : read_edge_list(path, ranks, max_ranks);
 }
 
 void write_edge_list(const std::string& path, const Topology& topology, const std::string& comment) {

@@ -40,6 +40,8 @@ public:
     }
     [[nodiscard]] std::size_t number() const { return number_; }
     [[nodiscard]] bool ends_with_newline() const { return ends_with_newline_; }
+    /// @brief Bytes after the current line.
+    [[nodiscard]] std::size_t remaining() const { return pos_ >= text_.size() ? 0 : text_.size() - pos_; }
 
 private:
     std::string_view text_;

@@ -180,5 +180,21 @@ mkdir keep && echo data >keep/file
 expect 1 "not an nbr pattern directory" -- $nbrc compile moore.el -o keep
 test -f keep/file && pass || fail "foreign directory was replaced"
 
+# Sizes a file declares are checked against the file and --max-ranks before anything is
+# allocated: each input fails with its file and line under a 256 MiB address-space limit (not
+# in sanitized builds, whose shadow memory alone needs more), and leaves no output behind.
+printf '%%%%MatrixMarket matrix coordinate pattern general\n2000000000 2000000000 1\n1 2\n' >rows.mtx
+printf '%%%%MatrixMarket matrix coordinate pattern general\n3 3 4000000000\n1 2\n2 3\n' >entries.mtx
+printf '0 1\n1 4294967294\n' >far.el
+printf '# ranks 4000000000\n0 1\n' >declared.el
+limited() { if [ -n "${NBR_SANITIZED:-}" ]; then "$@"; else (ulimit -v 262144 && "$@"); fi; }
+expect 1 "rows.mtx:2: 2000000000 rows, one rank per row" -- limited $nbrc compile rows.mtx -o big1
+expect 1 "entries.mtx:2: declares 4000000000 entries" -- limited $nbrc compile entries.mtx -o big2
+expect 1 "far.el:2: rank 4294967294" -- limited $nbrc compile far.el -o big3
+expect 1 "declared.el:1: 4000000000 ranks exceed the limit of 16777216" -- limited $nbrc compile declared.el -o big4
+expect 1 "exceed the limit of 8" -- limited $nbrc compile moore.el --max-ranks 8 -o big5
+expect 0 "" -- limited $nbrc compile rows.mtx --ranks 4 -q -o small
+test ! -e big1 && test ! -e big3 && test ! -e big5 && pass || fail "a rejected input left an output directory"
+
 echo "nbrc_cli: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -164,6 +164,25 @@ TEST_F(ReaderTest, MatrixMarketMalformed) {
                  {"k.mtx:3:", "outside"});
 }
 
+TEST_F(ReaderTest, DeclaredSizesAreCheckedAgainstTheFileAndTheRankLimitBeforeAllocating) {
+    // Each would otherwise reserve gigabytes (tests/cli runs them under a 256 MiB limit too).
+    const std::string head = "%%MatrixMarket matrix coordinate pattern general\n";
+    expect_error([&] { (void)nbr::read_matrix_market(write("rows.mtx", head + "2000000000 2000000000 1\n1 2\n")); },
+                 {"rows.mtx:2:", "2000000000 rows", "--max-ranks", "--ranks"});
+    expect_error([&] { (void)nbr::read_matrix_market(write("entries.mtx", head + "3 3 4000000000\n1 2\n")); },
+                 {"entries.mtx:2:", "declares 4000000000 entries", "at most 2"});
+    expect_error([&] { (void)nbr::read_edge_list(write("far.el", "0 1\n1 4294967294\n")); },
+                 {"far.el:2:", "rank 4294967294", "exceed the limit of 16777216"});
+    expect_error([&] { (void)nbr::read_edge_list(write("declared.el", "0 1\n# ranks 4000000000\n")); },
+                 {"declared.el:2:", "4000000000 ranks exceed"});
+    expect_error([&] { (void)nbr::read_edge_list(write("opt.el", "0 1\n"), 100, 10); }, {"opt.el", "100 ranks exceed"});
+    // The limit is a parameter: within it, the same shapes read.
+    EXPECT_EQ(nbr::read_edge_list(write("ok.el", "0 1\n1 19\n"), std::nullopt, 20).num_ranks(), 20u);
+    EXPECT_EQ(nbr::read_matrix_market(write("ok.mtx", head + "1000 1000 1\n1 2\n"), 4).num_ranks(), 4u);
+    expect_error([&] { (void)nbr::read_edge_list(write("edge.el", "0 1\n1 20\n"), std::nullopt, 20); },
+                 {"edge.el:2:", "21 ranks exceed the limit of 20"});
+}
+
 TEST(SharedMatrices, EveryMatrixMapsToAConsistentProcessGraph) {
     const auto dir = nbr::test::matrices_dir();
     ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;

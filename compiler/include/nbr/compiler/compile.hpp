@@ -61,7 +61,8 @@ double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& 
 /// @brief Reads a topology on every process of `comm`; if any process fails, all throw
 /// InputError with the first failing process's message. Collective.
 [[nodiscard]] Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputFormat format,
-                                                std::optional<std::uint32_t> ranks);
+                                                std::optional<std::uint32_t> ranks,
+                                                std::uint32_t max_ranks = kDefaultMaxRanks);
 
 namespace internal {
 
