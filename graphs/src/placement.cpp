@@ -34,7 +34,7 @@ void check_ranks_directive(std::string_view comment, const std::string& path, st
     if (fields.size() != 2 || fields[0] != "ranks") return;
     std::uint32_t declared = 0;
     if (!parse_unsigned(fields[1], declared) || declared != n) {
-        throw InputError(where(path, line) + "'# ranks " + std::string(fields[1]) + "' but the pattern has " +
+        throw InputError(where(path, line) + "'# ranks " + internal::excerpt(fields[1]) + "' but the pattern has " +
                          std::to_string(n) + " ranks");
     }
 }

@@ -15,6 +15,7 @@ namespace nbr {
 
 namespace {
 
+using internal::excerpt;
 using internal::fields_of;
 using internal::LineReader;
 using internal::load;
@@ -76,8 +77,7 @@ Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ra
             if (hash == line.find_first_not_of(" \t") && comment.size() == 2 && comment[0] == "ranks") {
                 std::uint32_t n = 0;
                 if (!parse_unsigned(comment[1], n)) {
-                    throw InputError(where(path, lines.number()) + "bad '# ranks' value '" + std::string(comment[1]) +
-                                     "'");
+                    throw InputError(where(path, lines.number()) + "bad '# ranks' value '" + excerpt(comment[1]) + "'");
                 }
                 if (n > max_ranks) throw InputError(where(path, lines.number()) + too_many_ranks(n, max_ranks));
                 declared = n;
@@ -87,13 +87,13 @@ Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ra
         const auto fields = fields_of(line);
         if (fields.empty()) continue;
         if (fields.size() < 2) {
-            throw InputError(where(path, lines.number()) + "expected 'src dst', found '" + std::string(line) + "'" +
+            throw InputError(where(path, lines.number()) + "expected 'src dst', found '" + excerpt(line) + "'" +
                              (lines.ends_with_newline() ? "" : " (file truncated?)"));
         }
         std::uint64_t src = 0, dst = 0;
         if (!parse_unsigned(fields[0], src) || !parse_unsigned(fields[1], dst)) {
             throw InputError(where(path, lines.number()) + "ranks must be non-negative integers, found '" +
-                             std::string(fields[0]) + " " + std::string(fields[1]) + "'");
+                             excerpt(fields[0]) + " " + excerpt(fields[1]) + "'");
         }
         if (std::max(src, dst) >= max_ranks) {
             throw InputError(where(path, lines.number()) + "rank " + std::to_string(std::max(src, dst)) + ": " +
@@ -129,10 +129,10 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
                          "'%%MatrixMarket matrix coordinate <field> <symmetry>')");
     }
     if (lower(header[1]) != "matrix") {
-        throw InputError(where(path, 1) + "object '" + std::string(header[1]) + "' is not supported, only 'matrix'");
+        throw InputError(where(path, 1) + "object '" + excerpt(header[1]) + "' is not supported, only 'matrix'");
     }
     if (lower(header[2]) != "coordinate") {
-        throw InputError(where(path, 1) + "format '" + std::string(header[2]) +
+        throw InputError(where(path, 1) + "format '" + excerpt(header[2]) +
                          "' is not supported: a process graph needs a sparse 'coordinate' matrix");
     }
     const std::string field = lower(header[3]);
@@ -144,12 +144,12 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
     } else if (field == "complex") {
         value_columns = 2;
     } else {
-        throw InputError(where(path, 1) + "unknown field '" + std::string(header[3]) + "'");
+        throw InputError(where(path, 1) + "unknown field '" + excerpt(header[3]) + "'");
     }
     const std::string symmetry = lower(header[4]);
     const bool general = symmetry == "general";
     if (!general && symmetry != "symmetric" && symmetry != "skew-symmetric" && symmetry != "hermitian") {
-        throw InputError(where(path, 1) + "unknown symmetry '" + std::string(header[4]) + "'");
+        throw InputError(where(path, 1) + "unknown symmetry '" + excerpt(header[4]) + "'");
     }
     if (symmetry == "hermitian" && field != "complex") {
         throw InputError(where(path, 1) + "hermitian symmetry needs complex values");
@@ -212,7 +212,7 @@ Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t
         }
         for (int v = 0; v < value_columns; ++v) {
             if (!parse_number(fields[2 + v])) {
-                throw InputError(where(path, lines.number()) + "bad value '" + std::string(fields[2 + v]) + "'");
+                throw InputError(where(path, lines.number()) + "bad value '" + excerpt(fields[2 + v]) + "'");
             }
         }
         if (i < 1 || i > rows || j < 1 || j > cols) {

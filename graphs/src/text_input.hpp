@@ -50,6 +50,26 @@ private:
     bool ends_with_newline_ = true;
 };
 
+/// @brief File content quoted in an error message: bytes that are not printable ASCII become
+/// \xNN, and the quote stops after `max` bytes of input ("..." marks the cut), so a binary or
+/// huge line cannot flood a terminal or a log.
+inline std::string excerpt(std::string_view text, std::size_t max = 40) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = 0; i < text.size() && i < max; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xf];
+        }
+    }
+    if (text.size() > max) out += "...";
+    return out;
+}
+
 /// @brief Splits a line into whitespace-separated fields.
 inline std::vector<std::string_view> fields_of(std::string_view line) {
     std::vector<std::string_view> fields;

@@ -1,4 +1,5 @@
 #include <unistd.h>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -181,6 +182,29 @@ TEST_F(ReaderTest, DeclaredSizesAreCheckedAgainstTheFileAndTheRankLimitBeforeAll
     EXPECT_EQ(nbr::read_matrix_market(write("ok.mtx", head + "1000 1000 1\n1 2\n"), 4).num_ranks(), 4u);
     expect_error([&] { (void)nbr::read_edge_list(write("edge.el", "0 1\n1 20\n"), std::nullopt, 20); },
                  {"edge.el:2:", "21 ranks exceed the limit of 20"});
+}
+
+TEST_F(ReaderTest, ErrorsQuoteFileContentEscapedAndShort) {
+    // A binary line: its bytes come back as \xNN, and no more than 40 of them.
+    std::string junk = "0 1\n";
+    for (int i = 0; i < 5000; ++i) junk += static_cast<char>(i % 7 == 0 ? 0x01 : 0xfe);
+    junk += "\n";
+    try {
+        (void)nbr::read_edge_list(write("junk.el", junk));
+        FAIL() << "no error";
+    } catch (const nbr::InputError& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find("junk.el:2:"), std::string::npos) << message;
+        EXPECT_NE(message.find("\\x01\\xfe"), std::string::npos) << message;
+        EXPECT_NE(message.find("..."), std::string::npos) << message;
+        EXPECT_LT(message.size(), 400u) << message;
+        EXPECT_TRUE(std::all_of(message.begin(), message.end(), [](char c) {
+            return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+        })) << "raw control bytes in the message";
+    }
+    const std::string head = "%%MatrixMarket matrix coordinate real general\n";
+    expect_error([&] { (void)nbr::read_matrix_market(write("v.mtx", head + "2 2 1\n1 1 \x1b[31mred\n")); },
+                 {"v.mtx:3:", "bad value '\\x1b[31mred'"});
 }
 
 TEST(SharedMatrices, EveryMatrixMapsToAConsistentProcessGraph) {
