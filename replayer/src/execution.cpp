@@ -45,21 +45,18 @@ void Execution::bind(const BlockBuffer& send, const BlockBuffer& recv) {
 }
 
 void Execution::layout_uniform() {
-    const Plan& plan = *plan_;
-    recv_offsets_.assign(plan.recvs.size() + 1, 0);
-    for (std::size_t r = 0; r < plan.recvs.size(); ++r) {
-        const std::size_t bytes = plan.recvs[r].direct ? 0 : plan.recvs[r].units.size() * unit_bytes_;
-        (void)message_count(bytes);
-        recv_offsets_[r + 1] = recv_offsets_[r] + bytes;
-    }
-    recv_staging_.resize(recv_offsets_.back());
-    send_offsets_.assign(plan.sends.size() + 1, 0);
-    for (std::size_t s = 0; s < plan.sends.size(); ++s) {
-        const std::size_t bytes = plan.sends[s].direct ? 0 : plan.sends[s].units.size() * unit_bytes_;
-        (void)message_count(bytes);
-        send_offsets_[s + 1] = send_offsets_[s] + bytes;
-    }
-    send_staging_.resize(send_offsets_.back());
+    // Staging offsets of the staged messages (direct ones take none), one unit size each.
+    const auto lay_out = [this](const auto& messages, std::vector<std::size_t>& offsets, std::vector<char>& staging) {
+        offsets.assign(messages.size() + 1, 0);
+        for (std::size_t m = 0; m < messages.size(); ++m) {
+            const std::size_t bytes = messages[m].direct ? 0 : messages[m].units.size() * unit_bytes_;
+            (void)message_count(bytes);
+            offsets[m + 1] = offsets[m] + bytes;
+        }
+        staging.resize(offsets.back());
+    };
+    lay_out(plan_->recvs, recv_offsets_, recv_staging_);
+    lay_out(plan_->sends, send_offsets_, send_staging_);
     scratch_.resize(std::max(scratch_.size(), unit_bytes_));
     layout_bytes_ = unit_bytes_;
 }

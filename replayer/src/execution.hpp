@@ -54,8 +54,6 @@ public:
     /// On an exception the execution is no longer active (see fail()).
     bool progress(bool block);
     [[nodiscard]] bool active() const noexcept { return active_; }
-    [[nodiscard]] const Plan& plan() const noexcept { return *plan_; }
-    [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
 
     /// @brief Records that the execution failed (called by whoever caught its exception).
     void fail(int code, std::string message);

@@ -50,13 +50,6 @@ void sweep_locked() {
     registered.store(registry.size());
 }
 
-void report(Execution& execution) {
-    if (execution.error_code() == 0) return;
-    NbrError error(execution.error_code(), execution.error_message());
-    execution.clear_error();
-    throw error;
-}
-
 /// Drives `execution` to completion (or failure), progressing the others meanwhile.
 void drive(Execution& execution) {
     for (;;) {
@@ -87,11 +80,6 @@ void add(Execution& execution) {
     registered.store(registry.size());
 }
 
-void wait(Execution& execution) {
-    drive(execution);
-    report(execution);
-}
-
 void wait_all(const std::vector<Execution*>& executions) {
     if (executions.size() == 1) {
         drive(*executions[0]);
@@ -101,16 +89,6 @@ void wait_all(const std::vector<Execution*>& executions) {
         return std::any_of(executions.begin(), executions.end(), [](const Execution* e) { return e->active(); });
     };
     while (any_active()) poll();
-}
-
-bool test(Execution& execution) {
-    {
-        std::lock_guard lock(registry_mutex);
-        if (execution.active()) sweep_locked();
-    }
-    if (execution.active()) return false;
-    report(execution);
-    return true;
 }
 
 void poll() {

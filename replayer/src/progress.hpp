@@ -19,16 +19,8 @@ namespace progress {
 /// @brief Registers a started execution; it leaves the registry when it completes or fails.
 void add(Execution& execution);
 
-/// @brief Waits until `execution` is complete, progressing every registered execution.
-/// @throws NbrError with the execution's own failure (then forgotten).
-void wait(Execution& execution);
-
 /// @brief Waits until every execution is complete. Failures are left in the executions.
 void wait_all(const std::vector<Execution*>& executions);
-
-/// @brief Progresses every registered execution once; true if `execution` is complete.
-/// @throws NbrError with the execution's own failure (then forgotten).
-bool test(Execution& execution);
 
 /// @brief Progresses every registered execution once.
 void poll();

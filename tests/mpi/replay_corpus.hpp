@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include "mpi_test_support.hpp"
@@ -85,6 +86,40 @@ inline void reference_alltoall(const void* send, int send_count, MPI_Datatype se
     reference_alltoallv(send, send_counts.data(), send_displs.data(), send_type, recv, recv_counts.data(),
                         recv_displs.data(), recv_type, graph);
 }
+
+/// Arguments of one fixed-size collective call: counts and types on both sides.
+struct Signature {
+    std::string name;
+    int send_count;
+    MPI_Datatype send_type;
+    int recv_count;
+    MPI_Datatype recv_type;
+};
+
+/// Fills a buffer with bytes that depend on the rank, the position and `seed`.
+inline void fill(std::vector<unsigned char>& buffer, int seed) {
+    for (std::size_t i = 0; i < buffer.size(); ++i) {
+        buffer[i] = static_cast<unsigned char>((world_rank() * 131 + static_cast<int>(i) * 7 + seed * 17) & 0xff);
+    }
+}
+
+/// Test suites replaying with non-contiguous derived types: a strided vector of 6 ints over
+/// 8 slots and one of 2 doubles over 3, committed once per suite.
+class StridedTypesTest : public testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        MPI_Type_vector(3, 2, 3, MPI_INT, &strided_int6_);
+        MPI_Type_commit(&strided_int6_);
+        MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided_double2_);
+        MPI_Type_commit(&strided_double2_);
+    }
+    static void TearDownTestSuite() {
+        MPI_Type_free(&strided_int6_);
+        MPI_Type_free(&strided_double2_);
+    }
+    static inline MPI_Datatype strided_int6_ = MPI_DATATYPE_NULL;
+    static inline MPI_Datatype strided_double2_ = MPI_DATATYPE_NULL;
+};
 
 struct CorpusCase {
     std::string name;

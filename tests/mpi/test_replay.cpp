@@ -20,18 +20,11 @@ using nbr::test::world_size;
 constexpr unsigned char kSentinel = 0xA5;
 
 using nbr::test::dist_graph;
+using nbr::test::fill;
 using nbr::test::has_duplicate_in_edges;
 using nbr::test::is_mpich;
 using nbr::test::reference_alltoall;
-
-/// Arguments of one collective call: send/recv counts and types, buffer sizes in bytes.
-struct Signature {
-    std::string name;
-    int send_count;
-    MPI_Datatype send_type;
-    int recv_count;
-    MPI_Datatype recv_type;
-};
+using nbr::test::Signature;
 
 std::size_t span_bytes(int count, MPI_Datatype type, std::size_t blocks) {
     MPI_Aint lb = 0, extent = 0;
@@ -39,26 +32,8 @@ std::size_t span_bytes(int count, MPI_Datatype type, std::size_t blocks) {
     return static_cast<std::size_t>(extent) * static_cast<std::size_t>(count) * blocks + 64;
 }
 
-void fill(std::vector<unsigned char>& buffer, int seed) {
-    for (std::size_t i = 0; i < buffer.size(); ++i) {
-        buffer[i] = static_cast<unsigned char>((world_rank() * 131 + static_cast<int>(i) * 7 + seed * 17) & 0xff);
-    }
-}
-
-class ReplayTest : public testing::Test {
+class ReplayTest : public nbr::test::StridedTypesTest {
 protected:
-    static void SetUpTestSuite() {
-        // Types: a strided vector (non-contiguous) and its contiguous equivalent.
-        MPI_Type_vector(3, 2, 3, MPI_INT, &strided_int6_);  // 6 ints spread over 8 slots
-        MPI_Type_commit(&strided_int6_);
-        MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided_double2_);
-        MPI_Type_commit(&strided_double2_);
-    }
-    static void TearDownTestSuite() {
-        MPI_Type_free(&strided_int6_);
-        MPI_Type_free(&strided_double2_);
-    }
-
     static std::vector<Signature> signatures() {
         return {
             {"int x1", 1, MPI_INT, 1, MPI_INT},
@@ -115,13 +90,7 @@ protected:
             EXPECT_TRUE(expected == actual) << what;
         }
     }
-
-    static MPI_Datatype strided_int6_;
-    static MPI_Datatype strided_double2_;
 };
-
-MPI_Datatype ReplayTest::strided_int6_ = MPI_DATATYPE_NULL;
-MPI_Datatype ReplayTest::strided_double2_ = MPI_DATATYPE_NULL;
 
 TEST_F(ReplayTest, BlockingMatchesNativeOnEveryTopology) {
     nbr::test::SharedTempDir tmp;

@@ -19,8 +19,10 @@
 namespace {
 
 using nbr::test::dist_graph;
+using nbr::test::fill;
 using nbr::test::has_duplicate_in_edges;
 using nbr::test::is_mpich;
+using nbr::test::Signature;
 using nbr::test::world_rank;
 using nbr::test::world_size;
 
@@ -98,12 +100,6 @@ std::vector<unsigned char> buffer_for(std::size_t elements, MPI_Datatype type, u
     MPI_Aint lb = 0, extent = 0;
     MPI_Type_get_extent(type, &lb, &extent);
     return std::vector<unsigned char>(elements * static_cast<std::size_t>(extent) + 64, value);
-}
-
-void fill(std::vector<unsigned char>& buffer, int seed) {
-    for (std::size_t i = 0; i < buffer.size(); ++i) {
-        buffer[i] = static_cast<unsigned char>((world_rank() * 131 + static_cast<int>(i) * 7 + seed * 17) & 0xff);
-    }
 }
 
 /// The arguments of one v-variant call on the calling rank.
@@ -246,15 +242,6 @@ void compare_variant(MPI_Comm graph, nbr_pattern_t pattern, const nbr::Topology&
     expect_same(native, actual, &standard, graph, what);
 }
 
-/// A fixed-size call: counts and types on both sides.
-struct Signature {
-    std::string name;
-    int send_count;
-    MPI_Datatype send_type;
-    int recv_count;
-    MPI_Datatype recv_type;
-};
-
 /// nbr_ineighbor_* + nbr_wait against MPI_Ineighbor_* + MPI_Wait.
 void compare_nonblocking(MPI_Comm graph, nbr_pattern_t pattern, bool alltoall, const Signature& sig,
                          const std::string& label) {
@@ -297,19 +284,8 @@ void compare_nonblocking(MPI_Comm graph, nbr_pattern_t pattern, bool alltoall, c
     expect_same(native, actual, &standard, graph, what);
 }
 
-class ReplayApiTest : public testing::Test {
+class ReplayApiTest : public nbr::test::StridedTypesTest {
 protected:
-    static void SetUpTestSuite() {
-        MPI_Type_vector(3, 2, 3, MPI_INT, &strided_int6_);  // 6 ints spread over 8 slots
-        MPI_Type_commit(&strided_int6_);
-        MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided_double2_);
-        MPI_Type_commit(&strided_double2_);
-    }
-    static void TearDownTestSuite() {
-        MPI_Type_free(&strided_int6_);
-        MPI_Type_free(&strided_double2_);
-    }
-
     static std::vector<VariantTypes> variant_types() {
         return {
             {"char (64 KiB on some edges)", MPI_CHAR, 1, MPI_CHAR, 1, 65536},
@@ -326,13 +302,7 @@ protected:
             {"strided double -> double x6", 3, strided_double2_, 6, MPI_DOUBLE},
         };
     }
-
-    static MPI_Datatype strided_int6_;
-    static MPI_Datatype strided_double2_;
 };
-
-MPI_Datatype ReplayApiTest::strided_int6_ = MPI_DATATYPE_NULL;
-MPI_Datatype ReplayApiTest::strided_double2_ = MPI_DATATYPE_NULL;
 
 TEST_F(ReplayApiTest, VariantsAndNonblockingMatchNativeOnEveryTopologyAndAlgorithm) {
     nbr::test::SharedTempDir tmp;
