@@ -145,12 +145,14 @@ bool has_duplicate_in_edges(std::vector<int> in) {
     return std::adjacent_find(in.begin(), in.end()) != in.end();
 }
 
+#if !defined(NBR_SMPI)
 bool is_mpich() {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int length = 0;
     if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return true;  // assume the worst
     return std::string(version, static_cast<std::size_t>(length)).find("MPICH") != std::string::npos;
 }
+#endif
 
 /// What every rank must agree on after a successful load: one tag window for all (the widest
 /// plan's), and per collective whether blocking calls go to the native collective.
