@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: unit, MPI and CLI tests against Open MPI (built with
-# AddressSanitizer + UBSan) and against MPICH; then the SimGrid SMPI build of the simulated
+# AddressSanitizer + UBSan) and against MPICH (the long runs also with the sanitizers); the fuzz targets for a fixed time each (clang,
+# libFuzzer, ASan + UBSan); then the SimGrid SMPI build of the simulated
 # benchmarks with a small simulated run of each (data checked, determinism checked).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +24,19 @@ cmake -S "$root" -B "$root/build-mpich" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebIn
   -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 cmake --build "$root/build-mpich" -j "$jobs"
 (cd "$root/build-mpich" && ctest -j "$jobs" --output-on-failure --timeout 900 -E '^(test_replay[.]16ranks|test_replay_api[.]5ranks)$')
+
+echo "== MPICH, sanitized build of the long runs (10^5 persistent and nonblocking iterations)"
+cmake -S "$root" -B "$root/build-mpich-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNBR_SANITIZE=ON -DNBR_WERROR=ON \
+  -DNBR_BUILD_BENCH=OFF -DNBR_BUILD_EXAMPLES=OFF -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich \
+  -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
+cmake --build "$root/build-mpich-asan" -j "$jobs" --target test_long_run
+(cd "$root/build-mpich-asan" && ctest --output-on-failure -R '^test_long_run[.]')
+
+echo "== Fuzzing (clang, libFuzzer with ASan and UBSan): each target for NBR_FUZZ_SECONDS"
+CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBR_FUZZ=ON \
+  -DNBR_BUILD_BENCH=OFF -DNBR_BUILD_EXAMPLES=OFF -DNBR_FUZZ_SECONDS="${NBR_FUZZ_SECONDS:-30}" >/dev/null
+cmake --build "$root/build-fuzz" -j "$jobs" --target fuzz_targets
+(cd "$root/build-fuzz" && ctest -j "$jobs" --output-on-failure -L fuzz)
 
 echo "== SimGrid SMPI build (simulated benchmarks: build and a small simulated run)"
 # shellcheck source=../bench/smpi/common.sh

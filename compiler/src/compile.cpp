@@ -1,10 +1,14 @@
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/mpi_program.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <system_error>
 #include <vector>
 
@@ -68,16 +72,66 @@ private:
     Clock::time_point start_;
 };
 
+std::string host_name() {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+    return name;
+}
+
+/// Prefix of the temporary directories a compile to `output` works in: files are written there
+/// and the directory is renamed to `output` only when complete. The name carries the host and
+/// process id of its compile, so that a later compile can tell a leftover of a killed one.
+std::string temp_prefix(const fs::path& output) {
+    std::string prefix = ".";  // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "." + string
+    prefix += output.filename().string();
+    prefix += ".tmp-";
+    return prefix;
+}
+
+fs::path parent_of(const fs::path& output) {
+    fs::path parent = output.parent_path();
+    return parent.empty() ? fs::path(".") : parent;
+}
+
+/// Whether a temporary directory's name (HOST-PID-XXXXXX, maybe with ".old") names a process
+/// of this host that no longer runs.
+bool is_abandoned(std::string rest, const std::string& host) {
+    if (rest.size() > 4 && rest.compare(rest.size() - 4, 4, ".old") == 0) rest.resize(rest.size() - 4);
+    if (rest.size() < 8 || rest[rest.size() - 7] != '-') return false;
+    rest.resize(rest.size() - 7);  // drops -XXXXXX
+    const auto dash = rest.rfind('-');
+    if (dash == std::string::npos || rest.substr(0, dash) != host) return false;
+    char* end = nullptr;
+    const long pid = std::strtol(rest.c_str() + dash + 1, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid == getpid()) return false;
+    return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+/// Removes the temporary directories that killed compiles to `output` on this host left behind.
+int remove_leftovers(const fs::path& output) {
+    const std::string prefix = temp_prefix(output);
+    const std::string host = host_name();
+    std::error_code ec;
+    int removed = 0;
+    for (const auto& entry : fs::directory_iterator(parent_of(output), ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.compare(0, prefix.size(), prefix) != 0 || !entry.is_directory(ec)) continue;
+        if (!is_abandoned(name.substr(prefix.size()), host)) continue;
+        if (fs::remove_all(entry.path(), ec) != static_cast<std::uintmax_t>(-1) && !ec) ++removed;
+    }
+    return removed;
+}
+
 /// Creates a unique sibling directory of `output` for the files being written.
 fs::path make_temp_dir(const fs::path& output) {
-    fs::path parent = output.parent_path();
-    if (parent.empty()) parent = ".";
+    const fs::path parent = parent_of(output);
     if (!fs::is_directory(parent)) {
         throw std::runtime_error(parent.string() + ": output's parent directory does not exist");
     }
-    std::string pattern = (parent / ("." + output.filename().string() + ".tmp-XXXXXX")).string();
+    std::string pattern =
+        (parent / (temp_prefix(output) + host_name() + "-" + std::to_string(getpid()) + "-XXXXXX")).string();
     if (mkdtemp(pattern.data()) == nullptr) {
-        throw std::runtime_error(parent.string() + ": cannot create a temporary directory");
+        throw std::runtime_error(parent.string() + ": cannot create a temporary directory: " + std::strerror(errno));
     }
     return pattern;
 }
@@ -104,6 +158,17 @@ void publish(const fs::path& temp, const fs::path& output) {
     }
 }
 
+/// Manifest.compile_id: a checksum of what makes two compiles' outputs differ.
+std::uint64_t compile_id(const Algorithm& algorithm, const Topology& topology) {
+    std::string key = algorithm.name();
+    for (const auto& [name, value] : algorithm.parameters()) {
+        key.append(1, '\0').append(name).append(1, '=').append(value);
+    }
+    key.append(1, '\0').append(std::to_string(topology.num_ranks()));
+    key.append(1, '\0').append(std::to_string(topology.hash()));
+    return nbr::internal::checksum64(key);
+}
+
 }  // namespace
 
 Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputFormat format,
@@ -120,9 +185,16 @@ double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& 
     MPI_Comm_rank(comm, &process);
     const std::string algo_name = algorithm.name();
     const std::uint64_t hash = topology.hash();
+    const std::uint64_t id = compile_id(algorithm, topology);
     fs::path temp;
     internal::collective_try(comm, [&] {
-        if (process == 0) temp = make_temp_dir(options.output);
+        if (process != 0) return;
+        const int removed = remove_leftovers(options.output);
+        if (removed > 0) {  // a notice even with --quiet: files were deleted
+            std::fprintf(stderr, "nbrc: removed %d temporary director%s left by interrupted compiles\n", removed,
+                         removed == 1 ? "y" : "ies");
+        }
+        temp = make_temp_dir(options.output);
     });
     temp = broadcast_string(comm, temp.string());
 
@@ -130,7 +202,9 @@ double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& 
     try {
         internal::collective_try(comm, [&] {
             for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
-                const auto bytes = serialize_deterministic(builder.rank_pattern(v, topology, algo_name, hash));
+                auto pattern = builder.rank_pattern(v, topology, algo_name, hash);
+                pattern.set_compile_id(id);
+                const auto bytes = serialize_deterministic(pattern);
                 checksums[v - engine.local_begin()] = nbr::internal::checksum64(bytes);
                 write_file(temp / rank_file_name(v), bytes);
             }
@@ -159,6 +233,7 @@ double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& 
                 parameter->set_value(value);
             }
             manifest.set_topology_hash(hash);
+            manifest.set_compile_id(id);
             for (auto c : all) manifest.add_rank_checksums(c);
             manifest.set_producer("nbrc " NBR_VERSION_STRING);
             manifest.set_source(options.source);

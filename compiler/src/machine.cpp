@@ -9,6 +9,8 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "nbr/schema/file_io.hpp"
+
 namespace nbr::compiler {
 
 namespace internal {
@@ -84,11 +86,11 @@ LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const
 }
 
 std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw MachineError(path + ": cannot open machine file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return std::move(text).str();
+    try {
+        return read_regular_file(path);
+    } catch (const FileError& error) {
+        throw MachineError(std::string(error.what()) + " (machine file)");
+    }
 }
 
 std::string preset_list() {
@@ -169,7 +171,8 @@ Machine parse_machine(const std::string& json, const std::string& source) {
     options.ignore_unknown_fields = false;
     const auto status = google::protobuf::util::JsonStringToMessage(json, &spec, options);
     if (!status.ok()) {
-        throw MachineError(source + ": not a valid machine file: " + std::string(status.message().substr(0, 300)));
+        throw MachineError(source +
+                           ": not a valid machine file: " + nbr::internal::excerpt(status.message().as_string(), 200));
     }
     return machine_from_spec(spec, source);
 }

@@ -67,7 +67,10 @@ Placement Placement::block(std::uint32_t num_ranks, std::uint32_t ranks_per_node
 }
 
 Placement Placement::read(const std::string& path, std::uint32_t num_ranks) {
-    const std::string text = internal::load(path);
+    return parse(internal::load(path), path, num_ranks);
+}
+
+Placement Placement::parse(std::string_view text, const std::string& path, std::uint32_t num_ranks) {
     LineReader lines(text);
     std::string_view line;
     std::vector<std::uint32_t> node(num_ranks, kUnset), socket(num_ranks, kUnset);
@@ -83,8 +86,8 @@ Placement Placement::read(const std::string& path, std::uint32_t num_ranks) {
         if (fields.size() < 3 || !parse_unsigned(fields[0], rank) || !parse_unsigned(fields[1], n) ||
             !parse_unsigned(fields[2], s) || n == kUnset || s == kUnset) {
             throw InputError(where(path, lines.number()) +
-                             "expected 'rank node socket' (non-negative integers), found '" +
-                             std::string(line.substr(0, 80)) + "'");
+                             "expected 'rank node socket' (non-negative integers), found '" + internal::excerpt(line) +
+                             "'");
         }
         if (rank >= num_ranks) {
             throw InputError(where(path, lines.number()) + "rank " + std::to_string(rank) + " out of range [0, " +

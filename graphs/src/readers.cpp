@@ -61,8 +61,12 @@ std::uint32_t block_owner(std::uint64_t index, std::uint64_t count, std::uint32_
 }
 
 Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
+    return parse_edge_list(load(path), path, ranks, max_ranks);
+}
+
+Topology parse_edge_list(std::string_view text, const std::string& path, std::optional<std::uint32_t> ranks,
+                         std::uint32_t max_ranks) {
     if (ranks && *ranks > max_ranks) throw InputError(path + ": " + too_many_ranks(*ranks, max_ranks));
-    const std::string text = load(path);
     LineReader lines(text);
     std::string_view line;
     std::vector<Edge> edges;
@@ -118,7 +122,11 @@ Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ra
 }
 
 Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
-    const std::string text = load(path);
+    return parse_matrix_market(load(path), path, ranks, max_ranks);
+}
+
+Topology parse_matrix_market(std::string_view text, const std::string& path, std::optional<std::uint32_t> ranks,
+                             std::uint32_t max_ranks) {
     LineReader lines(text);
     std::string_view line;
     if (!lines.next(line)) throw InputError(path + ": empty file");

@@ -3,24 +3,22 @@
 
 #include <cctype>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "nbr/graphs/topology.hpp"
+#include "nbr/schema/file_io.hpp"
 
 namespace nbr::internal {
 
 /// @brief Reads a whole file. @throws InputError naming the file.
 inline std::string load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot open file");
-    std::ostringstream contents;
-    contents << in.rdbuf();
-    if (in.bad()) throw InputError(path + ": read error");
-    return std::move(contents).str();
+    try {
+        return read_regular_file(path);
+    } catch (const FileError& error) {
+        throw InputError(error.what());
+    }
 }
 
 /// @brief Splits a buffer into lines, tracking 1-based line numbers.
@@ -49,26 +47,6 @@ private:
     std::size_t number_ = 0;
     bool ends_with_newline_ = true;
 };
-
-/// @brief File content quoted in an error message: bytes that are not printable ASCII become
-/// \xNN, and the quote stops after `max` bytes of input ("..." marks the cut), so a binary or
-/// huge line cannot flood a terminal or a log.
-inline std::string excerpt(std::string_view text, std::size_t max = 40) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    for (std::size_t i = 0; i < text.size() && i < max; ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            out += "\\x";
-            out += kHex[c >> 4];
-            out += kHex[c & 0xf];
-        }
-    }
-    if (text.size() > max) out += "...";
-    return out;
-}
 
 /// @brief Splits a line into whitespace-separated fields.
 inline std::vector<std::string_view> fields_of(std::string_view line) {

@@ -18,8 +18,8 @@
  * allocated and inactive until nbr_request_free. Waiting on NULL entries or inactive
  * persistent requests returns at once.
  *
- * Arguments are checked before any communication: negative counts, MPI_DATATYPE_NULL,
- * MPI_IN_PLACE (not allowed in neighborhood collectives), NULL counts or displacements
+ * Arguments are checked before any communication: negative counts, MPI_DATATYPE_NULL and
+ * derived datatypes not committed (probed by packing zero elements), MPI_IN_PLACE (not allowed in neighborhood collectives), NULL counts or displacements
  * arrays where the rank has neighbors, a NULL buffer that would carry data with a
  * predefined datatype (derived ones may address absolutely from MPI_BOTTOM), nonzero flags,
  * and pattern or request handles that are NULL, freed or released all return NBR_ERR_ARG
@@ -66,6 +66,7 @@ extern "C" {
 #define NBR_ERR_UNSUPPORTED (-15)  /**< communicator kind not supported (cartesian topology) */
 #define NBR_ERR_STATE (-16)        /**< request already active / not active */
 #define NBR_ERR_INTERNAL (-17)     /**< bug in libnbr */
+#define NBR_ERR_MIXED (-18)        /**< directory mixes files of different compiles */
 
 /** Opaque handle of a loaded pattern. */
 typedef struct nbr_pattern_s* nbr_pattern_t;

@@ -128,4 +128,18 @@ bool is_named_type(MPI_Datatype type) {
     return combiner == MPI_COMBINER_NAMED;
 }
 
+bool is_usable_type(MPI_Datatype type, MPI_Comm errors_return) {
+    if (is_named_type(type)) return true;
+#if defined(NBR_SMPI)
+    (void)errors_return;
+    return true;  // SMPI's communicators abort on errors: no probe
+#else
+    // MPI has no query for the commit state. Packing zero elements succeeds for a committed
+    // type and fails with MPI_ERR_TYPE for an uncommitted one, in Open MPI and MPICH alike.
+    char unused = 0;
+    int position = 0;
+    return MPI_Pack(&unused, 0, type, &unused, 0, &position, errors_return) == MPI_SUCCESS;
+#endif
+}
+
 }  // namespace nbr::internal

@@ -47,6 +47,10 @@ void unpack_block(const BlockBuffer& buffer, std::uint32_t block, const char* sr
 /// @brief True for predefined (named) datatypes, which need no reference while an operation is pending.
 [[nodiscard]] bool is_named_type(MPI_Datatype type);
 
+/// @brief Whether `type` may carry data: predefined, or derived and committed. Probes with
+/// `errors_return`, a communicator whose error handler returns (MPI_ERRORS_RETURN).
+[[nodiscard]] bool is_usable_type(MPI_Datatype type, MPI_Comm errors_return);
+
 /// @brief Fixed-size collectives: send and receive blocks must have the same byte size.
 /// @throws NbrError(NBR_ERR_DATATYPE) otherwise.
 void check_block_sizes(const BlockBuffer& send, const BlockBuffer& recv);

@@ -60,6 +60,8 @@ void check_counts(const CallArgs& a, const nbr_pattern_s& pattern) {
         throw NbrError(NBR_ERR_ARG, std::string(name_of(a)) + " on rank " + std::to_string(pattern.rank) + ": " + what);
     };
     if (a.sendtype == MPI_DATATYPE_NULL || a.recvtype == MPI_DATATYPE_NULL) bad("datatype is MPI_DATATYPE_NULL");
+    if (!nbr::internal::is_usable_type(a.sendtype, pattern.comm)) bad("sendtype is not committed (MPI_Type_commit)");
+    if (!nbr::internal::is_usable_type(a.recvtype, pattern.comm)) bad("recvtype is not committed (MPI_Type_commit)");
     if (a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE) {
         bad("MPI_IN_PLACE is not allowed in neighborhood collectives");
     }

@@ -32,6 +32,7 @@ int code_of(nbr::PatternErrorKind kind) {
         case nbr::PatternErrorKind::rank: return NBR_ERR_RANK;
         case nbr::PatternErrorKind::size: return NBR_ERR_COMM_SIZE;
         case nbr::PatternErrorKind::topology_hash: return NBR_ERR_TOPOLOGY_HASH;
+        case nbr::PatternErrorKind::mixed: return NBR_ERR_MIXED;
     }
     return NBR_ERR_INTERNAL;
 }
@@ -282,6 +283,7 @@ const char* nbr_strerror(int error) {
         case NBR_ERR_UNSUPPORTED: return "communicator kind not supported";
         case NBR_ERR_STATE: return "request in the wrong state";
         case NBR_ERR_INTERNAL: return "internal error";
+        case NBR_ERR_MIXED: return "pattern directory mixes files of different compiles";
         default: return "unknown error code";
     }
 }

@@ -1,12 +1,11 @@
 #include "nbr/schema/pattern_io.hpp"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "nbr/schema/file_io.hpp"
 #include "nbr/schema/hash.hpp"
 
 namespace nbr {
@@ -22,6 +21,29 @@ void check_version(std::uint32_t version, const std::string& file) {
                                                           " is newer than this build supports (" +
                                                           std::to_string(kFormatVersion) + "); upgrade nbr");
     }
+}
+
+/// A rank file whose checksum differs from the manifest's but that names another compile than
+/// the manifest's (a directory assembled from two, or a file replaced after the manifest was
+/// written): says what differs. Returns if the bytes are no such file (then they are corrupt).
+void check_same_compile(const std::string& bytes, std::uint32_t rank, const schema::Manifest& manifest,
+                        const std::string& file) {
+    schema::RankPattern other;
+    if (!other.ParseFromString(bytes) || other.rank() != rank || other.compile_id() == 0 ||
+        manifest.compile_id() == 0 || other.compile_id() == manifest.compile_id()) {
+        return;
+    }
+    std::string what;
+    if (other.topology_hash() != manifest.topology_hash() || other.num_ranks() != manifest.num_ranks()) {
+        what = "another topology";
+    } else if (other.algorithm() != manifest.algorithm()) {
+        what = "algorithm '" + internal::excerpt(other.algorithm()) + "', the manifest's is '" +
+               internal::excerpt(manifest.algorithm()) + "'";
+    } else {
+        what = "other options of '" + internal::excerpt(manifest.algorithm()) + "'";
+    }
+    throw PatternError(PatternErrorKind::mixed, file + ": rank file of another compile (" + what +
+                                                    ") than the manifest's; recompile or copy the whole directory");
 }
 
 }  // namespace
@@ -45,42 +67,31 @@ std::string serialize_deterministic(const google::protobuf::MessageLite& message
 }
 
 std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw PatternError(PatternErrorKind::io, path.string() + ": cannot open file");
+    try {
+        return read_regular_file(path);
+    } catch (const FileError& error) {
+        throw PatternError(PatternErrorKind::io, error.what());
     }
-    std::ostringstream contents;
-    contents << in.rdbuf();
-    if (in.bad()) {
-        throw PatternError(PatternErrorKind::io, path.string() + ": read error");
-    }
-    return std::move(contents).str();
 }
 
 void write_file(const std::filesystem::path& path, const std::string& bytes) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) {
-        throw std::runtime_error(path.string() + ": cannot create file");
-    }
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-        throw std::runtime_error(path.string() + ": write failed (disk full?)");
-    }
+    write_whole_file(path, bytes);
 }
 
 schema::Manifest read_manifest(const std::filesystem::path& dir) {
     const auto path = dir / manifest_file_name();
-    const std::string bytes = read_file(path);
+    return parse_manifest(read_file(path), path.string());
+}
+
+schema::Manifest parse_manifest(const std::string& bytes, const std::string& source) {
     schema::Manifest manifest;
     if (!manifest.ParseFromString(bytes)) {
-        throw PatternError(PatternErrorKind::corrupt,
-                           path.string() + ": not a valid manifest (truncated or corrupted)");
+        throw PatternError(PatternErrorKind::corrupt, source + ": not a valid manifest (truncated or corrupted)");
     }
-    check_version(manifest.format_version(), path.string());
+    check_version(manifest.format_version(), source);
     if (static_cast<std::uint64_t>(manifest.rank_checksums_size()) != manifest.num_ranks()) {
         throw PatternError(PatternErrorKind::corrupt,
-                           path.string() + ": lists " + std::to_string(manifest.rank_checksums_size()) +
+                           source + ": lists " + std::to_string(manifest.rank_checksums_size()) +
                                " rank checksums for " + std::to_string(manifest.num_ranks()) + " ranks");
     }
     return manifest;
@@ -125,17 +136,19 @@ void validate_rank_pattern(const schema::RankPattern& pattern, const std::string
 schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uint32_t rank,
                                       const schema::Manifest& manifest) {
     const auto path = dir / rank_file_name(rank);
-    const std::string file = path.string();
+    return parse_rank_pattern(read_file(path), path.string(), rank, manifest);
+}
+
+schema::RankPattern parse_rank_pattern(const std::string& bytes, const std::string& file, std::uint32_t rank,
+                                       const schema::Manifest& manifest) {
     if (rank >= manifest.num_ranks()) {
-        throw PatternError(PatternErrorKind::size, file + ": rank " + std::to_string(rank) + " but the manifest in " +
-                                                       dir.string() + " describes " +
-                                                       std::to_string(manifest.num_ranks()) + " ranks");
+        throw PatternError(PatternErrorKind::size, file + ": rank " + std::to_string(rank) + " but the manifest " +
+                                                       "describes " + std::to_string(manifest.num_ranks()) + " ranks");
     }
-    const std::string bytes = read_file(path);
     if (internal::checksum64(bytes) != manifest.rank_checksums(static_cast<int>(rank))) {
-        throw PatternError(PatternErrorKind::checksum, file +
-                                                           ": checksum does not match the manifest (file truncated, "
-                                                           "corrupted, or from another compile)");
+        check_same_compile(bytes, rank, manifest, file);
+        throw PatternError(PatternErrorKind::checksum,
+                           file + ": checksum does not match the manifest (file truncated or corrupted)");
     }
     schema::RankPattern pattern;
     if (!pattern.ParseFromString(bytes)) {

@@ -1,5 +1,7 @@
 // nbr_load_pattern: every kind of bad input gets its own error code on the rank that sees it,
 // NBR_ERR_REMOTE on the others, a message naming file or rank, and no half-loaded pattern.
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -69,17 +71,17 @@ protected:
     nbr::Topology topology_;
 };
 
-TEST_F(LoadErrorTest, LoadsCleanly) {
+TEST_F(LoadErrorTest, IntactPatternLoadsOnEveryRank) {
     EXPECT_EQ(load(dir(), MPI_COMM_WORLD), NBR_SUCCESS);
 }
 
-TEST_F(LoadErrorTest, MissingDirectory) {
+TEST_F(LoadErrorTest, MissingDirectoryIsAnIoErrorOnEveryRank) {
     std::string message;
     EXPECT_EQ(load(tmp_.path() / "nothing", MPI_COMM_WORLD, &message), NBR_ERR_IO);
     EXPECT_NE(message.find("nothing/manifest.pb"), std::string::npos) << message;
 }
 
-TEST_F(LoadErrorTest, CommunicatorOfAnotherSize) {
+TEST_F(LoadErrorTest, CommunicatorOfAnotherSizeIsASizeError) {
     MPI_Comm half = MPI_COMM_NULL;
     MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 2, 0, &half);
     std::string message;
@@ -88,7 +90,7 @@ TEST_F(LoadErrorTest, CommunicatorOfAnotherSize) {
     MPI_Comm_free(&half);
 }
 
-TEST_F(LoadErrorTest, DistGraphWithOtherNeighbors) {
+TEST_F(LoadErrorTest, DistGraphWithOtherNeighborsIsANeighborsError) {
     const auto other = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.6, 5});
     const auto r = static_cast<std::uint32_t>(world_rank());
     std::vector<int> in(other.in_neighbors(r).begin(), other.in_neighbors(r).end());
@@ -115,7 +117,7 @@ TEST_F(LoadErrorTest, CartesianCommunicatorIsUnsupported) {
     MPI_Comm_free(&cart);
 }
 
-TEST_F(LoadErrorTest, CorruptedRankFile) {
+TEST_F(LoadErrorTest, CorruptedRankFileIsAChecksumErrorOnItsRank) {
     if (world_rank() == 0) {
         auto bytes = nbr::read_file(dir() / nbr::rank_file_name(2));
         bytes[bytes.size() / 3] ^= 0x10;
@@ -125,7 +127,7 @@ TEST_F(LoadErrorTest, CorruptedRankFile) {
     expect_on_one_rank(NBR_ERR_CHECKSUM, 2, dir(), "rank-000002.pb");
 }
 
-TEST_F(LoadErrorTest, TruncatedRankFile) {
+TEST_F(LoadErrorTest, TruncatedRankFileIsAChecksumErrorOnItsRank) {
     if (world_rank() == 0) {
         const auto bytes = nbr::read_file(dir() / nbr::rank_file_name(1));
         nbr::write_file(dir() / nbr::rank_file_name(1), bytes.substr(0, bytes.size() - 5));
@@ -134,7 +136,7 @@ TEST_F(LoadErrorTest, TruncatedRankFile) {
     expect_on_one_rank(NBR_ERR_CHECKSUM, 1, dir(), "rank-000001.pb");
 }
 
-TEST_F(LoadErrorTest, TruncatedManifest) {
+TEST_F(LoadErrorTest, TruncatedManifestIsCorruptOnEveryRank) {
     if (world_rank() == 0) {
         const auto bytes = nbr::read_file(dir() / nbr::manifest_file_name());
         nbr::write_file(dir() / nbr::manifest_file_name(), bytes.substr(0, bytes.size() / 2));
@@ -145,22 +147,22 @@ TEST_F(LoadErrorTest, TruncatedManifest) {
     EXPECT_NE(message.find("manifest.pb"), std::string::npos) << message;
 }
 
-TEST_F(LoadErrorTest, NewerFormatVersion) {
+TEST_F(LoadErrorTest, RankFileOfNewerFormatIsAVersionError) {
     edit_rank_file(3, [](auto& p) { p.set_format_version(nbr::kFormatVersion + 1); });
     expect_on_one_rank(NBR_ERR_VERSION, 3, dir(), "newer");
 }
 
-TEST_F(LoadErrorTest, FileOfAnotherRank) {
+TEST_F(LoadErrorTest, RankFileHoldingAnotherRankIsARankError) {
     edit_rank_file(1, [](auto& p) { p.set_rank(0); });
     expect_on_one_rank(NBR_ERR_RANK, 1, dir(), "rank-000001.pb");
 }
 
-TEST_F(LoadErrorTest, FileOfAnotherTopology) {
+TEST_F(LoadErrorTest, RankFileWithAnotherTopologyHashIsATopologyError) {
     edit_rank_file(0, [](auto& p) { p.set_topology_hash(p.topology_hash() + 1); });
     expect_on_one_rank(NBR_ERR_TOPOLOGY_HASH, 0, dir(), "topology hash");
 }
 
-TEST_F(LoadErrorTest, InconsistentSchedule) {
+TEST_F(LoadErrorTest, ScheduleThatNeverDeliversAnEdgeIsAPatternError) {
     // Drop one receive from rank 1's schedule: an in-edge is never delivered.
     edit_rank_file(1, [](auto& p) {
         auto* ops = p.mutable_steps(0)->mutable_operations();
@@ -174,7 +176,64 @@ TEST_F(LoadErrorTest, InconsistentSchedule) {
     expect_on_one_rank(NBR_ERR_PATTERN, 1, dir(), "never delivered");
 }
 
-TEST(LoadArguments, NullPointers) {
+TEST_F(LoadErrorTest, ManifestOfNewerFormatFailsWithVersionOnEveryRank) {
+    if (world_rank() == 0) {
+        auto manifest = nbr::read_manifest(dir());
+        manifest.set_format_version(nbr::kFormatVersion + 1);
+        nbr::write_file(dir() / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::string message;
+    EXPECT_EQ(load(dir(), MPI_COMM_WORLD, &message), NBR_ERR_VERSION) << message;
+    EXPECT_NE(message.find("manifest.pb: format version"), std::string::npos) << message;
+    EXPECT_NE(message.find("newer"), std::string::npos) << message;
+}
+
+/// Copies rank r's file of the pattern in `other` over this pattern's (a directory assembled
+/// from two compiles, or a rank file replaced after the manifest was written).
+void mix_in(const fs::path& other, const fs::path& into, std::uint32_t r) {
+    if (world_rank() == 0)
+        fs::copy_file(other / nbr::rank_file_name(r), into / nbr::rank_file_name(r),
+                      fs::copy_options::overwrite_existing);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_F(LoadErrorTest, RankFileOfAnotherAlgorithmIsMixed) {
+    nbr::test::compile_to(MPI_COMM_WORLD, topology_, tmp_.path() / "cn", nbr::compiler::AlgorithmKind::common_neighbor);
+    mix_in(tmp_.path() / "cn", dir(), 2);
+    expect_on_one_rank(NBR_ERR_MIXED, 2, dir(), "rank-000002.pb: rank file of another compile (algorithm");
+}
+
+TEST_F(LoadErrorTest, RankFileOfAnotherTopologyIsMixed) {
+    const auto other = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.6, 9});
+    nbr::test::compile_to(MPI_COMM_WORLD, other, tmp_.path() / "other");
+    mix_in(tmp_.path() / "other", dir(), 3);
+    expect_on_one_rank(NBR_ERR_MIXED, 3, dir(), "another topology");
+}
+
+TEST_F(LoadErrorTest, RankFileReplacedByFifoFailsWithoutBlocking) {
+    const fs::path file = dir() / nbr::rank_file_name(1);
+    if (world_rank() == 0) {
+        fs::remove(file);
+        ASSERT_EQ(mkfifo(file.c_str(), 0600), 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_on_one_rank(NBR_ERR_IO, 1, dir(), "rank-000001.pb: is not a regular file");
+}
+
+TEST_F(LoadErrorTest, UnreadableRankFileFailsWithIoNamingTheReason) {
+    const fs::path file = dir() / nbr::rank_file_name(2);
+    int readable = 0;
+    if (world_rank() == 0) {
+        fs::permissions(file, fs::perms::none);
+        readable = std::ifstream(file).good() ? 1 : 0;  // root reads it anyway
+    }
+    MPI_Bcast(&readable, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (readable != 0) GTEST_SKIP() << "running as root: permissions do not apply (tests/cli covers this case)";
+    expect_on_one_rank(NBR_ERR_IO, 2, dir(), "rank-000002.pb: cannot open file: Permission denied");
+}
+
+TEST(LoadArguments, NullPointersAreArgumentErrors) {
     EXPECT_EQ(nbr_load_pattern("x", MPI_COMM_WORLD, nullptr), NBR_ERR_ARG);
     EXPECT_EQ(nbr_load_pattern("x", MPI_COMM_NULL, nullptr), NBR_ERR_ARG);
     EXPECT_EQ(nbr_pattern_free(nullptr), NBR_ERR_ARG);

@@ -546,7 +546,7 @@ TEST_F(ReplayApiTest, MismatchedVariantCountsFailOnlyTheMismatchingRankWithoutHa
     MPI_Comm_free(&graph);
 }
 
-TEST_F(ReplayApiTest, NullBuffersInPlaceAndStaleHandlesAreArgumentErrorsOnEveryAlgorithm) {
+TEST_F(ReplayApiTest, NullBuffersNullArraysBadTypesInPlaceAndStaleHandlesAreArgumentErrorsOnEveryAlgorithm) {
     // A complete graph: every rank sends and receives, so every rank sees the same error and
     // none enters the collective alone.
     nbr::test::SharedTempDir tmp;
@@ -575,6 +575,20 @@ TEST_F(ReplayApiTest, NullBuffersInPlaceAndStaleHandlesAreArgumentErrorsOnEveryA
                                            displs.data(), MPI_INT, p, &r),
                    "recvbuf", label);
         expect_arg(nbr_neighbor_alltoall(MPI_IN_PLACE, 1, MPI_INT, data, 1, MPI_INT, p), "MPI_IN_PLACE", label);
+        MPI_Datatype uncommitted = MPI_DATATYPE_NULL;
+        MPI_Type_contiguous(1, MPI_INT, &uncommitted);
+        expect_arg(nbr_neighbor_alltoall(data, 1, uncommitted, data, 1, MPI_INT, p), "sendtype is not committed",
+                   label);
+        expect_arg(nbr_ineighbor_allgatherv(data, 1, MPI_INT, data, counts.data(), displs.data(), uncommitted, p, &r),
+                   "recvtype is not committed", label);
+        expect_arg(nbr_neighbor_alltoall_init(data, 1, uncommitted, data, 1, uncommitted, p, 0, &r), "not committed",
+                   label);
+        MPI_Type_free(&uncommitted);
+        expect_arg(nbr_neighbor_allgatherv(data, 1, MPI_INT, data, nullptr, displs.data(), MPI_INT, p), "NULL", label);
+        expect_arg(nbr_neighbor_alltoallv_init(data, counts.data(), nullptr, MPI_INT, data, counts.data(),
+                                               displs.data(), MPI_INT, p, 0, &r),
+                   "NULL", label);
+        expect_arg(nbr_neighbor_allgather(data, 1, MPI_DATATYPE_NULL, data, 1, MPI_INT, p), "MPI_DATATYPE_NULL", label);
         expect_arg(nbr_neighbor_allgather(data, 1, MPI_INT, data, -1, MPI_INT, p), "negative", label);
         expect_arg(nbr_neighbor_allgather_init(data, 1, MPI_INT, data, 1, MPI_INT, p, 2, &r), "flags", label);
         EXPECT_EQ(r, nullptr);
@@ -595,7 +609,7 @@ TEST_F(ReplayApiTest, NullBuffersInPlaceAndStaleHandlesAreArgumentErrorsOnEveryA
     }
 }
 
-TEST_F(ReplayApiTest, VariantArgumentsAreChecked) {
+TEST_F(ReplayApiTest, VariantCountsDisplacementsAndNullHandlesAreArgumentErrors) {
     nbr::test::SharedTempDir tmp;
     const auto topology = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.8, 4});
     nbr::test::compile_to(MPI_COMM_WORLD, topology, tmp.path() / "p");

@@ -102,7 +102,7 @@ TEST(Random, PinnedValuesStayTheSameAcrossPlatforms) {
     EXPECT_EQ(t.hash(), 0x4aa02909f359776aULL);
 }
 
-TEST(Random, Extremes) {
+TEST(Random, DensityZeroIsEmptyOneIsCompleteAboveOneRejected) {
     EXPECT_EQ(nbr::generate_random({32, 0.0, 1}).num_edges(), 0u);
     EXPECT_EQ(nbr::generate_random({32, 1.0, 1}).num_edges(), 32u * 31u);
     EXPECT_THROW((void)nbr::generate_random({32, 1.5, 1}), nbr::InputError);

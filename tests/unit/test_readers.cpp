@@ -81,7 +81,7 @@ TEST_F(ReaderTest, EdgeListRankCountFromDirectiveOrOption) {
     EXPECT_EQ(nbr::read_edge_list(path).out_degree(5), 0u);
 }
 
-TEST_F(ReaderTest, EdgeListMalformed) {
+TEST_F(ReaderTest, EdgeListMalformedLinesNameFileAndLine) {
     expect_error([&] { (void)nbr::read_edge_list(write("a.el", "0 1\n1 x\n")); }, {"a.el:2:", "non-negative"});
     expect_error([&] { (void)nbr::read_edge_list(write("b.el", "0 1\n-1 2\n")); }, {"b.el:2:"});
     expect_error([&] { (void)nbr::read_edge_list(write("c.el", "0 1\n1 2\n3")); }, {"c.el:3:", "truncated"});
@@ -135,7 +135,7 @@ TEST_F(ReaderTest, MatrixMarketSymmetryKinds) {
     EXPECT_EQ(list(rect.out_neighbors(0)), (std::vector<std::uint32_t>{1}));
 }
 
-TEST_F(ReaderTest, MatrixMarketMalformed) {
+TEST_F(ReaderTest, MatrixMarketMalformedLinesNameFileAndLine) {
     const std::string head = "%%MatrixMarket matrix coordinate real general\n";
     expect_error([&] { (void)nbr::read_matrix_market(write("a.mtx", "hello\n")); },
                  {"a.mtx:1:", "not a Matrix Market"});

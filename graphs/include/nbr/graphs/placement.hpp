@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nbr {
@@ -31,6 +32,9 @@ public:
     /// @brief Reads a placement file for `num_ranks` ranks (a `# ranks N` line, if present,
     /// must agree). @throws InputError naming file and line.
     static Placement read(const std::string& path, std::uint32_t num_ranks);
+
+    /// @brief Parses placement-file text as read() does; `source` names it in messages.
+    static Placement parse(std::string_view text, const std::string& source, std::uint32_t num_ranks);
 
     /// @brief Writes a placement file that read() gives back.
     void write(const std::string& path, const std::string& comment = {}) const;

@@ -44,6 +44,16 @@ inline constexpr std::uint32_t kDefaultMaxRanks = 1u << 24;
 [[nodiscard]] Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t> ranks = std::nullopt,
                                           std::uint32_t max_ranks = kDefaultMaxRanks);
 
+/// @brief Parses edge-list text as read_edge_list does; `source` names it in messages.
+[[nodiscard]] Topology parse_edge_list(std::string_view text, const std::string& source,
+                                       std::optional<std::uint32_t> ranks = std::nullopt,
+                                       std::uint32_t max_ranks = kDefaultMaxRanks);
+
+/// @brief Parses Matrix Market text as read_matrix_market does; `source` names it in messages.
+[[nodiscard]] Topology parse_matrix_market(std::string_view text, const std::string& source,
+                                           std::optional<std::uint32_t> ranks = std::nullopt,
+                                           std::uint32_t max_ranks = kDefaultMaxRanks);
+
 /// @brief Reads a topology in the given (or detected) format.
 [[nodiscard]] Topology read_topology(const std::string& path, InputFormat format,
                                      std::optional<std::uint32_t> ranks = std::nullopt,

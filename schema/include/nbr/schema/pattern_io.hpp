@@ -14,13 +14,14 @@ inline constexpr std::uint32_t kFormatVersion = 1;
 
 /// @brief What went wrong while reading a pattern directory.
 enum class PatternErrorKind {
-    io,            ///< file missing or unreadable
-    corrupt,       ///< not a valid protobuf message, or inconsistent content
-    version,       ///< format version missing or newer than this build
-    checksum,      ///< rank file does not match the checksum in the manifest
-    rank,          ///< rank file holds another rank than its name says
-    size,          ///< rank file and manifest disagree on the number of ranks
-    topology_hash  ///< rank file and manifest describe different topologies
+    io,             ///< file missing or unreadable
+    corrupt,        ///< not a valid protobuf message, or inconsistent content
+    version,        ///< format version missing or newer than this build
+    checksum,       ///< rank file does not match the checksum in the manifest
+    rank,           ///< rank file holds another rank than its name says
+    size,           ///< rank file and manifest disagree on the number of ranks
+    topology_hash,  ///< rank file and manifest describe different topologies
+    mixed           ///< a valid rank file of another compile (other algorithm, options or topology)
 };
 
 /// @brief Error while reading or checking pattern files; what() names the file.
@@ -52,14 +53,23 @@ private:
 [[nodiscard]] schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uint32_t rank,
                                                     const schema::Manifest& manifest);
 
+/// @brief Parses and checks manifest bytes as read_manifest does; `source` names them in messages.
+[[nodiscard]] schema::Manifest parse_manifest(const std::string& bytes, const std::string& source);
+
+/// @brief Parses and checks rank-file bytes as read_rank_pattern does; `source` names them.
+[[nodiscard]] schema::RankPattern parse_rank_pattern(const std::string& bytes, const std::string& source,
+                                                     std::uint32_t rank, const schema::Manifest& manifest);
+
 /// @brief Checks a rank pattern's structure: list lengths, ranks and slots in range.
 /// Throws PatternError(corrupt) naming `source` on the first violation.
 void validate_rank_pattern(const schema::RankPattern& pattern, const std::string& source);
 
-/// @brief Writes bytes to a file, throwing std::runtime_error naming the file on failure.
+/// @brief Writes bytes to a file, throwing FileError (a std::runtime_error) naming the file and
+/// the system's reason on failure.
 void write_file(const std::filesystem::path& path, const std::string& bytes);
 
-/// @brief Reads a whole file, throwing PatternError(io) naming the file on failure.
+/// @brief Reads a whole regular file, throwing PatternError(io) naming the file and the system's
+/// reason on failure (missing, unreadable, not a regular file).
 [[nodiscard]] std::string read_file(const std::filesystem::path& path);
 
 }  // namespace nbr

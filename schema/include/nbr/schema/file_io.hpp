@@ -1,0 +1,36 @@
+#pragma once
+// Whole-file reads and writes with errors that name the file and the system's reason.
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace nbr {
+
+/// @brief A file could not be read or written; what() is "PATH: reason" (the system's words,
+/// e.g. "Permission denied" or "No space left on device").
+class FileError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// @brief Reads a whole regular file. Anything else (a directory, a FIFO, a device such as
+/// /dev/zero) is refused before a byte is read, so a wrong path cannot block or exhaust memory.
+/// @throws FileError naming the file.
+[[nodiscard]] std::string read_regular_file(const std::filesystem::path& path);
+
+/// @brief Creates or truncates a file and writes `bytes` to it, checking every write and the
+/// close (a full disk shows at either). @throws FileError naming the file.
+void write_whole_file(const std::filesystem::path& path, const std::string& bytes);
+
+namespace internal {
+
+/// @brief File content quoted in an error message: bytes that are not printable ASCII become
+/// \xNN, and the quote stops after `max` bytes of input ("..." marks the cut), so a binary or
+/// huge line cannot flood a terminal or a log.
+[[nodiscard]] std::string excerpt(std::string_view text, std::size_t max = 40);
+
+}  // namespace internal
+
+}  // namespace nbr
