@@ -30,6 +30,10 @@ Execution::Execution(const Plan& plan, MPI_Comm comm) : plan_(&plan), comm_(comm
     waiting_.resize(plan.sends.size());
 }
 
+Execution::~Execution() {
+    if (native_ != MPI_REQUEST_NULL) MPI_Request_free(&native_);
+}
+
 void Execution::bind_buffers(const BlockBuffer& send, const BlockBuffer& recv, SizeMode mode) {
     if (active_) throw NbrError(NBR_ERR_STATE, "request is already active");
     send_ = send;
@@ -188,6 +192,10 @@ void Execution::start() {
     deferred_code_ = 0;
     if (mode_ == SizeMode::in_band) std::fill(skipped_slots_.begin(), skipped_slots_.end(), 0);
     try {
+        if (native_ != MPI_REQUEST_NULL) {
+            check_mpi(MPI_Start(&native_), "MPI_Start");
+            return;
+        }
         if (plan_->all_direct) {
             post_direct();
             return;
@@ -380,9 +388,21 @@ bool Execution::progress_all_at_once(bool block) {
     return true;
 }
 
+bool Execution::progress_native(bool block) {
+    int done = 1;
+    if (block) {
+        check_mpi(MPI_Wait(&native_, MPI_STATUS_IGNORE), "MPI_Wait");
+    } else {
+        check_mpi(MPI_Test(&native_, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    }
+    if (done != 0) active_ = false;
+    return done != 0;
+}
+
 bool Execution::progress(bool block) {
     if (!active_) throw NbrError(NBR_ERR_STATE, "request is not active");
     try {
+        if (native_ != MPI_REQUEST_NULL) return progress_native(block);
         // Naive-like plans (nothing waits for a receive, no header phase): one MPI call, as native.
         if (plan_->independent && !(mode_ == SizeMode::in_band && plan_->staged_recvs)) {
             return progress_all_at_once(block);

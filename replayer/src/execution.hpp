@@ -36,6 +36,9 @@ enum class SizeMode {
 class Execution {
 public:
     Execution(const Plan& plan, MPI_Comm comm);
+    Execution(const Execution&) = delete;
+    Execution& operator=(const Execution&) = delete;
+    ~Execution();
 
     /// @brief Binds the buffers of a fixed-size collective (SizeMode::uniform).
     /// @throws NbrError(NBR_ERR_DATATYPE) if send and receive blocks differ in size.
@@ -45,6 +48,9 @@ public:
     /// @brief Binds the buffers of a v-variant with every unit's byte size known (table).
     /// @throws NbrError(NBR_ERR_DATATYPE) naming the in-neighbor whose block does not fit.
     void bind_sized(const BlockBuffer& send, const BlockBuffer& recv, std::vector<std::uint64_t> unit_bytes);
+    /// @brief Hands over a native persistent collective request (MPI_Neighbor_*_init) that
+    /// start() and progress() drive instead of the plan's messages; freed with the execution.
+    void bind_native(MPI_Request persistent) { native_ = persistent; }
     /// @brief Added to every tag (nonblocking calls use a window of tags each).
     void set_tag_offset(int offset) { tag_offset_ = offset; }
 
@@ -81,6 +87,7 @@ private:
     void complete_recv(std::uint32_t index);
     void handle_completion(std::uint32_t request);
     bool progress_all_at_once(bool block);
+    bool progress_native(bool block);
 
     [[nodiscard]] std::size_t unit_size(std::uint32_t unit) const {
         return mode_ == SizeMode::uniform ? unit_bytes_ : unit_sizes_[unit];
@@ -115,7 +122,8 @@ private:
     std::vector<MPI_Request> requests_;   // receives, sends, headers of sends (in_band)
     std::vector<std::uint32_t> waiting_;  // per send: receives still missing
     std::vector<int> completed_;
-    std::size_t posted_ = 0;  // MPI requests in flight
+    std::size_t posted_ = 0;                 // MPI requests in flight
+    MPI_Request native_ = MPI_REQUEST_NULL;  // a native persistent collective, if bound
     bool active_ = false;
     int error_code_ = 0;
     std::string error_message_;
