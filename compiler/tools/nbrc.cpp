@@ -1,6 +1,7 @@
 // nbrc: the nbr pattern compiler. A thin CLI11 driver over the nbr_compiler library.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "nbr/compiler/simulate.hpp"
 #include "nbr/compiler/sizes.hpp"
 #include "nbr/compiler/verify.hpp"
+#include "nbr/graphs/adjacency.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/readers.hpp"
 #include "nbr/schema/pattern_io.hpp"
@@ -115,9 +117,19 @@ int run_gen_random(const Options& o) {
     return 0;
 }
 
-/// The placement given to compile, if any (block: ranks per socket default to per node).
+/// The placement file of a capture directory given as input, if it has one.
+std::string capture_placement(const Options& o) {
+    const auto file = std::filesystem::path(o.input) / nbr::kCapturePlacementFile;
+    return nbr::is_capture_dir(o.input) && std::filesystem::is_regular_file(file) ? file.string() : std::string();
+}
+
+/// The placement given to compile, if any (block: ranks per socket default to per node); else
+/// a capture's own.
 std::optional<nbr::Placement> compile_placement(const Options& o, std::uint32_t ranks) {
     if (!o.placement.empty()) return nbr::Placement::read(o.placement, ranks);
+    if (!o.ranks_per_node && !o.ranks_per_socket && !capture_placement(o).empty()) {
+        return nbr::Placement::read(capture_placement(o), ranks);
+    }
     if (!o.ranks_per_node && !o.ranks_per_socket) return std::nullopt;
     const auto per_node = o.ranks_per_node.value_or(*o.ranks_per_socket);
     return nbr::Placement::block(ranks, per_node, o.ranks_per_socket.value_or(per_node));
@@ -278,11 +290,15 @@ int run(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     pairs->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
 
-    const std::map<std::string, std::string> formats{{"auto", "auto"}, {"edgelist", "edgelist"}, {"mtx", "mtx"}};
+    const std::map<std::string, std::string> formats{
+        {"auto", "auto"}, {"edgelist", "edgelist"}, {"mtx", "mtx"}, {"adj", "adj"}};
     auto* compile = app.add_subcommand("compile", "Compile a topology into a pattern directory");
-    compile->add_option("input", o.input, "Topology: edge list or Matrix Market file")
+    compile
+        ->add_option("input", o.input,
+                     "Topology: edge list, Matrix Market or adjacency file, or a capture directory "
+                     "(libnbr-capture; its placement is used unless one is given)")
         ->required()
-        ->check(CLI::ExistingFile);
+        ->check(CLI::ExistingPath);
     compile->add_option("--format", o.format, "Input format")->transform(CLI::IsMember(formats))->capture_default_str();
     compile->add_option("--ranks", o.ranks, "Number of ranks (edge list) or processes a matrix is mapped to")
         ->check(CLI::PositiveNumber);
@@ -306,8 +322,10 @@ int run(int argc, char** argv) {
 
     auto* verify = app.add_subcommand("verify", "Prove that a pattern delivers every edge exactly once");
     verify->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
-    verify->add_option("--topology", o.topology, "Also prove the pattern belongs to this topology")
-        ->check(CLI::ExistingFile);
+    verify
+        ->add_option("--topology", o.topology,
+                     "Also prove the pattern belongs to this topology (a file or a capture directory)")
+        ->check(CLI::ExistingPath);
     verify->add_option("--format", o.format, "Format of --topology")
         ->transform(CLI::IsMember(formats))
         ->capture_default_str();
@@ -350,7 +368,8 @@ int run(int argc, char** argv) {
     if (random->parsed()) return run_gen_random(o);
     if (pairs->parsed()) return run_gen_pairs(o);
     if (compile->parsed()) {
-        const bool placed = !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket;
+        const bool placed =
+            !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket || !capture_placement(o).empty();
         if (o.algorithm == "distance-halving" && !placed) {
             if (root) {
                 std::cerr << "nbrc compile: distance-halving needs a placement: --ranks-per-node N "

@@ -1,4 +1,5 @@
 #include "nbr/graphs/readers.hpp"
+#include "nbr/graphs/adjacency.hpp"
 
 #include "text_input.hpp"
 
@@ -49,6 +50,7 @@ std::optional<InputFormat> parse_input_format(std::string_view name) {
     if (name == "auto") return InputFormat::automatic;
     if (name == "edgelist") return InputFormat::edge_list;
     if (name == "mtx") return InputFormat::matrix_market;
+    if (name == "adj") return InputFormat::adjacency;
     return std::nullopt;
 }
 
@@ -253,12 +255,30 @@ Topology parse_matrix_market(std::string_view text, const std::string& path, std
 
 Topology read_topology(const std::string& path, InputFormat format, std::optional<std::uint32_t> ranks,
                        std::uint32_t max_ranks) {
+    const auto ends_with = [&](const char* suffix) {
+        const std::string_view s(suffix);
+        return path.size() >= s.size() && lower(path.substr(path.size() - s.size())) == s;
+    };
+    if (is_capture_dir(path))
+        return read_topology((std::filesystem::path(path) / kCaptureTopologyFile).string(), InputFormat::adjacency,
+                             ranks, max_ranks);
     if (format == InputFormat::automatic) {
-        const bool mtx = path.size() >= 4 && lower(path.substr(path.size() - 4)) == ".mtx";
-        format = mtx ? InputFormat::matrix_market : InputFormat::edge_list;
+        format = ends_with(".mtx")   ? InputFormat::matrix_market
+                 : ends_with(".adj") ? InputFormat::adjacency
+                                     : InputFormat::edge_list;
     }
-    return format == InputFormat::matrix_market ? read_matrix_market(path, ranks, max_ranks)
-                                                : read_edge_list(path, ranks, max_ranks);
+    switch (format) {
+        case InputFormat::matrix_market: return read_matrix_market(path, ranks, max_ranks);
+        case InputFormat::adjacency: {
+            Topology topology = read_adjacency(path, max_ranks);
+            if (ranks && *ranks != topology.num_ranks()) {
+                throw InputError(path + ": has " + std::to_string(topology.num_ranks()) + " ranks, --ranks says " +
+                                 std::to_string(*ranks));
+            }
+            return topology;
+        }
+        default: return read_edge_list(path, ranks, max_ranks);
+    }
 }
 
 void write_edge_list(const std::string& path, const Topology& topology, const std::string& comment) {

@@ -1,5 +1,8 @@
 #include "nbr/graphs/topology.hpp"
 
+#include <deque>
+#include <unordered_map>
+
 #include "nbr/schema/hash.hpp"
 
 namespace nbr {
@@ -35,6 +38,55 @@ Topology Topology::from_edges(std::uint32_t num_ranks, std::span<const Edge> edg
     }
     // Edges were placed in input order on both sides, so the k-th src->dst edge in the
     // source's out-list is the k-th in the destination's in-list, as MPI matches them.
+    return topo;
+}
+
+Topology Topology::from_adjacency(std::span<const std::vector<std::uint32_t>> in,
+                                  std::span<const std::vector<std::uint32_t>> out) {
+    if (in.size() != out.size() || in.size() > UINT32_MAX) throw InputError("in- and out-lists differ in ranks");
+    const auto n = static_cast<std::uint32_t>(in.size());
+    Topology topo;
+    topo.num_ranks_ = n;
+    topo.out_offsets_.assign(std::size_t{n} + 1, 0);
+    topo.in_offsets_.assign(std::size_t{n} + 1, 0);
+    // Out-slots of every (source, destination) pair in out-list order, consumed in in-list order.
+    std::unordered_map<std::uint64_t, std::deque<std::uint32_t>> slots;
+    const auto key = [](std::uint32_t s, std::uint32_t d) { return (std::uint64_t{s} << 32) | d; };
+    for (std::uint32_t s = 0; s < n; ++s) {
+        for (std::uint32_t j = 0; j < out[s].size(); ++j) {
+            const std::uint32_t d = out[s][j];
+            if (d >= n)
+                throw InputError("rank " + std::to_string(s) + ": out-neighbor " + std::to_string(d) +
+                                 " out of range [0, " + std::to_string(n) + ")");
+            slots[key(s, d)].push_back(j);
+            topo.out_targets_.push_back(d);
+        }
+        topo.out_offsets_[s + 1] = topo.out_targets_.size();
+    }
+    for (std::uint32_t d = 0; d < n; ++d) {
+        for (const std::uint32_t s : in[d]) {
+            if (s >= n)
+                throw InputError("rank " + std::to_string(d) + ": in-neighbor " + std::to_string(s) +
+                                 " out of range [0, " + std::to_string(n) + ")");
+            auto it = slots.find(key(s, d));
+            if (it == slots.end() || it->second.empty()) {
+                throw InputError("rank " + std::to_string(d) + " lists " + std::to_string(s) +
+                                 " as in-neighbor more often than rank " + std::to_string(s) +
+                                 " lists it as out-neighbor");
+            }
+            topo.in_sources_.push_back(s);
+            topo.in_slots_.push_back(it->second.front());
+            it->second.pop_front();
+        }
+        topo.in_offsets_[d + 1] = topo.in_sources_.size();
+    }
+    for (std::uint32_t s = 0; s < n; ++s) {  // in out-list order, so the message is deterministic
+        for (const std::uint32_t d : out[s]) {
+            if (slots[key(s, d)].empty()) continue;
+            throw InputError("rank " + std::to_string(s) + " lists " + std::to_string(d) +
+                             " as out-neighbor more often than rank " + std::to_string(d) + " lists it as in-neighbor");
+        }
+    }
     return topo;
 }
 

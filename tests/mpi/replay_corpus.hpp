@@ -121,6 +121,17 @@ protected:
     static inline MPI_Datatype strided_double2_ = MPI_DATATYPE_NULL;
 };
 
+/// The topology with every rank's in-list reversed: MPI lets in-lists come in any order
+/// (a captured application's need not follow source ranks), and duplicates pair up in order.
+inline Topology with_reversed_in_lists(const Topology& t) {
+    std::vector<std::vector<std::uint32_t>> in(t.num_ranks()), out(t.num_ranks());
+    for (std::uint32_t r = 0; r < t.num_ranks(); ++r) {
+        in[r].assign(t.in_neighbors(r).rbegin(), t.in_neighbors(r).rend());
+        out[r].assign(t.out_neighbors(r).begin(), t.out_neighbors(r).end());
+    }
+    return Topology::from_adjacency(in, out);
+}
+
 struct CorpusCase {
     std::string name;
     Topology topology;
@@ -142,6 +153,7 @@ inline std::vector<CorpusCase> corpus_topologies() {
         cases.push_back({matrix, read_matrix_market((matrices_dir() / matrix).string(), n)});
     }
     cases.push_back({"awkward", awkward_topology(n)});
+    cases.push_back({"awkward-in-lists-reversed", with_reversed_in_lists(awkward_topology(n))});
     return cases;
 }
 

@@ -11,9 +11,10 @@ namespace nbr {
 
 /// @brief Topology file formats.
 enum class InputFormat {
-    automatic,     ///< by extension: .mtx is Matrix Market, anything else an edge list
-    edge_list,     ///< "src dst" per line, 0-based, '#' comments, extra columns ignored
-    matrix_market  ///< Matrix Market coordinate file, mapped to a process graph
+    automatic,      ///< a capture directory, or by extension: .mtx, .adj, else an edge list
+    edge_list,      ///< "src dst" per line, 0-based, '#' comments, extra columns ignored
+    matrix_market,  ///< Matrix Market coordinate file, mapped to a process graph
+    adjacency       ///< every rank's ordered in- and out-lists (adjacency.hpp)
 };
 
 /// @brief Default largest number of ranks a topology file may give (`nbrc --max-ranks`).
@@ -22,7 +23,7 @@ enum class InputFormat {
 /// an error message, not gigabytes. 2^24 ranks is beyond today's largest MPI jobs.
 inline constexpr std::uint32_t kDefaultMaxRanks = 1u << 24;
 
-/// @brief Parses "auto", "edgelist" or "mtx".
+/// @brief Parses "auto", "edgelist", "mtx" or "adj".
 [[nodiscard]] std::optional<InputFormat> parse_input_format(std::string_view name);
 
 /// @brief Reads an edge list.
@@ -54,7 +55,8 @@ inline constexpr std::uint32_t kDefaultMaxRanks = 1u << 24;
                                            std::optional<std::uint32_t> ranks = std::nullopt,
                                            std::uint32_t max_ranks = kDefaultMaxRanks);
 
-/// @brief Reads a topology in the given (or detected) format.
+/// @brief Reads a topology in the given (or detected) format; a capture directory
+/// (libnbr-capture) is read through its neighbors.adj.
 [[nodiscard]] Topology read_topology(const std::string& path, InputFormat format,
                                      std::optional<std::uint32_t> ranks = std::nullopt,
                                      std::uint32_t max_ranks = kDefaultMaxRanks);

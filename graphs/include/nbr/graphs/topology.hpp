@@ -38,6 +38,13 @@ public:
     /// @throws InputError if an endpoint is not below num_ranks.
     static Topology from_edges(std::uint32_t num_ranks, std::span<const Edge> edges);
 
+    /// @brief Builds a topology from every rank's ordered in- and out-lists, as MPI reports them
+    /// (MPI_Dist_graph_neighbors). Every edge must appear in both lists: the k-th occurrence of
+    /// `d` in out[s] is matched with the k-th occurrence of `s` in in[d].
+    /// @throws InputError naming the rank whose lists disagree or name a rank out of range.
+    static Topology from_adjacency(std::span<const std::vector<std::uint32_t>> in,
+                                   std::span<const std::vector<std::uint32_t>> out);
+
     [[nodiscard]] std::uint32_t num_ranks() const noexcept { return num_ranks_; }
     [[nodiscard]] std::uint64_t num_edges() const noexcept { return out_targets_.size(); }
 

@@ -1,0 +1,373 @@
+// libnbr-capture: records the topology of every topology communicator an application
+// creates, without changing what the application does.
+//
+// Preloaded (LD_PRELOAD) or linked, it wraps MPI_Dist_graph_create_adjacent,
+// MPI_Dist_graph_create, MPI_Graph_create and MPI_Cart_create through the MPI profiling
+// interface. After each successful creation, with NBR_CAPTURE=DIR set, the ranks of the new
+// communicator gather what MPI reports (each rank's ordered in- and out-neighbors) and where
+// they run (node from MPI_Comm_split_type, socket, NUMA domain and core from hwloc), and rank 0
+// writes DIR/NNNNNN/{neighbors.adj,placement.txt} (docs/format.md), the number being the next
+// free one: the files are written in a hidden directory that is renamed into place, so a
+// capture is complete or absent. `nbrc compile DIR/NNNNNN` compiles it. Failures are reported
+// on rank 0's stderr and never reach the application.
+// The C bindings only: the library must not need MPI's C++ binding libraries.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "nbr/graphs/adjacency.hpp"
+#include "nbr/schema/file_io.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Where the calling process runs (placement file columns).
+struct Location {
+    int node = 0;  // communicator rank of the node's first rank
+    int socket = 0;
+    int numa = 0;
+    int core = 0;
+};
+
+/// Socket (package), NUMA domain and core of the first processing unit of the process's
+/// binding, or of the one it last ran on when it is not bound. hwloc is loaded once.
+void locate_in_node(Location& where) {
+    static hwloc_topology_t topology = nullptr;
+    if (topology == nullptr && (hwloc_topology_init(&topology) != 0 || hwloc_topology_load(topology) != 0)) {
+        topology = nullptr;
+        return;
+    }
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    const bool bound = hwloc_get_cpubind(topology, set, HWLOC_CPUBIND_PROCESS) == 0 &&
+                       !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(topology), set);
+    if (!bound) (void)hwloc_get_last_cpu_location(topology, set, HWLOC_CPUBIND_PROCESS);
+    const int first = hwloc_bitmap_first(set);
+    hwloc_bitmap_free(set);
+    if (first < 0) return;
+    hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topology, static_cast<unsigned>(first));
+    if (pu == nullptr) return;
+    if (auto* package = hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_PACKAGE, pu)) {
+        where.socket = static_cast<int>(package->logical_index);
+    }
+    if (auto* core = hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_CORE, pu)) {
+        where.core = static_cast<int>(core->logical_index);
+    }
+    for (hwloc_obj_t numa = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_NUMANODE, nullptr); numa != nullptr;
+         numa = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_NUMANODE, numa)) {
+        if (numa->cpuset != nullptr && hwloc_bitmap_isset(numa->cpuset, static_cast<unsigned>(first))) {
+            where.numa = static_cast<int>(numa->logical_index);
+            break;
+        }
+    }
+}
+
+Location locate(MPI_Comm comm, int rank) {
+    Location where;
+    MPI_Comm node = MPI_COMM_NULL;
+    where.node = rank;
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        PMPI_Bcast(&where.node, 1, MPI_INT, 0, node);  // the node's first rank names the node
+        PMPI_Comm_free(&node);
+    }
+    locate_in_node(where);
+    return where;
+}
+
+/// Why a Cartesian communicator cannot be captured, or "" if it can. MPI_PROC_NULL neighbors
+/// occupy buffer slots, which patterns cannot express; in a periodic dimension of extent 1 or 2
+/// both directions reach the same rank, and MPI matches those messages by direction, not in
+/// list order as patterns do.
+std::string cart_lists(MPI_Comm comm, std::vector<int>& in, std::vector<int>& out) {
+    int dims = 0;
+    PMPI_Cartdim_get(comm, &dims);
+    std::vector<int> extent(static_cast<std::size_t>(dims) + 1), periodic(extent.size()), coords(extent.size());
+    PMPI_Cart_get(comm, dims, extent.data(), periodic.data(), coords.data());
+    for (int d = 0; d < dims; ++d) {
+        int source = MPI_PROC_NULL, dest = MPI_PROC_NULL;
+        PMPI_Cart_shift(comm, d, 1, &source, &dest);
+        if (source == MPI_PROC_NULL || dest == MPI_PROC_NULL)
+            return "a non-periodic dimension (MPI_PROC_NULL neighbors)";
+        if (extent[static_cast<std::size_t>(d)] < 3) return "a periodic dimension of extent below 3";
+        in.insert(in.end(), {source, dest});
+        out.insert(out.end(), {source, dest});
+    }
+    return {};
+}
+
+/// The calling rank's neighbor lists as MPI reports them, or why they cannot be captured.
+std::string neighbor_lists(MPI_Comm comm, int rank, std::vector<int>& in, std::vector<int>& out) {
+    int kind = MPI_UNDEFINED;
+    PMPI_Topo_test(comm, &kind);
+    if (kind == MPI_DIST_GRAPH) {
+        int indegree = 0, outdegree = 0, weighted = 0;
+        PMPI_Dist_graph_neighbors_count(comm, &indegree, &outdegree, &weighted);
+        in.resize(static_cast<std::size_t>(indegree) + 1);
+        out.resize(static_cast<std::size_t>(outdegree) + 1);
+        std::vector<int> in_weights(in.size()), out_weights(out.size());
+        PMPI_Dist_graph_neighbors(comm, indegree, in.data(), in_weights.data(), outdegree, out.data(),
+                                  out_weights.data());
+        in.pop_back();
+        out.pop_back();
+        return {};
+    }
+    if (kind == MPI_GRAPH) {
+        int count = 0;
+        PMPI_Graph_neighbors_count(comm, rank, &count);
+        in.resize(static_cast<std::size_t>(count) + 1);
+        PMPI_Graph_neighbors(comm, rank, count, in.data());
+        in.pop_back();
+        out = in;
+        return {};
+    }
+    if (kind == MPI_CART) return cart_lists(comm, in, out);
+    return "not a topology communicator";
+}
+
+std::string host_name() {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+    return name;
+}
+
+/// Writes the capture of rank 0 into the next free DIR/NNNNNN; returns its path.
+fs::path publish(const fs::path& dir, const nbr::Topology& topology, const std::string& comment,
+                 const std::string& placement) {
+    fs::create_directories(dir);
+    std::string temp = (dir / (".capture.tmp-" + host_name() + "-" + std::to_string(getpid()) + "-XXXXXX")).string();
+    if (mkdtemp(temp.data()) == nullptr) {
+        throw nbr::FileError(dir.string() + ": cannot create a directory: " + std::strerror(errno));
+    }
+    try {
+        nbr::write_adjacency(fs::path(temp) / nbr::kCaptureTopologyFile, topology, comment);
+        nbr::write_whole_file(fs::path(temp) / nbr::kCapturePlacementFile, placement);
+        for (int number = 0;; ++number) {
+            char name[16];
+            std::snprintf(name, sizeof name, "%06d", number);
+            if (std::rename(temp.c_str(), (dir / name).c_str()) == 0) return dir / name;
+            if (errno != EEXIST && errno != ENOTEMPTY) {
+                throw nbr::FileError((dir / name).string() +
+                                     ": cannot rename the capture into place: " + std::strerror(errno));
+            }
+        }
+    } catch (...) {
+        std::error_code ec;
+        fs::remove_all(temp, ec);
+        throw;
+    }
+}
+
+/// What every rank sends rank 0: its degrees and location, then its lists.
+struct Gathered {
+    std::vector<int> header;  // per rank: indegree, outdegree, node, socket, numa, core
+    std::vector<int> lists;   // per rank: in-list then out-list
+    std::vector<char> hosts;  // per rank: 64 bytes
+};
+
+constexpr int kHeader = 6;
+constexpr int kHost = 64;
+
+Gathered gather(MPI_Comm comm, int rank, int size, const std::vector<int>& in, const std::vector<int>& out,
+                const Location& where) {
+    Gathered all;
+    const int mine[kHeader] = {
+        static_cast<int>(in.size()), static_cast<int>(out.size()), where.node, where.socket, where.numa, where.core};
+    if (rank == 0) all.header.resize(static_cast<std::size_t>(size) * kHeader);
+    PMPI_Gather(mine, kHeader, MPI_INT, all.header.data(), kHeader, MPI_INT, 0, comm);
+    std::vector<int> lists(in);
+    lists.insert(lists.end(), out.begin(), out.end());
+    std::vector<int> counts(static_cast<std::size_t>(size)), displs(counts.size());
+    if (rank == 0) {
+        for (int r = 0, offset = 0; r < size; ++r) {
+            counts[static_cast<std::size_t>(r)] = all.header[r * kHeader] + all.header[r * kHeader + 1];
+            displs[static_cast<std::size_t>(r)] = offset;
+            offset += counts[static_cast<std::size_t>(r)];
+        }
+        all.lists.resize(static_cast<std::size_t>(displs.back() + counts.back()) + 1);
+    }
+    PMPI_Gatherv(lists.data(), static_cast<int>(lists.size()), MPI_INT, all.lists.data(), counts.data(), displs.data(),
+                 MPI_INT, 0, comm);
+    char host[kHost] = {};
+    std::strncpy(host, host_name().c_str(), kHost - 1);
+    if (rank == 0) all.hosts.resize(static_cast<std::size_t>(size) * kHost);
+    PMPI_Gather(host, kHost, MPI_CHAR, all.hosts.data(), kHost, MPI_CHAR, 0, comm);
+    return all;
+}
+
+/// Rank 0: the topology and placement file from what every rank sent.
+fs::path write_capture(const fs::path& dir, const Gathered& all, int size, const char* function) {
+    std::vector<std::vector<std::uint32_t>> in(static_cast<std::size_t>(size)), out(in.size());
+    std::string placement = "# nbr placement: rank node socket numa core (libnbr-capture, hwloc logical indices)\n";
+    placement += "# ranks " + std::to_string(size) + "\n";
+    std::string hosts;
+    for (int r = 0, offset = 0; r < size; ++r) {
+        const int* h = &all.header[static_cast<std::size_t>(r) * kHeader];
+        auto& rank_in = in[static_cast<std::size_t>(r)];
+        auto& rank_out = out[static_cast<std::size_t>(r)];
+        rank_in.assign(all.lists.begin() + offset, all.lists.begin() + offset + h[0]);
+        rank_out.assign(all.lists.begin() + offset + h[0], all.lists.begin() + offset + h[0] + h[1]);
+        offset += h[0] + h[1];
+        char line[80];
+        std::snprintf(line, sizeof line, "%d %d %d %d %d\n", r, h[2], h[3], h[4], h[5]);
+        placement += line;
+        if (h[2] == r) hosts.append(" ").append(&all.hosts[static_cast<std::size_t>(r) * kHost]);
+    }
+    const auto topology = nbr::Topology::from_adjacency(in, out);
+    const std::string comment = std::string("nbr capture: ") + function + ", " + std::to_string(size) + " ranks, " +
+                                std::to_string(topology.num_edges()) + " edges\nnodes:" + hosts;
+    return publish(dir, topology, comment, placement);
+}
+
+/// Captures a new topology communicator (collective over it).
+void capture_collectively(MPI_Comm comm, const char* function) {
+    const char* dir = std::getenv("NBR_CAPTURE");
+    if (dir == nullptr || *dir == '\0' || comm == MPI_COMM_NULL) return;
+    int rank = 0, size = 0;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    std::vector<int> in, out;
+    const std::string why = neighbor_lists(comm, rank, in, out);
+    int capturable = why.empty() ? 1 : 0;  // every rank decides alike, but agree anyway
+    PMPI_Allreduce(MPI_IN_PLACE, &capturable, 1, MPI_INT, MPI_MIN, comm);
+    if (capturable == 0) {
+        if (rank == 0) std::fprintf(stderr, "nbr-capture: %s not captured: %s\n", function, why.c_str());
+        return;
+    }
+    const Gathered all = gather(comm, rank, size, in, out, locate(comm, rank));
+    if (rank != 0) return;
+    try {
+        const auto path = write_capture(dir, all, size, function);
+        std::fprintf(stderr, "nbr-capture: %s: %d ranks -> %s\n", function, size, path.c_str());
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nbr-capture: %s not captured: %s\n", function, error.what());
+    }
+}
+
+/// Creations seen by capture(): a Fortran wrapper captures only if the library's Fortran
+/// binding did not come through the C wrappers (MPICH's does, Open MPI's does not).
+unsigned long creations_seen = 0;
+
+/// Captures a new topology communicator; never lets an exception reach the application.
+void capture(MPI_Comm comm, const char* function) {
+    ++creations_seen;
+    try {
+        capture_collectively(comm, function);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nbr-capture: %s not captured: %s\n", function, error.what());
+    } catch (...) {
+        std::fprintf(stderr, "nbr-capture: %s not captured: unknown error\n", function);
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* comm_dist_graph) {
+    const int code = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree,
+                                                     destinations, destweights, info, reorder, comm_dist_graph);
+    if (code == MPI_SUCCESS) capture(*comm_dist_graph, "MPI_Dist_graph_create_adjacent");
+    return code;
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
+                          const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
+    const int code =
+        PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
+    if (code == MPI_SUCCESS) capture(*comm_dist_graph, "MPI_Dist_graph_create");
+    return code;
+}
+
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                     MPI_Comm* comm_graph) {
+    const int code = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
+    if (code == MPI_SUCCESS) capture(*comm_graph, "MPI_Graph_create");
+    return code;
+}
+
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm* comm_cart) {
+    const int code = PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
+    if (code == MPI_SUCCESS) capture(*comm_cart, "MPI_Cart_create");
+    return code;
+}
+
+}  // extern "C"
+
+// Fortran (`use mpi`, mpif.h; gfortran's names). Open MPI 4.1's Fortran binding calls PMPI_*
+// directly, so the C wrappers above never see a Fortran program's calls (MPICH 4.0's calls
+// MPI_*). These wrappers take the Fortran symbols too: they call the MPI library's own Fortran
+// profiling entry (pmpi_..._, weak: absent when no Fortran binding is loaded), then capture
+// the new communicator. Arguments pass through untouched; the `mpi_f08` module is not covered.
+extern "C" {
+
+using FortranArg = void*;
+void pmpi_dist_graph_create_adjacent_(FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, FortranArg,
+                                      FortranArg, FortranArg, FortranArg, MPI_Fint*, MPI_Fint*) __attribute__((weak));
+void pmpi_dist_graph_create_(FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, FortranArg,
+                             FortranArg, MPI_Fint*, MPI_Fint*) __attribute__((weak));
+void pmpi_graph_create_(FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, MPI_Fint*, MPI_Fint*)
+    __attribute__((weak));
+void pmpi_cart_create_(FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, MPI_Fint*, MPI_Fint*)
+    __attribute__((weak));
+
+}  // extern "C"
+
+namespace {
+
+/// After a Fortran creation call: captures the new communicator if the call succeeded and did
+/// not pass through the C wrappers (`seen` is creations_seen before the call).
+void capture_fortran(unsigned long seen, const MPI_Fint* ierr, const MPI_Fint* comm, const char* function) {
+    if (*ierr == MPI_SUCCESS && creations_seen == seen) capture(PMPI_Comm_f2c(*comm), function);
+}
+
+}  // namespace
+
+extern "C" {
+
+void mpi_dist_graph_create_adjacent_(FortranArg comm_old, FortranArg indegree, FortranArg sources,
+                                     FortranArg sourceweights, FortranArg outdegree, FortranArg destinations,
+                                     FortranArg destweights, FortranArg info, FortranArg reorder, MPI_Fint* comm,
+                                     MPI_Fint* ierr) {
+    const unsigned long seen = creations_seen;
+    pmpi_dist_graph_create_adjacent_(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights,
+                                     info, reorder, comm, ierr);
+    capture_fortran(seen, ierr, comm, "MPI_Dist_graph_create_adjacent");
+}
+
+void mpi_dist_graph_create_(FortranArg comm_old, FortranArg n, FortranArg sources, FortranArg degrees,
+                            FortranArg destinations, FortranArg weights, FortranArg info, FortranArg reorder,
+                            MPI_Fint* comm, MPI_Fint* ierr) {
+    const unsigned long seen = creations_seen;
+    pmpi_dist_graph_create_(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm, ierr);
+    capture_fortran(seen, ierr, comm, "MPI_Dist_graph_create");
+}
+
+void mpi_graph_create_(FortranArg comm_old, FortranArg nnodes, FortranArg index, FortranArg edges, FortranArg reorder,
+                       MPI_Fint* comm, MPI_Fint* ierr) {
+    const unsigned long seen = creations_seen;
+    pmpi_graph_create_(comm_old, nnodes, index, edges, reorder, comm, ierr);
+    capture_fortran(seen, ierr, comm, "MPI_Graph_create");
+}
+
+void mpi_cart_create_(FortranArg comm_old, FortranArg ndims, FortranArg dims, FortranArg periods, FortranArg reorder,
+                      MPI_Fint* comm, MPI_Fint* ierr) {
+    const unsigned long seen = creations_seen;
+    pmpi_cart_create_(comm_old, ndims, dims, periods, reorder, comm, ierr);
+    capture_fortran(seen, ierr, comm, "MPI_Cart_create");
+}
+
+}  // extern "C"

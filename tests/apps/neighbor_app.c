@@ -1,0 +1,142 @@
+/*
+ * neighbor_app: an MPI program written as a third-party benchmark would be, with no nbr
+ * header or library. It creates a distributed graph with MPI_Dist_graph_create_adjacent
+ * (in-lists not in source order, a duplicate edge), times MPI_Ineighbor_allgather +
+ * MPI_Wait from 1 B to 16 KiB, runs MPI_Neighbor_alltoallv, and checks every received byte.
+ * It then creates the other topology kinds (MPI_Dist_graph_create, MPI_Graph_create, a
+ * periodic and a non-periodic MPI_Cart_create) and frees them all. Needs at least 3 ranks.
+ *
+ *   mpirun -np N neighbor_app [ITERATIONS]
+ *
+ * Prints "neighbor_app: data OK" on rank 0 when every check passed (exit code 1 otherwise)
+ * and one timing line per size.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned char value(int origin, int slot, int i) {
+    return (unsigned char)(origin * 31 + slot * 7 + i);
+}
+
+/* Rank r sends to r+1 twice and to r+2; receives from r-1, r-2, r-1 (in that order). */
+static MPI_Comm make_graph(int rank, int size, int* in, int* out) {
+    MPI_Comm graph;
+    out[0] = (rank + 1) % size;
+    out[1] = (rank + 2) % size;
+    out[2] = (rank + 1) % size;
+    in[0] = (rank - 1 + size) % size;
+    in[1] = (rank - 2 + size) % size;
+    in[2] = (rank - 1 + size) % size;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 3, in, MPI_UNWEIGHTED, 3, out, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                   &graph);
+    return graph;
+}
+
+/* The out-slot at which in-edge k leaves its source: k (k-th <-> k-th matching of the two
+ * r-1 -> r edges, slots 0 and 2; the r-2 -> r edge is slot 1). */
+static int source_slot(int k) {
+    return k;
+}
+
+static int check_allgather(int size_bytes, const unsigned char* recv, const int* in) {
+    for (int k = 0; k < 3; ++k)
+        for (int i = 0; i < size_bytes; ++i)
+            if (recv[k * size_bytes + i] != value(in[k], 0, i)) return 1;
+    return 0;
+}
+
+static int timed_allgather(MPI_Comm graph, int rank, const int* in, int iterations) {
+    int errors = 0;
+    unsigned char* send = malloc(16384);
+    unsigned char* recv = malloc(3 * 16384);
+    for (int bytes = 1; bytes <= 16384; bytes *= 4) {
+        for (int i = 0; i < bytes; ++i) send[i] = value(rank, 0, i);
+        MPI_Barrier(graph);
+        const double start = MPI_Wtime();
+        for (int it = 0; it < iterations; ++it) {
+            MPI_Request request;
+            memset(recv, 0, (size_t)(3 * bytes));
+            MPI_Ineighbor_allgather(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, graph, &request);
+            MPI_Wait(&request, MPI_STATUS_IGNORE);
+            errors += check_allgather(bytes, recv, in);
+        }
+        const double us = (MPI_Wtime() - start) / iterations * 1e6;
+        if (rank == 0) printf("neighbor_app: ineighbor_allgather %6d B %9.2f us\n", bytes, us);
+    }
+    free(send);
+    free(recv);
+    return errors;
+}
+
+/* Block sizes vary per edge: slot j to carry 1 + origin + j bytes, laid out with gaps. */
+static int alltoallv(MPI_Comm graph, int rank, const int* in) {
+    int scounts[3], sdispls[3], rcounts[3], rdispls[3], errors = 0;
+    unsigned char send[64], recv[64];
+    for (int j = 0; j < 3; ++j) {
+        scounts[j] = 1 + rank % 5 + j;
+        sdispls[j] = 20 * (2 - j); /* out of order */
+        for (int i = 0; i < scounts[j]; ++i) send[sdispls[j] + i] = value(rank, j, i);
+    }
+    for (int k = 0; k < 3; ++k) {
+        rcounts[k] = 1 + in[k] % 5 + source_slot(k);
+        rdispls[k] = 20 * k + 1;
+    }
+    memset(recv, 0, sizeof recv);
+    MPI_Neighbor_alltoallv(send, scounts, sdispls, MPI_BYTE, recv, rcounts, rdispls, MPI_BYTE, graph);
+    for (int k = 0; k < 3; ++k)
+        for (int i = 0; i < rcounts[k]; ++i)
+            if (recv[rdispls[k] + i] != value(in[k], source_slot(k), i)) ++errors;
+    return errors;
+}
+
+/* The other topology constructors, each created and freed. */
+static void other_topologies(int rank, int size) {
+    MPI_Comm comm;
+    int source = rank, degree = 1, destination = (rank + 1) % size;
+    MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &source, &degree, &destination, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
+    MPI_Comm_free(&comm);
+    int* index = malloc(sizeof(int) * (size_t)size);
+    int* edges = malloc(sizeof(int) * (size_t)size * 2);
+    for (int r = 0; r < size; ++r) {
+        index[r] = 2 * (r + 1);
+        edges[2 * r] = (r + 1) % size;
+        edges[2 * r + 1] = (r + size - 1) % size;
+    }
+    MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &comm);
+    MPI_Comm_free(&comm);
+    free(index);
+    free(edges);
+    int dims[1] = {size}, periodic[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &comm);
+    MPI_Comm_free(&comm);
+    periodic[0] = 0;
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &comm);
+    MPI_Comm_free(&comm);
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size < 3) {
+        if (rank == 0) fprintf(stderr, "neighbor_app: needs at least 3 ranks\n");
+        MPI_Finalize();
+        return 2;
+    }
+    const int iterations = argc > 1 ? atoi(argv[1]) : 100;
+    int in[3], out[3];
+    MPI_Comm graph = make_graph(rank, size, in, out);
+    int errors = timed_allgather(graph, rank, in, iterations);
+    errors += alltoallv(graph, rank, in);
+    MPI_Comm_free(&graph);
+    other_topologies(rank, size);
+    int total = 0;
+    MPI_Reduce(&errors, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf(total == 0 ? "neighbor_app: data OK\n" : "neighbor_app: %d wrong blocks\n", total);
+    MPI_Bcast(&total, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return total == 0 ? 0 : 1;
+}

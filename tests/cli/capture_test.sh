@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Capture from an unmodified application (tests/apps/neighbor_app, no nbr header or library):
+# run natively, run under libnbr-capture, compile the capture, verify it against the captured
+# topology, and replay the compiled pattern with libnbr against MPI's own collectives.
+# usage: capture_test.sh NBRC APP CAPTURE_LIB REPLAY_CHECK "LAUNCHER_FOR_4_PROCESSES"
+set -u
+nbrc=$1
+app=$2
+capture_lib=$3
+replay_check=$4
+launch4=$5
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passes=0
+pass() { passes=$((passes + 1)); }
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+check() { if eval "$1"; then pass; else fail "$2"; fi; }
+cd "$work" || exit 1
+# The preload goes to the application's processes only (through env), not to the launcher.
+# An instrumented application loads the instrumented capture library ahead of ASan's runtime.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
+
+# shellcheck disable=SC2086
+native=$($launch4 "$app" 5 2>&1)
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$native"' "native run failed: $native"
+# shellcheck disable=SC2086
+captured=$($launch4 env NBR_CAPTURE="$work/cap" LD_PRELOAD="$capture_lib" "$app" 5 2>&1)
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$captured"' "run under capture failed: $captured"
+# One capture per topology communicator but the non-periodic Cartesian one, in creation order.
+check '[ "$(grep -c "^nbr-capture: MPI_.*-> " <<<"$captured")" -eq 4 ]' "expected 4 captures: $captured"
+check 'grep -q "^nbr-capture: MPI_Cart_create not captured: a non-periodic dimension" <<<"$captured"' \
+  "the non-periodic Cartesian communicator was not reported: $captured"
+check '[ "$(ls cap)" = "$(printf "000000\n000001\n000002\n000003")" ]' "capture directories: $(ls -a cap)"
+check '! ls -A cap | grep -q "^\."' "a temporary directory was left in the capture directory"
+
+# MPI's own lists: rank 0 receives from 3, 2, 3 (not source order) and sends to 1, 2, 1.
+check 'grep -qx "0: 3 2 3 ; 1 2 1" cap/000000/neighbors.adj' "dist-graph lists: $(cat cap/000000/neighbors.adj)"
+check 'grep -q "nbr capture: MPI_Dist_graph_create_adjacent, 4 ranks, 12 edges" cap/000000/neighbors.adj' \
+  "capture header: $(head -3 cap/000000/neighbors.adj)"
+check 'grep -qx "1: 2 0 ; 2 0" cap/000002/neighbors.adj' "graph lists: $(cat cap/000002/neighbors.adj)"
+check 'grep -qx "2: 1 3 ; 1 3" cap/000003/neighbors.adj' "Cartesian lists: $(cat cap/000003/neighbors.adj)"
+check '[ "$(grep -cE "^[0-3] [0-9]+ [0-9]+ [0-9]+ [0-9]+$" cap/000000/placement.txt)" -eq 4 ]' \
+  "placement: $(cat cap/000000/placement.txt)"
+
+# Compile the capture (its placement serves distance-halving), verify, replay.
+check '"$nbrc" compile cap/000000 --algo common-neighbor --threshold 1 -q -o cn' "compile of the capture failed"
+check '"$nbrc" verify cn --topology cap/000000 | grep -q "12 edges each delivered exactly once"' "verify failed"
+check '"$nbrc" compile cap/000000 --algo distance-halving -q -o dh' "distance-halving on the capture failed"
+check '"$nbrc" inspect dh | grep -q "placement"' "distance-halving did not record the captured placement"
+for p in cn dh; do
+  # shellcheck disable=SC2086
+  out=$($launch4 "$replay_check" "$p" 2>&1)
+  check '[ $? -eq 0 ]' "replay of the $p pattern compiled from the capture failed: $out"
+done
+
+echo "capture: $passes passed, $failures failed"
+[ "$failures" -eq 0 ]
