@@ -10,10 +10,6 @@
 // free one: the files are written in a hidden directory that is renamed into place, so a
 // capture is complete or absent. `nbrc compile DIR/NNNNNN` compiles it. Failures are reported
 // on rank 0's stderr and never reach the application.
-// The C bindings only: the library must not need MPI's C++ binding libraries.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -28,6 +24,7 @@
 
 #include "nbr/graphs/adjacency.hpp"
 #include "nbr/schema/file_io.hpp"
+#include "neighbors.hpp"
 
 namespace {
 
@@ -83,56 +80,6 @@ Location locate(MPI_Comm comm, int rank) {
     }
     locate_in_node(where);
     return where;
-}
-
-/// Why a Cartesian communicator cannot be captured, or "" if it can. MPI_PROC_NULL neighbors
-/// occupy buffer slots, which patterns cannot express; in a periodic dimension of extent 1 or 2
-/// both directions reach the same rank, and MPI matches those messages by direction, not in
-/// list order as patterns do.
-std::string cart_lists(MPI_Comm comm, std::vector<int>& in, std::vector<int>& out) {
-    int dims = 0;
-    PMPI_Cartdim_get(comm, &dims);
-    std::vector<int> extent(static_cast<std::size_t>(dims) + 1), periodic(extent.size()), coords(extent.size());
-    PMPI_Cart_get(comm, dims, extent.data(), periodic.data(), coords.data());
-    for (int d = 0; d < dims; ++d) {
-        int source = MPI_PROC_NULL, dest = MPI_PROC_NULL;
-        PMPI_Cart_shift(comm, d, 1, &source, &dest);
-        if (source == MPI_PROC_NULL || dest == MPI_PROC_NULL)
-            return "a non-periodic dimension (MPI_PROC_NULL neighbors)";
-        if (extent[static_cast<std::size_t>(d)] < 3) return "a periodic dimension of extent below 3";
-        in.insert(in.end(), {source, dest});
-        out.insert(out.end(), {source, dest});
-    }
-    return {};
-}
-
-/// The calling rank's neighbor lists as MPI reports them, or why they cannot be captured.
-std::string neighbor_lists(MPI_Comm comm, int rank, std::vector<int>& in, std::vector<int>& out) {
-    int kind = MPI_UNDEFINED;
-    PMPI_Topo_test(comm, &kind);
-    if (kind == MPI_DIST_GRAPH) {
-        int indegree = 0, outdegree = 0, weighted = 0;
-        PMPI_Dist_graph_neighbors_count(comm, &indegree, &outdegree, &weighted);
-        in.resize(static_cast<std::size_t>(indegree) + 1);
-        out.resize(static_cast<std::size_t>(outdegree) + 1);
-        std::vector<int> in_weights(in.size()), out_weights(out.size());
-        PMPI_Dist_graph_neighbors(comm, indegree, in.data(), in_weights.data(), outdegree, out.data(),
-                                  out_weights.data());
-        in.pop_back();
-        out.pop_back();
-        return {};
-    }
-    if (kind == MPI_GRAPH) {
-        int count = 0;
-        PMPI_Graph_neighbors_count(comm, rank, &count);
-        in.resize(static_cast<std::size_t>(count) + 1);
-        PMPI_Graph_neighbors(comm, rank, count, in.data());
-        in.pop_back();
-        out = in;
-        return {};
-    }
-    if (kind == MPI_CART) return cart_lists(comm, in, out);
-    return "not a topology communicator";
 }
 
 std::string host_name() {
@@ -237,7 +184,7 @@ void capture_collectively(MPI_Comm comm, const char* function) {
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
     std::vector<int> in, out;
-    const std::string why = neighbor_lists(comm, rank, in, out);
+    const std::string why = nbr::interpose::neighbor_lists(comm, rank, in, out);
     int capturable = why.empty() ? 1 : 0;  // every rank decides alike, but agree anyway
     PMPI_Allreduce(MPI_IN_PLACE, &capturable, 1, MPI_INT, MPI_MIN, comm);
     if (capturable == 0) {
@@ -272,41 +219,12 @@ void capture(MPI_Comm comm, const char* function) {
 
 }  // namespace
 
-extern "C" {
-
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
-                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
-                                   int reorder, MPI_Comm* comm_dist_graph) {
-    const int code = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree,
-                                                     destinations, destweights, info, reorder, comm_dist_graph);
-    if (code == MPI_SUCCESS) capture(*comm_dist_graph, "MPI_Dist_graph_create_adjacent");
-    return code;
+void nbr::interpose::on_topology_created(MPI_Comm comm, const char* function) {
+    capture(comm, function);
 }
 
-int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
-                          const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
-    const int code =
-        PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
-    if (code == MPI_SUCCESS) capture(*comm_dist_graph, "MPI_Dist_graph_create");
-    return code;
-}
-
-int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
-                     MPI_Comm* comm_graph) {
-    const int code = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
-    if (code == MPI_SUCCESS) capture(*comm_graph, "MPI_Graph_create");
-    return code;
-}
-
-int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
-                    MPI_Comm* comm_cart) {
-    const int code = PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
-    if (code == MPI_SUCCESS) capture(*comm_cart, "MPI_Cart_create");
-    return code;
-}
-
-}  // extern "C"
-
+// The C constructors are wrapped in constructors.cpp.
+//
 // Fortran (`use mpi`, mpif.h; gfortran's names). Open MPI 4.1's Fortran binding calls PMPI_*
 // directly, so the C wrappers above never see a Fortran program's calls (MPICH 4.0's calls
 // MPI_*). These wrappers take the Fortran symbols too: they call the MPI library's own Fortran

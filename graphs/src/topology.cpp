@@ -110,13 +110,17 @@ std::uint64_t rank_neighborhood_hash(std::uint32_t rank, std::span<const std::ui
     return hasher.digest();
 }
 
-std::uint64_t Topology::hash() const {
+std::uint64_t topology_hash_of(std::span<const std::uint64_t> rank_hashes) {
     internal::Hasher hasher;
-    hasher.update(num_ranks_);
-    for (std::uint32_t r = 0; r < num_ranks_; ++r) {
-        hasher.update(rank_neighborhood_hash(r, in_neighbors(r), out_neighbors(r)));
-    }
+    hasher.update(static_cast<std::uint32_t>(rank_hashes.size()));
+    for (const auto h : rank_hashes) hasher.update(h);
     return hasher.digest();
+}
+
+std::uint64_t Topology::hash() const {
+    std::vector<std::uint64_t> ranks(num_ranks_);
+    for (std::uint32_t r = 0; r < num_ranks_; ++r) ranks[r] = rank_neighborhood_hash(r, in_neighbors(r), out_neighbors(r));
+    return topology_hash_of(ranks);
 }
 
 }  // namespace nbr

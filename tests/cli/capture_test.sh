@@ -9,13 +9,8 @@ app=$2
 capture_lib=$3
 replay_check=$4
 launch4=$5
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-passes=0
-pass() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-check() { if eval "$1"; then pass; else fail "$2"; fi; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$work" || exit 1
 # The preload goes to the application's processes only (through env), not to the launcher.
 # An instrumented application loads the instrumented capture library ahead of ASan's runtime.
@@ -54,5 +49,4 @@ for p in cn dh; do
   check '[ $? -eq 0 ]' "replay of the $p pattern compiled from the capture failed: $out"
 done
 
-echo "capture: $passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish capture

@@ -5,12 +5,8 @@
 # usage: compile_faults_test.sh NBRC
 set -u
 nbrc=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-passes=0
-pass() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$work" || exit 1
 
 # 65536 ranks: writing the rank files takes about a second, long enough to kill it midway.
@@ -73,5 +69,4 @@ else
   echo "compile_faults: no private tmpfs here (unshare -rm refused); full-disk case skipped"
 fi
 
-echo "compile_faults: $passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish compile_faults

@@ -6,13 +6,8 @@ nbrc=$1
 launch2=$2
 shared=$3
 calibrate=$4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-passes=0
-
-pass() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # expect CODE FRAGMENT -- command...: exit code and a fragment of stdout+stderr.
 expect() {
@@ -196,5 +191,4 @@ expect 1 "exceed the limit of 8" -- limited $nbrc compile moore.el --max-ranks 8
 expect 0 "" -- limited $nbrc compile rows.mtx --ranks 4 -q -o small
 test ! -e big1 && test ! -e big3 && test ! -e big5 && pass || fail "a rejected input left an output directory"
 
-echo "nbrc_cli: $passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish nbrc_cli

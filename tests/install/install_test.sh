@@ -15,7 +15,9 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 for f in bin/nbrc include/nbr.h; do
   [ -e "$prefix/$f" ] || { echo "install_test: $f not installed"; exit 1; }
 done
-[ -n "$(find "$prefix" -name 'libnbr-capture.so*')" ] || { echo "install_test: libnbr-capture not installed"; exit 1; }
+for lib in libnbr-capture libnbr-preload; do
+  [ -n "$(find "$prefix" -name "$lib.so*")" ] || { echo "install_test: $lib not installed"; exit 1; }
+done
 config=$(find "$prefix" -name nbrConfig.cmake)
 pc=$(find "$prefix" -name nbr.pc)
 [ -n "$config" ] && [ -n "$pc" ] || { echo "install_test: no nbrConfig.cmake or nbr.pc"; exit 1; }

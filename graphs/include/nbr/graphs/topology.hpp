@@ -88,4 +88,7 @@ private:
 [[nodiscard]] std::uint64_t rank_neighborhood_hash(std::uint32_t rank, std::span<const std::uint32_t> in,
                                                    std::span<const std::uint32_t> out);
 
+/// @brief Topology::hash() from every rank's rank_neighborhood_hash, in rank order.
+[[nodiscard]] std::uint64_t topology_hash_of(std::span<const std::uint64_t> rank_hashes);
+
 }  // namespace nbr

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The drop-in library under unmodified applications (tests/apps, no nbr header or library):
+# capture, compile, then run under libnbr-preload with NBR_REPORT=1. The data checks of the
+# applications must pass as they do natively, the report must count the replayed calls, and a
+# communicator without a pattern, or whose pattern fails to load, runs natively with one line
+# from rank 0 saying why.
+# usage: preload_test.sh NBRC NEIGHBOR_APP MIXED_APP CAPTURE_LIB PRELOAD_LIB "LAUNCHER_FOR_4_PROCESSES"
+set -u
+nbrc=$1
+neighbor_app=$2
+mixed_app=$3
+capture_lib=$4
+preload_lib=$5
+launch4=$6
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$work" || exit 1
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
+# run LIB ENV... -- APP ARGS...: the application's processes only get the library.
+run() {
+  local lib=$1
+  shift
+  # shellcheck disable=SC2086
+  $launch4 env LD_PRELOAD="$lib" "$@" 2>&1
+}
+
+# Capture both applications and compile their topologies: the mixed one's two communicators
+# (created twice: same topologies) with common-neighbor and naive, the first of neighbor_app
+# with kgroup and its graph communicator naively.
+run "$capture_lib" NBR_CAPTURE="$work/mixed" "$mixed_app" >/dev/null || fail "capture of mixed_app failed"
+run "$capture_lib" NBR_CAPTURE="$work/neighbor" "$neighbor_app" 3 >/dev/null || fail "capture of neighbor_app failed"
+mkdir patterns other
+"$nbrc" compile mixed/000000 --algo common-neighbor --threshold 1 -q -o patterns/mixed-a || fail "compile"
+"$nbrc" compile mixed/000001 -q -o patterns/mixed-b || fail "compile"
+"$nbrc" compile neighbor/000000 --algo kgroup --k 2 --threshold 1 -q -o other/neighbor || fail "compile"
+"$nbrc" compile neighbor/000002 -q -o other/graph || fail "compile"
+
+out=$(run "$preload_lib" NBR_PATTERNS="$work/patterns:$work/other" NBR_REPORT=1 "$mixed_app")
+check '[ $? -eq 0 ] && grep -q "mixed_app: data OK" <<<"$out"' "mixed_app under preload: $out"
+# 2 lifetimes x (1 persistent init + 10 rounds x 3 neighborhood calls) on 4 communicators.
+check 'grep -qx "nbr: replayed 62 calls on 4 communicators" <<<"$out"' "mixed_app report: $out"
+check '! grep -q "not completed or freed\|nbr: MPI_" <<<"$out"' "mixed_app left requests or failed a call: $out"
+
+out=$(run "$preload_lib" NBR_PATTERNS="$work/patterns:$work/other/neighbor:$work/other/graph" NBR_REPORT=1 \
+  "$neighbor_app" 3)
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app under preload: $out"
+# 8 sizes x 3 iterations of MPI_Ineighbor_allgather + 1 MPI_Neighbor_alltoallv.
+check 'grep -qx "nbr: replayed 25 calls on 2 communicators" <<<"$out"' "neighbor_app report: $out"
+# Unmatched: the MPI_Dist_graph_create and periodic Cartesian communicators; the non-periodic
+# Cartesian one cannot have a pattern. One line each.
+check '[ "$(grep -c "no pattern in NBR_PATTERNS" <<<"$out")" -eq 2 ]' "one line per unmatched communicator: $out"
+check 'grep -q "^nbr: MPI_Cart_create: a non-periodic dimension (MPI_PROC_NULL neighbors); it runs natively" <<<"$out"' \
+  "the non-periodic Cartesian communicator: $out"
+check 'grep -q "^nbr: MPI_Dist_graph_create: no pattern in NBR_PATTERNS for this communicator (4 ranks" <<<"$out"' \
+  "the unmatched communicator is named: $out"
+
+# A pattern that fails to load (a corrupted rank file): one line, the application unharmed.
+cp -r other/neighbor broken
+printf '\x01\x02' | dd of=broken/rank-000002.pb bs=1 seek=3 conv=notrunc 2>/dev/null
+out=$(run "$preload_lib" NBR_PATTERNS="$work/broken" NBR_REPORT=1 "$neighbor_app" 2)
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app with a broken pattern: $out"
+check '[ "$(grep -c "not loaded" <<<"$out")" -eq 1 ] && grep -q "rank 2 failed.*rank-000002.pb" <<<"$out"' \
+  "no single line naming the broken file: $out"
+check 'grep -qx "nbr: replayed 0 calls on 0 communicators" <<<"$out"' "calls replayed despite the failure: $out"
+
+finish preload
