@@ -82,20 +82,11 @@ Location locate(MPI_Comm comm, int rank) {
     return where;
 }
 
-std::string host_name() {
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-    return name;
-}
-
 /// Writes the capture of rank 0 into the next free DIR/NNNNNN; returns its path.
 fs::path publish(const fs::path& dir, const nbr::Topology& topology, const std::string& comment,
                  const std::string& placement) {
     fs::create_directories(dir);
-    std::string temp = (dir / (".capture.tmp-" + host_name() + "-" + std::to_string(getpid()) + "-XXXXXX")).string();
-    if (mkdtemp(temp.data()) == nullptr) {
-        throw nbr::FileError(dir.string() + ": cannot create a directory: " + std::strerror(errno));
-    }
+    const std::string temp = nbr::make_owned_temp_dir(dir, ".capture.tmp-").string();
     try {
         nbr::write_adjacency(fs::path(temp) / nbr::kCaptureTopologyFile, topology, comment);
         nbr::write_whole_file(fs::path(temp) / nbr::kCapturePlacementFile, placement);
@@ -146,7 +137,7 @@ Gathered gather(MPI_Comm comm, int rank, int size, const std::vector<int>& in, c
     PMPI_Gatherv(lists.data(), static_cast<int>(lists.size()), MPI_INT, all.lists.data(), counts.data(), displs.data(),
                  MPI_INT, 0, comm);
     char host[kHost] = {};
-    std::strncpy(host, host_name().c_str(), kHost - 1);
+    std::strncpy(host, nbr::host_name().c_str(), kHost - 1);
     if (rank == 0) all.hosts.resize(static_cast<std::size_t>(size) * kHost);
     PMPI_Gather(host, kHost, MPI_CHAR, all.hosts.data(), kHost, MPI_CHAR, 0, comm);
     return all;

@@ -8,10 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <system_error>
 #include <vector>
 
+#include "nbr/schema/file_io.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
@@ -72,12 +72,6 @@ private:
     Clock::time_point start_;
 };
 
-std::string host_name() {
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-    return name;
-}
-
 /// Prefix of the temporary directories a compile to `output` works in: files are written there
 /// and the directory is renamed to `output` only when complete. The name carries the host and
 /// process id of its compile, so that a later compile can tell a leftover of a killed one.
@@ -128,12 +122,7 @@ fs::path make_temp_dir(const fs::path& output) {
     if (!fs::is_directory(parent)) {
         throw std::runtime_error(parent.string() + ": output's parent directory does not exist");
     }
-    std::string pattern =
-        (parent / (temp_prefix(output) + host_name() + "-" + std::to_string(getpid()) + "-XXXXXX")).string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-        throw std::runtime_error(parent.string() + ": cannot create a temporary directory: " + std::strerror(errno));
-    }
-    return pattern;
+    return make_owned_temp_dir(parent, temp_prefix(output));
 }
 
 bool is_replaceable(const fs::path& dir) {

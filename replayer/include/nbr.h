@@ -19,8 +19,9 @@
  * persistent requests returns at once.
  *
  * Arguments are checked before any communication: negative counts, MPI_DATATYPE_NULL and
- * derived datatypes not committed (probed by packing zero elements), MPI_IN_PLACE (not allowed in neighborhood collectives), NULL counts or displacements
- * arrays where the rank has neighbors, a NULL buffer that would carry data with a
+ * derived datatypes not committed (probed by packing zero elements), MPI_IN_PLACE (not
+ * allowed in neighborhood collectives), NULL counts or displacements arrays where the rank
+ * has neighbors, a NULL buffer that would carry data with a
  * predefined datatype (derived ones may address absolutely from MPI_BOTTOM), nonzero flags,
  * and pattern or request handles that are NULL, freed or released all return NBR_ERR_ARG
  * with nbr_last_error() naming the argument. Since the check is local, a call that is

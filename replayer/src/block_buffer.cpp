@@ -58,9 +58,13 @@ private:
     std::vector<std::pair<MPI_Datatype, TypeShape>> entries_;
 };
 
+const PredefinedShapes& predefined() {
+    static const PredefinedShapes shapes;  // built at the first call (MPI is initialized then)
+    return shapes;
+}
+
 TypeShape shape_of(MPI_Datatype type) {
-    static const PredefinedShapes predefined;  // built at the first call (MPI is initialized then)
-    if (const TypeShape* shape = predefined.find(type)) return *shape;
+    if (const TypeShape* shape = predefined().find(type)) return *shape;
     return query_shape(type);
 }
 
@@ -129,7 +133,8 @@ bool is_named_type(MPI_Datatype type) {
 }
 
 bool is_usable_type(MPI_Datatype type, MPI_Comm errors_return) {
-    if (is_named_type(type)) return true;
+    // The common predefined types without a query: this runs on every call.
+    if (predefined().find(type) != nullptr || is_named_type(type)) return true;
 #if defined(NBR_SMPI)
     (void)errors_return;
     return true;  // SMPI's communicators abort on errors: no probe

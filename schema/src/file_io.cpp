@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -70,6 +71,19 @@ void write_whole_file(const std::filesystem::path& path, const std::string& byte
         done += static_cast<std::size_t>(put);
     }
     if (::close(fd.release()) != 0) fail_errno(path, "write failed");
+}
+
+std::string host_name() {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+    return name;
+}
+
+std::filesystem::path make_owned_temp_dir(const std::filesystem::path& parent, const std::string& prefix) {
+    std::string pattern = (parent / prefix).string();
+    pattern.append(host_name()).append("-").append(std::to_string(getpid())).append("-XXXXXX");
+    if (mkdtemp(pattern.data()) == nullptr) fail_errno(parent, "cannot create a temporary directory");
+    return pattern;
 }
 
 namespace internal {

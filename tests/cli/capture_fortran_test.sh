@@ -7,16 +7,15 @@ nbrc=$1
 app=$2
 capture_lib=$3
 launch4=$4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$work" || exit 1
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 # shellcheck disable=SC2086
-out=$($launch4 env NBR_CAPTURE="$work/cap" LD_PRELOAD="$capture_lib" "$app" 2>&1) || fail "run failed: $out"
-grep -q "neighbor_app_f: data OK" <<<"$out" || fail "wrong data: $out"
-grep -q "^nbr-capture: MPI_Dist_graph_create_adjacent: 4 ranks -> " <<<"$out" || fail "not captured: $out"
-grep -qx "0: 3 2 3 ; 1 2 1" cap/000000/neighbors.adj || fail "lists: $(cat cap/000000/neighbors.adj)"
-"$nbrc" compile cap/000000 --algo common-neighbor --threshold 1 -q -o cn || fail "compile failed"
-"$nbrc" verify cn --topology cap/000000 >/dev/null || fail "verify failed"
-echo "capture_fortran: passed"
+out=$($launch4 env NBR_CAPTURE="$work/cap" LD_PRELOAD="$capture_lib" "$app" 2>&1)
+check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run failed or wrong data: $out"
+check 'grep -q "^nbr-capture: MPI_Dist_graph_create_adjacent: 4 ranks -> " <<<"$out"' "not captured: $out"
+check 'grep -qx "0: 3 2 3 ; 1 2 1" cap/000000/neighbors.adj' "lists: $(cat cap/000000/neighbors.adj 2>&1)"
+check '"$nbrc" compile cap/000000 --algo common-neighbor --threshold 1 -q -o cn' "compile failed"
+check '"$nbrc" verify cn --topology cap/000000 >/dev/null' "verify failed"
+finish capture_fortran

@@ -8,8 +8,8 @@ set -u
 nbrc=$1
 replay_check=$2
 launch4=$3
-work=$(mktemp -d)
-trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work"' EXIT
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$work" || exit 1
 $nbrc gen random --ranks 4 --density 0.6 --seed 4 -o t.el >/dev/null || exit 1
 $nbrc compile t.el --algo common-neighbor -q -o p || exit 1
@@ -27,9 +27,5 @@ fi
 out=$("${prefix[@]}" $launch4 "$replay_check" p 2>&1)
 rc=$?
 expected="replay_check: another rank failed: rank 2 failed: p/rank-000002.pb: cannot open file: Permission denied"
-if [ "$rc" -ne 0 ] && grep -qF "$expected" <<<"$out"; then
-  echo "load_faults: 1 passed, 0 failed"
-else
-  echo "FAIL: exit $rc, expected a message '$expected': $out" >&2
-  exit 1
-fi
+check '[ "$rc" -ne 0 ] && grep -qF "$expected" <<<"$out"' "exit $rc, expected a message '$expected': $out"
+finish load_faults
