@@ -192,13 +192,8 @@ void capture_collectively(MPI_Comm comm, const char* function) {
     }
 }
 
-/// Creations seen by capture(): a Fortran wrapper captures only if the library's Fortran
-/// binding did not come through the C wrappers (MPICH's does, Open MPI's does not).
-unsigned long creations_seen = 0;
-
 /// Captures a new topology communicator; never lets an exception reach the application.
 void capture(MPI_Comm comm, const char* function) {
-    ++creations_seen;
     try {
         capture_collectively(comm, function);
     } catch (const std::exception& error) {
@@ -214,69 +209,4 @@ void nbr::interpose::on_topology_created(MPI_Comm comm, const char* function) {
     capture(comm, function);
 }
 
-// The C constructors are wrapped in constructors.cpp.
-//
-// Fortran (`use mpi`, mpif.h; gfortran's names). Open MPI 4.1's Fortran binding calls PMPI_*
-// directly, so the C wrappers above never see a Fortran program's calls (MPICH 4.0's calls
-// MPI_*). These wrappers take the Fortran symbols too: they call the MPI library's own Fortran
-// profiling entry (pmpi_..._, weak: absent when no Fortran binding is loaded), then capture
-// the new communicator. Arguments pass through untouched; the `mpi_f08` module is not covered.
-extern "C" {
-
-using FortranArg = void*;
-void pmpi_dist_graph_create_adjacent_(FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, FortranArg,
-                                      FortranArg, FortranArg, FortranArg, MPI_Fint*, MPI_Fint*) __attribute__((weak));
-void pmpi_dist_graph_create_(FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, FortranArg,
-                             FortranArg, MPI_Fint*, MPI_Fint*) __attribute__((weak));
-void pmpi_graph_create_(FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, MPI_Fint*, MPI_Fint*)
-    __attribute__((weak));
-void pmpi_cart_create_(FortranArg, FortranArg, FortranArg, FortranArg, FortranArg, MPI_Fint*, MPI_Fint*)
-    __attribute__((weak));
-
-}  // extern "C"
-
-namespace {
-
-/// After a Fortran creation call: captures the new communicator if the call succeeded and did
-/// not pass through the C wrappers (`seen` is creations_seen before the call).
-void capture_fortran(unsigned long seen, const MPI_Fint* ierr, const MPI_Fint* comm, const char* function) {
-    if (*ierr == MPI_SUCCESS && creations_seen == seen) capture(PMPI_Comm_f2c(*comm), function);
-}
-
-}  // namespace
-
-extern "C" {
-
-void mpi_dist_graph_create_adjacent_(FortranArg comm_old, FortranArg indegree, FortranArg sources,
-                                     FortranArg sourceweights, FortranArg outdegree, FortranArg destinations,
-                                     FortranArg destweights, FortranArg info, FortranArg reorder, MPI_Fint* comm,
-                                     MPI_Fint* ierr) {
-    const unsigned long seen = creations_seen;
-    pmpi_dist_graph_create_adjacent_(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights,
-                                     info, reorder, comm, ierr);
-    capture_fortran(seen, ierr, comm, "MPI_Dist_graph_create_adjacent");
-}
-
-void mpi_dist_graph_create_(FortranArg comm_old, FortranArg n, FortranArg sources, FortranArg degrees,
-                            FortranArg destinations, FortranArg weights, FortranArg info, FortranArg reorder,
-                            MPI_Fint* comm, MPI_Fint* ierr) {
-    const unsigned long seen = creations_seen;
-    pmpi_dist_graph_create_(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm, ierr);
-    capture_fortran(seen, ierr, comm, "MPI_Dist_graph_create");
-}
-
-void mpi_graph_create_(FortranArg comm_old, FortranArg nnodes, FortranArg index, FortranArg edges, FortranArg reorder,
-                       MPI_Fint* comm, MPI_Fint* ierr) {
-    const unsigned long seen = creations_seen;
-    pmpi_graph_create_(comm_old, nnodes, index, edges, reorder, comm, ierr);
-    capture_fortran(seen, ierr, comm, "MPI_Graph_create");
-}
-
-void mpi_cart_create_(FortranArg comm_old, FortranArg ndims, FortranArg dims, FortranArg periods, FortranArg reorder,
-                      MPI_Fint* comm, MPI_Fint* ierr) {
-    const unsigned long seen = creations_seen;
-    pmpi_cart_create_(comm_old, ndims, dims, periods, reorder, comm, ierr);
-    capture_fortran(seen, ierr, comm, "MPI_Cart_create");
-}
-
-}  // extern "C"
+// The constructors, C and Fortran, are wrapped in constructors.cpp.

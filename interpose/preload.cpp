@@ -23,12 +23,16 @@
 // MPI_Startall and MPI_Request_free act on both. Single-threaded use (MPI_THREAD_SINGLE or
 // FUNNELED).
 //
+// Fortran: where the MPI library's Fortran binding calls PMPI_* directly (Open MPI), the same
+// calls are wrapped at their Fortran entry points too (preload_fortran.cpp); where it calls the
+// C binding (MPICH), the C wrappers serve Fortran programs as they are.
+//
 // libnbr itself calls MPI: while a wrapper is inside libnbr, every wrapper passes straight to
 // PMPI, so nbr's own traffic never meets the proxy logic.
 //
 // NBR_REPORT=1: rank 0 prints at MPI_Finalize "nbr: replayed <calls> calls on <communicators>
 // communicators" (calls counted once per collective call, on each communicator's rank 0).
-#include "neighbors.hpp"
+#include "preload.hpp"
 
 #include <dirent.h>
 
@@ -46,47 +50,31 @@
 #include <mpi-ext.h>
 #endif
 
-#include "nbr.h"
+#include "completion.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/schema/pattern_io.hpp"
+
+namespace nbr::interpose {
+int inside_nbr = 0;
+}  // namespace nbr::interpose
 
 namespace {
 
 namespace fs = std::filesystem;
+using nbr::interpose::inside_nbr;
+using nbr::interpose::InsideNbr;
+using nbr::interpose::mpi_result;
+using nbr::interpose::Proxy;
 
 // ---- state ---------------------------------------------------------------------------------
 
 int keyval = MPI_KEYVAL_INVALID;
 unsigned long long replayed_calls = 0;  // on communicators' rank 0
 unsigned long long attached = 0;        // communicators, on their rank 0
-int inside_nbr = 0;                     // > 0 while a wrapper runs libnbr
-
-/// Runs libnbr with the wrappers in pass-through mode.
-class InsideNbr {
-public:
-    InsideNbr() { ++inside_nbr; }
-    ~InsideNbr() { --inside_nbr; }
-    InsideNbr(const InsideNbr&) = delete;
-    InsideNbr& operator=(const InsideNbr&) = delete;
-};
-
-/// An nbr request behind an application-visible proxy request.
-struct Proxy {
-    MPI_Request handle = MPI_REQUEST_NULL;  // what the application holds
-    nbr_request_t request = nullptr;
-    bool persistent = false;
-    bool pending = false;  // started and not yet complete in nbr
-};
 
 std::unordered_map<MPI_Request, Proxy>& proxies() {
     static std::unordered_map<MPI_Request, Proxy> map;
     return map;
-}
-
-/// An MPI error code for a failed nbr call, after saying why on stderr.
-int mpi_error(int code, const char* call) {
-    std::fprintf(stderr, "nbr: %s: %s: %s\n", call, nbr_strerror(code), nbr_last_error());
-    return MPI_ERR_OTHER;
 }
 
 // ---- attaching patterns ----------------------------------------------------------------------
@@ -95,17 +83,8 @@ int delete_pattern(MPI_Comm, int, void* value, void*) {
     auto pattern = static_cast<nbr_pattern_t>(value);
     const InsideNbr guard;
     const int code = nbr_pattern_free(&pattern);
-    if (code != NBR_SUCCESS) (void)mpi_error(code, "MPI_Comm_free");
+    if (code != NBR_SUCCESS) (void)mpi_result(code, "MPI_Comm_free");
     return MPI_SUCCESS;
-}
-
-nbr_pattern_t pattern_of(MPI_Comm comm) {
-    if (keyval == MPI_KEYVAL_INVALID || inside_nbr > 0 || comm == MPI_COMM_NULL) return nullptr;
-    void* value = nullptr;
-    int flag = 0;
-    if (PMPI_Comm_get_attr(comm, keyval, &value, &flag) != MPI_SUCCESS || flag == 0) return nullptr;
-    if (PMPI_Comm_rank(comm, &flag) == MPI_SUCCESS && flag == 0) ++replayed_calls;
-    return static_cast<nbr_pattern_t>(value);
 }
 
 /// Pattern directories named by NBR_PATTERNS: each entry itself, or its subdirectories (sorted).
@@ -210,7 +189,7 @@ void attach(MPI_Comm comm, const char* function) {
     if (rank == 0) ++attached;
 }
 
-// ---- requests --------------------------------------------------------------------------------
+// ---- proxies ---------------------------------------------------------------------------------
 
 // A generalized request's status: empty, as for a collective.
 int query_proxy(void*, MPI_Status* status) {
@@ -220,35 +199,55 @@ int query_proxy(void*, MPI_Status* status) {
     status->MPI_TAG = MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
-int free_proxy(void*) {
+int free_generalized(void*) {
     return MPI_SUCCESS;
 }
-int cancel_proxy(void*, int) {
+int cancel_generalized(void*, int) {
     return MPI_SUCCESS;
 }
 
-/// Hands the application a proxy for `request`.
+}  // namespace
+
+namespace nbr::interpose {
+
+nbr_pattern_t pattern_of(MPI_Comm comm) {
+    if (keyval == MPI_KEYVAL_INVALID || inside_nbr > 0 || comm == MPI_COMM_NULL) return nullptr;
+    void* value = nullptr;
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &value, &flag) != MPI_SUCCESS || flag == 0) return nullptr;
+    if (PMPI_Comm_rank(comm, &flag) == MPI_SUCCESS && flag == 0) ++replayed_calls;
+    return static_cast<nbr_pattern_t>(value);
+}
+
+int mpi_result(int nbr_code, const char* call) {
+    if (nbr_code == NBR_SUCCESS) return MPI_SUCCESS;
+    std::fprintf(stderr, "nbr: %s: %s: %s\n", call, nbr_strerror(nbr_code), nbr_last_error());
+    return MPI_ERR_OTHER;
+}
+
 int make_proxy(nbr_request_t request, bool persistent, MPI_Request* out) {
     const int code = persistent ? PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, out)
-                                : PMPI_Grequest_start(query_proxy, free_proxy, cancel_proxy, nullptr, out);
+                                : PMPI_Grequest_start(query_proxy, free_generalized, cancel_generalized, nullptr, out);
     if (code == MPI_SUCCESS) proxies()[*out] = Proxy{*out, request, persistent, !persistent};
     return code;
 }
 
+bool proxies_live() {
+    return inside_nbr == 0 && !proxies().empty();
+}
+
 Proxy* proxy_of(MPI_Request request) {
-    if (inside_nbr > 0 || proxies().empty() || request == MPI_REQUEST_NULL) return nullptr;
+    if (!proxies_live() || request == MPI_REQUEST_NULL) return nullptr;
     const auto it = proxies().find(request);
     return it == proxies().end() ? nullptr : &it->second;
 }
 
-/// Progresses a pending proxy's nbr request once (or to completion if `block`); returns
-/// whether it is complete. A failure is reported and counts as completion.
 bool progress(Proxy& proxy, bool block) {
     if (!proxy.pending) return true;
     const InsideNbr guard;
     int done = 0;
     const int code = block ? nbr_wait(proxy.request) : nbr_test(proxy.request, &done);
-    if (code != NBR_SUCCESS) (void)mpi_error(code, block ? "MPI_Wait" : "MPI_Test");
+    (void)mpi_result(code, block ? "MPI_Wait" : "MPI_Test");
     if (block || done != 0 || code != NBR_SUCCESS) {
         proxy.pending = false;
         if (!proxy.persistent) {
@@ -259,65 +258,86 @@ bool progress(Proxy& proxy, bool block) {
     return !proxy.pending;
 }
 
-/// After MPI completed proxies: forgets those MPI released (nonblocking ones).
-void forget_released(int count, const MPI_Request before[], const MPI_Request after[]) {
-    for (int i = 0; i < count; ++i) {
-        if (before[i] != after[i] && before[i] != MPI_REQUEST_NULL) proxies().erase(before[i]);
-    }
+void forget(MPI_Request request) {
+    if (request != MPI_REQUEST_NULL) proxies().erase(request);
 }
 
-/// A copy of `requests` in which the proxies of incomplete nbr requests are MPI_REQUEST_NULL,
-/// after progressing every proxy once; `pending` tells whether any was hidden.
-std::vector<MPI_Request> visible(int count, const MPI_Request requests[], bool* pending) {
-    std::vector<MPI_Request> copy(requests, requests + count);
-    *pending = false;
-    for (auto& request : copy) {
-        Proxy* proxy = proxy_of(request);
-        if (proxy != nullptr && !progress(*proxy, false)) {
-            request = MPI_REQUEST_NULL;
-            *pending = true;
-        }
-    }
-    return copy;
-}
-
-/// Whether any of the requests is a proxy.
-bool any_proxy(int count, const MPI_Request requests[]) {
-    if (inside_nbr > 0 || proxies().empty()) return false;
-    for (int i = 0; i < count; ++i) {
-        if (proxy_of(requests[i]) != nullptr) return true;
-    }
-    return false;
-}
-
-/// Copies back what MPI did to the visible requests.
-void write_back(int count, MPI_Request requests[], const std::vector<MPI_Request>& before,
-                const std::vector<MPI_Request>& after) {
-    forget_released(count, before.data(), after.data());
-    for (int i = 0; i < count; ++i) {
-        if (before[static_cast<std::size_t>(i)] != MPI_REQUEST_NULL) requests[i] = after[static_cast<std::size_t>(i)];
-    }
-}
-
-/// Testany/Testsome-style one pass: progress proxies, test the visible ones.
-int test_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[], bool* pending) {
-    const auto before = visible(count, requests, pending);
-    auto after = before;
-    const int code = PMPI_Testsome(count, after.data(), outcount, indices, statuses);
-    write_back(count, requests, before, after);
+int start_proxy(Proxy& proxy) {
+    const InsideNbr guard;
+    const int code = mpi_result(nbr_start(proxy.request), "MPI_Start");
+    if (code == MPI_SUCCESS) proxy.pending = true;
     return code;
 }
 
-}  // namespace
+void free_proxy(Proxy& proxy) {
+    // MPI lets an active request be freed and complete on its own; nbr completes it here.
+    progress(proxy, true);
+    if (proxy.persistent) {
+        const InsideNbr guard;
+        (void)mpi_result(nbr_request_free(&proxy.request), "MPI_Request_free");
+    }
+    forget(proxy.handle);
+}
 
-void nbr::interpose::on_topology_created(MPI_Comm comm, const char* function) {
+void finalize_report() {
+    if (!proxies().empty()) {
+        std::fprintf(stderr, "nbr: %zu nonblocking or persistent requests were not completed or freed\n",
+                     proxies().size());
+    }
+    const char* report = std::getenv("NBR_REPORT");
+    if (report == nullptr || std::strcmp(report, "1") != 0) return;
+    unsigned long long mine[2] = {replayed_calls, attached}, total[2] = {0, 0};
+    PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::printf("nbr: replayed %llu calls on %llu communicators\n", total[0], total[1]);
+    std::fflush(stdout);
+}
+
+void on_topology_created(MPI_Comm comm, const char* function) {
     attach(comm, function);
 }
 
-// ---- wrapped MPI functions -------------------------------------------------------------------
+}  // namespace nbr::interpose
+
+// ---- wrapped MPI functions (C) ---------------------------------------------------------------
+
+namespace {
+
+using nbr::interpose::pattern_of;
+using nbr::interpose::start_with_proxy;
+
+/// The C binding's completion calls, for Completion<>.
+struct CBinding {
+    using Handle = MPI_Request;
+    using Status = MPI_Status;
+    static MPI_Request key(Handle handle) { return handle; }
+    static Handle null() { return MPI_REQUEST_NULL; }
+    static int wait(Handle* r, Status* s) { return PMPI_Wait(r, s); }
+    static int test(Handle* r, int* flag, Status* s) { return PMPI_Test(r, flag, s); }
+    static int request_get_status(Handle r, int* flag, Status* s) { return PMPI_Request_get_status(r, flag, s); }
+    static int waitall(int n, Handle* r, Status* s) { return PMPI_Waitall(n, r, s); }
+    static int testall(int n, Handle* r, int* flag, Status* s) { return PMPI_Testall(n, r, flag, s); }
+    static int waitany(int n, Handle* r, int* index, Status* s) { return PMPI_Waitany(n, r, index, s); }
+    static int testany(int n, Handle* r, int* index, int* flag, Status* s) {
+        return PMPI_Testany(n, r, index, flag, s);
+    }
+    static int waitsome(int n, Handle* r, int* outcount, int* indices, Status* s) {
+        return PMPI_Waitsome(n, r, outcount, indices, s);
+    }
+    static int testsome(int n, Handle* r, int* outcount, int* indices, Status* s) {
+        return PMPI_Testsome(n, r, outcount, indices, s);
+    }
+    static int start(Handle* r) { return PMPI_Start(r); }
+    static int startall(int n, Handle* r) { return PMPI_Startall(n, r); }
+    static int request_free(Handle* r) { return PMPI_Request_free(r); }
+};
+
+using C = nbr::interpose::Completion<CBinding>;
+
+}  // namespace
 
 extern "C" {
-
 
 // Blocking collectives.
 
@@ -325,8 +345,8 @@ int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype send
                            MPI_Datatype recvtype, MPI_Comm comm) {
     if (nbr_pattern_t p = pattern_of(comm)) {
         const InsideNbr guard;
-        const int code = nbr_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p);
-        return code == NBR_SUCCESS ? MPI_SUCCESS : mpi_error(code, "MPI_Neighbor_allgather");
+        return mpi_result(nbr_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p),
+                          "MPI_Neighbor_allgather");
     }
     return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -335,8 +355,8 @@ int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendt
                           MPI_Datatype recvtype, MPI_Comm comm) {
     if (nbr_pattern_t p = pattern_of(comm)) {
         const InsideNbr guard;
-        const int code = nbr_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p);
-        return code == NBR_SUCCESS ? MPI_SUCCESS : mpi_error(code, "MPI_Neighbor_alltoall");
+        return mpi_result(nbr_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p),
+                          "MPI_Neighbor_alltoall");
     }
     return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -345,9 +365,9 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
     if (nbr_pattern_t p = pattern_of(comm)) {
         const InsideNbr guard;
-        const int code =
-            nbr_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, p);
-        return code == NBR_SUCCESS ? MPI_SUCCESS : mpi_error(code, "MPI_Neighbor_allgatherv");
+        return mpi_result(
+            nbr_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, p),
+            "MPI_Neighbor_allgatherv");
     }
     return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
@@ -357,9 +377,9 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
                            MPI_Comm comm) {
     if (nbr_pattern_t p = pattern_of(comm)) {
         const InsideNbr guard;
-        const int code =
-            nbr_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, p);
-        return code == NBR_SUCCESS ? MPI_SUCCESS : mpi_error(code, "MPI_Neighbor_alltoallv");
+        return mpi_result(
+            nbr_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, p),
+            "MPI_Neighbor_alltoallv");
     }
     return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                    comm);
@@ -367,23 +387,14 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
 
 // Nonblocking collectives: an nbr request behind a proxy.
 
-#define NBR_NONBLOCKING(call, name, ...)                       \
-    do {                                                       \
-        nbr_request_t nbr_request = nullptr;                   \
-        int code = NBR_SUCCESS;                                \
-        {                                                      \
-            const InsideNbr guard;                             \
-            code = call(__VA_ARGS__, &nbr_request);            \
-        }                                                      \
-        if (code != NBR_SUCCESS) return mpi_error(code, name); \
-        return make_proxy(nbr_request, false, request);        \
-    } while (0)
-
 int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
     if (nbr_pattern_t p = pattern_of(comm)) {
-        NBR_NONBLOCKING(nbr_ineighbor_allgather, "MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf,
-                        recvcount, recvtype, p);
+        return start_with_proxy(
+            [&](nbr_request_t* r) {
+                return nbr_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p, r);
+            },
+            false, "MPI_Ineighbor_allgather", request);
     }
     return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
@@ -391,8 +402,11 @@ int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
     if (nbr_pattern_t p = pattern_of(comm)) {
-        NBR_NONBLOCKING(nbr_ineighbor_alltoall, "MPI_Ineighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf,
-                        recvcount, recvtype, p);
+        return start_with_proxy(
+            [&](nbr_request_t* r) {
+                return nbr_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p, r);
+            },
+            false, "MPI_Ineighbor_alltoall", request);
     }
     return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
@@ -401,8 +415,12 @@ int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request* request) {
     if (nbr_pattern_t p = pattern_of(comm)) {
-        NBR_NONBLOCKING(nbr_ineighbor_allgatherv, "MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf,
-                        recvcounts, displs, recvtype, p);
+        return start_with_proxy(
+            [&](nbr_request_t* r) {
+                return nbr_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, p,
+                                                r);
+            },
+            false, "MPI_Ineighbor_allgatherv", request);
     }
     return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                                      request);
@@ -412,14 +430,16 @@ int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
                             void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm, MPI_Request* request) {
     if (nbr_pattern_t p = pattern_of(comm)) {
-        NBR_NONBLOCKING(nbr_ineighbor_alltoallv, "MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype,
-                        recvbuf, recvcounts, rdispls, recvtype, p);
+        return start_with_proxy(
+            [&](nbr_request_t* r) {
+                return nbr_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                               recvtype, p, r);
+            },
+            false, "MPI_Ineighbor_alltoallv", request);
     }
     return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                     comm, request);
 }
-
-#undef NBR_NONBLOCKING
 
 // Persistent collectives: MPI-4's MPI_Neighbor_*_init (MPICH 4), or Open MPI 4.1's MPIX_
 // extension. An nbr persistent request behind a persistent proxy.
@@ -432,23 +452,14 @@ int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
 #endif
 
 #if defined(NBR_INIT)
-#define NBR_PERSISTENT(call, name, ...)                        \
-    do {                                                       \
-        nbr_request_t nbr_request = nullptr;                   \
-        int code = NBR_SUCCESS;                                \
-        {                                                      \
-            const InsideNbr guard;                             \
-            code = call(__VA_ARGS__, 0, &nbr_request);         \
-        }                                                      \
-        if (code != NBR_SUCCESS) return mpi_error(code, name); \
-        return make_proxy(nbr_request, true, request);         \
-    } while (0)
-
 int NBR_INIT(allgather)(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
     if (nbr_pattern_t p = pattern_of(comm)) {
-        NBR_PERSISTENT(nbr_neighbor_allgather_init, "neighbor allgather init", sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, recvtype, p);
+        return start_with_proxy(
+            [&](nbr_request_t* r) {
+                return nbr_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p, 0, r);
+            },
+            true, "neighbor allgather init", request);
     }
     return NBR_PINIT(allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
@@ -456,8 +467,11 @@ int NBR_INIT(allgather)(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 int NBR_INIT(alltoall)(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
     if (nbr_pattern_t p = pattern_of(comm)) {
-        NBR_PERSISTENT(nbr_neighbor_alltoall_init, "neighbor alltoall init", sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, recvtype, p);
+        return start_with_proxy(
+            [&](nbr_request_t* r) {
+                return nbr_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p, 0, r);
+            },
+            true, "neighbor alltoall init", request);
     }
     return NBR_PINIT(alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
@@ -466,8 +480,12 @@ int NBR_INIT(allgatherv)(const void* sendbuf, int sendcount, MPI_Datatype sendty
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                          MPI_Info info, MPI_Request* request) {
     if (nbr_pattern_t p = pattern_of(comm)) {
-        NBR_PERSISTENT(nbr_neighbor_allgatherv_init, "neighbor allgatherv init", sendbuf, sendcount, sendtype, recvbuf,
-                       recvcounts, displs, recvtype, p);
+        return start_with_proxy(
+            [&](nbr_request_t* r) {
+                return nbr_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                                    p, 0, r);
+            },
+            true, "neighbor allgatherv init", request);
     }
     return NBR_PINIT(allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
                                  request);
@@ -477,164 +495,59 @@ int NBR_INIT(alltoallv)(const void* sendbuf, const int sendcounts[], const int s
                         void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                         MPI_Comm comm, MPI_Info info, MPI_Request* request) {
     if (nbr_pattern_t p = pattern_of(comm)) {
-        NBR_PERSISTENT(nbr_neighbor_alltoallv_init, "neighbor alltoallv init", sendbuf, sendcounts, sdispls, sendtype,
-                       recvbuf, recvcounts, rdispls, recvtype, p);
+        return start_with_proxy(
+            [&](nbr_request_t* r) {
+                return nbr_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                                   recvtype, p, 0, r);
+            },
+            true, "neighbor alltoallv init", request);
     }
     return NBR_PINIT(alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                 info, request);
 }
-
-#undef NBR_PERSISTENT
 #endif
 
-// Completion.
+// Completion (completion.hpp).
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-    if (Proxy* proxy = proxy_of(*request)) {
-        progress(*proxy, true);
-        const MPI_Request before = *request;
-        const int code = PMPI_Wait(request, status);
-        forget_released(1, &before, request);
-        return code;
-    }
-    return PMPI_Wait(request, status);
+    return C::wait(request, status);
 }
-
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-    if (Proxy* proxy = proxy_of(*request)) {
-        if (!progress(*proxy, false)) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
-        const MPI_Request before = *request;
-        const int code = PMPI_Test(request, flag, status);
-        forget_released(1, &before, request);
-        return code;
-    }
-    return PMPI_Test(request, flag, status);
+    return C::test(request, flag, status);
 }
-
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    if (!any_proxy(count, requests)) return PMPI_Waitall(count, requests, statuses);
-    for (int i = 0; i < count; ++i) {
-        if (Proxy* proxy = proxy_of(requests[i])) progress(*proxy, true);
-    }
-    const std::vector<MPI_Request> before(requests, requests + count);
-    const int code = PMPI_Waitall(count, requests, statuses);
-    forget_released(count, before.data(), requests);
-    return code;
-}
-
-int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-    if (!any_proxy(count, requests)) return PMPI_Testall(count, requests, flag, statuses);
-    bool pending = false;
-    (void)visible(count, requests, &pending);
-    if (pending) {  // MPI_Testall completes all or none
-        *flag = 0;
-        return MPI_SUCCESS;
-    }
-    const std::vector<MPI_Request> before(requests, requests + count);
-    const int code = PMPI_Testall(count, requests, flag, statuses);
-    forget_released(count, before.data(), requests);
-    return code;
-}
-
-int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-    if (!any_proxy(count, requests)) return PMPI_Testany(count, requests, index, flag, status);
-    bool pending = false;
-    const auto before = visible(count, requests, &pending);
-    auto after = before;
-    const int code = PMPI_Testany(count, after.data(), index, flag, status);
-    write_back(count, requests, before, after);
-    if (code == MPI_SUCCESS && *flag != 0 && *index == MPI_UNDEFINED && pending) *flag = 0;  // not all inactive
-    return code;
-}
-
-int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-    if (!any_proxy(count, requests)) return PMPI_Waitany(count, requests, index, status);
-    for (;;) {
-        int flag = 0;
-        const int code = MPI_Testany(count, requests, index, &flag, status);
-        if (code != MPI_SUCCESS || flag != 0) return code;
-    }
-}
-
-int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-    if (!any_proxy(incount, requests)) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    bool pending = false;
-    const int code = test_some(incount, requests, outcount, indices, statuses, &pending);
-    if (code == MPI_SUCCESS && *outcount == MPI_UNDEFINED && pending) *outcount = 0;  // not all inactive
-    return code;
-}
-
-int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-    if (!any_proxy(incount, requests)) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-    for (;;) {
-        const int code = MPI_Testsome(incount, requests, outcount, indices, statuses);
-        if (code != MPI_SUCCESS || *outcount != 0) return code;
-    }
-}
-
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-    if (Proxy* proxy = proxy_of(request)) {
-        if (!progress(*proxy, false)) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
-    }
-    return PMPI_Request_get_status(request, flag, status);
+    return C::request_get_status(request, flag, status);
 }
-
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+    return C::waitall(count, requests, statuses);
+}
+int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+    return C::testall(count, requests, flag, statuses);
+}
+int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+    return C::waitany(count, requests, index, status);
+}
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+    return C::testany(count, requests, index, flag, status);
+}
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+    return C::waitsome(incount, requests, outcount, indices, statuses);
+}
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+    return C::testsome(incount, requests, outcount, indices, statuses);
+}
 int MPI_Start(MPI_Request* request) {
-    if (Proxy* proxy = proxy_of(*request)) {
-        if (!proxy->persistent) return PMPI_Start(request);  // MPI reports the error
-        {
-            const InsideNbr guard;
-            const int code = nbr_start(proxy->request);
-            if (code != NBR_SUCCESS) return mpi_error(code, "MPI_Start");
-        }
-        proxy->pending = true;
-    }
-    return PMPI_Start(request);
+    return C::start(request);
 }
-
 int MPI_Startall(int count, MPI_Request requests[]) {
-    if (!any_proxy(count, requests)) return PMPI_Startall(count, requests);
-    for (int i = 0; i < count; ++i) {
-        const int code = MPI_Start(&requests[i]);
-        if (code != MPI_SUCCESS) return code;
-    }
-    return MPI_SUCCESS;
+    return C::startall(count, requests);
 }
-
 int MPI_Request_free(MPI_Request* request) {
-    if (Proxy* proxy = proxy_of(*request)) {
-        // MPI lets an active request be freed and complete on its own; nbr completes it here.
-        progress(*proxy, true);
-        if (proxy->persistent) {
-            const InsideNbr guard;
-            const int code = nbr_request_free(&proxy->request);
-            if (code != NBR_SUCCESS) (void)mpi_error(code, "MPI_Request_free");
-        }
-        proxies().erase(*request);
-    }
-    return PMPI_Request_free(request);
+    return C::request_free(request);
 }
 
 int MPI_Finalize(void) {
-    if (!proxies().empty()) {
-        std::fprintf(stderr, "nbr: %zu nonblocking or persistent requests were not completed or freed\n",
-                     proxies().size());
-    }
-    const char* report = std::getenv("NBR_REPORT");
-    if (report != nullptr && std::strcmp(report, "1") == 0) {
-        unsigned long long mine[2] = {replayed_calls, attached}, total[2] = {0, 0};
-        PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-        int rank = 0;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        if (rank == 0) std::printf("nbr: replayed %llu calls on %llu communicators\n", total[0], total[1]);
-        std::fflush(stdout);
-    }
+    nbr::interpose::finalize_report();
     return PMPI_Finalize();
 }
 

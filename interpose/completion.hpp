@@ -1,0 +1,200 @@
+#pragma once
+// The MPI completion calls over a mix of proxies and the application's own requests, written
+// once for any binding (preload.cpp: C; preload_fortran.cpp: Fortran).
+//
+// A Binding names its request handle and status types, how a handle maps to its C request
+// (the proxies' key), its null handle, and the MPI library's own (PMPI) completion calls in
+// that binding, each returning an MPI error code. Flags and indices are ints in both
+// bindings (MPI_Fint is int, a Fortran LOGICAL false is 0). The logic: while the nbr request
+// behind a proxy is incomplete, the proxy is hidden from MPI (passed as the null handle) and
+// the nbr request is progressed; once it is complete the proxy is handed to MPI, which
+// completes, releases or deactivates it as it would any request. MPI writes every status.
+#include <vector>
+
+#include "preload.hpp"
+
+namespace nbr::interpose {
+
+template <class Binding>
+class Completion {
+public:
+    using Handle = typename Binding::Handle;
+    using Status = typename Binding::Status;
+
+    static int wait(Handle* request, Status* status) {
+        Proxy* proxy = find(*request);
+        if (proxy == nullptr) return Binding::wait(request, status);
+        progress(*proxy, true);
+        return settle(request, [&] { return Binding::wait(request, status); });
+    }
+
+    static int test(Handle* request, int* flag, Status* status) {
+        Proxy* proxy = find(*request);
+        if (proxy == nullptr) return Binding::test(request, flag, status);
+        if (!progress(*proxy, false)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+        return settle(request, [&] { return Binding::test(request, flag, status); });
+    }
+
+    static int request_get_status(Handle request, int* flag, Status* status) {
+        Proxy* proxy = find(request);
+        if (proxy != nullptr && !progress(*proxy, false)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+        return Binding::request_get_status(request, flag, status);
+    }
+
+    static int waitall(int count, Handle requests[], Status statuses[]) {
+        if (!any(count, requests)) return Binding::waitall(count, requests, statuses);
+        const auto keys = keys_of(count, requests);
+        for (const MPI_Request key : keys) {
+            if (Proxy* proxy = proxy_of(key)) progress(*proxy, true);
+        }
+        const std::vector<Handle> before(requests, requests + count);
+        const int code = Binding::waitall(count, requests, statuses);
+        forget_released(keys, before, requests);
+        return code;
+    }
+
+    static int testall(int count, Handle requests[], int* flag, Status statuses[]) {
+        if (!any(count, requests)) return Binding::testall(count, requests, flag, statuses);
+        const View view = visible(count, requests);
+        if (view.pending) {  // MPI_Testall completes all or none
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+        const std::vector<Handle> before(requests, requests + count);
+        const int code = Binding::testall(count, requests, flag, statuses);
+        forget_released(view.keys, before, requests);
+        return code;
+    }
+
+    static int testany(int count, Handle requests[], int* index, int* flag, Status* status) {
+        if (!any(count, requests)) return Binding::testany(count, requests, index, flag, status);
+        const View view = visible(count, requests);
+        auto after = view.handles;
+        const int code = Binding::testany(count, after.data(), index, flag, status);
+        write_back(view, after, requests);
+        if (code == MPI_SUCCESS && *flag != 0 && *index == MPI_UNDEFINED && view.pending)
+            *flag = 0;  // not all inactive
+        return code;
+    }
+
+    static int waitany(int count, Handle requests[], int* index, Status* status) {
+        if (!any(count, requests)) return Binding::waitany(count, requests, index, status);
+        for (;;) {
+            int flag = 0;
+            const int code = testany(count, requests, index, &flag, status);
+            if (code != MPI_SUCCESS || flag != 0) return code;
+        }
+    }
+
+    static int testsome(int count, Handle requests[], int* outcount, int indices[], Status statuses[]) {
+        if (!any(count, requests)) return Binding::testsome(count, requests, outcount, indices, statuses);
+        const View view = visible(count, requests);
+        auto after = view.handles;
+        const int code = Binding::testsome(count, after.data(), outcount, indices, statuses);
+        write_back(view, after, requests);
+        if (code == MPI_SUCCESS && *outcount == MPI_UNDEFINED && view.pending) *outcount = 0;  // not all inactive
+        return code;
+    }
+
+    static int waitsome(int count, Handle requests[], int* outcount, int indices[], Status statuses[]) {
+        if (!any(count, requests)) return Binding::waitsome(count, requests, outcount, indices, statuses);
+        for (;;) {
+            const int code = testsome(count, requests, outcount, indices, statuses);
+            if (code != MPI_SUCCESS || *outcount != 0) return code;
+        }
+    }
+
+    static int start(Handle* request) {
+        Proxy* proxy = find(*request);
+        if (proxy != nullptr && proxy->persistent) {  // a nonblocking proxy: MPI reports the error
+            const int code = start_proxy(*proxy);
+            if (code != MPI_SUCCESS) return code;
+        }
+        return Binding::start(request);
+    }
+
+    static int startall(int count, Handle requests[]) {
+        if (!any(count, requests)) return Binding::startall(count, requests);
+        for (int i = 0; i < count; ++i) {
+            const int code = start(&requests[i]);
+            if (code != MPI_SUCCESS) return code;
+        }
+        return MPI_SUCCESS;
+    }
+
+    static int request_free(Handle* request) {
+        if (Proxy* proxy = find(*request)) free_proxy(*proxy);
+        return Binding::request_free(request);
+    }
+
+private:
+    /// The handles with the proxies of incomplete nbr requests replaced by the null handle
+    /// (after progressing every proxy once), their C requests, and whether any was hidden.
+    struct View {
+        std::vector<Handle> handles;
+        std::vector<MPI_Request> keys;
+        bool pending = false;
+    };
+
+    static Proxy* find(Handle handle) { return proxies_live() ? proxy_of(Binding::key(handle)) : nullptr; }
+
+    static std::vector<MPI_Request> keys_of(int count, const Handle requests[]) {
+        std::vector<MPI_Request> keys(static_cast<std::size_t>(count));
+        for (int i = 0; i < count; ++i) keys[static_cast<std::size_t>(i)] = Binding::key(requests[i]);
+        return keys;
+    }
+
+    static bool any(int count, const Handle requests[]) {
+        if (!proxies_live()) return false;
+        for (int i = 0; i < count; ++i) {
+            if (proxy_of(Binding::key(requests[i])) != nullptr) return true;
+        }
+        return false;
+    }
+
+    static View visible(int count, const Handle requests[]) {
+        View view{std::vector<Handle>(requests, requests + count), keys_of(count, requests), false};
+        for (std::size_t i = 0; i < view.handles.size(); ++i) {
+            Proxy* proxy = proxy_of(view.keys[i]);
+            if (proxy != nullptr && !progress(*proxy, false)) {
+                view.handles[i] = Binding::null();
+                view.pending = true;
+            }
+        }
+        return view;
+    }
+
+    /// Runs `call` on one proxy's handle and forgets the proxy if MPI released it.
+    template <class Call>
+    static int settle(Handle* request, Call&& call) {
+        const Handle before = *request;
+        const MPI_Request key = Binding::key(before);
+        const int code = call();
+        if (*request != before) forget(key);
+        return code;
+    }
+
+    static void forget_released(const std::vector<MPI_Request>& keys, const std::vector<Handle>& before,
+                                const Handle after[]) {
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            if (before[i] != after[i]) forget(keys[i]);
+        }
+    }
+
+    /// Copies back what MPI did to the visible requests.
+    static void write_back(const View& view, const std::vector<Handle>& after, Handle requests[]) {
+        for (std::size_t i = 0; i < after.size(); ++i) {
+            if (view.handles[i] == Binding::null()) continue;  // hidden, or null already
+            if (after[i] != view.handles[i]) forget(view.keys[i]);
+            requests[i] = after[i];
+        }
+    }
+};
+
+}  // namespace nbr::interpose

@@ -1,0 +1,80 @@
+#pragma once
+// libnbr-preload's internals, shared by its C wrappers (preload.cpp) and, where the MPI
+// library's Fortran binding bypasses the C wrappers, its Fortran wrappers (preload_fortran.cpp).
+#include <utility>
+
+#include "nbr.h"
+#include "neighbors.hpp"
+
+namespace nbr::interpose {
+
+/// > 0 while a wrapper runs libnbr: every wrapper then passes straight to PMPI.
+extern int inside_nbr;
+
+/// Runs libnbr with the wrappers in pass-through mode.
+class InsideNbr {
+public:
+    InsideNbr() { ++inside_nbr; }
+    ~InsideNbr() { --inside_nbr; }
+    InsideNbr(const InsideNbr&) = delete;
+    InsideNbr& operator=(const InsideNbr&) = delete;
+};
+
+/// An nbr request behind an application-visible proxy request.
+struct Proxy {
+    MPI_Request handle = MPI_REQUEST_NULL;  // what the application holds (its C handle)
+    nbr_request_t request = nullptr;
+    bool persistent = false;
+    bool pending = false;  // started and not yet complete in nbr
+};
+
+/// The pattern attached to `comm`, or nullptr (then the call runs natively). A non-null result
+/// counts one replayed call.
+nbr_pattern_t pattern_of(MPI_Comm comm);
+
+/// MPI_SUCCESS for NBR_SUCCESS; otherwise says why on stderr and returns MPI_ERR_OTHER.
+int mpi_result(int nbr_code, const char* call);
+
+/// Runs `start(&nbr_request)` inside libnbr, then hands out a proxy for the nbr request.
+template <class Start>
+int start_with_proxy(Start&& start, bool persistent, const char* call, MPI_Request* proxy);
+
+/// Hands the application a proxy for `request` (a generalized request for a nonblocking one,
+/// a persistent MPI_PROC_NULL send for a persistent one).
+int make_proxy(nbr_request_t request, bool persistent, MPI_Request* out);
+
+/// The proxy behind a C request handle, or nullptr.
+Proxy* proxy_of(MPI_Request request);
+
+/// Whether any proxy exists and the wrappers are not inside libnbr.
+bool proxies_live();
+
+/// Progresses a pending proxy's nbr request once (or to completion if `block`); returns whether
+/// it is complete. A failure is reported and counts as completion.
+bool progress(Proxy& proxy, bool block);
+
+/// Forgets the proxy of a request MPI has released (no-op for other requests).
+void forget(MPI_Request request);
+
+/// Starts a persistent proxy's nbr request (MPI_Start on a proxy); an MPI error code.
+int start_proxy(Proxy& proxy);
+
+/// Completes and frees a proxy's nbr request and forgets the proxy (MPI_Request_free).
+void free_proxy(Proxy& proxy);
+
+/// At MPI_Finalize: warns about requests left behind and, with NBR_REPORT=1, prints the report.
+void finalize_report();
+
+template <class Start>
+int start_with_proxy(Start&& start, bool persistent, const char* call, MPI_Request* proxy) {
+    nbr_request_t request = nullptr;
+    int code = NBR_SUCCESS;
+    {
+        const InsideNbr guard;
+        code = std::forward<Start>(start)(&request);
+    }
+    if (code != NBR_SUCCESS) return mpi_result(code, call);
+    return make_proxy(request, persistent, proxy);
+}
+
+}  // namespace nbr::interpose

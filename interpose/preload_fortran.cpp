@@ -1,0 +1,365 @@
+// libnbr-preload's Fortran wrappers, for MPI libraries whose Fortran binding calls PMPI_*
+// directly and so bypasses the C wrappers (Open MPI 4.1: `use mpi`, mpif.h and `use mpi_f08`).
+// MPICH's Fortran binding calls the C binding (MPI_*), so there the C wrappers serve Fortran
+// programs as they are and this file adds nothing.
+//
+// Each wrapper takes the Fortran entry point (gfortran's names: lower case, one trailing
+// underscore; `mpi_f08`'s `_f08_` names are aliases, since Open MPI 4.1's f08 procedures take
+// the same arguments and call the same implementation). On a communicator with a pattern it
+// converts the handles and replays the call in libnbr exactly as the C wrapper does; otherwise
+// it calls the MPI library's own Fortran profiling entry (pmpi_..._) with the arguments
+// untouched. Completion calls run Completion<> (completion.hpp) on Fortran handles, so MPI's
+// own Fortran binding writes every status, index and flag. `ierror` may be absent (f08).
+#include "preload.hpp"
+
+#if defined(OPEN_MPI) && OPEN_MPI
+
+#include <mpi-ext.h>
+
+#include <type_traits>
+
+#include "completion.hpp"
+
+static_assert(std::is_same_v<MPI_Fint, int>, "Fortran INTEGER arrays are passed to libnbr as int arrays");
+
+using F = MPI_Fint;
+using Buffer = void*;
+
+// The MPI library's own Fortran entry points (weak: absent in a program without Fortran) and
+// its Fortran sentinels (addresses a Fortran program passes for MPI_BOTTOM and MPI_IN_PLACE).
+extern "C" {
+extern int mpi_fortran_bottom_ __attribute__((weak));
+extern int mpi_fortran_in_place_ __attribute__((weak));
+void pmpi_neighbor_allgather_(Buffer, F*, F*, Buffer, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_neighbor_alltoall_(Buffer, F*, F*, Buffer, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_neighbor_allgatherv_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_neighbor_alltoallv_(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_ineighbor_allgather_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_ineighbor_alltoall_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_ineighbor_allgatherv_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_ineighbor_alltoallv_(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpix_neighbor_allgather_init_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpix_neighbor_alltoall_init_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpix_neighbor_allgatherv_init_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpix_neighbor_alltoallv_init_(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_wait_(F*, F*, F*) __attribute__((weak));
+void pmpi_test_(F*, F*, F*, F*) __attribute__((weak));
+void pmpi_request_get_status_(F*, F*, F*, F*) __attribute__((weak));
+void pmpi_waitall_(F*, F*, F*, F*) __attribute__((weak));
+void pmpi_testall_(F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_waitany_(F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_testany_(F*, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_waitsome_(F*, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_testsome_(F*, F*, F*, F*, F*, F*) __attribute__((weak));
+void pmpi_start_(F*, F*) __attribute__((weak));
+void pmpi_startall_(F*, F*, F*) __attribute__((weak));
+void pmpi_request_free_(F*, F*) __attribute__((weak));
+void pmpi_finalize_(F*) __attribute__((weak));
+}
+
+namespace {
+
+using nbr::interpose::InsideNbr;
+using nbr::interpose::mpi_result;
+using nbr::interpose::pattern_of;
+using nbr::interpose::start_with_proxy;
+
+/// Runs a Fortran entry point with a local error code and returns it.
+template <class Call>
+int fortran(Call&& call) {
+    F code = MPI_SUCCESS;
+    call(&code);
+    return code;
+}
+
+void set_error(F* ierr, int code) {
+    if (ierr != nullptr) *ierr = code;
+}
+
+/// A Fortran buffer argument as libnbr takes it (MPI_BOTTOM and MPI_IN_PLACE translated).
+void* buffer(Buffer fortran_buffer) {
+    if (fortran_buffer == &mpi_fortran_bottom_) return MPI_BOTTOM;
+    if (fortran_buffer == &mpi_fortran_in_place_) return MPI_IN_PLACE;
+    return fortran_buffer;
+}
+
+MPI_Datatype type(const F* handle) {
+    return PMPI_Type_f2c(*handle);
+}
+
+nbr_pattern_t pattern(const F* comm) {
+    return pattern_of(PMPI_Comm_f2c(*comm));
+}
+
+/// A replayed blocking call: libnbr's result as the Fortran error code.
+template <class Replay>
+void replay(F* ierr, const char* call, Replay&& run) {
+    const InsideNbr guard;
+    set_error(ierr, mpi_result(run(), call));
+}
+
+/// A replayed nonblocking or persistent call: a proxy's Fortran handle in `request`.
+template <class Start>
+void replay_request(F* request, F* ierr, bool persistent, const char* call, Start&& start) {
+    MPI_Request proxy = MPI_REQUEST_NULL;
+    const int code = start_with_proxy(std::forward<Start>(start), persistent, call, &proxy);
+    if (code == MPI_SUCCESS) *request = PMPI_Request_c2f(proxy);
+    set_error(ierr, code);
+}
+
+/// The Fortran binding's completion calls, for Completion<>.
+struct FortranBinding {
+    using Handle = F;
+    using Status = F;
+    static MPI_Request key(Handle handle) { return PMPI_Request_f2c(handle); }
+    static Handle null() {
+        static const F null_handle = PMPI_Request_c2f(MPI_REQUEST_NULL);
+        return null_handle;
+    }
+    static int wait(F* r, F* s) {
+        return fortran([&](F* e) { pmpi_wait_(r, s, e); });
+    }
+    static int test(F* r, int* flag, F* s) {
+        return fortran([&](F* e) { pmpi_test_(r, flag, s, e); });
+    }
+    static int request_get_status(F r, int* flag, F* s) {
+        return fortran([&](F* e) { pmpi_request_get_status_(&r, flag, s, e); });
+    }
+    static int waitall(int n, F* r, F* s) {
+        return fortran([&](F* e) { pmpi_waitall_(&n, r, s, e); });
+    }
+    static int testall(int n, F* r, int* flag, F* s) {
+        return fortran([&](F* e) { pmpi_testall_(&n, r, flag, s, e); });
+    }
+    static int waitany(int n, F* r, int* index, F* s) {
+        return fortran([&](F* e) { pmpi_waitany_(&n, r, index, s, e); });
+    }
+    static int testany(int n, F* r, int* index, int* flag, F* s) {
+        return fortran([&](F* e) { pmpi_testany_(&n, r, index, flag, s, e); });
+    }
+    static int waitsome(int n, F* r, int* outcount, int* indices, F* s) {
+        return fortran([&](F* e) { pmpi_waitsome_(&n, r, outcount, indices, s, e); });
+    }
+    static int testsome(int n, F* r, int* outcount, int* indices, F* s) {
+        return fortran([&](F* e) { pmpi_testsome_(&n, r, outcount, indices, s, e); });
+    }
+    static int start(F* r) {
+        return fortran([&](F* e) { pmpi_start_(r, e); });
+    }
+    static int startall(int n, F* r) {
+        return fortran([&](F* e) { pmpi_startall_(&n, r, e); });
+    }
+    static int request_free(F* r) {
+        return fortran([&](F* e) { pmpi_request_free_(r, e); });
+    }
+};
+
+using Fortran = nbr::interpose::Completion<FortranBinding>;
+
+}  // namespace
+
+/// The f08 entry point `name`_f08_ as an alias of the wrapper `name`_.
+#define NBR_F08_ALIAS(name) __attribute__((alias(#name "_"))) void name##_f08_
+
+extern "C" {
+
+// Blocking collectives.
+
+void mpi_neighbor_allgather_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay(ierr, "MPI_Neighbor_allgather",
+                      [&] { return nbr_neighbor_allgather(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p); });
+    }
+    set_error(ierr, fortran([&](F* e) { pmpi_neighbor_allgather_(sb, sc, st, rb, rc, rt, comm, e); }));
+}
+
+void mpi_neighbor_alltoall_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay(ierr, "MPI_Neighbor_alltoall",
+                      [&] { return nbr_neighbor_alltoall(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p); });
+    }
+    set_error(ierr, fortran([&](F* e) { pmpi_neighbor_alltoall_(sb, sc, st, rb, rc, rt, comm, e); }));
+}
+
+void mpi_neighbor_allgatherv_(Buffer sb, F* sc, F* st, Buffer rb, F* rcs, F* displs, F* rt, F* comm, F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay(ierr, "MPI_Neighbor_allgatherv", [&] {
+            return nbr_neighbor_allgatherv(buffer(sb), *sc, type(st), buffer(rb), rcs, displs, type(rt), p);
+        });
+    }
+    set_error(ierr, fortran([&](F* e) { pmpi_neighbor_allgatherv_(sb, sc, st, rb, rcs, displs, rt, comm, e); }));
+}
+
+void mpi_neighbor_alltoallv_(Buffer sb, F* scs, F* sds, F* st, Buffer rb, F* rcs, F* rds, F* rt, F* comm, F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay(ierr, "MPI_Neighbor_alltoallv", [&] {
+            return nbr_neighbor_alltoallv(buffer(sb), scs, sds, type(st), buffer(rb), rcs, rds, type(rt), p);
+        });
+    }
+    set_error(ierr, fortran([&](F* e) { pmpi_neighbor_alltoallv_(sb, scs, sds, st, rb, rcs, rds, rt, comm, e); }));
+}
+
+// Nonblocking collectives.
+
+void mpi_ineighbor_allgather_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* request, F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay_request(request, ierr, false, "MPI_Ineighbor_allgather", [&](nbr_request_t* r) {
+            return nbr_ineighbor_allgather(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p, r);
+        });
+    }
+    set_error(ierr, fortran([&](F* e) { pmpi_ineighbor_allgather_(sb, sc, st, rb, rc, rt, comm, request, e); }));
+}
+
+void mpi_ineighbor_alltoall_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* request, F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay_request(request, ierr, false, "MPI_Ineighbor_alltoall", [&](nbr_request_t* r) {
+            return nbr_ineighbor_alltoall(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p, r);
+        });
+    }
+    set_error(ierr, fortran([&](F* e) { pmpi_ineighbor_alltoall_(sb, sc, st, rb, rc, rt, comm, request, e); }));
+}
+
+void mpi_ineighbor_allgatherv_(Buffer sb, F* sc, F* st, Buffer rb, F* rcs, F* displs, F* rt, F* comm, F* request,
+                               F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay_request(request, ierr, false, "MPI_Ineighbor_allgatherv", [&](nbr_request_t* r) {
+            return nbr_ineighbor_allgatherv(buffer(sb), *sc, type(st), buffer(rb), rcs, displs, type(rt), p, r);
+        });
+    }
+    set_error(ierr,
+              fortran([&](F* e) { pmpi_ineighbor_allgatherv_(sb, sc, st, rb, rcs, displs, rt, comm, request, e); }));
+}
+
+void mpi_ineighbor_alltoallv_(Buffer sb, F* scs, F* sds, F* st, Buffer rb, F* rcs, F* rds, F* rt, F* comm, F* request,
+                              F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay_request(request, ierr, false, "MPI_Ineighbor_alltoallv", [&](nbr_request_t* r) {
+            return nbr_ineighbor_alltoallv(buffer(sb), scs, sds, type(st), buffer(rb), rcs, rds, type(rt), p, r);
+        });
+    }
+    set_error(ierr,
+              fortran([&](F* e) { pmpi_ineighbor_alltoallv_(sb, scs, sds, st, rb, rcs, rds, rt, comm, request, e); }));
+}
+
+// Persistent collectives (Open MPI 4.1's MPIX_ extension).
+
+void mpix_neighbor_allgather_init_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* info, F* request,
+                                   F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay_request(request, ierr, true, "MPIX_Neighbor_allgather_init", [&](nbr_request_t* r) {
+            return nbr_neighbor_allgather_init(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p, 0, r);
+        });
+    }
+    set_error(ierr,
+              fortran([&](F* e) { pmpix_neighbor_allgather_init_(sb, sc, st, rb, rc, rt, comm, info, request, e); }));
+}
+
+void mpix_neighbor_alltoall_init_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* info, F* request,
+                                  F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay_request(request, ierr, true, "MPIX_Neighbor_alltoall_init", [&](nbr_request_t* r) {
+            return nbr_neighbor_alltoall_init(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p, 0, r);
+        });
+    }
+    set_error(ierr,
+              fortran([&](F* e) { pmpix_neighbor_alltoall_init_(sb, sc, st, rb, rc, rt, comm, info, request, e); }));
+}
+
+void mpix_neighbor_allgatherv_init_(Buffer sb, F* sc, F* st, Buffer rb, F* rcs, F* displs, F* rt, F* comm, F* info,
+                                    F* request, F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay_request(request, ierr, true, "MPIX_Neighbor_allgatherv_init", [&](nbr_request_t* r) {
+            return nbr_neighbor_allgatherv_init(buffer(sb), *sc, type(st), buffer(rb), rcs, displs, type(rt), p, 0, r);
+        });
+    }
+    set_error(ierr, fortran([&](F* e) {
+                  pmpix_neighbor_allgatherv_init_(sb, sc, st, rb, rcs, displs, rt, comm, info, request, e);
+              }));
+}
+
+void mpix_neighbor_alltoallv_init_(Buffer sb, F* scs, F* sds, F* st, Buffer rb, F* rcs, F* rds, F* rt, F* comm, F* info,
+                                   F* request, F* ierr) {
+    if (nbr_pattern_t p = pattern(comm)) {
+        return replay_request(request, ierr, true, "MPIX_Neighbor_alltoallv_init", [&](nbr_request_t* r) {
+            return nbr_neighbor_alltoallv_init(buffer(sb), scs, sds, type(st), buffer(rb), rcs, rds, type(rt), p, 0, r);
+        });
+    }
+    set_error(ierr, fortran([&](F* e) {
+                  pmpix_neighbor_alltoallv_init_(sb, scs, sds, st, rb, rcs, rds, rt, comm, info, request, e);
+              }));
+}
+
+// Completion (completion.hpp).
+
+void mpi_wait_(F* request, F* status, F* ierr) {
+    set_error(ierr, Fortran::wait(request, status));
+}
+void mpi_test_(F* request, F* flag, F* status, F* ierr) {
+    set_error(ierr, Fortran::test(request, flag, status));
+}
+void mpi_request_get_status_(F* request, F* flag, F* status, F* ierr) {
+    set_error(ierr, Fortran::request_get_status(*request, flag, status));
+}
+void mpi_waitall_(F* count, F* requests, F* statuses, F* ierr) {
+    set_error(ierr, Fortran::waitall(*count, requests, statuses));
+}
+void mpi_testall_(F* count, F* requests, F* flag, F* statuses, F* ierr) {
+    set_error(ierr, Fortran::testall(*count, requests, flag, statuses));
+}
+void mpi_waitany_(F* count, F* requests, F* index, F* status, F* ierr) {
+    set_error(ierr, Fortran::waitany(*count, requests, index, status));
+}
+void mpi_testany_(F* count, F* requests, F* index, F* flag, F* status, F* ierr) {
+    set_error(ierr, Fortran::testany(*count, requests, index, flag, status));
+}
+void mpi_waitsome_(F* incount, F* requests, F* outcount, F* indices, F* statuses, F* ierr) {
+    set_error(ierr, Fortran::waitsome(*incount, requests, outcount, indices, statuses));
+}
+void mpi_testsome_(F* incount, F* requests, F* outcount, F* indices, F* statuses, F* ierr) {
+    set_error(ierr, Fortran::testsome(*incount, requests, outcount, indices, statuses));
+}
+void mpi_start_(F* request, F* ierr) {
+    set_error(ierr, Fortran::start(request));
+}
+void mpi_startall_(F* count, F* requests, F* ierr) {
+    set_error(ierr, Fortran::startall(*count, requests));
+}
+void mpi_request_free_(F* request, F* ierr) {
+    set_error(ierr, Fortran::request_free(request));
+}
+
+void mpi_finalize_(F* ierr) {
+    nbr::interpose::finalize_report();
+    set_error(ierr, fortran([](F* e) { pmpi_finalize_(e); }));
+}
+
+// mpi_f08.
+NBR_F08_ALIAS(mpi_neighbor_allgather)(Buffer, F*, F*, Buffer, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_neighbor_alltoall)(Buffer, F*, F*, Buffer, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_neighbor_allgatherv)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_neighbor_alltoallv)(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_ineighbor_allgather)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_ineighbor_alltoall)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_ineighbor_allgatherv)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_ineighbor_alltoallv)(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpix_neighbor_allgather_init)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpix_neighbor_alltoall_init)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpix_neighbor_allgatherv_init)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpix_neighbor_alltoallv_init)(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_wait)(F*, F*, F*);
+NBR_F08_ALIAS(mpi_test)(F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_request_get_status)(F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_waitall)(F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_testall)(F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_waitany)(F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_testany)(F*, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_waitsome)(F*, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_testsome)(F*, F*, F*, F*, F*, F*);
+NBR_F08_ALIAS(mpi_start)(F*, F*);
+NBR_F08_ALIAS(mpi_startall)(F*, F*, F*);
+NBR_F08_ALIAS(mpi_request_free)(F*, F*);
+NBR_F08_ALIAS(mpi_finalize)(F*);
+
+}  // extern "C"
+
+#endif  // OPEN_MPI

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Unmodified Fortran programs (tests/apps/neighbor_app.F90 with `use mpi`, neighbor_app_f08.f90
+# with `use mpi_f08`; no nbr module or library): run natively, run under libnbr-capture,
+# compile the capture, verify it, then run under libnbr-preload with NBR_REPORT=1. The data
+# checks must pass in every run and the report must count every replayed call.
+# usage: fortran_test.sh NBRC APP_F APP_F08 CAPTURE_LIB PRELOAD_LIB "LAUNCHER_FOR_4_PROCESSES"
+set -u
+nbrc=$1
+app_f=$2
+app_f08=$3
+capture_lib=$4
+preload_lib=$5
+launch4=$6
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$work" || exit 1
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
+# run LIB ENV... -- APP ARGS...: the application's processes only get the library.
+run() {
+  local lib=$1
+  shift
+  # shellcheck disable=SC2086
+  $launch4 env LD_PRELOAD="$lib" "$@" 2>&1
+}
+
+# `use mpi`: 3 iterations per size.
+# shellcheck disable=SC2086
+out=$($launch4 "$app_f" 3 2>&1)
+check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "native run failed: $out"
+out=$(run "$capture_lib" NBR_CAPTURE="$work/cap" "$app_f" 3)
+check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under capture failed: $out"
+check '[ "$(grep -c "^nbr-capture: MPI_Dist_graph_create_adjacent: 4 ranks -> " <<<"$out")" -eq 1 ]' \
+  "not captured exactly once: $out"
+check 'grep -qx "0: 3 2 3 ; 1 2 1" cap/000000/neighbors.adj' "lists: $(cat cap/000000/neighbors.adj 2>&1)"
+mkdir patterns
+check '"$nbrc" compile cap/000000 --algo common-neighbor --threshold 1 -q -o patterns/cn' "compile failed"
+check '"$nbrc" verify patterns/cn --topology cap/000000 >/dev/null' "verify failed"
+check '"$nbrc" inspect patterns/cn | grep -q "common-neighbor"' "not a common-neighbor pattern"
+out=$(run "$preload_lib" NBR_PATTERNS="$work/patterns" NBR_REPORT=1 "$app_f" 3)
+check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under the preload failed: $out"
+# 8 sizes x 3 nonblocking allgathers, 1 alltoallv, 5 mixed rounds, 1 persistent init.
+check 'grep -qx "nbr: replayed 31 calls on 1 communicators" <<<"$out"' "report: $out"
+check '! grep -q "not completed or freed\|nbr: MPI_\|no pattern" <<<"$out"' "a failed call or left requests: $out"
+
+# `use mpi_f08`, no ierror arguments: the same topology, so the same patterns match.
+if [ -x "$app_f08" ]; then
+  # shellcheck disable=SC2086
+  out=$($launch4 "$app_f08" 2 2>&1)
+  check '[ $? -eq 0 ] && grep -q "neighbor_app_f08: data OK" <<<"$out"' "native f08 run failed: $out"
+  out=$(run "$capture_lib" NBR_CAPTURE="$work/cap08" "$app_f08" 2)
+  check '[ $? -eq 0 ] && grep -q "neighbor_app_f08: data OK" <<<"$out"' "f08 run under capture failed: $out"
+  check 'cmp -s <(grep -v "^#" cap/000000/neighbors.adj) <(grep -v "^#" cap08/000000/neighbors.adj)' \
+    "f08 capture differs from the use-mpi one: $(cat cap08/000000/neighbors.adj 2>&1)"
+  out=$(run "$preload_lib" NBR_PATTERNS="$work/patterns" NBR_REPORT=1 "$app_f08" 2)
+  check '[ $? -eq 0 ] && grep -q "neighbor_app_f08: data OK" <<<"$out"' "f08 run under the preload failed: $out"
+  # 7 sizes x 2 nonblocking allgathers, 1 alltoallv, 1 nonblocking alltoall.
+  check 'grep -qx "nbr: replayed 16 calls on 1 communicators" <<<"$out"' "f08 report: $out"
+  check '! grep -q "not completed or freed\|nbr: MPI_\|no pattern" <<<"$out"' "f08: a failed call: $out"
+fi
+
+finish fortran
