@@ -174,9 +174,9 @@ void capture_collectively(MPI_Comm comm, const char* function) {
     int rank = 0, size = 0;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
-    std::vector<int> in, out;
-    const std::string why = nbr::interpose::neighbor_lists(comm, rank, in, out);
-    int capturable = why.empty() ? 1 : 0;  // every rank decides alike, but agree anyway
+    const auto [kind, in, out, why] = nbr::internal::comm_neighbors(comm, rank);
+    int capturable =
+        kind != nbr::internal::CommKind::plain && why.empty() ? 1 : 0;  // every rank decides alike, but agree anyway
     PMPI_Allreduce(MPI_IN_PLACE, &capturable, 1, MPI_INT, MPI_MIN, comm);
     if (capturable == 0) {
         if (rank == 0) std::fprintf(stderr, "nbr-capture: %s not captured: %s\n", function, why.c_str());

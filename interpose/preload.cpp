@@ -164,9 +164,8 @@ void attach(MPI_Comm comm, const char* function) {
     int rank = 0, size = 0;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
-    std::vector<int> in, out;
-    const std::string why = nbr::interpose::neighbor_lists(comm, rank, in, out);
-    int expressible = why.empty() ? 1 : 0;
+    const auto [kind, in, out, why] = nbr::internal::comm_neighbors(comm, rank);
+    int expressible = kind != nbr::internal::CommKind::plain && why.empty() ? 1 : 0;
     PMPI_Allreduce(MPI_IN_PLACE, &expressible, 1, MPI_INT, MPI_MIN, comm);
     if (expressible == 0) {
         if (rank == 0) std::fprintf(stderr, "nbr: %s: %s; it runs natively\n", function, why.c_str());
@@ -295,7 +294,13 @@ void finalize_report() {
 }
 
 void on_topology_created(MPI_Comm comm, const char* function) {
-    attach(comm, function);
+    try {
+        attach(comm, function);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nbr: %s: no pattern attached: %s; it runs natively\n", function, error.what());
+    } catch (...) {
+        std::fprintf(stderr, "nbr: %s: no pattern attached; it runs natively\n", function);
+    }
 }
 
 }  // namespace nbr::interpose

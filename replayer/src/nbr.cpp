@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "comm_neighbors.hpp"
 #include "handles.hpp"
 #include "nbr/schema/pattern_io.hpp"
 #include "plan.hpp"
@@ -56,43 +57,17 @@ std::string list_difference(const char* which, const std::vector<int>& comm_list
     return {};
 }
 
-/// Checks a dist-graph or graph communicator's neighbors against the pattern.
 /// Checks a topology communicator's neighbor lists against the pattern's; returns whether comm
-/// has a (dist-)graph topology.
+/// has a topology (dist-graph, graph or Cartesian) rather than being plain.
 bool check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in, const std::vector<int>& out) {
-    int kind = MPI_UNDEFINED;
-#if defined(NBR_SMPI)
-    // SimGrid SMPI has no process topologies (MPI_Topo_test aborts): every communicator is plain.
-    (void)comm;
-#else
-    mpi_check(MPI_Topo_test(comm, &kind), "MPI_Topo_test");
-#endif
-    std::vector<int> comm_in, comm_out;
-    if (kind == MPI_DIST_GRAPH) {
-        int indegree = 0, outdegree = 0, weighted = 0;
-        mpi_check(MPI_Dist_graph_neighbors_count(comm, &indegree, &outdegree, &weighted),
-                  "MPI_Dist_graph_neighbors_count");
-        comm_in.resize(static_cast<std::size_t>(indegree));
-        comm_out.resize(static_cast<std::size_t>(outdegree));
-        std::vector<int> in_weights(comm_in.size() + 1), out_weights(comm_out.size() + 1);
-        mpi_check(MPI_Dist_graph_neighbors(comm, indegree, comm_in.data(), in_weights.data(), outdegree,
-                                           comm_out.data(), out_weights.data()),
-                  "MPI_Dist_graph_neighbors");
-    } else if (kind == MPI_GRAPH) {
-        int count = 0;
-        mpi_check(MPI_Graph_neighbors_count(comm, rank, &count), "MPI_Graph_neighbors_count");
-        comm_in.resize(static_cast<std::size_t>(count));
-        mpi_check(MPI_Graph_neighbors(comm, rank, count, comm_in.data()), "MPI_Graph_neighbors");
-        comm_out = comm_in;
-    } else if (kind == MPI_CART) {
-        throw NbrError(NBR_ERR_UNSUPPORTED, "rank " + std::to_string(rank) +
-                                                ": cartesian communicators are not supported; use a "
-                                                "dist-graph or plain communicator");
-    } else {
-        return false;  // plain communicator: the pattern defines the neighborhood
+    const auto lists = nbr::internal::comm_neighbors(comm, rank);
+    if (lists.kind == nbr::internal::CommKind::plain) return false;  // the pattern defines the neighborhood
+    if (!lists.inexpressible.empty()) {
+        throw NbrError(NBR_ERR_UNSUPPORTED, "rank " + std::to_string(rank) + ": a Cartesian communicator with " +
+                                                lists.inexpressible + " (docs/format.md: Cartesian rules)");
     }
-    std::string difference = list_difference("in", comm_in, in);
-    if (difference.empty()) difference = list_difference("out", comm_out, out);
+    std::string difference = list_difference("in", lists.in, in);
+    if (difference.empty()) difference = list_difference("out", lists.out, out);
     if (!difference.empty()) {
         throw NbrError(NBR_ERR_NEIGHBORS, "rank " + std::to_string(rank) + ": " + difference);
     }

@@ -4,7 +4,8 @@
  * (in-lists not in source order, a duplicate edge), times MPI_Ineighbor_allgather +
  * MPI_Wait from 1 B to 16 KiB, runs MPI_Neighbor_alltoallv, and checks every received byte.
  * It then creates the other topology kinds (MPI_Dist_graph_create, MPI_Graph_create, a
- * periodic and a non-periodic MPI_Cart_create) and frees them all. Needs at least 2 ranks
+ * periodic and a non-periodic MPI_Cart_create), runs MPI_Neighbor_alltoall on the periodic
+ * Cartesian one (checked), and frees them all. Needs at least 2 ranks
  * (with 2, the r+2 edge is a self-loop).
  *
  *   mpirun -np N neighbor_app [ITERATIONS]
@@ -92,8 +93,17 @@ static int alltoallv(MPI_Comm graph, int rank, const int* in) {
     return errors;
 }
 
-/* The other topology constructors, each created and freed. */
-static void other_topologies(int rank, int size) {
+/* On a periodic ring: block 0 goes to the negative neighbor, block 1 to the positive one, and
+ * block 0 arrives from the negative neighbor, which sent it in the positive direction. */
+static int cartesian_alltoall(MPI_Comm ring, int rank, int size) {
+    const int send[2] = {10 * rank, 10 * rank + 1};
+    int recv[2] = {-1, -1};
+    MPI_Neighbor_alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, ring);
+    return (recv[0] != 10 * ((rank + size - 1) % size) + 1) + (recv[1] != 10 * ((rank + 1) % size));
+}
+
+/* The other topology constructors, each created and freed; returns the wrong values seen. */
+static int other_topologies(int rank, int size) {
     MPI_Comm comm;
     int source = rank, degree = 1, destination = (rank + 1) % size;
     MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &source, &degree, &destination, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
@@ -111,10 +121,12 @@ static void other_topologies(int rank, int size) {
     free(edges);
     int dims[1] = {size}, periodic[1] = {1};
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &comm);
+    const int errors = cartesian_alltoall(comm, rank, size);
     MPI_Comm_free(&comm);
     periodic[0] = 0;
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &comm);
     MPI_Comm_free(&comm);
+    return errors;
 }
 
 int main(int argc, char** argv) {
@@ -133,7 +145,7 @@ int main(int argc, char** argv) {
     int errors = timed_allgather(graph, rank, in, iterations);
     errors += alltoallv(graph, rank, in);
     MPI_Comm_free(&graph);
-    other_topologies(rank, size);
+    errors += other_topologies(rank, size);
     int total = 0;
     MPI_Reduce(&errors, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) printf(total == 0 ? "neighbor_app: data OK\n" : "neighbor_app: %d wrong blocks\n", total);

@@ -25,13 +25,28 @@ inline bool is_mpich() {
     return std::string(version, static_cast<std::size_t>(length)).find("MPICH") != std::string::npos;
 }
 
-/// The calling rank's in- and out-neighbors on a dist-graph communicator, in buffer order.
+/// The calling rank's in- and out-neighbors on a dist-graph or Cartesian communicator, in buffer
+/// order (Cartesian: per dimension the source, then the destination of a shift by +1).
 struct Neighbors {
     std::vector<int> in;
     std::vector<int> out;
 };
 
 inline Neighbors neighbors_of(MPI_Comm graph) {
+    int kind = MPI_UNDEFINED;
+    MPI_Topo_test(graph, &kind);
+    if (kind == MPI_CART) {
+        int dims = 0;
+        MPI_Cartdim_get(graph, &dims);
+        Neighbors lists;
+        for (int d = 0; d < dims; ++d) {
+            int source = MPI_PROC_NULL, dest = MPI_PROC_NULL;
+            MPI_Cart_shift(graph, d, 1, &source, &dest);
+            lists.in.insert(lists.in.end(), {source, dest});
+        }
+        lists.out = lists.in;
+        return lists;
+    }
     int indegree = 0, outdegree = 0, weighted = 0;
     MPI_Dist_graph_neighbors_count(graph, &indegree, &outdegree, &weighted);
     std::vector<int> in(static_cast<std::size_t>(indegree) + 1), out(static_cast<std::size_t>(outdegree) + 1);

@@ -151,6 +151,76 @@ TEST_F(ReplayTest, AllgatherDeliversInNeighborData) {
     nbr_pattern_free(&pattern);
 }
 
+/// A periodic Cartesian communicator over MPI_COMM_WORLD (no reordering) with the given extents.
+MPI_Comm periodic_cartesian(const std::vector<int>& extents, bool periodic = true) {
+    const std::vector<int> periods(extents.size(), periodic ? 1 : 0);
+    MPI_Comm cart = MPI_COMM_NULL;
+    MPI_Cart_create(MPI_COMM_WORLD, static_cast<int>(extents.size()), extents.data(), periods.data(), 0, &cart);
+    return cart;
+}
+
+/// Every rank's lists of a Cartesian communicator, gathered into a topology.
+nbr::Topology cartesian_topology(MPI_Comm cart) {
+    const auto mine = nbr::test::neighbors_of(cart).in;  // in == out on a Cartesian communicator
+    const int degree = static_cast<int>(mine.size());
+    std::vector<int> degrees(static_cast<std::size_t>(world_size())), displs(degrees.size());
+    MPI_Allgather(&degree, 1, MPI_INT, degrees.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    for (std::size_t r = 1; r < degrees.size(); ++r) displs[r] = displs[r - 1] + degrees[r - 1];
+    std::vector<int> all(static_cast<std::size_t>(displs.back() + degrees.back()));
+    MPI_Allgatherv(mine.data(), degree, MPI_INT, all.data(), degrees.data(), displs.data(), MPI_INT, MPI_COMM_WORLD);
+    std::vector<std::vector<std::uint32_t>> lists(degrees.size());
+    for (std::size_t r = 0; r < lists.size(); ++r)
+        lists[r].assign(all.begin() + displs[r], all.begin() + displs[r] + degrees[r]);
+    return nbr::Topology::from_adjacency(lists, lists);
+}
+
+TEST_F(ReplayTest, PeriodicCartesianCommunicatorsMatchNative) {
+    // A ring of all ranks and, where MPI_Dims_create gives extents of 3 or more, a 2-D torus.
+    nbr::test::SharedTempDir tmp;
+    std::vector<std::vector<int>> shapes = {{world_size()}};
+    std::vector<int> torus(2, 0);
+    MPI_Dims_create(world_size(), 2, torus.data());
+    if (torus[0] >= 3 && torus[1] >= 3) shapes.push_back(torus);
+    for (const auto& shape : shapes) {
+        const std::string name = "cart" + std::to_string(shape.size()) + "d";
+        SCOPED_TRACE(name);
+        MPI_Comm cart = periodic_cartesian(shape);
+        const auto topology = cartesian_topology(cart);
+        ASSERT_EQ(topology.num_edges(), 2 * shape.size() * static_cast<std::size_t>(world_size()));
+        for (const auto& dir : nbr::test::compile_every_algorithm(tmp.path(), name, topology)) {
+            nbr_pattern_t pattern = nullptr;
+            ASSERT_EQ(nbr_load_pattern(dir.c_str(), cart, &pattern), NBR_SUCCESS) << nbr_last_error();
+            for (const auto& sig : signatures()) {
+                for (bool alltoall : {false, true}) compare(cart, pattern, alltoall, sig, dir.filename().string());
+            }
+            nbr_pattern_free(&pattern);
+        }
+        MPI_Comm_free(&cart);
+    }
+}
+
+TEST_F(ReplayTest, UnexpressibleCartesianCommunicatorsAreRejected) {
+    // MPI_PROC_NULL neighbors (non-periodic) and extents below 3 (both directions reach one
+    // rank, matched by direction) are refused with the reason: by the ranks that see it, and
+    // as NBR_ERR_REMOTE naming it by the others (inner ranks of a non-periodic ring).
+    nbr::test::SharedTempDir tmp;
+    MPI_Comm ring = periodic_cartesian({world_size()});
+    nbr::test::compile_to(MPI_COMM_WORLD, cartesian_topology(ring), tmp.path() / "ring");
+    MPI_Comm_free(&ring);
+    const std::vector<std::pair<MPI_Comm, const char*>> cases = {
+        {periodic_cartesian({world_size()}, false), "non-periodic dimension"},
+        {periodic_cartesian({world_size(), 1}), "extent below 3"},
+    };
+    for (auto [cart, reason] : cases) {
+        nbr_pattern_t pattern = nullptr;
+        const int code = nbr_load_pattern((tmp.path() / "ring").c_str(), cart, &pattern);
+        EXPECT_TRUE(code == NBR_ERR_UNSUPPORTED || code == NBR_ERR_REMOTE) << reason << ": " << nbr_strerror(code);
+        EXPECT_NE(std::string(nbr_last_error()).find(reason), std::string::npos) << nbr_last_error();
+        EXPECT_EQ(pattern, nullptr);
+        MPI_Comm_free(&cart);
+    }
+}
+
 /// Persistent allgather and alltoall of `count` ints on the pattern in `dir`, both in flight at
 /// once, restarted four times with new data, against the native collectives.
 void expect_persistent_restarts_match_native(const fs::path& dir, const nbr::Topology& topology, int count) {
