@@ -21,7 +21,8 @@ echo "== MPICH build (all tests but the 16-rank replay and the 5-rank API replay
 # 2 cores there, the 5-rank API replay about 2. Both run against Open MPI above; MPICH
 # replays at 4 and 7 ranks and the API at 3.
 cmake -S "$root" -B "$root/build-mpich" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBR_WERROR=ON \
-  -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
+  -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_Fortran_COMPILER=mpif90.mpich \
+  -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 cmake --build "$root/build-mpich" -j "$jobs"
 (cd "$root/build-mpich" && ctest -j "$jobs" --output-on-failure --timeout 900 -E '^(test_replay[.]16ranks|test_replay_api[.]5ranks)$')
 

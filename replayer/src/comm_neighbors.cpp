@@ -32,9 +32,10 @@ void graph_lists(MPI_Comm comm, int rank, CommNeighbors& lists) {
     lists.out = lists.in;
 }
 
-/// Why one Cartesian dimension cannot be expressed as pattern lists, or "".
-const char* obstacle(int source, int dest, int extent) {
-    if (source == MPI_PROC_NULL || dest == MPI_PROC_NULL) return "a non-periodic dimension (MPI_PROC_NULL neighbors)";
+/// Why one Cartesian dimension cannot be expressed as pattern lists, or "". It depends on the
+/// dimension only, so every rank of the communicator gives the same answer.
+const char* obstacle(int periodic, int extent) {
+    if (periodic == 0) return "a non-periodic dimension (MPI_PROC_NULL neighbors)";
     if (extent < 3) return "a periodic dimension of extent below 3";
     return "";
 }
@@ -48,7 +49,7 @@ void cartesian_lists(MPI_Comm comm, CommNeighbors& lists) {
         int source = MPI_PROC_NULL, dest = MPI_PROC_NULL;
         check(MPI_Cart_shift(comm, d, 1, &source, &dest), "MPI_Cart_shift");
         if (lists.inexpressible.empty())
-            lists.inexpressible = obstacle(source, dest, extent[static_cast<std::size_t>(d)]);
+            lists.inexpressible = obstacle(periodic[static_cast<std::size_t>(d)], extent[static_cast<std::size_t>(d)]);
         lists.in.insert(lists.in.end(), {source, dest});
         lists.out.insert(lists.out.end(), {source, dest});
     }

@@ -108,12 +108,28 @@ TEST_F(LoadErrorTest, DistGraphWithOtherNeighborsIsANeighborsError) {
     MPI_Comm_free(&graph);
 }
 
-TEST_F(LoadErrorTest, CartesianCommunicatorIsUnsupported) {
+TEST_F(LoadErrorTest, CartesianCommunicatorIsCheckedAgainstThePattern) {
+    // A periodic ring's lists (r-1, r+1 both ways) against another topology's pattern: the
+    // ranks whose lists differ say which neighbor; a non-periodic ring is not expressible, on
+    // every rank.
     int dims[1] = {world_size()};
     int periods[1] = {1};
     MPI_Comm cart = MPI_COMM_NULL;
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
-    EXPECT_EQ(load(dir(), cart), NBR_ERR_UNSUPPORTED);
+    const auto r = static_cast<std::uint32_t>(world_rank());
+    const int n = world_size();
+    const std::vector<std::uint32_t> ring = {(r + n - 1) % n, (r + 1) % n};
+    const bool differs =
+        !std::ranges::equal(ring, topology_.in_neighbors(r)) || !std::ranges::equal(ring, topology_.out_neighbors(r));
+    std::string message;
+    EXPECT_EQ(load(dir(), cart, &message), differs ? NBR_ERR_NEIGHBORS : NBR_ERR_REMOTE) << message;
+    EXPECT_NE(message.find("neighbor"), std::string::npos) << message;
+    MPI_Comm_free(&cart);
+    periods[0] = 0;
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+    const int code = load(dir(), cart, &message);
+    EXPECT_EQ(code, NBR_ERR_UNSUPPORTED) << message;
+    EXPECT_NE(message.find("non-periodic"), std::string::npos) << message;
     MPI_Comm_free(&cart);
 }
 
