@@ -64,7 +64,7 @@ extern "C" {
 #define NBR_ERR_MPI (-12)          /**< an MPI call failed */
 #define NBR_ERR_NOMEM (-13)        /**< out of memory */
 #define NBR_ERR_REMOTE (-14)       /**< another rank of the communicator failed (see nbr_last_error) */
-#define NBR_ERR_UNSUPPORTED (-15)  /**< communicator kind not supported (cartesian topology) */
+#define NBR_ERR_UNSUPPORTED (-15)  /**< communicator a pattern cannot describe (Cartesian: non-periodic, or extent < 3) */
 #define NBR_ERR_STATE (-16)        /**< request already active / not active */
 #define NBR_ERR_INTERNAL (-17)     /**< bug in libnbr */
 #define NBR_ERR_MIXED (-18)        /**< directory mixes files of different compiles */
@@ -87,9 +87,12 @@ const char* nbr_last_error(void);
  * Loads a pattern directory for `comm`. Collective over comm.
  *
  * Each rank reads the manifest and only its own rank file, checks format version,
- * checksum, topology hash, communicator size and rank and, when comm has a dist-graph
- * (or graph) topology, that MPI_Dist_graph_neighbors lists exactly the pattern's
- * neighbors in the same order; that order decides the buffer layout. On a plain
+ * checksum, topology hash, communicator size and rank and, when comm has a topology, that
+ * MPI lists exactly the pattern's neighbors in the same order (dist-graph: as
+ * MPI_Dist_graph_neighbors; graph: the neighbor list both ways; Cartesian: per dimension the
+ * negative then the positive neighbor); that order decides the buffer layout. A Cartesian
+ * communicator must be periodic with extent >= 3 in every dimension (NBR_ERR_UNSUPPORTED
+ * otherwise: MPI_PROC_NULL neighbors hold buffer slots a pattern cannot express). On a plain
  * communicator the pattern's lists define the neighborhood (see nbr_pattern_neighbors).
  * If any rank fails, every rank returns an error (NBR_ERR_REMOTE on the others) and
  * *pattern is left NULL. The pattern keeps a private duplicate of comm.
