@@ -18,20 +18,12 @@ launch4=$7
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 cd "$work" || exit 1
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-# run LIB ENV... -- APP ARGS...: the application's processes only get the library.
-run() {
-  local lib=$1
-  shift
-  # shellcheck disable=SC2086
-  $launch4 env LD_PRELOAD="$lib" "$@" 2>&1
-}
 
 # `use mpi`: 3 iterations per size.
 # shellcheck disable=SC2086
 out=$($launch4 "$app_f" 3 2>&1)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "native run failed: $out"
-out=$(run "$capture_lib" NBR_CAPTURE="$work/cap" "$app_f" 3)
+out=$(run_preloaded "$capture_lib" NBR_CAPTURE="$work/cap" "$app_f" 3)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under capture failed: $out"
 check '[ "$(grep -c "^nbr-capture: MPI_Dist_graph_create_adjacent: 4 ranks -> " <<<"$out")" -eq 1 ]' \
   "not captured exactly once: $out"
@@ -40,7 +32,7 @@ mkdir patterns
 check '"$nbrc" compile cap/000000 --algo common-neighbor --threshold 1 -q -o patterns/cn' "compile failed"
 check '"$nbrc" verify patterns/cn --topology cap/000000 >/dev/null' "verify failed"
 check '"$nbrc" inspect patterns/cn | grep -q "common-neighbor"' "not a common-neighbor pattern"
-out=$(run "$preload_lib" NBR_PATTERNS="$work/patterns" NBR_REPORT=1 "$app_f" 3)
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/patterns" NBR_REPORT=1 "$app_f" 3)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under the preload failed: $out"
 # 8 sizes x 3 nonblocking allgathers, 1 alltoallv, 5 mixed rounds, 1 persistent init.
 check 'grep -qx "nbr: replayed 31 calls on 1 communicators" <<<"$out"' "report: $out"
@@ -50,9 +42,9 @@ check '! grep -q "not completed or freed\|nbr: MPI_\|no pattern" <<<"$out"' "a f
 # shellcheck disable=SC2086
 out=$($launch4 "$app_f08" 2 2>&1)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f08: data OK" <<<"$out"' "native f08 run failed: $out"
-out=$(run "$capture_lib" NBR_CAPTURE="$work/cap08" "$app_f08" 2)
+out=$(run_preloaded "$capture_lib" NBR_CAPTURE="$work/cap08" "$app_f08" 2)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f08: data OK" <<<"$out"' "f08 run under capture failed: $out"
-out_preload=$(run "$preload_lib" NBR_PATTERNS="$work/patterns" NBR_REPORT=1 "$app_f08" 2)
+out_preload=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/patterns" NBR_REPORT=1 "$app_f08" 2)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f08: data OK" <<<"$out_preload"' \
   "f08 run under the preload failed: $out_preload"
 check '! grep -q "not completed or freed\|nbr: MPI_\|no pattern" <<<"$out_preload"' "f08: a failed call: $out_preload"

@@ -1,6 +1,9 @@
 # Shared by the CLI test scripts (sourced): a work directory removed at exit, pass and fail
-# counters, `check CONDITION MESSAGE` (CONDITION is evaluated), and `finish NAME`, which
-# prints the tally and fails if anything failed.
+# counters, `check CONDITION MESSAGE` (CONDITION is evaluated), `finish NAME`, which prints the
+# tally and fails if anything failed, and `run_preloaded LIB ENV=VALUE... APP ARGS...`, which
+# runs APP under $launch4 with LIB preloaded into the application's processes only (not the
+# launcher), stderr merged. An instrumented application loads the instrumented library ahead
+# of ASan's runtime, hence verify_asan_link_order=0.
 work=$(mktemp -d)
 trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work"' EXIT
 failures=0
@@ -11,4 +14,11 @@ check() { if eval "$1"; then pass; else fail "$2"; fi; }
 finish() {
   echo "$1: $passes passed, $failures failed"
   [ "$failures" -eq 0 ]
+}
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
+run_preloaded() {
+  local lib=$1
+  shift
+  # shellcheck disable=SC2086,SC2154
+  $launch4 env LD_PRELOAD="$lib" "$@" 2>&1
 }

@@ -15,21 +15,13 @@ launch4=$6
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 cd "$work" || exit 1
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-# run LIB ENV... -- APP ARGS...: the application's processes only get the library.
-run() {
-  local lib=$1
-  shift
-  # shellcheck disable=SC2086
-  $launch4 env LD_PRELOAD="$lib" "$@" 2>&1
-}
 
 # Capture both applications and compile their topologies: the mixed one's two communicators
 # (created twice: same topologies) with common-neighbor and naive; of neighbor_app, the first
 # with kgroup, its graph communicator naively and its periodic Cartesian one with
 # common-neighbor.
-run "$capture_lib" NBR_CAPTURE="$work/mixed" "$mixed_app" >/dev/null || fail "capture of mixed_app failed"
-run "$capture_lib" NBR_CAPTURE="$work/neighbor" "$neighbor_app" 3 >/dev/null || fail "capture of neighbor_app failed"
+run_preloaded "$capture_lib" NBR_CAPTURE="$work/mixed" "$mixed_app" >/dev/null || fail "capture of mixed_app failed"
+run_preloaded "$capture_lib" NBR_CAPTURE="$work/neighbor" "$neighbor_app" 3 >/dev/null || fail "capture of neighbor_app failed"
 mkdir patterns other
 "$nbrc" compile mixed/000000 --algo common-neighbor --threshold 1 -q -o patterns/mixed-a || fail "compile"
 "$nbrc" compile mixed/000001 -q -o patterns/mixed-b || fail "compile"
@@ -37,13 +29,13 @@ mkdir patterns other
 "$nbrc" compile neighbor/000002 -q -o other/graph || fail "compile"
 "$nbrc" compile neighbor/000003 --algo common-neighbor --threshold 1 -q -o other/ring || fail "compile"
 
-out=$(run "$preload_lib" NBR_PATTERNS="$work/patterns:$work/other" NBR_REPORT=1 "$mixed_app")
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/patterns:$work/other" NBR_REPORT=1 "$mixed_app")
 check '[ $? -eq 0 ] && grep -q "mixed_app: data OK" <<<"$out"' "mixed_app under preload: $out"
 # 2 lifetimes x (1 persistent init + 10 rounds x 3 neighborhood calls) on 4 communicators.
 check 'grep -qx "nbr: replayed 62 calls on 4 communicators" <<<"$out"' "mixed_app report: $out"
 check '! grep -q "not completed or freed\|nbr: MPI_" <<<"$out"' "mixed_app left requests or failed a call: $out"
 
-out=$(run "$preload_lib" NBR_PATTERNS="$work/patterns:$work/other" NBR_REPORT=1 "$neighbor_app" 3)
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/patterns:$work/other" NBR_REPORT=1 "$neighbor_app" 3)
 check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app under preload: $out"
 # 8 sizes x 3 iterations of MPI_Ineighbor_allgather + 1 MPI_Neighbor_alltoallv on the first
 # communicator, 1 MPI_Neighbor_alltoall on the periodic Cartesian one; the graph communicator
@@ -60,7 +52,7 @@ check 'grep -q "^nbr: MPI_Dist_graph_create: no pattern in NBR_PATTERNS for this
 # A pattern that fails to load (a corrupted rank file): one line, the application unharmed.
 cp -r other/neighbor broken
 printf '\x01\x02' | dd of=broken/rank-000002.pb bs=1 seek=3 conv=notrunc 2>/dev/null
-out=$(run "$preload_lib" NBR_PATTERNS="$work/broken" NBR_REPORT=1 "$neighbor_app" 2)
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/broken" NBR_REPORT=1 "$neighbor_app" 2)
 check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app with a broken pattern: $out"
 check '[ "$(grep -c "not loaded" <<<"$out")" -eq 1 ] && grep -q "rank 2 failed.*rank-000002.pb" <<<"$out"' \
   "no single line naming the broken file: $out"
