@@ -1,9 +1,9 @@
 // libnbr-preload: replays compiled patterns under an unmodified application.
 //
 // Preloaded (LD_PRELOAD) into the application's processes with NBR_PATTERNS=DIR[:DIR...],
-// it wraps the topology constructors through the MPI profiling interface (constructors.cpp). After each
-// creation the new communicator's ranks compute its topology hash from what MPI reports;
-// rank 0 looks for a pattern directory of that hash and size (each DIR is a pattern
+// it wraps the topology constructors through the MPI profiling interface (constructors.cpp).
+// After each creation the new communicator's ranks compute its topology hash from what MPI
+// reports; rank 0 looks for a pattern directory of that hash and size (each DIR is a pattern
 // directory or holds pattern directories; the first match in NBR_PATTERNS order wins); the
 // ranks load it collectively (nbr_load_pattern checks every rank's neighbors) and attach it
 // to the communicator as an attribute whose delete callback frees it. On such communicators
@@ -18,10 +18,9 @@
 // at once when started). The completion calls are wrapped: while the nbr request behind a
 // proxy is incomplete, the proxy is hidden from MPI (passed as MPI_REQUEST_NULL) and the nbr
 // request is progressed; once it is complete, the proxy is handed to MPI, which completes,
-// releases or deactivates it as it would any request. So
-// proxies mix with the application's own requests in every completion call, and MPI_Start,
-// MPI_Startall and MPI_Request_free act on both. Single-threaded use (MPI_THREAD_SINGLE or
-// FUNNELED).
+// releases or deactivates it as it would any request (completion.hpp). So proxies mix with
+// the application's own requests in every completion call, and MPI_Start, MPI_Startall and
+// MPI_Request_free act on both. Single-threaded use (MPI_THREAD_SINGLE or FUNNELED).
 //
 // Fortran: where the MPI library's Fortran binding calls PMPI_* directly (Open MPI), the same
 // calls are wrapped at their Fortran entry points too (preload_fortran.cpp); where it calls the
@@ -33,8 +32,6 @@
 // NBR_REPORT=1: rank 0 prints at MPI_Finalize "nbr: replayed <calls> calls on <communicators>
 // communicators" (calls counted once per collective call, on each communicator's rank 0).
 #include "preload.hpp"
-
-#include <dirent.h>
 
 #include <algorithm>
 #include <cstdint>
