@@ -175,8 +175,8 @@ void capture_collectively(MPI_Comm comm, const char* function) {
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
     const auto [kind, in, out, why] = nbr::internal::comm_neighbors(comm, rank);
-    int capturable =
-        kind != nbr::internal::CommKind::plain && why.empty() ? 1 : 0;  // every rank decides alike, but agree anyway
+    // Every rank decides alike (the Cartesian rules depend on the dimensions), but agree anyway.
+    int capturable = kind != nbr::internal::CommKind::plain && why.empty() ? 1 : 0;
     PMPI_Allreduce(MPI_IN_PLACE, &capturable, 1, MPI_INT, MPI_MIN, comm);
     if (capturable == 0) {
         if (rank == 0) std::fprintf(stderr, "nbr-capture: %s not captured: %s\n", function, why.c_str());

@@ -1,13 +1,16 @@
 #include "comm_neighbors.hpp"
 
-#include <stdexcept>
+#include "error.hpp"
+#include "nbr.h"
 
 namespace nbr::internal {
 
 namespace {
 
+/// NBR_ERR_MPI naming the call (header-only: the capture library compiles this file too).
 void check(int code, const char* call) {
-    if (code != MPI_SUCCESS) throw std::runtime_error(std::string(call) + " failed");
+    if (code != MPI_SUCCESS)
+        throw NbrError(NBR_ERR_MPI, std::string(call) + " failed (MPI error " + std::to_string(code) + ")");
 }
 
 void dist_graph_lists(MPI_Comm comm, CommNeighbors& lists) {
