@@ -6,6 +6,8 @@
 #
 #   usage: bench/preload_overhead.sh OUT_DIR [LAUNCHES] [ITERATIONS]     (default 5, 2000)
 #   env:   NBR_BUILD (default build)
+#          NBR_APP   the application (default tests/neighbor_app; tests/neighbor_app_f is the
+#                    Fortran one)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/env.sh"
@@ -13,7 +15,7 @@ out=$1
 launches=${2:-5}
 iterations=${3:-2000}
 build=${NBR_BUILD:-$root/build}
-app=$build/tests/neighbor_app
+app=${NBR_APP:-$build/tests/neighbor_app}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -rf "$out/capture" "$out/patterns"

@@ -8,7 +8,8 @@
 ! Testany/Testsome), and a persistent neighbor allgather started by MPI_Startall and completed
 ! by MPI_Wait. Every received byte is checked.
 !
-!   mpirun -np N neighbor_app_f [ITERATIONS]        (N >= 3; ITERATIONS per size, default 100)
+!   mpirun -np N neighbor_app_f [ITERATIONS]    (N >= 2, with 2 the r+2 edge is a self-loop;
+!                                               ITERATIONS per size, default 100)
 !
 ! Prints "neighbor_app_f: data OK" on rank 0 when every check passed (exit code 1 otherwise)
 ! and one timing line per size. NEIGHBOR_ALLGATHER_INIT names the MPI library's persistent
@@ -31,8 +32,8 @@ program neighbor_app_f
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
     call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
-    if (nranks < 3) then
-        if (rank == 0) print '(a)', 'neighbor_app_f: needs at least 3 ranks'
+    if (nranks < 2) then
+        if (rank == 0) print '(a)', 'neighbor_app_f: needs at least 2 ranks'
         call MPI_Finalize(ierr)
         stop 2
     end if

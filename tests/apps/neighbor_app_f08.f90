@@ -7,7 +7,7 @@
 ! Every received value is checked. Buffers that MPI fills while a request is active are
 ! VOLATILE (MPI-4.1 §19.1.17).
 !
-!   mpirun -np N neighbor_app_f08 [ITERATIONS]      (N >= 3)
+!   mpirun -np N neighbor_app_f08 [ITERATIONS]      (N >= 2; with 2 the r+2 edge is a self-loop)
 !
 ! Prints "neighbor_app_f08: data OK" on rank 0 when every check passed (exit code 1 otherwise).
 program neighbor_app_f08
