@@ -64,7 +64,7 @@ extern "C" {
 #define NBR_ERR_MPI (-12)          /**< an MPI call failed */
 #define NBR_ERR_NOMEM (-13)        /**< out of memory */
 #define NBR_ERR_REMOTE (-14)       /**< another rank of the communicator failed (see nbr_last_error) */
-#define NBR_ERR_UNSUPPORTED (-15)  /**< communicator a pattern cannot describe (Cartesian: non-periodic, or extent < 3) */
+#define NBR_ERR_UNSUPPORTED (-15)  /**< communicator a pattern cannot describe (see nbr_load_pattern) */
 #define NBR_ERR_STATE (-16)        /**< request already active / not active */
 #define NBR_ERR_INTERNAL (-17)     /**< bug in libnbr */
 #define NBR_ERR_MIXED (-18)        /**< directory mixes files of different compiles */
