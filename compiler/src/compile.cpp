@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <system_error>
 #include <vector>
 
@@ -29,6 +30,8 @@ void collective_try(MPI_Comm comm, const std::function<void()>& action) {
     } catch (const InputError& error) {
         message = error.what();
         failed_input = 1;
+    } catch (const std::bad_alloc&) {
+        message = kOutOfMemory;
     } catch (const std::exception& error) {
         message = error.what();
         if (message.empty()) message = "unknown error";
@@ -163,7 +166,13 @@ std::uint64_t compile_id(const Algorithm& algorithm, const Topology& topology) {
 Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputFormat format,
                                   std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
     Topology topology;
-    internal::collective_try(comm, [&] { topology = read_topology(path, format, ranks, max_ranks); });
+    internal::collective_try(comm, [&] {
+        try {
+            topology = read_topology(path, format, ranks, max_ranks);
+        } catch (const std::bad_alloc&) {
+            throw InputError(path + ": " + kOutOfMemory);
+        }
+    });
     return topology;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 namespace nbr::compiler {
 
@@ -13,7 +14,8 @@ int run_mpi_program(int argc, char** argv, const std::string& program, const std
     } catch (const std::exception& error) {
         int rank = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), error.what());
+        const bool memory = dynamic_cast<const std::bad_alloc*>(&error) != nullptr;
+        if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), memory ? kOutOfMemory : error.what());
         status = 1;
     }
     MPI_Finalize();

@@ -12,6 +12,10 @@ namespace nbr::compiler {
 /// prefixed with `program`, and finalizes MPI on every path. Returns the exit status.
 int run_mpi_program(int argc, char** argv, const std::string& program, const std::function<int(int, char**)>& body);
 
+/// @brief What the programs say when an allocation fails (instead of "std::bad_alloc").
+inline constexpr const char* kOutOfMemory =
+    "out of memory: the input needs more memory than this process could allocate";
+
 /// @brief Returns rank 0's `value` on every process of `comm`. Collective.
 [[nodiscard]] std::string broadcast_string(MPI_Comm comm, std::string value);
 
