@@ -142,6 +142,7 @@ private:
         bool pending = false;
     };
 
+    // proxies_live() first: without proxies, no Fortran handle is converted (the common path).
     static Proxy* find(Handle handle) { return proxies_live() ? proxy_of(Binding::key(handle)) : nullptr; }
 
     static std::vector<MPI_Request> keys_of(int count, const Handle requests[]) {

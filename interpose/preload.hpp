@@ -35,10 +35,6 @@ nbr_pattern_t pattern_of(MPI_Comm comm);
 /// MPI_SUCCESS for NBR_SUCCESS; otherwise says why on stderr and returns MPI_ERR_OTHER.
 int mpi_result(int nbr_code, const char* call);
 
-/// Runs `start(&nbr_request)` inside libnbr, then hands out a proxy for the nbr request.
-template <class Start>
-int start_with_proxy(Start&& start, bool persistent, const char* call, MPI_Request* proxy);
-
 /// Hands the application a proxy for `request` (a generalized request for a nonblocking one,
 /// a persistent MPI_PROC_NULL send for a persistent one).
 int make_proxy(nbr_request_t request, bool persistent, MPI_Request* out);
@@ -65,6 +61,7 @@ void free_proxy(Proxy& proxy);
 /// At MPI_Finalize: warns about requests left behind and, with NBR_REPORT=1, prints the report.
 void finalize_report();
 
+/// Runs `start(&nbr_request)` inside libnbr, then hands out a proxy for the nbr request.
 template <class Start>
 int start_with_proxy(Start&& start, bool persistent, const char* call, MPI_Request* proxy) {
     nbr_request_t request = nullptr;
