@@ -45,7 +45,7 @@ for c in $cases; do
 done
 
 echo "# calibrating ($(date +%T))"
-mpirun -np 2 --bind-to core "$build/compiler/nbr-calibrate" --ranks-per-node "$(nproc)" -o "$out/machine.json" \
+mpirun -np 2 --bind-to core "$build/simulator/nbr-calibrate" --ranks-per-node "$(nproc)" -o "$out/machine.json" \
   >"$out/calibrate.txt"
 cat "$out/calibrate.txt"
 

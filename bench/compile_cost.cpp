@@ -18,7 +18,7 @@
 #include "nbr/compiler/algorithm_cli.hpp"
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
-#include "nbr/compiler/mpi_program.hpp"
+#include "nbr/common/mpi_program.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/schema/pattern_io.hpp"
@@ -75,7 +75,7 @@ int run(int argc, char** argv) {
     namespace fs = std::filesystem;
     fs::path dir = keep;
     if (dir.empty()) dir = fs::temp_directory_path() / ("nbr-compile-bench-" + std::to_string(::getpid()));
-    dir = nbr::compiler::broadcast_string(MPI_COMM_WORLD, dir.string());
+    dir = nbr::common::broadcast_string(MPI_COMM_WORLD, dir.string());
 
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(algo);
@@ -119,5 +119,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    return nbr::compiler::run_mpi_program(argc, argv, "nbr-compile-bench", run);
+    return nbr::common::run_mpi_program(argc, argv, "nbr-compile-bench", run);
 }

@@ -32,7 +32,7 @@
 
 #include "nbr.h"
 #include "nbr/compiler/compile.hpp"
-#include "nbr/compiler/mpi_program.hpp"
+#include "nbr/common/mpi_program.hpp"
 #include "nbr/compiler/pattern_builder.hpp"
 #include "nbr/graphs/generators.hpp"
 
@@ -141,7 +141,7 @@ int run(int argc, char** argv) {
         std::uint32_t max_degree = 0;
         for (std::uint32_t r = 0; r < n; ++r) max_degree = std::max(max_degree, topology.out_degree(r));
         const auto kind = nbr::compiler::algorithm_names().at(algo);
-        const std::string dir = nbr::compiler::broadcast_string(
+        const std::string dir = nbr::common::broadcast_string(
             MPI_COMM_WORLD, (fs::temp_directory_path() / ("nbr-startup-" + std::to_string(::getpid()))).string());
         nbr::compiler::CompileOptions options;
         options.algorithm = kind;
@@ -194,5 +194,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    return nbr::compiler::run_mpi_program(argc, argv, "nbr-startup-bench", run);
+    return nbr::common::run_mpi_program(argc, argv, "nbr-startup-bench", run);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes compiler/machines/smpi-fat-tree-32c.json: the nbr machine model of the SimGrid SMPI
+"""Writes simulator/machines/smpi-fat-tree-32c.json: the nbr machine model of the SimGrid SMPI
 platform bench/smpi/fat-tree-32c.xml with the project's SMPI settings (bench/smpi/run.sh).
 
 SimGrid 3.32's SMPI network model gives a message of s bytes the time

@@ -1,5 +1,5 @@
 #include "nbr/compiler/compile.hpp"
-#include "nbr/compiler/mpi_program.hpp"
+#include "nbr/common/mpi_program.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -19,6 +19,8 @@
 namespace nbr::compiler {
 
 namespace fs = std::filesystem;
+using nbr::common::broadcast_string;
+using nbr::common::kOutOfMemory;
 
 namespace internal {
 

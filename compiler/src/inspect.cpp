@@ -4,14 +4,14 @@
 #include <cstdio>
 #include <sstream>
 
-#include "json_text.hpp"
+#include "nbr/common/json_text.hpp"
 
 namespace nbr::compiler {
 
 namespace {
 
-using internal::json_string;
-using internal::number;
+using nbr::common::internal::json_string;
+using nbr::common::internal::number;
 
 class SpreadAccumulator {
 public:

@@ -16,9 +16,9 @@
 #include "nbr/compiler/algorithm_cli.hpp"
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
-#include "nbr/compiler/mpi_program.hpp"
-#include "nbr/compiler/simulate.hpp"
-#include "nbr/compiler/sizes.hpp"
+#include "nbr/common/mpi_program.hpp"
+#include "nbr/simulator/simulate.hpp"
+#include "nbr/simulator/sizes.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/adjacency.hpp"
 #include "nbr/graphs/generators.hpp"
@@ -64,7 +64,7 @@ struct Options {
 /// Parses "4,1K,2M" (binary multiples K, M, G) into byte counts.
 std::vector<std::uint64_t> parse_sizes(const std::string& text) {
     try {
-        return nbr::compiler::parse_sizes(text);
+        return nbr::simulator::parse_sizes(text);
     } catch (const std::invalid_argument& error) {
         throw CLI::ValidationError("--sizes", error.what());
     }
@@ -198,7 +198,7 @@ int run_verify(const Options& o) {
     return status;
 }
 
-nbr::Placement simulation_placement(const Options& o, const nbr::compiler::Machine& machine, std::uint32_t ranks) {
+nbr::Placement simulation_placement(const Options& o, const nbr::simulator::Machine& machine, std::uint32_t ranks) {
     if (!o.placement.empty()) return nbr::Placement::read(o.placement, ranks);
     const auto per_node = o.ranks_per_node.value_or(machine.ranks_per_node);
     return nbr::Placement::block(ranks, per_node,
@@ -207,17 +207,17 @@ nbr::Placement simulation_placement(const Options& o, const nbr::compiler::Machi
 
 int run_simulate(const Options& o) {
     on_root([&] {
-        const auto machine = nbr::compiler::load_machine(o.machine);
+        const auto machine = nbr::simulator::load_machine(o.machine);
         if (o.print_machine) {
-            std::cout << nbr::compiler::machine_to_json(machine.spec);
+            std::cout << nbr::simulator::machine_to_json(machine.spec);
             return;
         }
         const auto& sizes = o.size_list;
         const auto collective =
-            o.collective == "alltoall" ? nbr::compiler::Collective::alltoall : nbr::compiler::Collective::allgather;
-        nbr::compiler::SimReport report;
+            o.collective == "alltoall" ? nbr::simulator::Collective::alltoall : nbr::simulator::Collective::allgather;
+        nbr::simulator::SimReport report;
         const auto start = std::chrono::steady_clock::now();
-        const auto program = nbr::compiler::load_program(o.dir, collective);
+        const auto program = nbr::simulator::load_program(o.dir, collective);
         report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         const auto placement = simulation_placement(o, machine, program.num_ranks);
         report.pattern = o.dir;
@@ -229,9 +229,9 @@ int run_simulate(const Options& o) {
         report.placement = placement.description();
         report.nodes = placement.num_nodes();
         for (const auto size : sizes)
-            report.results.push_back(nbr::compiler::simulate(program, machine, placement, size));
+            report.results.push_back(nbr::simulator::simulate(program, machine, placement, size));
         if (!o.baseline.empty()) {
-            const auto baseline = nbr::compiler::load_program(o.baseline, collective);
+            const auto baseline = nbr::simulator::load_program(o.baseline, collective);
             if (baseline.num_ranks != program.num_ranks) {
                 throw nbr::InputError("--baseline " + o.baseline + " has " + std::to_string(baseline.num_ranks) +
                                       " ranks, " + o.dir + " " + std::to_string(program.num_ranks));
@@ -240,13 +240,13 @@ int run_simulate(const Options& o) {
             report.baseline_algorithm = baseline.algorithm;
             report.baseline_messages = baseline.num_messages();
             for (const auto size : sizes) {
-                report.baseline_results.push_back(nbr::compiler::simulate(baseline, machine, placement, size));
+                report.baseline_results.push_back(nbr::simulator::simulate(baseline, machine, placement, size));
             }
         }
         rusage usage{};
         getrusage(RUSAGE_SELF, &usage);
         report.peak_memory_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: KiB
-        std::cout << (o.json ? nbr::compiler::format_report_json(report) : nbr::compiler::format_report(report));
+        std::cout << (o.json ? nbr::simulator::format_report_json(report) : nbr::simulator::format_report(report));
     });
     return 0;
 }
@@ -335,7 +335,7 @@ int run(int argc, char** argv) {
         ->capture_default_str();
 
     std::string machines;
-    for (const auto& name : nbr::compiler::machine_preset_names()) machines += (machines.empty() ? "" : ", ") + name;
+    for (const auto& name : nbr::simulator::machine_preset_names()) machines += (machines.empty() ? "" : ", ") + name;
     auto* simulate = app.add_subcommand("simulate", "Predict a pattern's replay latency on a modeled cluster");
     simulate->add_option("dir", o.dir, "Pattern directory (required unless --print-machine)")
         ->check(CLI::ExistingDirectory);
@@ -400,5 +400,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    return nbr::compiler::run_mpi_program(argc, argv, "nbrc", run);
+    return nbr::common::run_mpi_program(argc, argv, "nbrc", run);
 }

@@ -9,7 +9,7 @@
 
 #include "block_buffer.hpp"
 #include "error.hpp"
-#include "plan.hpp"
+#include "nbr/plan/plan.hpp"
 
 namespace nbr::internal {
 

@@ -13,7 +13,7 @@
 #include "execution.hpp"
 #include "nbr.h"
 #include "nbr/schema/pattern_io.hpp"
-#include "plan.hpp"
+#include "nbr/plan/plan.hpp"
 
 struct nbr_pattern_s {
     /// Private duplicate of the user's communicator. Blocking calls use tags [0, tag_window);

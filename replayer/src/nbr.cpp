@@ -14,7 +14,7 @@
 #include "comm_neighbors.hpp"
 #include "handles.hpp"
 #include "nbr/schema/pattern_io.hpp"
-#include "plan.hpp"
+#include "nbr/plan/plan.hpp"
 #include "progress.hpp"
 
 namespace {

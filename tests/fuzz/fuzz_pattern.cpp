@@ -12,7 +12,7 @@
 
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/pattern_io.hpp"
-#include "plan.hpp"
+#include "nbr/plan/plan.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include "mpi_test_support.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/schema/pattern_io.hpp"
-#include "plan.hpp"
+#include "nbr/plan/plan.hpp"
 #include "relay_algorithm.hpp"
 #include "test_support.hpp"
 

@@ -3,12 +3,12 @@
 
 #include <stdexcept>
 
-#include "nbr/compiler/calibrate.hpp"
+#include "nbr/simulator/calibrate.hpp"
 
 namespace {
 
-using nbr::compiler::Calibration;
-using nbr::compiler::DistanceClass;
+using nbr::simulator::Calibration;
+using nbr::simulator::DistanceClass;
 
 nbr::schema::Machine known_machine() {
     nbr::schema::Machine m;
@@ -32,14 +32,14 @@ Calibration measured_on(const nbr::schema::Machine& machine) {
     Calibration c;
     c.eager_limit = 1024;
     for (const std::uint64_t b : {1, 4, 16, 64, 256, 1024, 1025, 4096, 65536}) {
-        nbr::compiler::CalibrationPoint p;
+        nbr::simulator::CalibrationPoint p;
         p.bytes = b;
         p.send_us = 0.2;
         p.recv_us = b <= 1024 ? 0.1 : -1;
         p.stream_messages = 16;
         c.points.push_back(p);
     }
-    for (const auto& check : nbr::compiler::check_calibration(machine, DistanceClass::socket, c)) {
+    for (const auto& check : nbr::simulator::check_calibration(machine, DistanceClass::socket, c)) {
         for (auto& p : c.points) {
             if (p.bytes != check.bytes) continue;
             p.one_way_us = check.predicted_one_way_us;
@@ -55,14 +55,14 @@ TEST(Calibrate, FitReproducesEveryMeasuredPoint) {
     EXPECT_NEAR(c.points.front().one_way_us, 0.2 + 0.00025 + 0.5 + 0.1, 1e-6);
     EXPECT_NEAR(c.points[6].one_way_us, 0.2 + 0.25 * 1025e-3 + 3 * 0.5 + 2 * 0.1, 1e-6);
     auto fitted = known_machine();
-    nbr::compiler::apply_calibration(fitted, DistanceClass::node, c, "test");
+    nbr::simulator::apply_calibration(fitted, DistanceClass::node, c, "test");
     *fitted.mutable_socket() = fitted.node();
     const auto link = fitted.socket();
     EXPECT_NEAR(link.send_overhead_us(), 0.2, 1e-9);
     EXPECT_NEAR(link.recv_overhead_us(), 0.1, 1e-9);
     EXPECT_EQ(link.eager_limit_bytes(), 1024u);
     EXPECT_EQ(link.segments_size(), 8);
-    for (const auto& check : nbr::compiler::check_calibration(fitted, DistanceClass::socket, c)) {
+    for (const auto& check : nbr::simulator::check_calibration(fitted, DistanceClass::socket, c)) {
         EXPECT_NEAR(check.predicted_one_way_us, check.one_way_us, 1e-5) << check.bytes << " B";
         EXPECT_NEAR(check.predicted_rate_us, check.rate_us, 0.02 * check.rate_us) << check.bytes << " B";
     }
@@ -71,14 +71,14 @@ TEST(Calibrate, FitReproducesEveryMeasuredPoint) {
 
 TEST(Calibrate, RejectsEmptyOrUnsortedMeasurements) {
     Calibration c;
-    EXPECT_THROW((void)nbr::compiler::fit_link_class(c), std::invalid_argument);
+    EXPECT_THROW((void)nbr::simulator::fit_link_class(c), std::invalid_argument);
     c.points.resize(2);
     c.points[0].bytes = 8;
     c.points[1].bytes = 8;
-    EXPECT_THROW((void)nbr::compiler::fit_link_class(c), std::invalid_argument);
+    EXPECT_THROW((void)nbr::simulator::fit_link_class(c), std::invalid_argument);
     auto machine = known_machine();
     c.points[1].bytes = 16;
-    EXPECT_THROW(nbr::compiler::apply_calibration(machine, DistanceClass::leaf, c, "test"), std::invalid_argument);
+    EXPECT_THROW(nbr::simulator::apply_calibration(machine, DistanceClass::leaf, c, "test"), std::invalid_argument);
 }
 
 }  // namespace

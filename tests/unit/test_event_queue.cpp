@@ -16,7 +16,7 @@ struct TestEvent {
     std::uint64_t order;
 };
 
-using Queue = nbr::compiler::internal::MonotoneEventQueue<TestEvent>;
+using Queue = nbr::simulator::internal::MonotoneEventQueue<TestEvent>;
 
 // Simulation-like use: every event taken out schedules 0–3 later ones, many at equal times
 // (zero delays) and some far apart; the order taken out must be exactly (time, order).

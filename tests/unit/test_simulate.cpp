@@ -6,8 +6,8 @@
 #include <fstream>
 #include <map>
 
-#include "nbr/compiler/machine.hpp"
-#include "nbr/compiler/simulate.hpp"
+#include "nbr/simulator/machine.hpp"
+#include "nbr/simulator/simulate.hpp"
 #include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "test_support.hpp"
@@ -16,10 +16,10 @@ namespace {
 
 using nbr::Edge;
 using nbr::Placement;
-using nbr::compiler::Collective;
-using nbr::compiler::DistanceClass;
-using nbr::compiler::Machine;
-using nbr::compiler::SimResult;
+using nbr::simulator::Collective;
+using nbr::simulator::DistanceClass;
+using nbr::simulator::Machine;
+using nbr::simulator::SimResult;
 using nbr::schema::Operation;
 
 using nbr::test::Op;
@@ -94,9 +94,9 @@ nbr::schema::Machine spec() {
 
 SimResult run(const std::vector<nbr::schema::RankPattern>& p, const nbr::schema::Machine& m, std::uint32_t per_node,
               std::uint64_t block, Collective c = Collective::allgather) {
-    const auto program = nbr::compiler::make_program(p, c);
-    const auto machine = nbr::compiler::machine_from_spec(m, "test");
-    return nbr::compiler::simulate(program, machine, Placement::block(program.num_ranks, per_node, per_node), block);
+    const auto program = nbr::simulator::make_program(p, c);
+    const auto machine = nbr::simulator::machine_from_spec(m, "test");
+    return nbr::simulator::simulate(program, machine, Placement::block(program.num_ranks, per_node, per_node), block);
 }
 
 TEST(Simulate, OneMessage) {
@@ -213,7 +213,7 @@ TEST(Simulate, SelfLoopsIsolatedRanksAndDeterminism) {
 TEST(Simulate, RejectsUnmatchedSends) {
     const auto p = patterns(2, {{0, 1}}, {{0, {{0, Operation::SEND, 1, {{0, 0}}}}}});
     try {
-        (void)nbr::compiler::make_program(p, Collective::allgather);
+        (void)nbr::simulator::make_program(p, Collective::allgather);
         FAIL() << "expected an error";
     } catch (const std::runtime_error& e) {
         // The receiver's own plan already finds its in-edge undelivered.
@@ -222,48 +222,48 @@ TEST(Simulate, RejectsUnmatchedSends) {
 }
 
 TEST(Simulate, RejectsPlacementOfAnotherSize) {
-    const auto program = nbr::compiler::make_program(naive(2, {{0, 1}}), Collective::allgather);
-    const auto machine = nbr::compiler::machine_from_spec(spec(), "test");
-    EXPECT_THROW((void)nbr::compiler::simulate(program, machine, Placement::block(3, 1, 1), 4), std::runtime_error);
+    const auto program = nbr::simulator::make_program(naive(2, {{0, 1}}), Collective::allgather);
+    const auto machine = nbr::simulator::machine_from_spec(spec(), "test");
+    EXPECT_THROW((void)nbr::simulator::simulate(program, machine, Placement::block(3, 1, 1), 4), std::runtime_error);
 }
 
 TEST(Machine, PresetsLoadAndRoundTrip) {
-    const auto names = nbr::compiler::machine_preset_names();
+    const auto names = nbr::simulator::machine_preset_names();
     ASSERT_GE(names.size(), 2U);
     for (const auto& name : names) {
-        const auto m = nbr::compiler::load_machine(name);
+        const auto m = nbr::simulator::load_machine(name);
         EXPECT_EQ(m.name, name);
         EXPECT_FALSE(m.sources.empty()) << name << " must cite its sources";
-        const auto again = nbr::compiler::parse_machine(nbr::compiler::machine_to_json(m.spec), "again");
+        const auto again = nbr::simulator::parse_machine(nbr::simulator::machine_to_json(m.spec), "again");
         EXPECT_EQ(again.cost(DistanceClass::network).latency_ps, m.cost(DistanceClass::network).latency_ps);
     }
-    EXPECT_EQ(nbr::compiler::load_machine("niagara").ranks_per_node, 40U);
+    EXPECT_EQ(nbr::simulator::load_machine("niagara").ranks_per_node, 40U);
 }
 
 TEST(Machine, RejectsBadFiles) {
     auto expect_error = [](const std::string& json, const std::string& needle) {
         try {
-            (void)nbr::compiler::parse_machine(json, "m.json");
+            (void)nbr::simulator::parse_machine(json, "m.json");
             FAIL() << "accepted: " << json;
-        } catch (const nbr::compiler::MachineError& e) {
+        } catch (const nbr::simulator::MachineError& e) {
             EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
             EXPECT_EQ(std::string(e.what()).rfind("m.json: ", 0), 0U) << e.what();
         }
     };
-    auto json = nbr::compiler::machine_to_json(spec());
+    auto json = nbr::simulator::machine_to_json(spec());
     expect_error("{", "not a valid machine file");
     expect_error(R"({"format_version": 1, "bogus": 2})", "not a valid machine file");
     auto newer = spec();
     newer.set_format_version(99);
-    expect_error(nbr::compiler::machine_to_json(newer), "newer");
+    expect_error(nbr::simulator::machine_to_json(newer), "newer");
     auto missing = spec();
     missing.mutable_network()->clear_latency_us();
-    expect_error(nbr::compiler::machine_to_json(missing), "network.latency_us");
+    expect_error(nbr::simulator::machine_to_json(missing), "network.latency_us");
     auto negative = spec();
     negative.mutable_socket()->set_gap_us(-1);
-    expect_error(nbr::compiler::machine_to_json(negative), "socket.gap_us");
-    EXPECT_THROW((void)nbr::compiler::load_machine("no-such-machine"), nbr::compiler::MachineError);
-    EXPECT_NO_THROW((void)nbr::compiler::parse_machine(json, "m.json"));
+    expect_error(nbr::simulator::machine_to_json(negative), "socket.gap_us");
+    EXPECT_THROW((void)nbr::simulator::load_machine("no-such-machine"), nbr::simulator::MachineError);
+    EXPECT_NO_THROW((void)nbr::simulator::parse_machine(json, "m.json"));
 }
 
 TEST(Placement, BlockAndFile) {

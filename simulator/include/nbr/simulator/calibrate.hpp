@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "nbr/compiler/machine.hpp"
+#include "nbr/simulator/machine.hpp"
 #include "nbr_machine.pb.h"
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 /// @brief What `nbr-calibrate` measured between two ranks at one message size (medians).
 struct CalibrationPoint {
@@ -61,4 +61,4 @@ struct CalibrationCheck {
 [[nodiscard]] std::vector<CalibrationCheck> check_calibration(const schema::Machine& machine, DistanceClass klass,
                                                               const Calibration& calibration);
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace nbr::compiler::internal {
+namespace nbr::simulator::internal {
 
 /// @brief Priority queue of events ordered by (time, insertion order) for a discrete-event
 /// simulation, where no event is scheduled before the last one taken out.
@@ -81,4 +81,4 @@ private:
     std::uint64_t size_ = 0;
 };
 
-}  // namespace nbr::compiler::internal
+}  // namespace nbr::simulator::internal

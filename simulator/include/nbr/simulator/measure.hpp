@@ -5,9 +5,9 @@
 
 #include <mpi.h>
 
-#include "nbr/compiler/calibrate.hpp"
+#include "nbr/simulator/calibrate.hpp"
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 /// @brief How `measure_link` measures.
 struct MeasureOptions {
@@ -22,4 +22,4 @@ struct MeasureOptions {
 /// on rank 0.
 [[nodiscard]] Calibration measure_link(MPI_Comm comm, const MeasureOptions& options);
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

@@ -4,10 +4,10 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "nbr/compiler/simulate.hpp"
+#include "nbr/simulator/simulate.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 namespace {
 
@@ -168,4 +168,4 @@ SimProgram load_program(const std::filesystem::path& dir, Collective collective)
     return program;
 }
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

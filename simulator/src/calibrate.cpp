@@ -1,12 +1,12 @@
 // Fitting the simulator's LogGOPS parameters to nbr-calibrate's measurements.
-#include "nbr/compiler/calibrate.hpp"
+#include "nbr/simulator/calibrate.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "nbr/compiler/simulate.hpp"
+#include "nbr/simulator/simulate.hpp"
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 namespace {
 
@@ -145,4 +145,4 @@ void apply_calibration(schema::Machine& machine, DistanceClass klass, const Cali
     machine.add_sources(std::string(to_string(klass)) + ": measured by nbr-calibrate, " + source);
 }
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

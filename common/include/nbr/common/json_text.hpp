@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-namespace nbr::compiler::internal {
+namespace nbr::common::internal {
 
 /// @brief A number as JSON: integers without a fraction, others with 6 significant digits.
 inline std::string number(double value) {
@@ -39,4 +39,4 @@ inline std::string json_string(const std::string& text) {
     return out + "\"";
 }
 
-}  // namespace nbr::compiler::internal
+}  // namespace nbr::common::internal

@@ -1,10 +1,10 @@
-#include "nbr/compiler/mpi_program.hpp"
+#include "nbr/common/mpi_program.hpp"
 
 #include <cstdio>
 #include <exception>
 #include <new>
 
-namespace nbr::compiler {
+namespace nbr::common {
 
 int run_mpi_program(int argc, char** argv, const std::string& program, const std::function<int(int, char**)>& body) {
     MPI_Init(&argc, &argv);
@@ -30,4 +30,4 @@ std::string broadcast_string(MPI_Comm comm, std::string value) {
     return value;
 }
 
-}  // namespace nbr::compiler
+}  // namespace nbr::common

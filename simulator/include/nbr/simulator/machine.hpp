@@ -8,7 +8,7 @@
 
 #include "nbr_machine.pb.h"
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 /// @brief Error in a machine file or preset name; what() names the file.
 class MachineError : public std::runtime_error {
@@ -86,4 +86,4 @@ inline constexpr std::uint32_t kMachineFormatVersion = 1;
 /// parse_machine.
 [[nodiscard]] std::string machine_to_json(const schema::Machine& spec);
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

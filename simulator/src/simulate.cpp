@@ -1,5 +1,5 @@
 // The discrete-event LogGOPS simulation of one replay (model: docs/simulate.md).
-#include "nbr/compiler/simulate.hpp"
+#include "nbr/simulator/simulate.hpp"
 
 #include "event_queue.hpp"
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 namespace {
 
@@ -279,4 +279,4 @@ SimResult simulate(const SimProgram& program, const Machine& machine, const Plac
     return result;
 }
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

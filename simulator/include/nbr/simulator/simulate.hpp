@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "nbr/compiler/machine.hpp"
+#include "nbr/simulator/machine.hpp"
 #include "nbr/graphs/placement.hpp"
 #include "nbr_pattern.pb.h"
-#include "plan.hpp"
+#include "nbr/plan/plan.hpp"
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 using nbr::internal::Collective;
 
@@ -106,4 +106,4 @@ struct SimReport {
 /// `latency_us` (and `baseline_latency_us`, `speedup` with a baseline).
 [[nodiscard]] std::string format_report_json(const SimReport& report);
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

@@ -6,7 +6,7 @@
 
 #include <mpi.h>
 
-namespace nbr::compiler {
+namespace nbr::common {
 
 /// @brief Initializes MPI, runs `body(argc, argv)`, prints an uncaught exception once (rank 0)
 /// prefixed with `program`, and finalizes MPI on every path. Returns the exit status.
@@ -19,4 +19,4 @@ inline constexpr const char* kOutOfMemory =
 /// @brief Returns rank 0's `value` on every process of `comm`. Collective.
 [[nodiscard]] std::string broadcast_string(MPI_Comm comm, std::string value);
 
-}  // namespace nbr::compiler
+}  // namespace nbr::common

@@ -2,15 +2,15 @@
 #include <cstdio>
 #include <sstream>
 
-#include "json_text.hpp"
-#include "nbr/compiler/simulate.hpp"
+#include "nbr/common/json_text.hpp"
+#include "nbr/simulator/simulate.hpp"
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 namespace {
 
-using internal::json_string;
-using internal::number;
+using nbr::common::internal::json_string;
+using nbr::common::internal::number;
 
 const char* collective_name(Collective c) {
     return c == Collective::allgather ? "allgather" : "alltoall";
@@ -115,4 +115,4 @@ std::string format_report_json(const SimReport& s) {
     return out.str();
 }
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

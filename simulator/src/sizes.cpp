@@ -1,10 +1,10 @@
-#include "nbr/compiler/sizes.hpp"
+#include "nbr/simulator/sizes.hpp"
 
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 std::vector<std::uint64_t> parse_sizes(const std::string& text) {
     static const std::map<std::string, unsigned> shifts{{"", 0}, {"K", 10}, {"M", 20}, {"G", 30}};
@@ -29,4 +29,4 @@ std::vector<std::uint64_t> parse_sizes(const std::string& text) {
     return sizes;
 }
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

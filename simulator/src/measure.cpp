@@ -1,5 +1,5 @@
 // nbr-calibrate's measurements between two ranks (methods: docs/simulate.md, "Calibration").
-#include "nbr/compiler/measure.hpp"
+#include "nbr/simulator/measure.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <functional>
 #include <stdexcept>
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 namespace {
 
@@ -252,4 +252,4 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
     return c;
 }
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

@@ -1,4 +1,4 @@
-#include "nbr/compiler/machine.hpp"
+#include "nbr/simulator/machine.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,10 +11,10 @@
 
 #include "nbr/schema/file_io.hpp"
 
-namespace nbr::compiler {
+namespace nbr::simulator {
 
 namespace internal {
-/// Built-in machine files (generated from compiler/machines/*.json): name -> JSON text.
+/// Built-in machine files (generated from simulator/machines/*.json): name -> JSON text.
 const std::map<std::string, std::string>& machine_presets();
 }  // namespace internal
 
@@ -198,4 +198,4 @@ std::string machine_to_json(const schema::Machine& spec) {
     return json;
 }
 
-}  // namespace nbr::compiler
+}  // namespace nbr::simulator

@@ -14,15 +14,15 @@
 
 #include <CLI/CLI.hpp>
 
-#include "nbr/compiler/calibrate.hpp"
-#include "nbr/compiler/machine.hpp"
-#include "nbr/compiler/measure.hpp"
-#include "nbr/compiler/mpi_program.hpp"
-#include "nbr/compiler/sizes.hpp"
+#include "nbr/simulator/calibrate.hpp"
+#include "nbr/simulator/machine.hpp"
+#include "nbr/simulator/measure.hpp"
+#include "nbr/common/mpi_program.hpp"
+#include "nbr/simulator/sizes.hpp"
 
 namespace {
 
-using nbr::compiler::DistanceClass;
+using nbr::simulator::DistanceClass;
 
 struct Options {
     std::string output;
@@ -32,7 +32,7 @@ struct Options {
     std::string sizes = "1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M";
     std::uint32_t ranks_per_node = 0;
     std::uint32_t ranks_per_socket = 0;
-    nbr::compiler::MeasureOptions measure;
+    nbr::simulator::MeasureOptions measure;
 };
 
 const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::socket},
@@ -42,15 +42,15 @@ const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::so
 
 /// A machine with every class set to the measured one: usable at once on one socket; the
 /// other classes are to be measured (sources say so).
-nbr::schema::Machine new_machine(const Options& o, const nbr::compiler::Calibration& c) {
+nbr::schema::Machine new_machine(const Options& o, const nbr::simulator::Calibration& c) {
     nbr::schema::Machine m;
-    m.set_format_version(nbr::compiler::kMachineFormatVersion);
+    m.set_format_version(nbr::simulator::kMachineFormatVersion);
     m.set_name(o.name);
     m.set_description("measured by nbr-calibrate");
     const auto cores = std::max(1U, std::thread::hardware_concurrency());
     m.set_ranks_per_node(o.ranks_per_node > 0 ? o.ranks_per_node : cores);
     m.set_ranks_per_socket(o.ranks_per_socket > 0 ? o.ranks_per_socket : m.ranks_per_node());
-    const auto link = nbr::compiler::fit_link_class(c);
+    const auto link = nbr::simulator::fit_link_class(c);
     *m.mutable_socket() = link;
     *m.mutable_node() = link;
     *m.mutable_network() = link;
@@ -59,7 +59,7 @@ nbr::schema::Machine new_machine(const Options& o, const nbr::compiler::Calibrat
     return m;
 }
 
-void print_points(const nbr::compiler::Calibration& c, const std::string& klass) {
+void print_points(const nbr::simulator::Calibration& c, const std::string& klass) {
     std::printf("class %s, eager limit %s, memcpy %.3f ns/B\n", klass.c_str(),
                 c.eager_limit > 0 ? std::to_string(c.eager_limit).c_str() : "none found", c.copy_ns_per_byte);
     std::printf("%10s %12s %12s %12s %12s\n", "bytes", "one_way_us", "send_us", "recv_us", "rate_us");
@@ -69,7 +69,7 @@ void print_points(const nbr::compiler::Calibration& c, const std::string& klass)
     }
 }
 
-void print_checks(const std::vector<nbr::compiler::CalibrationCheck>& checks) {
+void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
     std::printf("nbrc simulate with the fitted machine:\n%10s %12s %12s %12s %12s\n", "bytes", "one_way_us",
                 "predicted", "rate_us", "predicted");
     for (const auto& k : checks) {
@@ -93,19 +93,19 @@ int calibrate(const Options& o, int rank) {
     const auto klass = kClasses.at(o.klass);
     // Inputs are checked on every rank before measuring, so that all fail at once.
     nbr::schema::Machine base;
-    if (!o.base.empty()) base = nbr::compiler::load_machine(o.base).spec;
+    if (!o.base.empty()) base = nbr::simulator::load_machine(o.base).spec;
     if (klass == DistanceClass::leaf && base.nodes_per_switch() == 0) {
         throw std::invalid_argument("--class leaf needs a --base machine with nodes_per_switch");
     }
-    const auto c = nbr::compiler::measure_link(MPI_COMM_WORLD, o.measure);
+    const auto c = nbr::simulator::measure_link(MPI_COMM_WORLD, o.measure);
     if (rank != 0) return 0;
     print_points(c, o.klass);
     auto machine = o.base.empty() ? new_machine(o, c) : base;
-    nbr::compiler::apply_calibration(machine, klass, c,
+    nbr::simulator::apply_calibration(machine, klass, c,
                                      "ping-pong, bursts, streams and a late receiver between two ranks");
-    print_checks(nbr::compiler::check_calibration(machine, klass, c));
-    const auto json = nbr::compiler::machine_to_json(machine);
-    (void)nbr::compiler::parse_machine(json, "the calibrated machine");  // what is written reads back
+    print_checks(nbr::simulator::check_calibration(machine, klass, c));
+    const auto json = nbr::simulator::machine_to_json(machine);
+    (void)nbr::simulator::parse_machine(json, "the calibrated machine");  // what is written reads back
     if (o.output.empty()) {
         std::cout << json;
     } else {
@@ -138,7 +138,7 @@ int run(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     try {
         app.parse(argc, argv);
-        o.measure.sizes = nbr::compiler::parse_sizes(o.sizes);
+        o.measure.sizes = nbr::simulator::parse_sizes(o.sizes);
         for (const auto b : o.measure.sizes) {
             if (b == 0 || b > (1ULL << 30)) throw CLI::ValidationError("--sizes", "sizes must lie in 1 B .. 1 GiB");
         }
@@ -156,5 +156,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    return nbr::compiler::run_mpi_program(argc, argv, "nbr-calibrate", run);
+    return nbr::common::run_mpi_program(argc, argv, "nbr-calibrate", run);
 }

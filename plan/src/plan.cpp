@@ -1,4 +1,4 @@
-#include "plan.hpp"
+#include "nbr/plan/plan.hpp"
 
 #include <algorithm>
 #include <limits>
