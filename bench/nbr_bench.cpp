@@ -371,9 +371,8 @@ int run(const Options& o) {
     MPI_Comm_dup(graph, &p2p_comm);
     // nbr's own engine even where blocking calls would go to the native collective (naive plans).
     nbr_pattern_t engine = nullptr;
-    setenv("NBR_REPLAY_NAIVE", "1", 1);
-    check(nbr_load_pattern(o.patterns.c_str(), graph, &engine), "loading --patterns for nbr-engine");
-    unsetenv("NBR_REPLAY_NAIVE");
+    check(nbr_load_pattern_flags(o.patterns.c_str(), graph, NBR_LOAD_NO_NATIVE, &engine),
+          "loading --patterns for nbr-engine");
 #endif
     nbr_pattern_t naive = nullptr;
     if (!o.naive.empty()) check(nbr_load_pattern(o.naive.c_str(), comm, &naive), "loading --naive");
@@ -406,7 +405,7 @@ int run(const Options& o) {
                                 [&, p, buffer] {
                                     nbr_request_t request = nullptr;
                                     check(nbr_nonblocking(args, buffer->data(), p, &request), "nonblocking replay");
-                                    check(nbr_wait(request), "nbr_wait");
+                                    check(nbr_wait(&request), "nbr_wait");
                                 },
                                 nullptr, nullptr, buffer});
         };
@@ -415,8 +414,8 @@ int run(const Options& o) {
             auto request = std::make_shared<nbr_request_t>(nullptr);
             variants.push_back({name,
                                 [request] {
-                                    check(nbr_start(*request), "nbr_start");
-                                    check(nbr_wait(*request), "nbr_wait");
+                                    check(nbr_start(request.get()), "nbr_start");
+                                    check(nbr_wait(request.get()), "nbr_wait");
                                 },
                                 [&, p, buffer, request] {
                                     check(nbr_persistent_init(args, buffer->data(), p, request.get()),

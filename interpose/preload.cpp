@@ -69,6 +69,26 @@ int keyval = MPI_KEYVAL_INVALID;
 unsigned long long replayed_calls = 0;  // on communicators' rank 0
 unsigned long long attached = 0;        // communicators, on their rank 0
 
+/// What a communicator's attribute holds: its pattern, and whether this process counts its
+/// calls for the report (rank 0 of the communicator, with NBR_REPORT=1), decided at attach so
+/// that the collectives make no MPI call for the report.
+struct Attached {
+    nbr_pattern_t pattern = NBR_PATTERN_NULL;
+    bool counts = false;
+};
+
+/// NBR_REPORT=1 in the environment (docs/environment.md).
+bool report_wanted() {
+    const char* report = std::getenv("NBR_REPORT");
+    return report != nullptr && std::strcmp(report, "1") == 0;
+}
+
+/// NBR_REPLAY_NAIVE=1: load patterns with NBR_LOAD_NO_NATIVE (docs/environment.md).
+unsigned long load_flags() {
+    const char* engine = std::getenv("NBR_REPLAY_NAIVE");
+    return engine != nullptr && std::strcmp(engine, "1") == 0 ? NBR_LOAD_NO_NATIVE : 0;
+}
+
 std::unordered_map<MPI_Request, Proxy>& proxies() {
     static std::unordered_map<MPI_Request, Proxy> map;
     return map;
@@ -77,10 +97,11 @@ std::unordered_map<MPI_Request, Proxy>& proxies() {
 // ---- attaching patterns ----------------------------------------------------------------------
 
 int delete_pattern(MPI_Comm, int, void* value, void*) {
-    auto pattern = static_cast<nbr_pattern_t>(value);
+    auto* record = static_cast<Attached*>(value);
     const InsideNbr guard;
-    const int code = nbr_pattern_free(&pattern);
+    const int code = nbr_pattern_free(&record->pattern);
     if (code != NBR_SUCCESS) (void)mpi_result(code, "MPI_Comm_free");
+    delete record;
     return MPI_SUCCESS;
 }
 
@@ -170,9 +191,9 @@ void attach(MPI_Comm comm, const char* function) {
     }
     const std::string dir = agree_on_pattern(comm, rank, size, in, out, function);
     if (dir.empty()) return;
-    nbr_pattern_t pattern = nullptr;
+    nbr_pattern_t pattern = NBR_PATTERN_NULL;
     const InsideNbr guard;
-    const int code = nbr_load_pattern(dir.c_str(), comm, &pattern);
+    const int code = nbr_load_pattern_flags(dir.c_str(), comm, load_flags(), &pattern);
     if (code != NBR_SUCCESS) {
         if (rank == 0) {
             std::fprintf(stderr, "nbr: %s: pattern %s not loaded (%s: %s); it runs natively\n", function, dir.c_str(),
@@ -181,7 +202,7 @@ void attach(MPI_Comm comm, const char* function) {
         return;
     }
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_pattern, &keyval, nullptr);
-    PMPI_Comm_set_attr(comm, keyval, pattern);
+    PMPI_Comm_set_attr(comm, keyval, new Attached{pattern, rank == 0 && report_wanted()});
     if (rank == 0) ++attached;
 }
 
@@ -211,8 +232,9 @@ nbr_pattern_t pattern_of(MPI_Comm comm) {
     void* value = nullptr;
     int flag = 0;
     if (PMPI_Comm_get_attr(comm, keyval, &value, &flag) != MPI_SUCCESS || flag == 0) return nullptr;
-    if (PMPI_Comm_rank(comm, &flag) == MPI_SUCCESS && flag == 0) ++replayed_calls;
-    return static_cast<nbr_pattern_t>(value);
+    const auto* record = static_cast<const Attached*>(value);
+    if (record->counts) ++replayed_calls;
+    return record->pattern;
 }
 
 int mpi_result(int nbr_code, const char* call) {
@@ -242,12 +264,12 @@ bool progress(Proxy& proxy, bool block) {
     if (!proxy.pending) return true;
     const InsideNbr guard;
     int done = 0;
-    const int code = block ? nbr_wait(proxy.request) : nbr_test(proxy.request, &done);
+    const int code = block ? nbr_wait(&proxy.request) : nbr_test(&proxy.request, &done);
     (void)mpi_result(code, block ? "MPI_Wait" : "MPI_Test");
     if (block || done != 0 || code != NBR_SUCCESS) {
         proxy.pending = false;
         if (!proxy.persistent) {
-            proxy.request = nullptr;  // nbr released it at completion
+            proxy.request = NBR_REQUEST_NULL;  // nbr released it at completion (also after a failure)
             PMPI_Grequest_complete(proxy.handle);
         }
     }
@@ -260,7 +282,7 @@ void forget(MPI_Request request) {
 
 int start_proxy(Proxy& proxy) {
     const InsideNbr guard;
-    const int code = mpi_result(nbr_start(proxy.request), "MPI_Start");
+    const int code = mpi_result(nbr_start(&proxy.request), "MPI_Start");
     if (code == MPI_SUCCESS) proxy.pending = true;
     return code;
 }
@@ -280,8 +302,7 @@ void finalize_report() {
         std::fprintf(stderr, "nbr: %zu nonblocking or persistent requests were not completed or freed\n",
                      proxies().size());
     }
-    const char* report = std::getenv("NBR_REPORT");
-    if (report == nullptr || std::strcmp(report, "1") != 0) return;
+    if (!report_wanted()) return;
     unsigned long long mine[2] = {replayed_calls, attached}, total[2] = {0, 0};
     PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int rank = 0;

@@ -12,26 +12,40 @@
  * nbr_waitall and nbr_testall complete it. Any number of requests may be outstanding, on
  * one pattern or several, and complete in any order: every nbr call that waits or tests
  * progresses all started requests of the process, so peers waiting in another order are
- * never starved. As in MPI, completing a NONBLOCKING request releases it: nbr_waitall and
- * nbr_testall set its array entry to NULL; nbr_wait and nbr_test, which take the handle by
- * value, leave the caller's copy dangling (set it to NULL). A PERSISTENT request stays
- * allocated and inactive until nbr_request_free. Waiting on NULL entries or inactive
- * persistent requests returns at once.
+ * never starved. As in MPI, the completion calls take the request by pointer, and completing
+ * a NONBLOCKING request releases it and sets the caller's handle to NBR_REQUEST_NULL. A
+ * PERSISTENT request stays allocated and inactive until nbr_request_free. Waiting on
+ * NBR_REQUEST_NULL or on an inactive persistent request returns at once. Handles are not
+ * addresses: a copy of a released handle stays invalid (NBR_ERR_ARG) even after new requests
+ * or patterns have been created, and is never mistaken for one of them.
  *
  * Arguments are checked before any communication: negative counts, MPI_DATATYPE_NULL and
  * derived datatypes not committed (probed by packing zero elements), MPI_IN_PLACE (not
  * allowed in neighborhood collectives), NULL counts or displacements arrays where the rank
  * has neighbors, a NULL buffer that would carry data with a
  * predefined datatype (derived ones may address absolutely from MPI_BOTTOM), nonzero flags,
- * and pattern or request handles that are NULL, freed or released all return NBR_ERR_ARG
+ * and pattern or request handles that are NULL, freed, released or stale all return NBR_ERR_ARG
  * with nbr_last_error() naming the argument. Since the check is local, a call that is
  * erroneous on some ranks only leaves the others waiting, as in MPI.
+ *
+ * Threads. libnbr needs what MPI needs for the same calls: with MPI_THREAD_MULTIPLE, calls on
+ * DIFFERENT patterns (and their requests) may run concurrently from different threads; calls
+ * on ONE pattern and its requests must be serialized by the application, as must the
+ * collective calls of MPI itself on one communicator. Completion calls may name requests of
+ * several patterns: such a call counts as a call on each of them. Below MPI_THREAD_MULTIPLE,
+ * one thread at a time calls libnbr (FUNNELED: the main thread). The process-wide state that
+ * calls on different patterns share (the handle tables and the progress of started requests)
+ * is locked; nbr_last_error() is per thread.
  *
  * Conventions (as hwloc): functions return 0 (NBR_SUCCESS) or a negative NBR_ERR_* code;
  * nbr_strerror() names a code and nbr_last_error() describes the calling thread's last
  * failure in detail (file, rank, position). Whoever allocates frees: patterns with
  * nbr_pattern_free, requests with nbr_request_free, both before MPI_Finalize.
- * `flags` arguments are reserved for future use and must be 0.
+ * `flags` arguments take the NBR_* flags documented with each function; bits not defined
+ * there are an error (NBR_ERR_ARG), so that later versions can give them a meaning.
+ *
+ * Environment: libnbr itself reads no environment variable; the drop-in library
+ * (libnbr-preload) and the capture library do (docs/environment.md lists every one).
  */
 #ifndef NBR_H
 #define NBR_H
@@ -42,9 +56,9 @@
 extern "C" {
 #endif
 
-#define NBR_VERSION_MAJOR 0
-#define NBR_VERSION_MINOR 1
-#define NBR_VERSION_PATCH 0
+/* NBR_VERSION_MAJOR, _MINOR, _PATCH and NBR_VERSION_STRING: generated from the project's
+ * version by the build (CMake's project(VERSION)). */
+#include "nbr_version.h"
 /** Version of this header: (major << 16) | (minor << 8) | patch. */
 #define NBR_API_VERSION ((NBR_VERSION_MAJOR << 16) | (NBR_VERSION_MINOR << 8) | NBR_VERSION_PATCH)
 
@@ -69,10 +83,21 @@ extern "C" {
 #define NBR_ERR_INTERNAL (-17)     /**< bug in libnbr */
 #define NBR_ERR_MIXED (-18)        /**< directory mixes files of different compiles */
 
-/** Opaque handle of a loaded pattern. */
+/** Opaque handle of a loaded pattern (a value that names it, not an address). */
 typedef struct nbr_pattern_s* nbr_pattern_t;
 /** Opaque handle of a started collective: persistent or nonblocking. */
 typedef struct nbr_request_s* nbr_request_t;
+/** The handles that name nothing (what release and failed creation leave behind). */
+#ifdef __cplusplus
+#define NBR_PATTERN_NULL nullptr
+#define NBR_REQUEST_NULL nullptr
+#else
+#define NBR_PATTERN_NULL ((nbr_pattern_t)0)
+#define NBR_REQUEST_NULL ((nbr_request_t)0)
+#endif
+
+/** Flags of nbr_load_pattern_flags. */
+#define NBR_LOAD_NO_NATIVE 0x1UL /**< every call on nbr's engine: never hand off to the native collective */
 
 /** Version of the library actually linked (compare with NBR_API_VERSION). */
 unsigned nbr_get_api_version(void);
@@ -100,12 +125,20 @@ const char* nbr_last_error(void);
  * When comm has the pattern's topology and a collective's pattern is MPI's naive schedule on
  * every rank (one direct message per edge), blocking calls of that collective run the native
  * MPI_Neighbor_* on the private duplicate: the same messages without the cost of posting them
- * through MPI's public API. NBR_REPLAY_NAIVE=1 in the environment at load keeps them in nbr.
+ * through MPI's public API; so do persistent fixed-size requests of it with blocks of 512
+ * bytes or more (the native persistent collective). nbr_load_pattern_flags with
+ * NBR_LOAD_NO_NATIVE keeps every call on nbr's engine.
  */
 int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
 
 /**
- * Frees a pattern (local; call before MPI_Finalize) and sets *pattern to NULL. Fails with
+ * nbr_load_pattern with flags (collective; every rank must pass the same flags):
+ * 0 or NBR_LOAD_NO_NATIVE. Other bits are NBR_ERR_ARG.
+ */
+int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, nbr_pattern_t* pattern);
+
+/**
+ * Frees a pattern (local; call before MPI_Finalize) and sets *pattern to NBR_PATTERN_NULL. Fails with
  * NBR_ERR_STATE while persistent requests or incomplete nonblocking requests use it.
  */
 int nbr_pattern_free(nbr_pattern_t* pattern);
@@ -188,20 +221,22 @@ int nbr_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], con
                                 nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request);
 
 /** Starts an inactive persistent request (NBR_ERR_STATE if active or not persistent). */
-int nbr_start(nbr_request_t request);
+int nbr_start(nbr_request_t* request);
 /**
- * Completes a request, progressing every started request meanwhile. A nonblocking request is
- * released (the handle becomes invalid); an inactive persistent request returns at once.
+ * Completes *request, progressing every started request meanwhile. A nonblocking request is
+ * released and *request set to NBR_REQUEST_NULL; an inactive persistent request, or
+ * NBR_REQUEST_NULL, returns at once.
  */
-int nbr_wait(nbr_request_t request);
+int nbr_wait(nbr_request_t* request);
 /**
- * Progresses every started request once; *flag becomes 1 when `request` is complete (a
- * nonblocking request is then released, as by nbr_wait), else 0.
+ * Progresses every started request once; *flag becomes 1 when *request is complete (a
+ * nonblocking request is then released and *request set to NBR_REQUEST_NULL, as by
+ * nbr_wait), else 0. NBR_REQUEST_NULL is complete.
  */
-int nbr_test(nbr_request_t request, int* flag);
+int nbr_test(nbr_request_t* request, int* flag);
 /**
- * Completes every request of requests[0..count-1]: NULL entries are skipped, completed
- * nonblocking requests released and their entries set to NULL. If some failed, all are
+ * Completes every request of requests[0..count-1]: NBR_REQUEST_NULL entries are skipped,
+ * completed nonblocking requests released and their entries set to NBR_REQUEST_NULL. If some failed, all are
  * still completed and the first failure is returned (nbr_last_error names its index).
  */
 int nbr_waitall(int count, nbr_request_t requests[]);
@@ -212,7 +247,7 @@ int nbr_waitall(int count, nbr_request_t requests[]);
 int nbr_testall(int count, nbr_request_t requests[], int* flag);
 /**
  * Frees an inactive persistent request (or a nonblocking one that completed but was never
- * waited on) and sets *request to NULL; NBR_ERR_STATE while the request is active.
+ * waited on) and sets *request to NBR_REQUEST_NULL; NBR_ERR_STATE while the request is active.
  */
 int nbr_request_free(nbr_request_t* request);
 

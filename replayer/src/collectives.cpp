@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,7 +30,9 @@ using nbr::internal::Execution;
 using nbr::internal::fail;
 using nbr::internal::guarded;
 using nbr::internal::NbrError;
-using nbr::internal::valid;
+using nbr::internal::PatternState;
+using nbr::internal::RequestState;
+using nbr::internal::resolve;
 
 /// The buffer arguments of one call, as given (arrays not copied).
 struct CallArgs {
@@ -55,7 +58,7 @@ const char* name_of(const CallArgs& a) {
 /// A NULL buffer that would carry data is an error, unless its datatype is derived: derived
 /// types may address absolutely from MPI_BOTTOM (NULL in MPICH and Open MPI).
 template <class Bad>
-void check_buffers(const CallArgs& a, const nbr_pattern_s& pattern, bool sends, bool receives, const Bad& bad) {
+void check_buffers(const CallArgs& a, const PatternState& pattern, bool sends, bool receives, const Bad& bad) {
     if (a.sendbuf == nullptr && sends && !pattern.out.empty() && nbr::internal::is_named_type(a.sendtype)) {
         bad("sendbuf is NULL but data is to be sent");
     }
@@ -65,7 +68,7 @@ void check_buffers(const CallArgs& a, const nbr_pattern_s& pattern, bool sends, 
 }
 
 /// Checks counts (and that the arrays exist where the rank has neighbors); throws NBR_ERR_ARG.
-void check_counts(const CallArgs& a, const nbr_pattern_s& pattern) {
+void check_counts(const CallArgs& a, const PatternState& pattern) {
     const auto bad = [&](const std::string& what) {
         throw NbrError(NBR_ERR_ARG, std::string(name_of(a)) + " on rank " + std::to_string(pattern.rank) + ": " + what);
     };
@@ -112,14 +115,14 @@ BlockBuffer recv_buffer(const CallArgs& a, MPI_Datatype type) {
     return describe_buffer(a.recvbuf, a.recvcount, type);
 }
 
-Execution& blocking_execution(nbr_pattern_s& pattern, Collective collective) {
+Execution& blocking_execution(PatternState& pattern, Collective collective) {
     auto& slot = pattern.blocking[collective == Collective::allgather ? 0 : 1];
     if (!slot) slot = std::make_unique<Execution>(plan_of(pattern, collective), pattern.comm);
     return *slot;
 }
 
 /// The native collective on the pattern's private communicator (same topology as the user's).
-int run_native(const nbr_pattern_s& pattern, const CallArgs& a) {
+int run_native(const PatternState& pattern, const CallArgs& a) {
     const MPI_Comm c = pattern.comm;
     int code = MPI_SUCCESS;
     if (a.collective == Collective::allgather && !a.variable) {
@@ -137,9 +140,10 @@ int run_native(const nbr_pattern_s& pattern, const CallArgs& a) {
     return NBR_SUCCESS;
 }
 
-int run_blocking(nbr_pattern_t pattern, const CallArgs& a) {
+int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
     return guarded([&] {
-        if (!valid(pattern)) return fail(NBR_ERR_ARG, std::string(name_of(a)) + ": invalid pattern handle");
+        PatternState* pattern = resolve(handle);
+        if (pattern == nullptr) return fail(NBR_ERR_ARG, std::string(name_of(a)) + ": invalid pattern handle");
         check_counts(a, *pattern);
         // All-direct plans on a topology communicator: the native collective is the same
         // schedule (see settle_collectively in nbr.cpp); only while no request needs progress.
@@ -174,7 +178,7 @@ MPI_Datatype retain_type(MPI_Datatype type, bool* owned) {
 }
 
 /// Copies the v-variants' arrays into the request and points `a` at the copies.
-void keep_arrays(nbr_request_s& request, CallArgs& a, const nbr_pattern_s& pattern) {
+void keep_arrays(RequestState& request, CallArgs& a, const PatternState& pattern) {
     if (!a.variable) return;
     const auto in = pattern.in.size();
     const auto out = pattern.out.size();
@@ -191,37 +195,45 @@ void keep_arrays(nbr_request_s& request, CallArgs& a, const nbr_pattern_s& patte
 }
 
 /// Frees what a request holds except its execution and its place on the pattern.
-void release_resources(nbr_request_s& request) {
+void release_resources(RequestState& request) {
     if (request.own_send_type) MPI_Type_free(&request.send_type);
     if (request.own_recv_type) MPI_Type_free(&request.recv_type);
     request.own_send_type = request.own_recv_type = false;
-    if (request.kind == nbr_request_s::Kind::persistent) nbr::internal::release_comm(&request.comm);
+    if (request.kind == RequestState::Kind::persistent) nbr::internal::release_comm(&request.comm);
 }
 
-/// Releases a request: a nonblocking request's execution goes back to the pattern for reuse.
-void destroy(nbr_request_s* request) {
-    nbr_pattern_s& pattern = *request->pattern;
+/// Releases a request: a nonblocking request's execution goes back to the pattern for reuse,
+/// and the request object stays in its handle slot for the next request.
+void destroy(RequestState* request) {
+    PatternState& pattern = *request->pattern;
     release_resources(*request);
-    if (request->kind == nbr_request_s::Kind::nonblocking) {
-        pattern.in_flight.erase(request->call);
+    if (request->kind == RequestState::Kind::nonblocking) {
+        auto& flight = pattern.in_flight;
+        flight.erase(std::remove(flight.begin(), flight.end(), request), flight.end());
         if (request->execution && !request->execution->active()) {
             pattern.idle[request->collective == Collective::allgather ? 0 : 1].push_back(std::move(request->execution));
         }
     }
+    request->execution.reset();
+    request->pattern = nullptr;
     --pattern.requests;
-    nbr::internal::unregister_handle(request);
-    delete request;
+    nbr::internal::request_table().release(request->handle, true);
 }
 
+using RequestPtr = std::unique_ptr<RequestState, void (*)(RequestState*)>;
+
 /// A new request with its datatypes retained and arrays copied; `a` is updated to the copies.
-std::unique_ptr<nbr_request_s, void (*)(nbr_request_s*)> make_request(nbr_pattern_s& pattern, CallArgs& a,
-                                                                      nbr_request_s::Kind kind) {
-    std::unique_ptr<nbr_request_s, void (*)(nbr_request_s*)> request(new nbr_request_s, destroy);
+/// The object comes from the handle table (a released one when there is one: no allocation).
+RequestPtr make_request(PatternState& pattern, CallArgs& a, RequestState::Kind kind) {
+    auto [object, handle] = nbr::internal::request_table().acquire();
+    RequestPtr request(object, destroy);
+    request->handle = handle;
     request->kind = kind;
     request->pattern = &pattern;
     request->collective = a.collective;
+    request->comm = MPI_COMM_NULL;
+    request->call = 0;
     ++pattern.requests;
-    nbr::internal::register_handle(request.get());
     request->send_type = retain_type(a.sendtype, &request->own_send_type);
     request->recv_type = retain_type(a.recvtype, &request->own_recv_type);
     a.sendtype = request->send_type;
@@ -234,7 +246,7 @@ std::unique_ptr<nbr_request_s, void (*)(nbr_request_s*)> make_request(nbr_patter
 
 /// Persistent v-variants learn every unit's byte size once: the fixed-size collective of the
 /// same plan replays the origins' block sizes (one uint64 per block) through the pattern.
-std::vector<std::uint64_t> exchange_sizes(const nbr_pattern_s& pattern, MPI_Comm comm, const CallArgs& a,
+std::vector<std::uint64_t> exchange_sizes(const PatternState& pattern, MPI_Comm comm, const CallArgs& a,
                                           const BlockBuffer& send) {
     const auto& plan = plan_of(pattern, a.collective);
     const std::size_t blocks = a.collective == Collective::allgather ? 1 : pattern.out.size();
@@ -259,7 +271,7 @@ constexpr std::size_t kNativePersistentMinBytes = 512;
 /// of its collective do (all-direct everywhere, on the pattern's topology communicator; see
 /// nbr.cpp), for fixed-size calls whose blocks are at least kNativePersistentMinBytes. Every
 /// rank decides alike: matching calls have blocks of one size on all ranks.
-bool native_persistent(const nbr_pattern_s& pattern, const CallArgs& a, const BlockBuffer& recv) {
+bool native_persistent(const PatternState& pattern, const CallArgs& a, const BlockBuffer& recv) {
 #if defined(NBR_NATIVE_INIT)
     return !a.variable && pattern.native[a.collective == Collective::allgather ? 0 : 1] &&
            recv.bytes(0) >= kNativePersistentMinBytes;
@@ -284,15 +296,16 @@ MPI_Request native_persistent_init(const CallArgs& a, MPI_Comm comm) {
     return request;
 }
 
-int init_persistent(nbr_pattern_t pattern, CallArgs a, unsigned long flags, nbr_request_t* out) {
+int init_persistent(nbr_pattern_t handle, CallArgs a, unsigned long flags, nbr_request_t* out) {
     return guarded([&] {
         const std::string what = std::string("nbr_neighbor_") + name_of(a) + "_init";
         if (out == nullptr) return fail(NBR_ERR_ARG, what + ": request is NULL");
-        *out = nullptr;
-        if (!valid(pattern)) return fail(NBR_ERR_ARG, what + ": invalid pattern handle");
+        *out = NBR_REQUEST_NULL;
+        PatternState* pattern = resolve(handle);
+        if (pattern == nullptr) return fail(NBR_ERR_ARG, what + ": invalid pattern handle");
         if (flags != 0) return fail(NBR_ERR_ARG, what + ": flags must be 0");
         check_counts(a, *pattern);
-        auto request = make_request(*pattern, a, nbr_request_s::Kind::persistent);
+        auto request = make_request(*pattern, a, RequestState::Kind::persistent);
         // Collective from here: every rank dups, so no rank may bail out before this point on its own.
         nbr::internal::private_comm(pattern->comm, &request->comm);
         request->execution = std::make_unique<Execution>(plan_of(*pattern, a.collective), request->comm);
@@ -302,7 +315,7 @@ int init_persistent(nbr_pattern_t pattern, CallArgs a, unsigned long flags, nbr_
         if (!a.variable) {
             execution.bind(send, recv);
             if (native_persistent(*pattern, a, recv)) execution.bind_native(native_persistent_init(a, request->comm));
-            *out = request.release();
+            *out = nbr::internal::handle_of(*request.release());
             return NBR_SUCCESS;
         }
         int code = guarded([&] {
@@ -311,7 +324,7 @@ int init_persistent(nbr_pattern_t pattern, CallArgs a, unsigned long flags, nbr_
         });
         code = nbr::internal::agree(request->comm, code);
         if (code != NBR_SUCCESS) return code;
-        *out = request.release();
+        *out = nbr::internal::handle_of(*request.release());
         return NBR_SUCCESS;
     });
 }
@@ -319,34 +332,41 @@ int init_persistent(nbr_pattern_t pattern, CallArgs a, unsigned long flags, nbr_
 // ---- nonblocking ----------------------------------------------------------------------------
 
 /// Before call `call` reuses a tag window, the call that last used it must be complete here.
-void reserve_window(nbr_pattern_s& pattern, std::uint64_t call) {
+void reserve_window(PatternState& pattern, std::uint64_t call) {
     if (pattern.windows < 2) {
         throw NbrError(NBR_ERR_PATTERN, "the pattern needs " + std::to_string(pattern.tag_window) +
                                             " tags per call: MPI_TAG_UB leaves none for nonblocking calls");
     }
     const auto reuse = static_cast<std::uint64_t>(pattern.windows - 1);
-    while (!pattern.in_flight.empty()) {
-        auto oldest = pattern.in_flight.begin();
-        if (!oldest->second->execution->active()) {
-            pattern.in_flight.erase(oldest);
-        } else if (call - oldest->first >= reuse) {
-            nbr::internal::progress::wait_all({oldest->second->execution.get()});
+    auto& flight = pattern.in_flight;  // in call order
+    while (!flight.empty()) {
+        RequestState* oldest = flight.front();
+        if (!oldest->execution->active()) {
+            flight.erase(flight.begin());
+        } else if (call - oldest->call >= reuse) {
+            Execution* execution = oldest->execution.get();
+            nbr::internal::progress::wait_all({&execution, 1});
         } else {
             break;
         }
     }
 }
 
-int start_nonblocking(nbr_pattern_t pattern, CallArgs a, nbr_request_t* out) {
+/// Names a nonblocking call in messages (built only when there is something to say).
+std::string nonblocking_name(const CallArgs& a) {
+    return std::string("nbr_ineighbor_") + name_of(a);
+}
+
+int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
     return guarded([&] {
-        const std::string what = std::string("nbr_ineighbor_") + name_of(a);
-        if (out == nullptr) return fail(NBR_ERR_ARG, what + ": request is NULL");
-        *out = nullptr;
-        if (!valid(pattern)) return fail(NBR_ERR_ARG, what + ": invalid pattern handle");
+        if (out == nullptr) return fail(NBR_ERR_ARG, nonblocking_name(a) + ": request is NULL");
+        *out = NBR_REQUEST_NULL;
+        PatternState* pattern = resolve(handle);
+        if (pattern == nullptr) return fail(NBR_ERR_ARG, nonblocking_name(a) + ": invalid pattern handle");
         check_counts(a, *pattern);
         const std::uint64_t call = pattern->calls++;
         reserve_window(*pattern, call);
-        auto request = make_request(*pattern, a, nbr_request_s::Kind::nonblocking);
+        auto request = make_request(*pattern, a, RequestState::Kind::nonblocking);
         request->call = call;
         auto& idle = pattern->idle[a.collective == Collective::allgather ? 0 : 1];
         if (!idle.empty()) {
@@ -367,17 +387,17 @@ int start_nonblocking(nbr_pattern_t pattern, CallArgs a, nbr_request_t* out) {
         execution.set_tag_offset(static_cast<int>(window * pattern->tag_window));
         execution.start();
         nbr::internal::progress::add(execution);
-        pattern->in_flight.emplace(call, request.get());
-        *out = request.release();
+        pattern->in_flight.push_back(request.get());
+        *out = nbr::internal::handle_of(*request.release());
         return NBR_SUCCESS;
     });
 }
 
 /// After completion: nonblocking requests are released (MPI semantics), persistent ones stay.
-void finish(nbr_request_t* request) {
-    if ((*request)->kind == nbr_request_s::Kind::nonblocking) {
-        destroy(*request);
-        *request = nullptr;
+void finish(RequestState* request, nbr_request_t* handle) {
+    if (request->kind == RequestState::Kind::nonblocking) {
+        destroy(request);
+        *handle = NBR_REQUEST_NULL;
     }
 }
 
@@ -414,43 +434,63 @@ CallArgs alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
     return a;
 }
 
-/// Completes every request in `requests` (NULL entries and inactive persistent ones are
-/// skipped); the first failure is returned, naming its index.
-int complete_all(int count, nbr_request_t requests[], const char* what) {
+/// The requests behind `handles` (nullptr for NBR_REQUEST_NULL), in `states`.
+/// @throws NbrError(NBR_ERR_ARG) naming the index of a handle that is not live.
+void resolve_all(int count, const nbr_request_t handles[], RequestState* states[], const char* what) {
+    for (int i = 0; i < count; ++i) {
+        states[i] = handles[i] == NBR_REQUEST_NULL ? nullptr : resolve(handles[i]);
+        if (handles[i] != NBR_REQUEST_NULL && states[i] == nullptr) {
+            throw NbrError(NBR_ERR_ARG, std::string(what) + ": requests[" + std::to_string(i) +
+                                            "] is not a live request (released already, or a stale copy?)");
+        }
+    }
+}
+
+/// Completes every request of `states` (nullptr entries and inactive persistent ones are
+/// skipped; released ones get NBR_REQUEST_NULL in `handles`); the first failure is returned,
+/// naming its index.
+int complete_all(int count, RequestState* const states[], nbr_request_t handles[], const char* what) {
     int first_error = NBR_SUCCESS;
     std::string message;
     for (int i = 0; i < count; ++i) {
-        nbr_request_t& request = requests[i];
-        if (request == nullptr) continue;
-        Execution& execution = *request->execution;
+        if (states[i] == nullptr) continue;
+        Execution& execution = *states[i]->execution;
         if (execution.error_code() != 0 && first_error == NBR_SUCCESS) {
             first_error = execution.error_code();
             message = std::string(what) + ": request " + std::to_string(i) + ": " + execution.error_message();
         }
         execution.clear_error();
-        finish(&request);
+        finish(states[i], &handles[i]);
     }
     if (first_error != NBR_SUCCESS) return fail(first_error, message);
     return NBR_SUCCESS;
 }
 
-/// Every non-NULL entry must be a live request. @throws NbrError(NBR_ERR_ARG) naming the index.
-void check_live(int count, const nbr_request_t requests[], const char* what) {
-    for (int i = 0; i < count; ++i) {
-        if (requests[i] != nullptr && !valid(requests[i])) {
-            throw NbrError(NBR_ERR_ARG, std::string(what) + ": requests[" + std::to_string(i) +
-                                            "] is not a live request (released already?)");
-        }
-    }
+/// Whether every request of `states` is complete (none active).
+bool all_complete(int count, RequestState* const states[]) {
+    return std::none_of(states, states + count, [](const RequestState* r) { return r && r->execution->active(); });
 }
 
-std::vector<Execution*> active_executions(int count, nbr_request_t requests[]) {
+/// The calling thread's scratch space for one waitall or testall: reused, so a repeated call
+/// allocates nothing.
+struct Scratch {
+    std::vector<RequestState*> states;
     std::vector<Execution*> active;
-    for (int i = 0; i < count; ++i) {
-        if (requests[i] != nullptr && requests[i]->execution->active()) active.push_back(requests[i]->execution.get());
+
+    static Scratch& of_thread(int count) {
+        thread_local Scratch scratch;
+        scratch.states.assign(static_cast<std::size_t>(count), nullptr);
+        scratch.active.clear();
+        return scratch;
     }
-    return active;
-}
+    /// The executions still active among the states.
+    std::span<Execution* const> active_executions() {
+        for (RequestState* r : states) {
+            if (r != nullptr && r->execution->active()) active.push_back(r->execution.get());
+        }
+        return active;
+    }
+};
 
 }  // namespace
 
@@ -537,10 +577,11 @@ int nbr_ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
         pattern, alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype), request);
 }
 
-int nbr_start(nbr_request_t request) {
+int nbr_start(nbr_request_t* handle) {
     return guarded([&] {
-        if (!valid(request)) return fail(NBR_ERR_ARG, "nbr_start: request is NULL or not live");
-        if (request->kind != nbr_request_s::Kind::persistent) {
+        RequestState* request = handle == nullptr ? nullptr : resolve(*handle);
+        if (request == nullptr) return fail(NBR_ERR_ARG, "nbr_start: request is NULL or not live");
+        if (request->kind != RequestState::Kind::persistent) {
             return fail(NBR_ERR_STATE, "nbr_start: not a persistent request");
         }
         request->execution->start();
@@ -549,31 +590,45 @@ int nbr_start(nbr_request_t request) {
     });
 }
 
-int nbr_wait(nbr_request_t request) {
+int nbr_wait(nbr_request_t* handle) {
     return guarded([&] {
-        if (!valid(request)) return fail(NBR_ERR_ARG, "nbr_wait: request is NULL or not live (released already?)");
-        nbr::internal::progress::wait_all({request->execution.get()});
-        return complete_all(1, &request, "nbr_wait");
+        if (handle == nullptr) return fail(NBR_ERR_ARG, "nbr_wait: request pointer is NULL");
+        if (*handle == NBR_REQUEST_NULL) return NBR_SUCCESS;
+        RequestState* request = resolve(*handle);
+        if (request == nullptr) {
+            return fail(NBR_ERR_ARG, "nbr_wait: request is not live (released already, or a stale copy?)");
+        }
+        Execution* execution = request->execution.get();
+        nbr::internal::progress::wait_all({&execution, 1});
+        return complete_all(1, &request, handle, "nbr_wait");
     });
 }
 
-int nbr_test(nbr_request_t request, int* flag) {
+int nbr_test(nbr_request_t* handle, int* flag) {
     return guarded([&] {
-        if (!valid(request) || flag == nullptr) {
-            return fail(NBR_ERR_ARG, "nbr_test: request is NULL or not live, or flag is NULL");
+        if (handle == nullptr || flag == nullptr) return fail(NBR_ERR_ARG, "nbr_test: request or flag pointer is NULL");
+        *flag = 0;
+        if (*handle == NBR_REQUEST_NULL) {
+            *flag = 1;
+            return NBR_SUCCESS;
+        }
+        RequestState* request = resolve(*handle);
+        if (request == nullptr) {
+            return fail(NBR_ERR_ARG, "nbr_test: request is not live (released already, or a stale copy?)");
         }
         nbr::internal::progress::poll();
         *flag = request->execution->active() ? 0 : 1;
-        return *flag ? complete_all(1, &request, "nbr_test") : NBR_SUCCESS;
+        return *flag ? complete_all(1, &request, handle, "nbr_test") : NBR_SUCCESS;
     });
 }
 
 int nbr_waitall(int count, nbr_request_t requests[]) {
     return guarded([&] {
         if (count < 0 || (count > 0 && requests == nullptr)) return fail(NBR_ERR_ARG, "nbr_waitall: invalid argument");
-        check_live(count, requests, "nbr_waitall");
-        nbr::internal::progress::wait_all(active_executions(count, requests));
-        return complete_all(count, requests, "nbr_waitall");
+        Scratch& scratch = Scratch::of_thread(count);
+        resolve_all(count, requests, scratch.states.data(), "nbr_waitall");
+        nbr::internal::progress::wait_all(scratch.active_executions());
+        return complete_all(count, scratch.states.data(), requests, "nbr_waitall");
     });
 }
 
@@ -582,23 +637,23 @@ int nbr_testall(int count, nbr_request_t requests[], int* flag) {
         if (count < 0 || (count > 0 && requests == nullptr) || flag == nullptr) {
             return fail(NBR_ERR_ARG, "nbr_testall: invalid argument");
         }
-        check_live(count, requests, "nbr_testall");
+        Scratch& scratch = Scratch::of_thread(count);
+        resolve_all(count, requests, scratch.states.data(), "nbr_testall");
         nbr::internal::progress::poll();
-        *flag = active_executions(count, requests).empty() ? 1 : 0;
-        return *flag ? complete_all(count, requests, "nbr_testall") : NBR_SUCCESS;
+        *flag = all_complete(count, scratch.states.data()) ? 1 : 0;
+        return *flag ? complete_all(count, scratch.states.data(), requests, "nbr_testall") : NBR_SUCCESS;
     });
 }
 
-int nbr_request_free(nbr_request_t* request) {
+int nbr_request_free(nbr_request_t* handle) {
     return guarded([&] {
-        if (request == nullptr || !valid(*request)) {
-            return fail(NBR_ERR_ARG, "nbr_request_free: request is NULL or not live");
-        }
-        if ((*request)->execution->active()) {
+        RequestState* request = handle == nullptr ? nullptr : resolve(*handle);
+        if (request == nullptr) return fail(NBR_ERR_ARG, "nbr_request_free: request is NULL or not live");
+        if (request->execution->active()) {
             return fail(NBR_ERR_STATE, "nbr_request_free: request is still active (complete it first)");
         }
-        destroy(*request);
-        *request = nullptr;
+        destroy(request);
+        *handle = NBR_REQUEST_NULL;
         return NBR_SUCCESS;
     });
 }

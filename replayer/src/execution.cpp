@@ -438,11 +438,11 @@ bool Execution::progress(bool block) {
         fail(NBR_ERR_NOMEM, "out of memory");
         throw;
     }
-    active_ = false;
     if (deferred_code_ != 0) {
-        fail(deferred_code_, deferred_message_);
+        fail(deferred_code_, deferred_message_);  // the failure is recorded before the execution turns inactive
         throw NbrError(deferred_code_, deferred_message_);
     }
+    active_ = false;  // last: another thread that sees it inactive may reuse the execution at once
     return true;
 }
 

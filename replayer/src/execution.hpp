@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -59,7 +60,7 @@ public:
     /// @brief Progresses; returns true when complete. Blocks until done if `block`.
     /// On an exception the execution is no longer active (see fail()).
     bool progress(bool block);
-    [[nodiscard]] bool active() const noexcept { return active_; }
+    [[nodiscard]] bool active() const noexcept { return active_.load(); }
 
     /// @brief Records that the execution failed (called by whoever caught its exception).
     void fail(int code, std::string message);
@@ -124,7 +125,7 @@ private:
     std::vector<int> completed_;
     std::size_t posted_ = 0;                 // MPI requests in flight
     MPI_Request native_ = MPI_REQUEST_NULL;  // a native persistent collective, if bound
-    bool active_ = false;
+    std::atomic<bool> active_{false};  // read by other threads' progress sweeps and tests (nbr.h, Threads)
     int error_code_ = 0;
     std::string error_message_;
 };

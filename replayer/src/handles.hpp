@@ -1,8 +1,7 @@
 #pragma once
-// The opaque handles of nbr.h and the C boundary's error handling, shared by the files of libnbr.
+// The objects behind nbr.h's handles and the C boundary's error handling, shared by the files of libnbr.
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <new>
 #include <string>
@@ -11,11 +10,19 @@
 #include <mpi.h>
 
 #include "execution.hpp"
+#include "handle_table.hpp"
 #include "nbr.h"
 #include "nbr/schema/pattern_io.hpp"
 #include "nbr/plan/plan.hpp"
 
-struct nbr_pattern_s {
+namespace nbr::internal {
+
+struct RequestState;
+
+/// A loaded pattern (behind an nbr_pattern_t handle). Calls on one pattern are serialized by
+/// the application (nbr.h, "Threads"), so nothing here is locked.
+struct PatternState {
+    std::uintptr_t handle = 0;  // the application's handle
     /// Private duplicate of the user's communicator. Blocking calls use tags [0, tag_window);
     /// nonblocking call c uses window 1 + c mod (windows - 1).
     MPI_Comm comm = MPI_COMM_NULL;
@@ -24,35 +31,37 @@ struct nbr_pattern_s {
     std::vector<int> in;
     std::vector<int> out;
     std::string algorithm;
-    nbr::internal::Plan plans[2];                           // indexed by Collective: allgather, alltoall
-    std::int64_t tag_window = 1;                            // tags one call needs (largest plan tag of any rank + 1)
-    std::int64_t tag_ub = 32767;                            // MPI_TAG_UB of the communicator
-    std::int64_t windows = 1;                               // tag windows below MPI_TAG_UB
-    std::unique_ptr<nbr::internal::Execution> blocking[2];  // reused by blocking calls
-    std::vector<std::unique_ptr<nbr::internal::Execution>> idle[2];  // for nonblocking calls
-    std::uint64_t calls = 0;                                         // nonblocking calls started
-    std::map<std::uint64_t, nbr_request_s*> in_flight;               // nonblocking, by call number
+    Plan plans[2];                                         // indexed by Collective: allgather, alltoall
+    std::int64_t tag_window = 1;                           // tags one call needs (largest plan tag of any rank + 1)
+    std::int64_t tag_ub = 32767;                           // MPI_TAG_UB of the communicator
+    std::int64_t windows = 1;                              // tag windows below MPI_TAG_UB
+    std::unique_ptr<Execution> blocking[2];                // reused by blocking calls
+    std::vector<std::unique_ptr<Execution>> idle[2];       // for nonblocking calls
+    std::uint64_t calls = 0;                               // nonblocking calls started
+    std::vector<RequestState*> in_flight;                  // nonblocking, in call order
     int requests = 0;                 // live requests (persistent or nonblocking) that use this pattern
     bool topology_comm = false;       // comm (so also `comm`) has the pattern's (dist-)graph topology
     bool native[2] = {false, false};  // blocking calls use the native collective (see nbr.cpp)
 };
 
-struct nbr_request_s {
+/// A started or startable collective (behind an nbr_request_t handle). Kept in its handle
+/// slot after release and reused by the next request, with its arrays' capacity.
+struct RequestState {
     enum class Kind { persistent, nonblocking };
+    std::uintptr_t handle = 0;  // the application's handle
     Kind kind = Kind::persistent;
-    nbr_pattern_s* pattern = nullptr;
-    nbr::internal::Collective collective = nbr::internal::Collective::allgather;
+    PatternState* pattern = nullptr;
+    Collective collective = Collective::allgather;
     MPI_Comm comm = MPI_COMM_NULL;  // persistent: private duplicate per request
     MPI_Datatype send_type = MPI_DATATYPE_NULL;
     MPI_Datatype recv_type = MPI_DATATYPE_NULL;
     bool own_send_type = false;  // duplicated (derived types), freed with the request
     bool own_recv_type = false;
     std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // v-variants: copies
-    std::unique_ptr<nbr::internal::Execution> execution;
+    std::unique_ptr<Execution> execution;
     std::uint64_t call = 0;  // nonblocking: call number on the pattern
 };
 
-namespace nbr::internal {
 
 /// The calling thread's last failure (nbr_last_error).
 std::string& last_error();
@@ -91,20 +100,25 @@ void release_comm(MPI_Comm* comm);
 /// (NBR_ERR_REMOTE on the others).
 int agree(MPI_Comm comm, int local_code);
 
-/// Live handles: every pattern and request from creation to release, so that a freed, foreign
-/// or garbage handle is an argument error rather than a read of freed memory.
-void register_handle(const void* handle);
-void unregister_handle(const void* handle);
-[[nodiscard]] bool is_live(const void* handle);
+/// The handle tables of patterns and requests (nbr.cpp).
+HandleTable<PatternState>& pattern_table();
+HandleTable<RequestState>& request_table();
 
-inline bool valid(nbr_pattern_t pattern) {
-    return pattern != nullptr && is_live(pattern);
+/// The pattern or request behind a handle, or nullptr for NULL, released and stale handles.
+inline PatternState* resolve(nbr_pattern_t pattern) {
+    return pattern_table().find(reinterpret_cast<std::uintptr_t>(pattern));
 }
-inline bool valid(nbr_request_t request) {
-    return request != nullptr && is_live(request);
+inline RequestState* resolve(nbr_request_t request) {
+    return request_table().find(reinterpret_cast<std::uintptr_t>(request));
+}
+inline nbr_pattern_t handle_of(const PatternState& pattern) {
+    return reinterpret_cast<nbr_pattern_t>(pattern.handle);
+}
+inline nbr_request_t handle_of(const RequestState& request) {
+    return reinterpret_cast<nbr_request_t>(request.handle);
 }
 
-inline const Plan& plan_of(const nbr_pattern_s& pattern, Collective collective) {
+inline const Plan& plan_of(const PatternState& pattern, Collective collective) {
     return pattern.plans[collective == Collective::allgather ? 0 : 1];
 }
 

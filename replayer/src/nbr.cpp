@@ -2,13 +2,10 @@
 #include "nbr.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "comm_neighbors.hpp"
@@ -74,8 +71,8 @@ bool check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in, const 
     return true;
 }
 
-std::unique_ptr<nbr_pattern_s> load_local(const char* dir, MPI_Comm comm, int rank, int size) {
-    auto pattern = std::make_unique<nbr_pattern_s>();
+std::unique_ptr<nbr::internal::PatternState> load_local(const char* dir, MPI_Comm comm, int rank, int size) {
+    auto pattern = std::make_unique<nbr::internal::PatternState>();
     pattern->rank = rank;
     pattern->size = size;
     nbr::schema::RankPattern file;
@@ -137,17 +134,15 @@ bool is_mpich() {
 /// point-to-point API it costs a few percent more than the native collective, which calls the
 /// layer below (docs/performance.md), so when the communicator carries the pattern's topology
 /// and every rank's plan is all-direct, blocking calls use the native collective: the same
-/// messages, without that cost. Not when NBR_REPLAY_NAIVE=1 asks for nbr's own engine, nor
-/// for alltoall with duplicate in-edges on MPICH (its native alltoall mismatches them there,
-/// pmodels/mpich#7945).
-void settle_collectively(nbr_pattern_s& pattern, MPI_Comm comm) {
+/// messages, without that cost. Not with NBR_LOAD_NO_NATIVE, nor for alltoall with duplicate
+/// in-edges on MPICH (its native alltoall mismatches them there, pmodels/mpich#7945).
+void settle_collectively(nbr::internal::PatternState& pattern, MPI_Comm comm, unsigned long flags) {
     std::int64_t worst[4] = {pattern.tag_window, has_duplicate_in_edges(pattern.in) ? 1 : 0,
                              pattern.plans[0].all_direct ? 0 : 1, pattern.plans[1].all_direct ? 0 : 1};
     nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, worst, 4, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
     pattern.tag_window = worst[0];
     pattern.windows = (pattern.tag_ub + 1) / pattern.tag_window;
-    const char* engine = std::getenv("NBR_REPLAY_NAIVE");
-    const bool allowed = pattern.topology_comm && !(engine != nullptr && std::strcmp(engine, "1") == 0);
+    const bool allowed = pattern.topology_comm && (flags & NBR_LOAD_NO_NATIVE) == 0;
 #if defined(NBR_SMPI)
     (void)allowed;
 #else
@@ -160,24 +155,14 @@ void settle_collectively(nbr_pattern_s& pattern, MPI_Comm comm) {
 
 namespace nbr::internal {
 
-namespace {
-std::mutex live_mutex;
-std::unordered_set<const void*> live_handles;
-}  // namespace
-
-void register_handle(const void* handle) {
-    const std::lock_guard lock(live_mutex);
-    live_handles.insert(handle);
+HandleTable<PatternState>& pattern_table() {
+    static auto* table = new HandleTable<PatternState>;  // never destroyed: handles outlive static destruction
+    return *table;
 }
 
-void unregister_handle(const void* handle) {
-    const std::lock_guard lock(live_mutex);
-    live_handles.erase(handle);
-}
-
-bool is_live(const void* handle) {
-    const std::lock_guard lock(live_mutex);
-    return live_handles.count(handle) != 0;
+HandleTable<RequestState>& request_table() {
+    static auto* table = new HandleTable<RequestState>;
+    return *table;
 }
 
 std::string& last_error() {
@@ -230,7 +215,8 @@ int agree(MPI_Comm comm, int local_code) {
 
 }  // namespace nbr::internal
 
-using nbr::internal::valid;
+using nbr::internal::PatternState;
+using nbr::internal::resolve;
 
 extern "C" {
 
@@ -268,46 +254,55 @@ const char* nbr_last_error(void) {
 }
 
 int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
+    return nbr_load_pattern_flags(dir, comm, 0, out);
+}
+
+int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, nbr_pattern_t* out) {
     if (out == nullptr) return fail(NBR_ERR_ARG, "nbr_load_pattern: pattern pointer is NULL");
-    *out = nullptr;
+    *out = NBR_PATTERN_NULL;
     if (comm == MPI_COMM_NULL) return fail(NBR_ERR_ARG, "nbr_load_pattern: communicator is MPI_COMM_NULL");
     int rank = 0, size = 0;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
         return fail(NBR_ERR_MPI, "nbr_load_pattern: cannot query the communicator");
     }
-    std::unique_ptr<nbr_pattern_s> pattern;
+    std::unique_ptr<nbr::internal::PatternState> pattern;
     int code = guarded([&] {
         if (dir == nullptr) return fail(NBR_ERR_ARG, "nbr_load_pattern: directory is NULL");
+        if ((flags & ~NBR_LOAD_NO_NATIVE) != 0) {
+            return fail(NBR_ERR_ARG, "nbr_load_pattern_flags: unknown flags " + std::to_string(flags));
+        }
         pattern = load_local(dir, comm, rank, size);
         return NBR_SUCCESS;
     });
     code = nbr::internal::agree(comm, code);
     if (code != NBR_SUCCESS) return code;
     return guarded([&] {
-        settle_collectively(*pattern, comm);
+        settle_collectively(*pattern, comm, flags);
         nbr::internal::private_comm(comm, &pattern->comm);
-        nbr::internal::register_handle(pattern.get());
-        *out = pattern.release();
+        auto [state, handle] = nbr::internal::pattern_table().acquire(std::move(pattern));
+        state->handle = handle;
+        *out = nbr::internal::handle_of(*state);
         return NBR_SUCCESS;
     });
 }
 
 int nbr_pattern_free(nbr_pattern_t* pattern) {
-    if (pattern == nullptr || *pattern == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_free: NULL pattern");
-    if (!valid(*pattern)) return fail(NBR_ERR_ARG, "nbr_pattern_free: not a live pattern (freed already?)");
-    if ((*pattern)->requests > 0) {
-        return fail(NBR_ERR_STATE, "nbr_pattern_free: " + std::to_string((*pattern)->requests) +
+    if (pattern == nullptr || *pattern == NBR_PATTERN_NULL) return fail(NBR_ERR_ARG, "nbr_pattern_free: NULL pattern");
+    PatternState* state = resolve(*pattern);
+    if (state == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_free: not a live pattern (freed already?)");
+    if (state->requests > 0) {
+        return fail(NBR_ERR_STATE, "nbr_pattern_free: " + std::to_string(state->requests) +
                                        " requests still use the pattern (free or complete them first)");
     }
-    nbr::internal::release_comm(&(*pattern)->comm);
-    nbr::internal::unregister_handle(*pattern);
-    delete *pattern;
-    *pattern = nullptr;
+    nbr::internal::release_comm(&state->comm);
+    nbr::internal::pattern_table().release(state->handle, false);
+    *pattern = NBR_PATTERN_NULL;
     return NBR_SUCCESS;
 }
 
-int nbr_pattern_neighbors_count(nbr_pattern_t pattern, int* indegree, int* outdegree) {
-    if (!valid(pattern) || indegree == nullptr || outdegree == nullptr) {
+int nbr_pattern_neighbors_count(nbr_pattern_t handle, int* indegree, int* outdegree) {
+    const PatternState* pattern = resolve(handle);
+    if (pattern == nullptr || indegree == nullptr || outdegree == nullptr) {
         return fail(NBR_ERR_ARG, "nbr_pattern_neighbors_count: invalid argument");
     }
     *indegree = static_cast<int>(pattern->in.size());
@@ -315,8 +310,9 @@ int nbr_pattern_neighbors_count(nbr_pattern_t pattern, int* indegree, int* outde
     return NBR_SUCCESS;
 }
 
-int nbr_pattern_neighbors(nbr_pattern_t pattern, int maxindegree, int sources[], int maxoutdegree, int destinations[]) {
-    if (!valid(pattern) || maxindegree < 0 || maxoutdegree < 0 || (maxindegree > 0 && sources == nullptr) ||
+int nbr_pattern_neighbors(nbr_pattern_t handle, int maxindegree, int sources[], int maxoutdegree, int destinations[]) {
+    const PatternState* pattern = resolve(handle);
+    if (pattern == nullptr || maxindegree < 0 || maxoutdegree < 0 || (maxindegree > 0 && sources == nullptr) ||
         (maxoutdegree > 0 && destinations == nullptr)) {
         return fail(NBR_ERR_ARG, "nbr_pattern_neighbors: invalid argument");
     }
@@ -327,8 +323,9 @@ int nbr_pattern_neighbors(nbr_pattern_t pattern, int maxindegree, int sources[],
     return NBR_SUCCESS;
 }
 
-int nbr_pattern_algorithm(nbr_pattern_t pattern, const char** name) {
-    if (!valid(pattern) || name == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_algorithm: invalid argument");
+int nbr_pattern_algorithm(nbr_pattern_t handle, const char** name) {
+    const PatternState* pattern = resolve(handle);
+    if (pattern == nullptr || name == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_algorithm: invalid argument");
     *name = pattern->algorithm.c_str();
     return NBR_SUCCESS;
 }

@@ -80,7 +80,7 @@ void add(Execution& execution) {
     registered.store(registry.size());
 }
 
-void wait_all(const std::vector<Execution*>& executions) {
+void wait_all(std::span<Execution* const> executions) {
     if (executions.size() == 1) {
         drive(*executions[0]);
         return;

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <vector>
+#include <span>
 
 #include "execution.hpp"
 
@@ -13,14 +13,16 @@ namespace nbr::internal {
 /// orders would block each other. So started executions are registered here, and every nbr
 /// call that waits or tests (and every blocking collective while some are registered)
 /// progresses all of them. A wait with nothing else registered blocks in MPI directly.
-/// Thread-safe: the registry is locked while it progresses; blocking waits do not hold it.
+/// Threads (nbr.h): the registry is locked while it progresses, blocking waits do not hold
+/// it, and an execution's `active` flag is atomic, so threads working on different patterns
+/// may progress each other's executions.
 namespace progress {
 
 /// @brief Registers a started execution; it leaves the registry when it completes or fails.
 void add(Execution& execution);
 
 /// @brief Waits until every execution is complete. Failures are left in the executions.
-void wait_all(const std::vector<Execution*>& executions);
+void wait_all(std::span<Execution* const> executions);
 
 /// @brief Progresses every registered execution once.
 void poll();

@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-for f in bin/nbrc include/nbr.h; do
+for f in bin/nbrc bin/nbr-calibrate include/nbr.h include/nbr_version.h; do
   [ -e "$prefix/$f" ] || { echo "install_test: $f not installed"; exit 1; }
 done
 for lib in libnbr-capture libnbr-preload; do
@@ -22,8 +22,14 @@ config=$(find "$prefix" -name nbrConfig.cmake)
 pc=$(find "$prefix" -name nbr.pc)
 [ -n "$config" ] && [ -n "$pc" ] || { echo "install_test: no nbrConfig.cmake or nbr.pc"; exit 1; }
 
-# find_package(nbr)
-cmake -S "$source/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
+# One version everywhere: the generated header, the CMake package and the pkg-config file.
+version=$(sed -n 's/^#define NBR_VERSION_STRING "\(.*\)"$/\1/p' "$prefix/include/nbr_version.h")
+[ -n "$version" ] || { echo "install_test: no NBR_VERSION_STRING in nbr_version.h"; exit 1; }
+pc_version=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --modversion nbr)
+[ "$pc_version" = "$version" ] || { echo "install_test: nbr.pc says $pc_version, nbr_version.h $version"; exit 1; }
+
+# find_package(nbr VERSION)
+cmake -S "$source/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" -DNBR_VERSION="$version" \
   -DMPI_C_COMPILER="$mpicc" -DNBR_EXAMPLE_SOURCE="$source/examples/replay_check.c" >"$work/configure.log" 2>&1 \
   || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/consumer" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }

@@ -193,10 +193,10 @@ TEST_P(LongRunTest, PersistentRequestsOverlappingDoNotLeakOrCorrupt) {
                                          pattern_, 0, &requests[1]),
               NBR_SUCCESS);
     run("persistent", b, [&] {
-        ASSERT_EQ(nbr_start(requests[0]), NBR_SUCCESS);
-        ASSERT_EQ(nbr_start(requests[1]), NBR_SUCCESS);
-        ASSERT_EQ(nbr_wait(requests[1]), NBR_SUCCESS);
-        ASSERT_EQ(nbr_wait(requests[0]), NBR_SUCCESS);
+        ASSERT_EQ(nbr_start(&requests[0]), NBR_SUCCESS);
+        ASSERT_EQ(nbr_start(&requests[1]), NBR_SUCCESS);
+        ASSERT_EQ(nbr_wait(&requests[1]), NBR_SUCCESS);
+        ASSERT_EQ(nbr_wait(&requests[0]), NBR_SUCCESS);
     });
     EXPECT_EQ(nbr_request_free(&requests[0]), NBR_SUCCESS);
     EXPECT_EQ(nbr_request_free(&requests[1]), NBR_SUCCESS);
@@ -212,7 +212,7 @@ TEST_P(LongRunTest, NonblockingRequestsOverlappingDoNotLeakOrCorrupt) {
         ASSERT_EQ(nbr_ineighbor_alltoall(b.all_send.data(), kCount, MPI_INT, b.all_recv.data(), kCount, MPI_INT,
                                          pattern_, &requests[1]),
                   NBR_SUCCESS);
-        ASSERT_EQ(nbr_wait(requests[1]), NBR_SUCCESS);
+        ASSERT_EQ(nbr_wait(&requests[1]), NBR_SUCCESS);
         ASSERT_EQ(nbr_waitall(1, &requests[0]), NBR_SUCCESS);
     });
 }

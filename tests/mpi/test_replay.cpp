@@ -253,12 +253,12 @@ void expect_persistent_restarts_match_native(const fs::path& dir, const nbr::Top
             aa_send[i] = world_rank() * 10000 + static_cast<int>(i) - iteration;
         for (auto* v : {&ag_recv, &aa_recv, &ag_ref, &aa_ref}) std::fill(v->begin(), v->end(), -1);
         // Both requests in flight at once.
-        ASSERT_EQ(nbr_start(ag), NBR_SUCCESS);
-        ASSERT_EQ(nbr_start(aa), NBR_SUCCESS);
-        EXPECT_EQ(nbr_start(aa), NBR_ERR_STATE);
+        ASSERT_EQ(nbr_start(&ag), NBR_SUCCESS);
+        ASSERT_EQ(nbr_start(&aa), NBR_SUCCESS);
+        EXPECT_EQ(nbr_start(&aa), NBR_ERR_STATE);
         int done = 0;
-        while (!done) ASSERT_EQ(nbr_test(aa, &done), NBR_SUCCESS);
-        ASSERT_EQ(nbr_wait(ag), NBR_SUCCESS);
+        while (!done) ASSERT_EQ(nbr_test(&aa, &done), NBR_SUCCESS);
+        ASSERT_EQ(nbr_wait(&ag), NBR_SUCCESS);
         MPI_Neighbor_allgather(ag_send.data(), count, MPI_INT, ag_ref.data(), count, MPI_INT, graph);
         MPI_Neighbor_alltoall(aa_send.data(), count, MPI_INT, aa_ref.data(), count, MPI_INT, graph);
         EXPECT_EQ(ag_recv, ag_ref) << "iteration " << iteration;

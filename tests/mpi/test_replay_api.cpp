@@ -194,13 +194,13 @@ std::vector<unsigned char> nbr_variant(VariantCall& c, const VariantTypes& t, Mo
     EXPECT_EQ(nbr_variant_request(c, t, mode, out, pattern, &request), NBR_SUCCESS) << nbr_last_error();
     if (request == nullptr) return out;
     if (mode == Mode::persistent) {
-        EXPECT_EQ(nbr_start(request), NBR_SUCCESS) << nbr_last_error();
-        EXPECT_EQ(nbr_wait(request), NBR_SUCCESS) << nbr_last_error();
+        EXPECT_EQ(nbr_start(&request), NBR_SUCCESS) << nbr_last_error();
+        EXPECT_EQ(nbr_wait(&request), NBR_SUCCESS) << nbr_last_error();
         std::copy(wanted.begin(), wanted.end(), c.send_buffer.begin());  // the request is bound to this storage
         std::fill(out.begin(), out.end(), kSentinel);
-        EXPECT_EQ(nbr_start(request), NBR_SUCCESS) << nbr_last_error();
+        EXPECT_EQ(nbr_start(&request), NBR_SUCCESS) << nbr_last_error();
     }
-    EXPECT_EQ(nbr_wait(request), NBR_SUCCESS) << nbr_last_error();
+    EXPECT_EQ(nbr_wait(&request), NBR_SUCCESS) << nbr_last_error();
     if (mode == Mode::persistent) {
         EXPECT_EQ(nbr_request_free(&request), NBR_SUCCESS);
     }
@@ -271,7 +271,7 @@ void compare_nonblocking(MPI_Comm graph, nbr_pattern_t pattern, bool alltoall, c
     }
     // Native first, then nbr: each completes on its own communicator.
     MPI_Wait(&request, MPI_STATUS_IGNORE);
-    ASSERT_EQ(nbr_wait(mine), NBR_SUCCESS) << nbr_last_error();
+    ASSERT_EQ(nbr_wait(&mine), NBR_SUCCESS) << nbr_last_error();
     const std::string what =
         label + (alltoall ? " ialltoall " : " iallgather ") + sig.name + " on rank " + std::to_string(world_rank());
     if (!alltoall) {
@@ -410,7 +410,7 @@ TEST_F(ReplayApiTest, OutstandingRequestsCompleteInReverseOrderBesideBlockingCal
                                           MPI_CHAR, vall_out.data(), vall.recv.counts.data(), vall.recv.displs.data(),
                                           MPI_CHAR, pattern, &req[1]),
                   NBR_SUCCESS);
-        ASSERT_EQ(nbr_start(persistent_request), NBR_SUCCESS);
+        ASSERT_EQ(nbr_start(&persistent_request), NBR_SUCCESS);
         // A blocking call on the same pattern while three requests are in flight.
         ASSERT_EQ(nbr_neighbor_alltoall(ints.data(), 1, MPI_INT, blocking.data(), 1, MPI_INT, pattern), NBR_SUCCESS);
         ASSERT_EQ(nbr_ineighbor_allgatherv(vgather.send_buffer.data(), vgather.send.counts[0], MPI_CHAR,
@@ -423,10 +423,10 @@ TEST_F(ReplayApiTest, OutstandingRequestsCompleteInReverseOrderBesideBlockingCal
                   NBR_SUCCESS);
         EXPECT_EQ(nbr_pattern_free(&pattern), NBR_ERR_STATE) << "requests are outstanding";
         ASSERT_NE(pattern, nullptr);
-        EXPECT_EQ(nbr_start(req[4]), NBR_ERR_STATE) << "a nonblocking request cannot be started";
+        EXPECT_EQ(nbr_start(&req[4]), NBR_ERR_STATE) << "a nonblocking request cannot be started";
 
         // Complete in reverse order: wait, test until done, then waitall with a NULL entry.
-        ASSERT_EQ(nbr_wait(req[4]), NBR_SUCCESS) << nbr_last_error();
+        ASSERT_EQ(nbr_wait(&req[4]), NBR_SUCCESS) << nbr_last_error();
         req[4] = nullptr;
         int flag = 0;
         nbr_request_t pair[2] = {req[3], req[2]};
@@ -532,7 +532,7 @@ TEST_F(ReplayApiTest, MismatchedVariantCountsFailOnlyTheMismatchingRankWithoutHa
         } else {
             nbr_request_t request = nullptr;
             ASSERT_EQ(nbr_variant_request(call, chars, mode, out, pattern, &request), NBR_SUCCESS);
-            code = nbr_wait(request);
+            code = nbr_wait(&request);
         }
         if (world_rank() == 0) {
             EXPECT_EQ(code, NBR_ERR_DATATYPE) << mode_name(mode);
@@ -560,10 +560,16 @@ TEST_F(ReplayApiTest, NullBuffersNullArraysBadTypesInPlaceAndStaleHandlesAreArgu
         EXPECT_EQ(code, NBR_ERR_ARG) << what;
         EXPECT_NE(std::string(nbr_last_error()).find(needle), std::string::npos) << what << ": " << nbr_last_error();
     };
+    nbr_pattern_t freed = NBR_PATTERN_NULL;  // the previous algorithm's pattern, freed
     for (const auto& dir : dirs) {
         const std::string label = dir.filename().string();
         nbr_pattern_t p = nullptr;
         ASSERT_EQ(nbr_load_pattern(dir.c_str(), MPI_COMM_WORLD, &p), NBR_SUCCESS) << nbr_last_error();
+        if (freed != NBR_PATTERN_NULL) {
+            // A freed pattern's handle stays dead after a new pattern has taken its place.
+            expect_arg(nbr_neighbor_alltoall(data, 1, MPI_INT, data, 1, MPI_INT, freed), "invalid pattern", label);
+            EXPECT_NE(freed, p) << "a new pattern must not be named by a freed pattern's handle";
+        }
         nbr_request_t r = nullptr;
         expect_arg(nbr_neighbor_allgather(nullptr, 1, MPI_INT, data, 1, MPI_INT, p), "sendbuf", label);
         expect_arg(nbr_neighbor_alltoall(data, 1, MPI_INT, nullptr, 1, MPI_INT, p), "recvbuf", label);
@@ -597,13 +603,34 @@ TEST_F(ReplayApiTest, NullBuffersNullArraysBadTypesInPlaceAndStaleHandlesAreArgu
         // A released nonblocking request and a freed pattern are no longer handles.
         ASSERT_EQ(nbr_ineighbor_allgather(data, 1, MPI_INT, data + world_size(), 1, MPI_INT, p, &r), NBR_SUCCESS);
         nbr_request_t stale = r;
-        ASSERT_EQ(nbr_wait(r), NBR_SUCCESS);
-        expect_arg(nbr_wait(stale), "not live", label);
+        ASSERT_EQ(nbr_wait(&r), NBR_SUCCESS);
+        EXPECT_EQ(r, NBR_REQUEST_NULL) << "a completed nonblocking request is set to NBR_REQUEST_NULL";
+        expect_arg(nbr_wait(&stale), "not live", label);
+        // The next request reuses the released one's slot and object: the stale copy must
+        // still name nothing, and must not complete the new request behind its back.
+        int indegree = 0, outdegree = 0;
+        ASSERT_EQ(nbr_pattern_neighbors_count(p, &indegree, &outdegree), NBR_SUCCESS);
+        std::vector<int> sources(static_cast<std::size_t>(indegree)), destinations(static_cast<std::size_t>(outdegree));
+        ASSERT_EQ(nbr_pattern_neighbors(p, indegree, sources.data(), outdegree, destinations.data()), NBR_SUCCESS);
+        const int mine = 100 + world_rank();
+        std::vector<int> got(sources.size(), -1);
+        nbr_request_t next = NBR_REQUEST_NULL;
+        ASSERT_EQ(nbr_ineighbor_allgather(&mine, 1, MPI_INT, got.data(), 1, MPI_INT, p, &next), NBR_SUCCESS);
+        EXPECT_NE(next, stale) << "a new request must not be named by a released request's handle";
+        expect_arg(nbr_wait(&stale), "not live", label);
+        int flag = 0;
+        expect_arg(nbr_test(&stale, &flag), "not live", label);
+        expect_arg(nbr_start(&stale), "not live", label);
         expect_arg(nbr_request_free(&stale), "not live", label);
         nbr_request_t in_array[2] = {nullptr, stale};
         expect_arg(nbr_waitall(2, in_array), "requests[1]", label);
-        nbr_pattern_t freed = p;
+        expect_arg(nbr_testall(2, in_array, &flag), "requests[1]", label);
+        ASSERT_EQ(nbr_wait(&next), NBR_SUCCESS) << nbr_last_error();
+        EXPECT_EQ(next, NBR_REQUEST_NULL);
+        for (std::size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(got[i], 100 + sources[i]) << label;
+        freed = p;
         ASSERT_EQ(nbr_pattern_free(&p), NBR_SUCCESS);
+        EXPECT_EQ(p, NBR_PATTERN_NULL);
         expect_arg(nbr_neighbor_alltoall(data, 1, MPI_INT, data, 1, MPI_INT, freed), "invalid pattern", label);
         expect_arg(nbr_pattern_free(&freed), "not a live pattern", label);
     }
