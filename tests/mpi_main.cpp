@@ -23,8 +23,14 @@ private:
 
 }  // namespace
 
+// The thread level a test executable asks for (nbr_add_mpi_test(... THREAD_MULTIPLE)).
+#ifndef NBR_TEST_THREAD_LEVEL
+#define NBR_TEST_THREAD_LEVEL MPI_THREAD_SINGLE
+#endif
+
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, NBR_TEST_THREAD_LEVEL, &provided);
     testing::InitGoogleTest(&argc, argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -146,9 +146,13 @@ int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
         if (pattern == nullptr) return fail(NBR_ERR_ARG, std::string(name_of(a)) + ": invalid pattern handle");
         check_counts(a, *pattern);
         // All-direct plans on a topology communicator: the native collective is the same
-        // schedule (see settle_collectively in nbr.cpp); only while no request needs progress.
-        if (pattern->native[a.collective == Collective::allgather ? 0 : 1] && nbr::internal::progress::idle()) {
+        // schedule (see settle_collectively in nbr.cpp). The choice depends only on the
+        // pattern, so every rank makes the same one; since the native collective progresses
+        // none of nbr's requests, those this process has started are completed first (a peer
+        // may wait for data this rank forwards).
+        if (pattern->native[a.collective == Collective::allgather ? 0 : 1]) {
             if (!a.variable) nbr::internal::check_block_sizes(send_buffer(a, a.sendtype), recv_buffer(a, a.recvtype));
+            nbr::internal::progress::complete_registered();
             return run_native(*pattern, a);
         }
         Execution& execution = blocking_execution(*pattern, a.collective);

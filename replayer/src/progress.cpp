@@ -101,6 +101,14 @@ bool idle() {
     return registered.load() == 0;
 }
 
+void complete_registered() {
+    while (registered.load() != 0) {
+        const std::lock_guard lock(registry_mutex);
+        if (std::all_of(registry.begin(), registry.end(), [](const Entry& e) { return e.claimed; })) return;
+        sweep_locked();
+    }
+}
+
 void run_blocking(Execution& execution) {
     if (registered.load() == 0) {
         execution.progress(true);

@@ -29,6 +29,11 @@ void poll();
 /// @brief True if no started request is registered.
 [[nodiscard]] bool idle();
 
+/// @brief Progresses every registered execution until none is left that no thread blocks on
+/// (what a blocking call does before it hands off to a native collective, which progresses
+/// nothing of nbr's).
+void complete_registered();
+
 /// @brief Drives an unregistered, started execution (a blocking call) to completion; while
 /// others are registered it progresses them too.
 void run_blocking(Execution& execution);

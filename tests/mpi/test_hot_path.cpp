@@ -1,0 +1,356 @@
+// The hot path's contract: a repeated nonblocking or persistent call allocates nothing on the
+// heap, and the native hand-off happens exactly where docs/architecture.md says it does.
+//
+// Allocations are counted by replacing the global operator new (libnbr's C++ allocations all
+// go through it); native collectives are counted by wrapping them through MPI's profiling
+// interface in this executable, so the calls libnbr makes reach the counters.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
+#include "mpi/mpi_test_support.hpp"
+#include "mpi/relay_algorithm.hpp"
+#include "mpi/replay_corpus.hpp"
+#include "nbr.h"
+#include "nbr/graphs/generators.hpp"
+
+namespace {
+
+std::atomic<long> allocations{0};
+std::atomic<bool> counting{false};
+std::atomic<long> native_calls{0};       // blocking native neighborhood collectives
+std::atomic<long> native_inits{0};       // native persistent neighborhood collectives
+std::atomic<bool> counting_native{false};
+
+void count_native(std::atomic<long>& counter) {
+    if (counting_native.load()) ++counter;
+}
+
+}  // namespace
+
+// ---- allocation hook --------------------------------------------------------------------------
+// A replacement pair: new takes from malloc, delete gives back to free (GCC cannot see that
+// the two belong together).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
+void* operator new(std::size_t size) {
+    if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+    return ::operator new(size);
+}
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+    std::free(p);
+}
+
+// ---- native collectives, counted ---------------------------------------------------------------
+
+extern "C" {
+int MPI_Neighbor_allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm c) {
+    count_native(native_calls);
+    return PMPI_Neighbor_allgather(sb, sc, st, rb, rc, rt, c);
+}
+int MPI_Neighbor_alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm c) {
+    count_native(native_calls);
+    return PMPI_Neighbor_alltoall(sb, sc, st, rb, rc, rt, c);
+}
+int MPI_Neighbor_allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int rds[],
+                            MPI_Datatype rt, MPI_Comm c) {
+    count_native(native_calls);
+    return PMPI_Neighbor_allgatherv(sb, sc, st, rb, rcs, rds, rt, c);
+}
+int MPI_Neighbor_alltoallv(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb,
+                           const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm c) {
+    count_native(native_calls);
+    return PMPI_Neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c);
+}
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define NBR_TEST_INIT(name) MPIX_Neighbor_##name##_init
+#define NBR_TEST_PINIT(name) PMPIX_Neighbor_##name##_init
+#elif MPI_VERSION >= 4
+#define NBR_TEST_INIT(name) MPI_Neighbor_##name##_init
+#define NBR_TEST_PINIT(name) PMPI_Neighbor_##name##_init
+#endif
+#if defined(NBR_TEST_INIT)
+int NBR_TEST_INIT(allgather)(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm c,
+                             MPI_Info info, MPI_Request* r) {
+    count_native(native_inits);
+    return NBR_TEST_PINIT(allgather)(sb, sc, st, rb, rc, rt, c, info, r);
+}
+int NBR_TEST_INIT(alltoall)(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm c,
+                            MPI_Info info, MPI_Request* r) {
+    count_native(native_inits);
+    return NBR_TEST_PINIT(alltoall)(sb, sc, st, rb, rc, rt, c, info, r);
+}
+#endif
+}  // extern "C"
+
+namespace {
+
+using nbr::test::world_rank;
+using nbr::test::world_size;
+
+/// One fixed-size call's buffers for a rank with `in`/`out` neighbors and blocks of `count` ints.
+struct Buffers {
+    std::vector<int> send, recv, expected;
+    std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+    Buffers(int in, int out, int count) {
+        send.resize(static_cast<std::size_t>(std::max(out, 1) * count));
+        for (std::size_t i = 0; i < send.size(); ++i) send[i] = world_rank() * 100000 + static_cast<int>(i);
+        recv.assign(static_cast<std::size_t>(std::max(in, 1) * count), -1);
+        expected = recv;
+        for (int j = 0; j < out; ++j) {
+            send_counts.push_back(count);
+            send_displs.push_back(j * count);
+        }
+        for (int i = 0; i < in; ++i) {
+            recv_counts.push_back(count);
+            recv_displs.push_back(i * count);
+        }
+    }
+};
+
+class HotPathTest : public testing::Test {
+protected:
+    void SetUp() override {
+        // Moore (2,1) on a 2 x n/2 torus would repeat neighbors; a random graph without
+        // duplicate edges keeps MPICH's native alltoall usable.
+        topology = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.7, 11});
+        graph = nbr::test::dist_graph(topology);
+        nbr::test::compile_to(MPI_COMM_WORLD, topology, tmp.path() / "naive");
+        nbr::test::RelayAlgorithm relay;
+        nbr::compiler::CompileOptions options;
+        options.output = tmp.path() / "relay";
+        options.quiet = true;
+        nbr::compiler::compile(MPI_COMM_WORLD, topology, relay, options);
+        in = static_cast<int>(topology.in_neighbors(static_cast<std::uint32_t>(world_rank())).size());
+        out = static_cast<int>(topology.out_neighbors(static_cast<std::uint32_t>(world_rank())).size());
+    }
+    void TearDown() override { MPI_Comm_free(&graph); }
+
+    nbr_pattern_t load(const char* name, MPI_Comm comm, unsigned long flags = 0) {
+        nbr_pattern_t pattern = NBR_PATTERN_NULL;
+        EXPECT_EQ(nbr_load_pattern_flags((tmp.path() / name).c_str(), comm, flags, &pattern), NBR_SUCCESS)
+            << nbr_last_error();
+        return pattern;
+    }
+
+    /// Blocking allgather, alltoall and their v-variants on `pattern`, checked against MPI on
+    /// `graph`; returns how many of them libnbr handed to the native collective.
+    long native_share(nbr_pattern_t pattern) {
+        Buffers b(in, out, 3);
+        long handed = 0;
+        for (int call = 0; call < 4; ++call) {
+            std::fill(b.recv.begin(), b.recv.end(), -1);
+            counting_native = true;
+            const long before = native_calls.load();
+            int code = NBR_SUCCESS;
+            if (call == 0) code = nbr_neighbor_allgather(b.send.data(), 3, MPI_INT, b.recv.data(), 3, MPI_INT, pattern);
+            if (call == 1) code = nbr_neighbor_alltoall(b.send.data(), 3, MPI_INT, b.recv.data(), 3, MPI_INT, pattern);
+            if (call == 2) {
+                code = nbr_neighbor_allgatherv(b.send.data(), 3, MPI_INT, b.recv.data(), b.recv_counts.data(),
+                                               b.recv_displs.data(), MPI_INT, pattern);
+            }
+            if (call == 3) {
+                code = nbr_neighbor_alltoallv(b.send.data(), b.send_counts.data(), b.send_displs.data(), MPI_INT,
+                                              b.recv.data(), b.recv_counts.data(), b.recv_displs.data(), MPI_INT,
+                                              pattern);
+            }
+            handed += native_calls.load() - before;
+            counting_native = false;
+            EXPECT_EQ(code, NBR_SUCCESS) << nbr_last_error();
+            if (call % 2 == 0) {
+                PMPI_Neighbor_allgather(b.send.data(), 3, MPI_INT, b.expected.data(), 3, MPI_INT, graph);
+            } else {
+                PMPI_Neighbor_alltoall(b.send.data(), 3, MPI_INT, b.expected.data(), 3, MPI_INT, graph);
+            }
+            EXPECT_EQ(b.recv, b.expected) << "call " << call << " on rank " << world_rank();
+        }
+        return handed;
+    }
+
+    nbr::test::SharedTempDir tmp;
+    nbr::Topology topology;
+    MPI_Comm graph = MPI_COMM_NULL;
+    int in = 0, out = 0;
+};
+
+TEST_F(HotPathTest, BlockingCallsHandOffToTheNativeCollectiveExactlyWhereDocumented) {
+    // Naive plans on the topology communicator: every blocking call goes native.
+    nbr_pattern_t naive = load("naive", graph);
+    EXPECT_EQ(native_share(naive), 4) << "naive pattern on its dist-graph communicator";
+    // Also while requests of this process are outstanding: the choice must be the same on
+    // every rank, and a rank whose request completed earlier (an nbr_test) must not take
+    // another path than one whose request is still pending. They are completed first.
+    nbr_pattern_t relayed = load("relay", graph);
+    Buffers b(in, out, 1);
+    nbr_request_t pending = NBR_REQUEST_NULL;
+    ASSERT_EQ(nbr_ineighbor_allgather(b.send.data(), 1, MPI_INT, b.recv.data(), 1, MPI_INT, relayed, &pending),
+              NBR_SUCCESS);
+    if (world_rank() == 0) {  // progress on one rank only: the ranks' registries now differ
+        int flag = 0;
+        EXPECT_EQ(nbr_test(&pending, &flag), NBR_SUCCESS);
+    }
+    EXPECT_EQ(native_share(naive), 4) << "requests outstanding on some ranks";
+    int flag = 0;
+    EXPECT_EQ(nbr_test(&pending, &flag), NBR_SUCCESS);
+    EXPECT_EQ(flag, 1) << "the native hand-off completed the outstanding request first";
+    EXPECT_EQ(pending, NBR_REQUEST_NULL);
+    PMPI_Neighbor_allgather(b.send.data(), 1, MPI_INT, b.expected.data(), 1, MPI_INT, graph);
+    EXPECT_EQ(b.recv, b.expected);
+    EXPECT_EQ(nbr_pattern_free(&relayed), NBR_SUCCESS);
+    EXPECT_EQ(nbr_pattern_free(&naive), NBR_SUCCESS);
+
+    // Never with NBR_LOAD_NO_NATIVE, on a plain communicator, or for plans that are not MPI's.
+    nbr_pattern_t engine = load("naive", graph, NBR_LOAD_NO_NATIVE);
+    EXPECT_EQ(native_share(engine), 0) << "NBR_LOAD_NO_NATIVE";
+    EXPECT_EQ(nbr_pattern_free(&engine), NBR_SUCCESS);
+    nbr_pattern_t plain = load("naive", MPI_COMM_WORLD);
+    EXPECT_EQ(native_share(plain), 0) << "plain communicator: MPI knows no neighborhood";
+    EXPECT_EQ(nbr_pattern_free(&plain), NBR_SUCCESS);
+    nbr_pattern_t relay = load("relay", graph);
+    if (world_size() > 2) {
+        EXPECT_EQ(native_share(relay), 0) << "relayed pattern";
+    }
+    EXPECT_EQ(nbr_pattern_free(&relay), NBR_SUCCESS);
+
+    nbr_pattern_t bad = NBR_PATTERN_NULL;
+    EXPECT_EQ(nbr_load_pattern_flags((tmp.path() / "naive").c_str(), graph, 0x2, &bad), NBR_ERR_ARG);
+    EXPECT_EQ(bad, NBR_PATTERN_NULL);
+}
+
+TEST_F(HotPathTest, PersistentFixedSizeCallsOfNaivePlansHandOffFrom512Bytes) {
+#if !defined(NBR_TEST_INIT)
+    GTEST_SKIP() << "this MPI has no persistent neighborhood collectives";
+#else
+    nbr_pattern_t naive = load("naive", graph);
+    nbr_pattern_t engine = load("naive", graph, NBR_LOAD_NO_NATIVE);
+    for (const int ints : {1, 128, 256}) {  // 4 B, 512 B, 1 KiB blocks
+        for (nbr_pattern_t pattern : {naive, engine}) {
+            Buffers b(in, out, ints);
+            counting_native = true;
+            const long before = native_inits.load();
+            nbr_request_t request = NBR_REQUEST_NULL;
+            ASSERT_EQ(nbr_neighbor_allgather_init(b.send.data(), ints, MPI_INT, b.recv.data(), ints, MPI_INT, pattern,
+                                                  0, &request),
+                      NBR_SUCCESS)
+                << nbr_last_error();
+            const long handed = native_inits.load() - before;
+            counting_native = false;
+            const bool expected = pattern == naive && ints * 4 >= 512;
+            EXPECT_EQ(handed, expected ? 1 : 0) << ints * 4 << " B blocks" << (pattern == engine ? ", no native" : "");
+            for (int round = 0; round < 3; ++round) {
+                std::fill(b.recv.begin(), b.recv.end(), -1);
+                ASSERT_EQ(nbr_start(&request), NBR_SUCCESS);
+                ASSERT_EQ(nbr_wait(&request), NBR_SUCCESS) << nbr_last_error();
+                PMPI_Neighbor_allgather(b.send.data(), ints, MPI_INT, b.expected.data(), ints, MPI_INT, graph);
+                EXPECT_EQ(b.recv, b.expected);
+            }
+            EXPECT_NE(request, NBR_REQUEST_NULL) << "a persistent request stays allocated";
+            EXPECT_EQ(nbr_request_free(&request), NBR_SUCCESS);
+        }
+    }
+    EXPECT_EQ(nbr_pattern_free(&naive), NBR_SUCCESS);
+    EXPECT_EQ(nbr_pattern_free(&engine), NBR_SUCCESS);
+#endif
+}
+
+/// Runs `call` a few times to warm up, then `repeats` times with allocations counted.
+template <class Call>
+long allocations_of(Call&& call, int repeats = 20) {
+    for (int i = 0; i < 3; ++i) call();
+    MPI_Barrier(MPI_COMM_WORLD);
+    allocations = 0;
+    counting = true;
+    for (int i = 0; i < repeats; ++i) call();
+    counting = false;
+    MPI_Barrier(MPI_COMM_WORLD);
+    return allocations.load();
+}
+
+TEST_F(HotPathTest, RepeatedNonblockingAndPersistentCallsAllocateNothing) {
+    int cases = 0;
+    for (const char* name : {"naive", "relay"}) {
+        nbr_pattern_t pattern = load(name, graph, NBR_LOAD_NO_NATIVE);
+        Buffers b(in, out, 5);
+        const auto expect_none = [&](long count, const char* what) {
+            EXPECT_EQ(count, 0) << name << ": " << what << " allocated " << count << " times in 20 repeats";
+            ++cases;
+        };
+        expect_none(allocations_of([&] {
+                        nbr_request_t r = NBR_REQUEST_NULL;
+                        nbr_ineighbor_allgather(b.send.data(), 5, MPI_INT, b.recv.data(), 5, MPI_INT, pattern, &r);
+                        nbr_wait(&r);
+                    }),
+                    "ineighbor_allgather + wait");
+        expect_none(allocations_of([&] {
+                        nbr_request_t r = NBR_REQUEST_NULL;
+                        nbr_ineighbor_alltoall(b.send.data(), 5, MPI_INT, b.recv.data(), 5, MPI_INT, pattern, &r);
+                        int flag = 0;
+                        while (!flag) nbr_test(&r, &flag);
+                    }),
+                    "ineighbor_alltoall + test");
+        expect_none(allocations_of([&] {
+                        nbr_request_t r[2] = {NBR_REQUEST_NULL, NBR_REQUEST_NULL};
+                        nbr_ineighbor_allgatherv(b.send.data(), 5, MPI_INT, b.recv.data(), b.recv_counts.data(),
+                                                 b.recv_displs.data(), MPI_INT, pattern, &r[0]);
+                        nbr_ineighbor_alltoallv(b.send.data(), b.send_counts.data(), b.send_displs.data(), MPI_INT,
+                                                b.recv.data(), b.recv_counts.data(), b.recv_displs.data(), MPI_INT,
+                                                pattern, &r[1]);
+                        nbr_waitall(2, r);
+                    }),
+                    "ineighbor_allgatherv + ineighbor_alltoallv + waitall");
+        expect_none(allocations_of([&] {
+                        nbr_neighbor_alltoall(b.send.data(), 5, MPI_INT, b.recv.data(), 5, MPI_INT, pattern);
+                    }),
+                    "blocking alltoall");
+        nbr_request_t persistent[2] = {NBR_REQUEST_NULL, NBR_REQUEST_NULL};
+        ASSERT_EQ(nbr_neighbor_alltoall_init(b.send.data(), 5, MPI_INT, b.recv.data(), 5, MPI_INT, pattern, 0,
+                                             &persistent[0]),
+                  NBR_SUCCESS);
+        ASSERT_EQ(nbr_neighbor_allgatherv_init(b.send.data(), 5, MPI_INT, b.expected.data(), b.recv_counts.data(),
+                                               b.recv_displs.data(), MPI_INT, pattern, 0, &persistent[1]),
+                  NBR_SUCCESS);
+        expect_none(allocations_of([&] {
+                        nbr_start(&persistent[0]);
+                        nbr_wait(&persistent[0]);
+                    }),
+                    "persistent alltoall start + wait");
+        expect_none(allocations_of([&] {
+                        nbr_start(&persistent[0]);
+                        nbr_start(&persistent[1]);
+                        int flag = 0;
+                        while (!flag) nbr_testall(2, persistent, &flag);
+                    }),
+                    "two persistent starts + testall");
+        PMPI_Neighbor_allgather(b.send.data(), 5, MPI_INT, b.recv.data(), 5, MPI_INT, graph);
+        EXPECT_EQ(b.expected, b.recv) << "persistent allgatherv on rank " << world_rank();
+        nbr_request_free(&persistent[0]);
+        nbr_request_free(&persistent[1]);
+        EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    }
+    EXPECT_EQ(cases, 12) << "every case ran";
+}
+
+}  // namespace
