@@ -47,6 +47,7 @@
 #include <mpi-ext.h>
 #endif
 
+#include "collective_table.hpp"
 #include "completion.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/schema/pattern_io.hpp"
@@ -328,6 +329,7 @@ void on_topology_created(MPI_Comm comm, const char* function) {
 namespace {
 
 using nbr::interpose::pattern_of;
+using nbr::interpose::replay_blocking;
 using nbr::interpose::start_with_proxy;
 
 /// The C binding's completion calls, for Completion<>.
@@ -362,173 +364,26 @@ using C = nbr::interpose::Completion<CBinding>;
 
 extern "C" {
 
-// Blocking collectives.
+// The 12 neighborhood collectives, generated from collective_table.hpp: on a communicator
+// with a pattern, libnbr replays the call (nonblocking and persistent ones behind a proxy);
+// otherwise the MPI library's own entry runs with the arguments untouched.
+#define NBR_C_REPLAY_BLOCKING(fname, call, ...) replay_blocking(call, [&] { return nbr_##fname(__VA_ARGS__, p); })
+#define NBR_C_REPLAY_NONBLOCKING(fname, call, ...) \
+    start_with_proxy([&](nbr_request_t* r) { return nbr_##fname(__VA_ARGS__, p, r); }, false, call, request)
+#define NBR_C_REPLAY_PERSISTENT(fname, call, ...) \
+    start_with_proxy([&](nbr_request_t* r) { return nbr_##fname(__VA_ARGS__, p, 0, r); }, true, call, request)
+#define NBR_WHEN_0(...)
+#define NBR_WHEN_1(...) __VA_ARGS__
+#define NBR_C_WRAPPER(mode, shape, Cname, fname)                                                        \
+    NBR_CAT(NBR_WHEN_, NBR_HAVE_##mode)(                                                                \
+        int NBR_C_NAME(mode, Cname)(NBR_C_PARAMS_##shape, NBR_C_TAIL_PARAMS_##mode) {                   \
+            if (nbr_pattern_t p = pattern_of(comm)) {                                                   \
+                return NBR_C_REPLAY_##mode(fname, NBR_STR(NBR_C_NAME(mode, Cname)), NBR_C_ARGS_##shape); \
+            }                                                                                           \
+            return NBR_PMPI_NAME(mode, Cname)(NBR_C_ARGS_##shape, NBR_C_TAIL_ARGS_##mode);             \
+        })
 
-int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                           MPI_Datatype recvtype, MPI_Comm comm) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        const InsideNbr guard;
-        return mpi_result(nbr_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p),
-                          "MPI_Neighbor_allgather");
-    }
-    return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        const InsideNbr guard;
-        return mpi_result(nbr_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p),
-                          "MPI_Neighbor_alltoall");
-    }
-    return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        const InsideNbr guard;
-        return mpi_result(
-            nbr_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, p),
-            "MPI_Neighbor_allgatherv");
-    }
-    return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-}
-
-int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                           void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                           MPI_Comm comm) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        const InsideNbr guard;
-        return mpi_result(
-            nbr_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, p),
-            "MPI_Neighbor_alltoallv");
-    }
-    return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                   comm);
-}
-
-// Nonblocking collectives: an nbr request behind a proxy.
-
-int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        return start_with_proxy(
-            [&](nbr_request_t* r) {
-                return nbr_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p, r);
-            },
-            false, "MPI_Ineighbor_allgather", request);
-    }
-    return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-
-int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        return start_with_proxy(
-            [&](nbr_request_t* r) {
-                return nbr_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p, r);
-            },
-            false, "MPI_Ineighbor_alltoall", request);
-    }
-    return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-
-int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request* request) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        return start_with_proxy(
-            [&](nbr_request_t* r) {
-                return nbr_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, p,
-                                                r);
-            },
-            false, "MPI_Ineighbor_allgatherv", request);
-    }
-    return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                                     request);
-}
-
-int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                            void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                            MPI_Comm comm, MPI_Request* request) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        return start_with_proxy(
-            [&](nbr_request_t* r) {
-                return nbr_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                                               recvtype, p, r);
-            },
-            false, "MPI_Ineighbor_alltoallv", request);
-    }
-    return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                    comm, request);
-}
-
-// Persistent collectives: MPI-4's MPI_Neighbor_*_init (MPICH 4), or Open MPI 4.1's MPIX_
-// extension. An nbr persistent request behind a persistent proxy.
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define NBR_INIT(name) MPIX_Neighbor_##name##_init
-#define NBR_PINIT(name) PMPIX_Neighbor_##name##_init
-#elif MPI_VERSION >= 4
-#define NBR_INIT(name) MPI_Neighbor_##name##_init
-#define NBR_PINIT(name) PMPI_Neighbor_##name##_init
-#endif
-
-#if defined(NBR_INIT)
-int NBR_INIT(allgather)(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        return start_with_proxy(
-            [&](nbr_request_t* r) {
-                return nbr_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p, 0, r);
-            },
-            true, "neighbor allgather init", request);
-    }
-    return NBR_PINIT(allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-}
-
-int NBR_INIT(alltoall)(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        return start_with_proxy(
-            [&](nbr_request_t* r) {
-                return nbr_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, p, 0, r);
-            },
-            true, "neighbor alltoall init", request);
-    }
-    return NBR_PINIT(alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-}
-
-int NBR_INIT(allgatherv)(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                         MPI_Info info, MPI_Request* request) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        return start_with_proxy(
-            [&](nbr_request_t* r) {
-                return nbr_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                                                    p, 0, r);
-            },
-            true, "neighbor allgatherv init", request);
-    }
-    return NBR_PINIT(allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
-                                 request);
-}
-
-int NBR_INIT(alltoallv)(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                        void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-    if (nbr_pattern_t p = pattern_of(comm)) {
-        return start_with_proxy(
-            [&](nbr_request_t* r) {
-                return nbr_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                                                   recvtype, p, 0, r);
-            },
-            true, "neighbor alltoallv init", request);
-    }
-    return NBR_PINIT(alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-                                info, request);
-}
-#endif
+NBR_NEIGHBOR_COLLECTIVES(NBR_C_WRAPPER)
 
 // Completion (completion.hpp).
 

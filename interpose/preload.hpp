@@ -61,6 +61,13 @@ void free_proxy(Proxy& proxy);
 /// At MPI_Finalize: warns about requests left behind and, with NBR_REPORT=1, prints the report.
 void finalize_report();
 
+/// Runs a blocking replay inside libnbr; its result as an MPI error code.
+template <class Replay>
+int replay_blocking(const char* call, Replay&& run) {
+    const InsideNbr guard;
+    return mpi_result(std::forward<Replay>(run)(), call);
+}
+
 /// Runs `start(&nbr_request)` inside libnbr, then hands out a proxy for the nbr request.
 template <class Start>
 int start_with_proxy(Start&& start, bool persistent, const char* call, MPI_Request* proxy) {

@@ -18,6 +18,7 @@
 
 #include <type_traits>
 
+#include "collective_table.hpp"
 #include "completion.hpp"
 
 static_assert(std::is_same_v<MPI_Fint, int>, "Fortran INTEGER arrays are passed to libnbr as int arrays");
@@ -30,18 +31,9 @@ using Buffer = void*;
 extern "C" {
 extern int mpi_fortran_bottom_ __attribute__((weak));
 extern int mpi_fortran_in_place_ __attribute__((weak));
-void pmpi_neighbor_allgather_(Buffer, F*, F*, Buffer, F*, F*, F*, F*) __attribute__((weak));
-void pmpi_neighbor_alltoall_(Buffer, F*, F*, Buffer, F*, F*, F*, F*) __attribute__((weak));
-void pmpi_neighbor_allgatherv_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*) __attribute__((weak));
-void pmpi_neighbor_alltoallv_(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*) __attribute__((weak));
-void pmpi_ineighbor_allgather_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*) __attribute__((weak));
-void pmpi_ineighbor_alltoall_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*) __attribute__((weak));
-void pmpi_ineighbor_allgatherv_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*) __attribute__((weak));
-void pmpi_ineighbor_alltoallv_(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*, F*) __attribute__((weak));
-void pmpix_neighbor_allgather_init_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*) __attribute__((weak));
-void pmpix_neighbor_alltoall_init_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*) __attribute__((weak));
-void pmpix_neighbor_allgatherv_init_(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*, F*) __attribute__((weak));
-void pmpix_neighbor_alltoallv_init_(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*, F*, F*) __attribute__((weak));
+#define NBR_PF_DECLARATION(mode, shape, Cname, fname) \
+    void NBR_PF_NAME(mode, fname)(NBR_F_PARAMS_##shape, NBR_F_TAIL_PARAMS_##mode) __attribute__((weak));
+NBR_NEIGHBOR_COLLECTIVES(NBR_PF_DECLARATION)
 void pmpi_wait_(F*, F*, F*) __attribute__((weak));
 void pmpi_test_(F*, F*, F*, F*) __attribute__((weak));
 void pmpi_request_get_status_(F*, F*, F*, F*) __attribute__((weak));
@@ -163,131 +155,27 @@ using Fortran = nbr::interpose::Completion<FortranBinding>;
 
 extern "C" {
 
-// Blocking collectives.
-
-void mpi_neighbor_allgather_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay(ierr, "MPI_Neighbor_allgather",
-                      [&] { return nbr_neighbor_allgather(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p); });
+// The 12 neighborhood collectives, generated from collective_table.hpp: on a communicator with
+// a pattern, the call is replayed in libnbr exactly as the C wrapper does; otherwise the MPI
+// library's own Fortran entry runs with the arguments untouched.
+#define NBR_F_REPLAY_BLOCKING(fname, call, ...) replay(ierr, call, [&] { return nbr_##fname(__VA_ARGS__, p); })
+#define NBR_F_REPLAY_NONBLOCKING(fname, call, ...)                  \
+    replay_request(request, ierr, false, call, [&](nbr_request_t* r) { \
+        return nbr_##fname(__VA_ARGS__, p, r);                         \
+    })
+#define NBR_F_REPLAY_PERSISTENT(fname, call, ...)                  \
+    replay_request(request, ierr, true, call, [&](nbr_request_t* r) { \
+        return nbr_##fname(__VA_ARGS__, p, 0, r);                     \
+    })
+#define NBR_F_WRAPPER(mode, shape, Cname, fname)                                                            \
+    void NBR_F_NAME(mode, fname)(NBR_F_PARAMS_##shape, NBR_F_TAIL_PARAMS_##mode) {                          \
+        if (nbr_pattern_t p = pattern(comm)) {                                                              \
+            return NBR_F_REPLAY_##mode(fname, NBR_STR(NBR_C_NAME(mode, Cname)), NBR_F_NBR_ARGS_##shape);   \
+        }                                                                                                   \
+        set_error(ierr, fortran([&](F* e) { NBR_PF_NAME(mode, fname)(NBR_F_ARGS_##shape, NBR_F_TAIL_ARGS_##mode, e); })); \
     }
-    set_error(ierr, fortran([&](F* e) { pmpi_neighbor_allgather_(sb, sc, st, rb, rc, rt, comm, e); }));
-}
 
-void mpi_neighbor_alltoall_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay(ierr, "MPI_Neighbor_alltoall",
-                      [&] { return nbr_neighbor_alltoall(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p); });
-    }
-    set_error(ierr, fortran([&](F* e) { pmpi_neighbor_alltoall_(sb, sc, st, rb, rc, rt, comm, e); }));
-}
-
-void mpi_neighbor_allgatherv_(Buffer sb, F* sc, F* st, Buffer rb, F* rcs, F* displs, F* rt, F* comm, F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay(ierr, "MPI_Neighbor_allgatherv", [&] {
-            return nbr_neighbor_allgatherv(buffer(sb), *sc, type(st), buffer(rb), rcs, displs, type(rt), p);
-        });
-    }
-    set_error(ierr, fortran([&](F* e) { pmpi_neighbor_allgatherv_(sb, sc, st, rb, rcs, displs, rt, comm, e); }));
-}
-
-void mpi_neighbor_alltoallv_(Buffer sb, F* scs, F* sds, F* st, Buffer rb, F* rcs, F* rds, F* rt, F* comm, F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay(ierr, "MPI_Neighbor_alltoallv", [&] {
-            return nbr_neighbor_alltoallv(buffer(sb), scs, sds, type(st), buffer(rb), rcs, rds, type(rt), p);
-        });
-    }
-    set_error(ierr, fortran([&](F* e) { pmpi_neighbor_alltoallv_(sb, scs, sds, st, rb, rcs, rds, rt, comm, e); }));
-}
-
-// Nonblocking collectives.
-
-void mpi_ineighbor_allgather_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* request, F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay_request(request, ierr, false, "MPI_Ineighbor_allgather", [&](nbr_request_t* r) {
-            return nbr_ineighbor_allgather(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p, r);
-        });
-    }
-    set_error(ierr, fortran([&](F* e) { pmpi_ineighbor_allgather_(sb, sc, st, rb, rc, rt, comm, request, e); }));
-}
-
-void mpi_ineighbor_alltoall_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* request, F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay_request(request, ierr, false, "MPI_Ineighbor_alltoall", [&](nbr_request_t* r) {
-            return nbr_ineighbor_alltoall(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p, r);
-        });
-    }
-    set_error(ierr, fortran([&](F* e) { pmpi_ineighbor_alltoall_(sb, sc, st, rb, rc, rt, comm, request, e); }));
-}
-
-void mpi_ineighbor_allgatherv_(Buffer sb, F* sc, F* st, Buffer rb, F* rcs, F* displs, F* rt, F* comm, F* request,
-                               F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay_request(request, ierr, false, "MPI_Ineighbor_allgatherv", [&](nbr_request_t* r) {
-            return nbr_ineighbor_allgatherv(buffer(sb), *sc, type(st), buffer(rb), rcs, displs, type(rt), p, r);
-        });
-    }
-    set_error(ierr,
-              fortran([&](F* e) { pmpi_ineighbor_allgatherv_(sb, sc, st, rb, rcs, displs, rt, comm, request, e); }));
-}
-
-void mpi_ineighbor_alltoallv_(Buffer sb, F* scs, F* sds, F* st, Buffer rb, F* rcs, F* rds, F* rt, F* comm, F* request,
-                              F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay_request(request, ierr, false, "MPI_Ineighbor_alltoallv", [&](nbr_request_t* r) {
-            return nbr_ineighbor_alltoallv(buffer(sb), scs, sds, type(st), buffer(rb), rcs, rds, type(rt), p, r);
-        });
-    }
-    set_error(ierr,
-              fortran([&](F* e) { pmpi_ineighbor_alltoallv_(sb, scs, sds, st, rb, rcs, rds, rt, comm, request, e); }));
-}
-
-// Persistent collectives (Open MPI 4.1's MPIX_ extension).
-
-void mpix_neighbor_allgather_init_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* info, F* request,
-                                   F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay_request(request, ierr, true, "MPIX_Neighbor_allgather_init", [&](nbr_request_t* r) {
-            return nbr_neighbor_allgather_init(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p, 0, r);
-        });
-    }
-    set_error(ierr,
-              fortran([&](F* e) { pmpix_neighbor_allgather_init_(sb, sc, st, rb, rc, rt, comm, info, request, e); }));
-}
-
-void mpix_neighbor_alltoall_init_(Buffer sb, F* sc, F* st, Buffer rb, F* rc, F* rt, F* comm, F* info, F* request,
-                                  F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay_request(request, ierr, true, "MPIX_Neighbor_alltoall_init", [&](nbr_request_t* r) {
-            return nbr_neighbor_alltoall_init(buffer(sb), *sc, type(st), buffer(rb), *rc, type(rt), p, 0, r);
-        });
-    }
-    set_error(ierr,
-              fortran([&](F* e) { pmpix_neighbor_alltoall_init_(sb, sc, st, rb, rc, rt, comm, info, request, e); }));
-}
-
-void mpix_neighbor_allgatherv_init_(Buffer sb, F* sc, F* st, Buffer rb, F* rcs, F* displs, F* rt, F* comm, F* info,
-                                    F* request, F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay_request(request, ierr, true, "MPIX_Neighbor_allgatherv_init", [&](nbr_request_t* r) {
-            return nbr_neighbor_allgatherv_init(buffer(sb), *sc, type(st), buffer(rb), rcs, displs, type(rt), p, 0, r);
-        });
-    }
-    set_error(ierr, fortran([&](F* e) {
-                  pmpix_neighbor_allgatherv_init_(sb, sc, st, rb, rcs, displs, rt, comm, info, request, e);
-              }));
-}
-
-void mpix_neighbor_alltoallv_init_(Buffer sb, F* scs, F* sds, F* st, Buffer rb, F* rcs, F* rds, F* rt, F* comm, F* info,
-                                   F* request, F* ierr) {
-    if (nbr_pattern_t p = pattern(comm)) {
-        return replay_request(request, ierr, true, "MPIX_Neighbor_alltoallv_init", [&](nbr_request_t* r) {
-            return nbr_neighbor_alltoallv_init(buffer(sb), scs, sds, type(st), buffer(rb), rcs, rds, type(rt), p, 0, r);
-        });
-    }
-    set_error(ierr, fortran([&](F* e) {
-                  pmpix_neighbor_alltoallv_init_(sb, scs, sds, st, rb, rcs, rds, rt, comm, info, request, e);
-              }));
-}
+NBR_NEIGHBOR_COLLECTIVES(NBR_F_WRAPPER)
 
 // Completion (completion.hpp).
 
@@ -334,18 +222,10 @@ void mpi_finalize_(F* ierr) {
 }
 
 // mpi_f08.
-NBR_F08_ALIAS(mpi_neighbor_allgather)(Buffer, F*, F*, Buffer, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpi_neighbor_alltoall)(Buffer, F*, F*, Buffer, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpi_neighbor_allgatherv)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpi_neighbor_alltoallv)(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpi_ineighbor_allgather)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpi_ineighbor_alltoall)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpi_ineighbor_allgatherv)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpi_ineighbor_alltoallv)(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpix_neighbor_allgather_init)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpix_neighbor_alltoall_init)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpix_neighbor_allgatherv_init)(Buffer, F*, F*, Buffer, F*, F*, F*, F*, F*, F*, F*);
-NBR_F08_ALIAS(mpix_neighbor_alltoallv_init)(Buffer, F*, F*, F*, Buffer, F*, F*, F*, F*, F*, F*, F*);
+#define NBR_F08_COLLECTIVE_ALIAS(mode, shape, Cname, fname)                   \
+    __attribute__((alias(NBR_STR(NBR_F_NAME(mode, fname))))) void NBR_F08_NAME(mode, fname)( \
+        NBR_F_PARAMS_##shape, NBR_F_TAIL_PARAMS_##mode);
+NBR_NEIGHBOR_COLLECTIVES(NBR_F08_COLLECTIVE_ALIAS)
 NBR_F08_ALIAS(mpi_wait)(F*, F*, F*);
 NBR_F08_ALIAS(mpi_test)(F*, F*, F*, F*);
 NBR_F08_ALIAS(mpi_request_get_status)(F*, F*, F*, F*);
