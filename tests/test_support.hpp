@@ -72,6 +72,9 @@ inline std::vector<Op> ops_of(const schema::RankPattern& p) {
 
 /// @brief The shared matrices (*.mtx) with the process counts the sweeps map them to: 16
 /// and 64 for square matrices, 16 for rectangular ones.
+/// @brief How many Matrix Market files ../shared/matrices holds (sweeps assert they ran them all).
+inline constexpr std::size_t kSharedMatrices = 22;
+
 inline std::vector<std::pair<std::filesystem::path, std::uint32_t>> shared_matrix_cases() {
     std::vector<std::pair<std::filesystem::path, std::uint32_t>> cases;
     for (const auto& entry : std::filesystem::directory_iterator(matrices_dir())) {

@@ -18,10 +18,13 @@ using nbr::test::world_rank;
 
 TEST(CommonNeighborSweep, EverySharedMatrix) {
     SharedTempDir tmp;
+    std::size_t cases = 0;
     for (const auto& [path, p] : nbr::test::shared_matrix_cases()) {
         const std::string label = path.filename().string() + " at " + std::to_string(p);
         nbr::test::compile_and_verify(nbr::read_matrix_market(path.string(), p), tmp.path() / "m", label);
+        ++cases;
     }
+    EXPECT_GE(cases, nbr::test::kSharedMatrices) << "every shared matrix at 16 ranks (square ones at 64 too)";
 }
 
 TEST(CommonNeighborSweep, MooreNeighborhoods) {
@@ -35,12 +38,15 @@ TEST(CommonNeighborSweep, MooreNeighborhoods) {
 
 TEST(CommonNeighborSweep, RandomGraphs) {
     SharedTempDir tmp;
+    int cases = 0;
     for (std::uint32_t n : {256u, 1024u}) {
         for (double density : {0.05, 0.1, 0.2, 0.4, 0.8}) {
             const std::string label = "random N=" + std::to_string(n) + " density=" + std::to_string(density);
             nbr::test::compile_and_verify(nbr::generate_random({n, density, 7}), tmp.path() / "r", label);
+            ++cases;
         }
     }
+    EXPECT_EQ(cases, 10);
 }
 
 TEST(CommonNeighborSweep, IsolatedRanksDuplicatesAndSelfLoops) {

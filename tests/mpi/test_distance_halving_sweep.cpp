@@ -37,10 +37,13 @@ void sweep(const nbr::Topology& topology, const std::string& label, const fs::pa
 
 TEST(DistanceHalvingSweep, EverySharedMatrix) {
     SharedTempDir tmp;
+    std::size_t cases = 0;
     for (const auto& [path, p] : nbr::test::shared_matrix_cases()) {
         sweep(nbr::read_matrix_market(path.string(), p), path.filename().string() + " at " + std::to_string(p),
               tmp.path() / "m");
+        ++cases;
     }
+    EXPECT_GE(cases, nbr::test::kSharedMatrices) << "every shared matrix at 16 ranks (square ones at 64 too)";
 }
 
 TEST(DistanceHalvingSweep, MooreNeighborhoods) {
@@ -56,13 +59,16 @@ TEST(DistanceHalvingSweep, MooreNeighborhoods) {
 
 TEST(DistanceHalvingSweep, RandomGraphs) {
     SharedTempDir tmp;
+    int cases = 0;
     for (std::uint32_t n : {256u, 1024u, 2160u}) {
         for (double density : {0.05, 0.2, 0.8}) {
             if (n == 2160 && density > 0.05) continue;  // bench/ covers the dense ones at 2160
             sweep(nbr::generate_random({n, density, 7}),
                   "random N=" + std::to_string(n) + " density=" + std::to_string(density), tmp.path() / "r");
+            ++cases;
         }
     }
+    EXPECT_EQ(cases, 7);
 }
 
 }  // namespace

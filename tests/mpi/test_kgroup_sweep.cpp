@@ -40,10 +40,13 @@ void sweep(const nbr::Topology& topology, const std::string& label, const fs::pa
 
 TEST(KGroupSweep, EverySharedMatrix) {
     SharedTempDir tmp;
+    std::size_t cases = 0;
     for (const auto& [path, p] : nbr::test::shared_matrix_cases()) {
         sweep(nbr::read_matrix_market(path.string(), p), path.filename().string() + " at " + std::to_string(p),
               tmp.path() / "m");
+        ++cases;
     }
+    EXPECT_GE(cases, nbr::test::kSharedMatrices) << "every shared matrix at 16 ranks (square ones at 64 too)";
 }
 
 TEST(KGroupSweep, MooreNeighborhoods) {
@@ -59,13 +62,16 @@ TEST(KGroupSweep, MooreNeighborhoods) {
 
 TEST(KGroupSweep, RandomGraphs) {
     SharedTempDir tmp;
+    int cases = 0;
     for (std::uint32_t n : {256u, 1024u}) {
         for (double density : {0.05, 0.2, 0.8}) {
             if (n == 1024 && density > 0.2) continue;  // bench/kgroup_table.sh covers δ = 0.4 at 1024
             sweep(nbr::generate_random({n, density, 7}),
                   "random N=" + std::to_string(n) + " density=" + std::to_string(density), tmp.path() / "r");
+            ++cases;
         }
     }
+    EXPECT_EQ(cases, 5);
 }
 
 TEST(KGroupSweep, IsolatedRanksDuplicatesAndSelfLoops) {

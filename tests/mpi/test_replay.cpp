@@ -96,7 +96,9 @@ protected:
 
 TEST_F(ReplayTest, BlockingMatchesNativeOnEveryTopology) {
     nbr::test::SharedTempDir tmp;
-    for (const auto& [name, topology] : nbr::test::corpus_topologies()) {
+    const auto corpus = nbr::test::corpus_topologies();
+    std::size_t replayed = 0;
+    for (const auto& [name, topology] : corpus) {
         SCOPED_TRACE(name);
         const auto dirs = nbr::test::compile_every_algorithm(tmp.path(), name, topology);
         MPI_Comm graph = dist_graph(topology);
@@ -114,9 +116,12 @@ TEST_F(ReplayTest, BlockingMatchesNativeOnEveryTopology) {
             EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
             EXPECT_EQ(pattern, nullptr);
             nbr_pattern_free(&plain);
+            ++replayed;
         }
         MPI_Comm_free(&graph);
     }
+    EXPECT_GE(corpus.size(), 8u) << "Moore, two random graphs, four matrices, awkward graphs";
+    EXPECT_EQ(replayed, 8 * corpus.size()) << "every algorithm on every topology";
 }
 
 TEST_F(ReplayTest, AllgatherDeliversInNeighborData) {

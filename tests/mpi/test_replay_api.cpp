@@ -306,7 +306,9 @@ protected:
 
 TEST_F(ReplayApiTest, VariantsAndNonblockingMatchNativeOnEveryTopologyAndAlgorithm) {
     nbr::test::SharedTempDir tmp;
-    for (const auto& [name, topology] : nbr::test::corpus_topologies()) {
+    const auto corpus = nbr::test::corpus_topologies();
+    std::size_t replayed = 0;
+    for (const auto& [name, topology] : corpus) {
         SCOPED_TRACE(name);
         const auto dirs = nbr::test::compile_every_algorithm(tmp.path(), name, topology);
         MPI_Comm graph = dist_graph(topology);
@@ -323,9 +325,12 @@ TEST_F(ReplayApiTest, VariantsAndNonblockingMatchNativeOnEveryTopologyAndAlgorit
                 for (const auto& sig : signatures()) compare_nonblocking(graph, pattern, alltoall, sig, label);
             }
             EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS) << nbr_last_error();
+            ++replayed;
         }
         MPI_Comm_free(&graph);
     }
+    EXPECT_GE(corpus.size(), 8u) << "Moore, two random graphs, four matrices, awkward graphs";
+    EXPECT_EQ(replayed, 8 * corpus.size()) << "every algorithm on every topology";
 }
 
 TEST_F(ReplayApiTest, NaivePatternsOnTopologyCommunicatorsMatchNativeThroughNbrsEngineToo) {
