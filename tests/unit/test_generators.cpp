@@ -1,13 +1,24 @@
 #include <algorithm>
 #include <set>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "nbr/graphs/generators.hpp"
+#include "nbr/graphs/topology.hpp"
 
 namespace {
 
 using nbr::Topology;
+
+// The topology hash's test vectors of docs/format.md ("Checksums and hashes").
+TEST(TopologyHash, SpecifiedTestVectors) {
+    const std::vector<std::uint32_t> in{0, 2}, out{2};
+    const std::uint64_t rank1 = nbr::rank_neighborhood_hash(1, in, out);
+    EXPECT_EQ(rank1, 0x8075fb66bc26eb4aULL);
+    const std::vector<std::uint64_t> ranks{rank1, 7};
+    EXPECT_EQ(nbr::topology_hash_of(ranks), 0x95d384e10dfa7cd4ULL);
+}
 
 TEST(BalancedDims, LikeMpiDimsCreate) {
     EXPECT_EQ(nbr::balanced_dims(64, 2), (std::vector<std::uint32_t>{8, 8}));

@@ -144,4 +144,13 @@ TEST(Checksum, DependsOnEveryByte) {
     EXPECT_EQ(nbr::internal::checksum64(a), nbr::internal::checksum64(std::string(100, 'a')));
 }
 
+// The test vectors of docs/format.md ("Checksums and hashes"): the same on every host, so a
+// pattern written on one machine checks on any other, and another implementation can check
+// itself against them.
+TEST(Checksum, SpecifiedTestVectors) {
+    EXPECT_EQ(nbr::internal::checksum64(""), 0xbac1775082379709ULL);
+    EXPECT_EQ(nbr::internal::checksum64("a"), 0x14810778b82c40b1ULL);
+    EXPECT_EQ(nbr::internal::checksum64("nbr pattern"), 0xd321db4bb442b957ULL);
+}
+
 }  // namespace

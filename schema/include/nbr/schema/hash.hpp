@@ -1,15 +1,15 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 
 namespace nbr::internal {
 
 /// @brief Incremental 64-bit hash (FNV-1a over 64-bit words with a final avalanche).
 ///
-/// Used for topology hashes and file checksums. The value only depends on the sequence of
-/// words fed in, never on the platform's byte order of the host files.
+/// Used for topology hashes and file checksums (specified in docs/format.md, "Checksums and
+/// hashes"). The value depends only on the words fed in; bytes are read as little-endian
+/// words whatever the host's byte order, so every host computes the same value.
 class Hasher {
 public:
     /// @brief Feeds one 64-bit word.
@@ -19,17 +19,12 @@ public:
         state_ ^= state_ >> 29;
     }
 
-    /// @brief Feeds raw bytes (8 at a time, the tail zero-padded, then the length).
+    /// @brief Feeds raw bytes: 8 at a time as a little-endian word, then the tail (0 to 7
+    /// bytes) zero-padded to a word, then the length in bytes.
     void update_bytes(std::string_view bytes) noexcept {
         std::size_t i = 0;
-        for (; i + 8 <= bytes.size(); i += 8) {
-            std::uint64_t word = 0;
-            std::memcpy(&word, bytes.data() + i, 8);
-            update(word);
-        }
-        std::uint64_t tail = 0;
-        if (i < bytes.size()) std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
-        update(tail);
+        for (; i + 8 <= bytes.size(); i += 8) update(little_endian(bytes.data() + i, 8));
+        update(little_endian(bytes.data() + i, bytes.size() - i));
         update(bytes.size());
     }
 
@@ -45,6 +40,13 @@ public:
     }
 
 private:
+    /// The word whose byte k (k < n) is p[k] and whose other bytes are 0.
+    static std::uint64_t little_endian(const char* p, std::size_t n) noexcept {
+        std::uint64_t word = 0;
+        for (std::size_t k = 0; k < n; ++k) word |= std::uint64_t{static_cast<unsigned char>(p[k])} << (8 * k);
+        return word;
+    }
+
     std::uint64_t state_ = 0xcbf29ce484222325ULL;
 };
 
