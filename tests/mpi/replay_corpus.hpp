@@ -185,15 +185,20 @@ inline MPI_Comm dist_graph(const Topology& t) {
 
 /// Compiles `topology` with every algorithm (and the relay test algorithm) into dir/<name>.*;
 /// returns the pattern directories.
-inline std::vector<std::filesystem::path> compile_every_algorithm(const std::filesystem::path& dir,
-                                                                  const std::string& name, const Topology& topology) {
+/// @brief Compiles `topology` with the test's relay algorithm (every process of the world) into `dir`.
+inline void compile_relay(const Topology& topology, const std::filesystem::path& dir) {
     RelayAlgorithm relay;
-    const auto path = [&](const char* suffix) { return dir / (name + suffix); };
-    compile_to(MPI_COMM_WORLD, topology, path(".naive"));
     compiler::CompileOptions options;
-    options.output = path(".relay");
+    options.output = dir;
     options.quiet = true;
     compiler::compile(MPI_COMM_WORLD, topology, relay, options);
+}
+
+inline std::vector<std::filesystem::path> compile_every_algorithm(const std::filesystem::path& dir,
+                                                                  const std::string& name, const Topology& topology) {
+    const auto path = [&](const char* suffix) { return dir / (name + suffix); };
+    compile_to(MPI_COMM_WORLD, topology, path(".naive"));
+    compile_relay(topology, path(".relay"));
     // common-neighbor with Θ = 2 so that small graphs combine too, and with the default.
     compiler::compile(MPI_COMM_WORLD, topology, common_neighbor_options(path(".cn2"), 2));
     compiler::compile(MPI_COMM_WORLD, topology, common_neighbor_options(path(".cn4"), 4));

@@ -17,7 +17,6 @@
 #endif
 
 #include "mpi/mpi_test_support.hpp"
-#include "mpi/relay_algorithm.hpp"
 #include "mpi/replay_corpus.hpp"
 #include "nbr.h"
 #include "nbr/graphs/generators.hpp"
@@ -139,11 +138,7 @@ protected:
         topology = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.7, 11});
         graph = nbr::test::dist_graph(topology);
         nbr::test::compile_to(MPI_COMM_WORLD, topology, tmp.path() / "naive");
-        nbr::test::RelayAlgorithm relay;
-        nbr::compiler::CompileOptions options;
-        options.output = tmp.path() / "relay";
-        options.quiet = true;
-        nbr::compiler::compile(MPI_COMM_WORLD, topology, relay, options);
+        nbr::test::compile_relay(topology, tmp.path() / "relay");
         in = static_cast<int>(topology.in_neighbors(static_cast<std::uint32_t>(world_rank())).size());
         out = static_cast<int>(topology.out_neighbors(static_cast<std::uint32_t>(world_rank())).size());
     }

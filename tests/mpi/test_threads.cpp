@@ -10,7 +10,6 @@
 #include <mpi.h>
 
 #include "mpi/mpi_test_support.hpp"
-#include "mpi/relay_algorithm.hpp"
 #include "mpi/replay_corpus.hpp"
 #include "nbr.h"
 #include "nbr/graphs/generators.hpp"
@@ -92,11 +91,7 @@ TEST(ThreadsTest, TwoThreadsReplayTwoPatternsConcurrentlyUnderThreadMultiple) {
     const auto first = nbr::generate_random({n, 0.8, 5});
     const auto second = nbr::generate_random({n, 0.6, 9});
     nbr::test::compile_to(MPI_COMM_WORLD, first, tmp.path() / "first");
-    nbr::test::RelayAlgorithm relay;
-    nbr::compiler::CompileOptions options;
-    options.output = tmp.path() / "second";
-    options.quiet = true;
-    nbr::compiler::compile(MPI_COMM_WORLD, second, relay, options);
+    nbr::test::compile_relay(second, tmp.path() / "second");
 
     MPI_Comm comms[2] = {nbr::test::dist_graph(first), nbr::test::dist_graph(second)};
     MPI_Comm native[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
