@@ -15,10 +15,10 @@
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 
+#include "nbr/common/mpi_program.hpp"
 #include "nbr/compiler/algorithm_cli.hpp"
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
-#include "nbr/common/mpi_program.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/schema/pattern_io.hpp"

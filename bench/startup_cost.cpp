@@ -31,8 +31,8 @@
 #include <CLI/CLI.hpp>
 
 #include "nbr.h"
-#include "nbr/compiler/compile.hpp"
 #include "nbr/common/mpi_program.hpp"
+#include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/pattern_builder.hpp"
 #include "nbr/graphs/generators.hpp"
 

@@ -12,17 +12,17 @@
 //          on Open MPI 4.1, MPI_ on MPI-4 libraries), e.g. Ineighbor_allgather;
 //   fname  the same in lower case: libnbr's function is nbr_<fname>, the Fortran entry point
 //          <prefix><fname>_ in gfortran's naming.
-#define NBR_NEIGHBOR_COLLECTIVES(X)                                        \
-    X(BLOCKING, FIXED, Neighbor_allgather, neighbor_allgather)             \
-    X(BLOCKING, FIXED, Neighbor_alltoall, neighbor_alltoall)               \
-    X(BLOCKING, ALLGATHERV, Neighbor_allgatherv, neighbor_allgatherv)      \
-    X(BLOCKING, ALLTOALLV, Neighbor_alltoallv, neighbor_alltoallv)         \
-    X(NONBLOCKING, FIXED, Ineighbor_allgather, ineighbor_allgather)        \
-    X(NONBLOCKING, FIXED, Ineighbor_alltoall, ineighbor_alltoall)          \
-    X(NONBLOCKING, ALLGATHERV, Ineighbor_allgatherv, ineighbor_allgatherv) \
-    X(NONBLOCKING, ALLTOALLV, Ineighbor_alltoallv, ineighbor_alltoallv)    \
-    X(PERSISTENT, FIXED, Neighbor_allgather_init, neighbor_allgather_init) \
-    X(PERSISTENT, FIXED, Neighbor_alltoall_init, neighbor_alltoall_init)   \
+#define NBR_NEIGHBOR_COLLECTIVES(X)                                               \
+    X(BLOCKING, FIXED, Neighbor_allgather, neighbor_allgather)                    \
+    X(BLOCKING, FIXED, Neighbor_alltoall, neighbor_alltoall)                      \
+    X(BLOCKING, ALLGATHERV, Neighbor_allgatherv, neighbor_allgatherv)             \
+    X(BLOCKING, ALLTOALLV, Neighbor_alltoallv, neighbor_alltoallv)                \
+    X(NONBLOCKING, FIXED, Ineighbor_allgather, ineighbor_allgather)               \
+    X(NONBLOCKING, FIXED, Ineighbor_alltoall, ineighbor_alltoall)                 \
+    X(NONBLOCKING, ALLGATHERV, Ineighbor_allgatherv, ineighbor_allgatherv)        \
+    X(NONBLOCKING, ALLTOALLV, Ineighbor_alltoallv, ineighbor_alltoallv)           \
+    X(PERSISTENT, FIXED, Neighbor_allgather_init, neighbor_allgather_init)        \
+    X(PERSISTENT, FIXED, Neighbor_alltoall_init, neighbor_alltoall_init)          \
     X(PERSISTENT, ALLGATHERV, Neighbor_allgatherv_init, neighbor_allgatherv_init) \
     X(PERSISTENT, ALLTOALLV, Neighbor_alltoallv_init, neighbor_alltoallv_init)
 
@@ -60,7 +60,7 @@ static_assert(0 NBR_NEIGHBOR_COLLECTIVES(NBR_COUNT_COLLECTIVE) == 12,
 #define NBR_C_PARAMS_FIXED \
     const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype
 #define NBR_C_ARGS_FIXED sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype
-#define NBR_C_PARAMS_ALLGATHERV                                                                               \
+#define NBR_C_PARAMS_ALLGATHERV                                                                       \
     const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], \
         const int displs[], MPI_Datatype recvtype
 #define NBR_C_ARGS_ALLGATHERV sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype

@@ -374,14 +374,14 @@ extern "C" {
     start_with_proxy([&](nbr_request_t* r) { return nbr_##fname(__VA_ARGS__, p, 0, r); }, true, call, request)
 #define NBR_WHEN_0(...)
 #define NBR_WHEN_1(...) __VA_ARGS__
-#define NBR_C_WRAPPER(mode, shape, Cname, fname)                                                        \
-    NBR_CAT(NBR_WHEN_, NBR_HAVE_##mode)(                                                                \
-        int NBR_C_NAME(mode, Cname)(NBR_C_PARAMS_##shape, NBR_C_TAIL_PARAMS_##mode) {                   \
-            if (nbr_pattern_t p = pattern_of(comm)) {                                                   \
-                return NBR_C_REPLAY_##mode(fname, NBR_STR(NBR_C_NAME(mode, Cname)), NBR_C_ARGS_##shape); \
-            }                                                                                           \
-            return NBR_PMPI_NAME(mode, Cname)(NBR_C_ARGS_##shape, NBR_C_TAIL_ARGS_##mode);             \
-        })
+#define NBR_C_WRAPPER(mode, shape, Cname, fname)                                                     \
+    NBR_CAT(NBR_WHEN_, NBR_HAVE_##mode)                                                              \
+    (int NBR_C_NAME(mode, Cname)(NBR_C_PARAMS_##shape, NBR_C_TAIL_PARAMS_##mode) {                   \
+        if (nbr_pattern_t p = pattern_of(comm)) {                                                    \
+            return NBR_C_REPLAY_##mode(fname, NBR_STR(NBR_C_NAME(mode, Cname)), NBR_C_ARGS_##shape); \
+        }                                                                                            \
+        return NBR_PMPI_NAME(mode, Cname)(NBR_C_ARGS_##shape, NBR_C_TAIL_ARGS_##mode);               \
+    })
 
 NBR_NEIGHBOR_COLLECTIVES(NBR_C_WRAPPER)
 

@@ -125,7 +125,7 @@ private:
     std::vector<int> completed_;
     std::size_t posted_ = 0;                 // MPI requests in flight
     MPI_Request native_ = MPI_REQUEST_NULL;  // a native persistent collective, if bound
-    std::atomic<bool> active_{false};  // read by other threads' progress sweeps and tests (nbr.h, Threads)
+    std::atomic<bool> active_{false};        // read by other threads' progress sweeps and tests (nbr.h, Threads)
     int error_code_ = 0;
     std::string error_message_;
 };

@@ -12,8 +12,8 @@
 #include "execution.hpp"
 #include "handle_table.hpp"
 #include "nbr.h"
-#include "nbr/schema/pattern_io.hpp"
 #include "nbr/plan/plan.hpp"
+#include "nbr/schema/pattern_io.hpp"
 
 namespace nbr::internal {
 
@@ -31,17 +31,17 @@ struct PatternState {
     std::vector<int> in;
     std::vector<int> out;
     std::string algorithm;
-    Plan plans[2];                                         // indexed by Collective: allgather, alltoall
-    std::int64_t tag_window = 1;                           // tags one call needs (largest plan tag of any rank + 1)
-    std::int64_t tag_ub = 32767;                           // MPI_TAG_UB of the communicator
-    std::int64_t windows = 1;                              // tag windows below MPI_TAG_UB
-    std::unique_ptr<Execution> blocking[2];                // reused by blocking calls
-    std::vector<std::unique_ptr<Execution>> idle[2];       // for nonblocking calls
-    std::uint64_t calls = 0;                               // nonblocking calls started
-    std::vector<RequestState*> in_flight;                  // nonblocking, in call order
-    int requests = 0;                 // live requests (persistent or nonblocking) that use this pattern
-    bool topology_comm = false;       // comm (so also `comm`) has the pattern's (dist-)graph topology
-    bool native[2] = {false, false};  // blocking calls use the native collective (see nbr.cpp)
+    Plan plans[2];                                    // indexed by Collective: allgather, alltoall
+    std::int64_t tag_window = 1;                      // tags one call needs (largest plan tag of any rank + 1)
+    std::int64_t tag_ub = 32767;                      // MPI_TAG_UB of the communicator
+    std::int64_t windows = 1;                         // tag windows below MPI_TAG_UB
+    std::unique_ptr<Execution> blocking[2];           // reused by blocking calls
+    std::vector<std::unique_ptr<Execution>> idle[2];  // for nonblocking calls
+    std::uint64_t calls = 0;                          // nonblocking calls started
+    std::vector<RequestState*> in_flight;             // nonblocking, in call order
+    int requests = 0;                                 // live requests (persistent or nonblocking) that use this pattern
+    bool topology_comm = false;                       // comm (so also `comm`) has the pattern's (dist-)graph topology
+    bool native[2] = {false, false};                  // blocking calls use the native collective (see nbr.cpp)
 };
 
 /// A started or startable collective (behind an nbr_request_t handle). Kept in its handle
@@ -61,7 +61,6 @@ struct RequestState {
     std::unique_ptr<Execution> execution;
     std::uint64_t call = 0;  // nonblocking: call number on the pattern
 };
-
 
 /// The calling thread's last failure (nbr_last_error).
 std::string& last_error();

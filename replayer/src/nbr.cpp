@@ -10,8 +10,8 @@
 
 #include "comm_neighbors.hpp"
 #include "handles.hpp"
-#include "nbr/schema/pattern_io.hpp"
 #include "nbr/plan/plan.hpp"
+#include "nbr/schema/pattern_io.hpp"
 #include "progress.hpp"
 
 namespace {

@@ -4,8 +4,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "nbr/simulator/simulate.hpp"
 #include "nbr/schema/pattern_io.hpp"
+#include "nbr/simulator/simulate.hpp"
 
 namespace nbr::simulator {
 

@@ -14,10 +14,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "nbr/common/mpi_program.hpp"
 #include "nbr/simulator/calibrate.hpp"
 #include "nbr/simulator/machine.hpp"
 #include "nbr/simulator/measure.hpp"
-#include "nbr/common/mpi_program.hpp"
 #include "nbr/simulator/sizes.hpp"
 
 namespace {
@@ -102,7 +102,7 @@ int calibrate(const Options& o, int rank) {
     print_points(c, o.klass);
     auto machine = o.base.empty() ? new_machine(o, c) : base;
     nbr::simulator::apply_calibration(machine, klass, c,
-                                     "ping-pong, bursts, streams and a late receiver between two ranks");
+                                      "ping-pong, bursts, streams and a late receiver between two ranks");
     print_checks(nbr::simulator::check_calibration(machine, klass, c));
     const auto json = nbr::simulator::machine_to_json(machine);
     (void)nbr::simulator::parse_machine(json, "the calibrated machine");  // what is written reads back

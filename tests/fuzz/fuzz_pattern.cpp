@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <string>
 
+#include "nbr/plan/plan.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/pattern_io.hpp"
-#include "nbr/plan/plan.hpp"
 
 namespace {
 

@@ -25,8 +25,8 @@ namespace {
 
 std::atomic<long> allocations{0};
 std::atomic<bool> counting{false};
-std::atomic<long> native_calls{0};       // blocking native neighborhood collectives
-std::atomic<long> native_inits{0};       // native persistent neighborhood collectives
+std::atomic<long> native_calls{0};  // blocking native neighborhood collectives
+std::atomic<long> native_inits{0};  // native persistent neighborhood collectives
 std::atomic<bool> counting_native{false};
 
 void count_native(std::atomic<long>& counter) {
@@ -79,8 +79,8 @@ int MPI_Neighbor_allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, c
     count_native(native_calls);
     return PMPI_Neighbor_allgatherv(sb, sc, st, rb, rcs, rds, rt, c);
 }
-int MPI_Neighbor_alltoallv(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb,
-                           const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm c) {
+int MPI_Neighbor_alltoallv(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb, const int rcs[],
+                           const int rds[], MPI_Datatype rt, MPI_Comm c) {
     count_native(native_calls);
     return PMPI_Neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c);
 }
@@ -168,9 +168,9 @@ protected:
                                                b.recv_displs.data(), MPI_INT, pattern);
             }
             if (call == 3) {
-                code = nbr_neighbor_alltoallv(b.send.data(), b.send_counts.data(), b.send_displs.data(), MPI_INT,
-                                              b.recv.data(), b.recv_counts.data(), b.recv_displs.data(), MPI_INT,
-                                              pattern);
+                code =
+                    nbr_neighbor_alltoallv(b.send.data(), b.send_counts.data(), b.send_displs.data(), MPI_INT,
+                                           b.recv.data(), b.recv_counts.data(), b.recv_displs.data(), MPI_INT, pattern);
             }
             handed += native_calls.load() - before;
             counting_native = false;
@@ -316,9 +316,8 @@ TEST_F(HotPathTest, RepeatedNonblockingAndPersistentCallsAllocateNothing) {
                         nbr_waitall(2, r);
                     }),
                     "ineighbor_allgatherv + ineighbor_alltoallv + waitall");
-        expect_none(allocations_of([&] {
-                        nbr_neighbor_alltoall(b.send.data(), 5, MPI_INT, b.recv.data(), 5, MPI_INT, pattern);
-                    }),
+        expect_none(allocations_of(
+                        [&] { nbr_neighbor_alltoall(b.send.data(), 5, MPI_INT, b.recv.data(), 5, MPI_INT, pattern); }),
                     "blocking alltoall");
         nbr_request_t persistent[2] = {NBR_REQUEST_NULL, NBR_REQUEST_NULL};
         ASSERT_EQ(nbr_neighbor_alltoall_init(b.send.data(), 5, MPI_INT, b.recv.data(), 5, MPI_INT, pattern, 0,

@@ -5,8 +5,8 @@
 
 #include "mpi_test_support.hpp"
 #include "nbr/compiler/verify.hpp"
-#include "nbr/schema/pattern_io.hpp"
 #include "nbr/plan/plan.hpp"
+#include "nbr/schema/pattern_io.hpp"
 #include "relay_algorithm.hpp"
 #include "test_support.hpp"
 

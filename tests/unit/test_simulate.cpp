@@ -6,21 +6,21 @@
 #include <fstream>
 #include <map>
 
-#include "nbr/simulator/machine.hpp"
-#include "nbr/simulator/simulate.hpp"
 #include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
+#include "nbr/simulator/machine.hpp"
+#include "nbr/simulator/simulate.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using nbr::Edge;
 using nbr::Placement;
+using nbr::schema::Operation;
 using nbr::simulator::Collective;
 using nbr::simulator::DistanceClass;
 using nbr::simulator::Machine;
 using nbr::simulator::SimResult;
-using nbr::schema::Operation;
 
 using nbr::test::Op;
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "nbr/simulator/machine.hpp"
 #include "nbr/graphs/placement.hpp"
-#include "nbr_pattern.pb.h"
 #include "nbr/plan/plan.hpp"
+#include "nbr/simulator/machine.hpp"
+#include "nbr_pattern.pb.h"
 
 namespace nbr::simulator {
 
