@@ -1,5 +1,4 @@
 // nbrc: the nbr pattern compiler. A thin CLI11 driver over the nbr_compiler library.
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -7,8 +6,6 @@
 #include <optional>
 #include <sstream>
 #include <string>
-
-#include <sys/resource.h>
 
 #include <mpi.h>
 #include <CLI/CLI.hpp>
@@ -212,40 +209,14 @@ int run_simulate(const Options& o) {
             std::cout << nbr::simulator::machine_to_json(machine.spec);
             return;
         }
-        const auto& sizes = o.size_list;
-        const auto collective =
+        nbr::simulator::SimRequest request;
+        request.pattern = o.dir;
+        request.baseline = o.baseline;
+        request.collective =
             o.collective == "alltoall" ? nbr::simulator::Collective::alltoall : nbr::simulator::Collective::allgather;
-        nbr::simulator::SimReport report;
-        const auto start = std::chrono::steady_clock::now();
-        const auto program = nbr::simulator::load_program(o.dir, collective);
-        report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        const auto placement = simulation_placement(o, machine, program.num_ranks);
-        report.pattern = o.dir;
-        report.algorithm = program.algorithm;
-        report.collective = collective;
-        report.ranks = program.num_ranks;
-        report.messages = program.num_messages();
-        report.machine = machine.name;
-        report.placement = placement.description();
-        report.nodes = placement.num_nodes();
-        for (const auto size : sizes)
-            report.results.push_back(nbr::simulator::simulate(program, machine, placement, size));
-        if (!o.baseline.empty()) {
-            const auto baseline = nbr::simulator::load_program(o.baseline, collective);
-            if (baseline.num_ranks != program.num_ranks) {
-                throw nbr::InputError("--baseline " + o.baseline + " has " + std::to_string(baseline.num_ranks) +
-                                      " ranks, " + o.dir + " " + std::to_string(program.num_ranks));
-            }
-            report.baseline = o.baseline;
-            report.baseline_algorithm = baseline.algorithm;
-            report.baseline_messages = baseline.num_messages();
-            for (const auto size : sizes) {
-                report.baseline_results.push_back(nbr::simulator::simulate(baseline, machine, placement, size));
-            }
-        }
-        rusage usage{};
-        getrusage(RUSAGE_SELF, &usage);
-        report.peak_memory_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: KiB
+        request.sizes = o.size_list;
+        const auto report = nbr::simulator::simulate_directory(
+            request, machine, [&](std::uint32_t ranks) { return simulation_placement(o, machine, ranks); });
         std::cout << (o.json ? nbr::simulator::format_report_json(report) : nbr::simulator::format_report(report));
     });
     return 0;

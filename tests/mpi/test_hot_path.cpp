@@ -36,8 +36,9 @@ void count_native(std::atomic<long>& counter) {
 }  // namespace
 
 // ---- allocation hook --------------------------------------------------------------------------
-// A replacement pair: new takes from malloc, delete gives back to free (GCC cannot see that
-// the two belong together).
+// Replacements of every unaligned form (plain and nothrow, the library's temporary buffers
+// use the latter): new takes from malloc, delete gives back to free (GCC cannot see that the
+// two belong together). The aligned forms stay the library's, new and delete alike.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
@@ -49,6 +50,19 @@ void* operator new(std::size_t size) {
 }
 void* operator new[](std::size_t size) {
     return ::operator new(size);
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+    if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+    return std::malloc(size == 0 ? 1 : size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+    return ::operator new(size, tag);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+    std::free(p);
 }
 void operator delete(void* p) noexcept {
     std::free(p);

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -98,6 +99,22 @@ struct SimReport {
     std::uint64_t baseline_messages = 0;
     std::vector<SimResult> baseline_results;  ///< same sizes as results
 };
+
+/// @brief What `nbrc simulate` asks for: a pattern directory, optionally a baseline pattern of
+/// the same topology, one collective, block sizes.
+struct SimRequest {
+    std::filesystem::path pattern;
+    std::filesystem::path baseline;  ///< empty: none
+    Collective collective = Collective::allgather;
+    std::vector<std::uint64_t> sizes;
+};
+
+/// @brief Loads the request's patterns and simulates them at every size on `machine`, with
+/// ranks placed by `place(num_ranks)`. Records load time and peak memory in the report.
+/// @throws InputError if the baseline has another number of ranks; what load_program and
+/// simulate throw.
+[[nodiscard]] SimReport simulate_directory(const SimRequest& request, const Machine& machine,
+                                           const std::function<Placement(std::uint32_t)>& place);
 
 /// @brief Human-readable report: one line per size, traffic by distance class.
 [[nodiscard]] std::string format_report(const SimReport& report);
