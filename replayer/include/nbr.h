@@ -126,8 +126,10 @@ const char* nbr_last_error(void);
  * every rank (one direct message per edge), blocking calls of that collective run the native
  * MPI_Neighbor_* on the private duplicate: the same messages without the cost of posting them
  * through MPI's public API; so do persistent fixed-size requests of it with blocks of 512
- * bytes or more (the native persistent collective). nbr_load_pattern_flags with
- * NBR_LOAD_NO_NATIVE keeps every call on nbr's engine.
+ * bytes or more (the native persistent collective). The choice depends on the pattern only,
+ * so every rank makes the same one; since the native collective progresses none of nbr's
+ * requests, a blocking call that hands off first completes the requests the process has
+ * started. nbr_load_pattern_flags with NBR_LOAD_NO_NATIVE keeps every call on nbr's engine.
  */
 int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
 
