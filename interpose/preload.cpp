@@ -78,16 +78,20 @@ struct Attached {
     bool counts = false;
 };
 
-/// NBR_REPORT=1 in the environment (docs/environment.md).
-bool report_wanted() {
-    const char* report = std::getenv("NBR_REPORT");
-    return report != nullptr && std::strcmp(report, "1") == 0;
+/// Whether the switch `name` is set to 1 in the environment (docs/environment.md).
+bool switched_on(const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && std::strcmp(value, "1") == 0;
 }
 
-/// NBR_REPLAY_NAIVE=1: load patterns with NBR_LOAD_NO_NATIVE (docs/environment.md).
+/// NBR_REPORT=1: the report at MPI_Finalize.
+bool report_wanted() {
+    return switched_on("NBR_REPORT");
+}
+
+/// NBR_REPLAY_NAIVE=1: load patterns with NBR_LOAD_NO_NATIVE.
 unsigned long load_flags() {
-    const char* engine = std::getenv("NBR_REPLAY_NAIVE");
-    return engine != nullptr && std::strcmp(engine, "1") == 0 ? NBR_LOAD_NO_NATIVE : 0;
+    return switched_on("NBR_REPLAY_NAIVE") ? NBR_LOAD_NO_NATIVE : 0;
 }
 
 std::unordered_map<MPI_Request, Proxy>& proxies() {

@@ -51,9 +51,8 @@ void pmpi_finalize_(F*) __attribute__((weak));
 
 namespace {
 
-using nbr::interpose::InsideNbr;
-using nbr::interpose::mpi_result;
 using nbr::interpose::pattern_of;
+using nbr::interpose::replay_blocking;
 using nbr::interpose::start_with_proxy;
 
 /// Runs a Fortran entry point with a local error code and returns it.
@@ -86,8 +85,7 @@ nbr_pattern_t pattern(const F* comm) {
 /// A replayed blocking call: libnbr's result as the Fortran error code.
 template <class Replay>
 void replay(F* ierr, const char* call, Replay&& run) {
-    const InsideNbr guard;
-    set_error(ierr, mpi_result(run(), call));
+    set_error(ierr, replay_blocking(call, std::forward<Replay>(run)));
 }
 
 /// A replayed nonblocking or persistent call: a proxy's Fortran handle in `request`.

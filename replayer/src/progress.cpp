@@ -97,10 +97,6 @@ void poll() {
     sweep_locked();
 }
 
-bool idle() {
-    return registered.load() == 0;
-}
-
 void complete_registered() {
     while (registered.load() != 0) {
         const std::lock_guard lock(registry_mutex);

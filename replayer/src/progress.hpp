@@ -26,9 +26,6 @@ void wait_all(std::span<Execution* const> executions);
 
 /// @brief Progresses every registered execution once.
 void poll();
-/// @brief True if no started request is registered.
-[[nodiscard]] bool idle();
-
 /// @brief Progresses every registered execution until none is left that no thread blocks on
 /// (what a blocking call does before it hands off to a native collective, which progresses
 /// nothing of nbr's).
