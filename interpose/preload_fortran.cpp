@@ -161,14 +161,15 @@ extern "C" {
     replay_request(request, ierr, false, call, [&](nbr_request_t* r) { return nbr_##fname(__VA_ARGS__, p, r); })
 #define NBR_F_REPLAY_PERSISTENT(fname, call, ...) \
     replay_request(request, ierr, true, call, [&](nbr_request_t* r) { return nbr_##fname(__VA_ARGS__, p, 0, r); })
-#define NBR_F_WRAPPER(mode, shape, Cname, fname)                                                                    \
-    void NBR_F_NAME(mode, fname)(NBR_F_PARAMS_##shape, NBR_F_TAIL_PARAMS_##mode) {                                  \
-        if (nbr_pattern_t p = pattern(comm)) {                                                                      \
-            return NBR_F_REPLAY_##mode(fname, NBR_STR(NBR_C_NAME(mode, Cname)), NBR_F_NBR_ARGS_##shape);            \
-        }                                                                                                           \
-        set_error(ierr,                                                                                             \
-                  fortran([&](F* e) { NBR_PF_NAME(mode, fname)                                                      \
-                                      (NBR_F_ARGS_##shape, NBR_F_TAIL_ARGS_##mode, e); })); \
+#define NBR_F_WRAPPER(mode, shape, Cname, fname)                                                         \
+    void NBR_F_NAME(mode, fname)(NBR_F_PARAMS_##shape, NBR_F_TAIL_PARAMS_##mode) {                       \
+        if (nbr_pattern_t p = pattern(comm)) {                                                           \
+            return NBR_F_REPLAY_##mode(fname, NBR_STR(NBR_C_NAME(mode, Cname)), NBR_F_NBR_ARGS_##shape); \
+        }                                                                                                \
+        set_error(ierr, fortran([&](F* e) {                                                              \
+                      NBR_PF_NAME(mode, fname)                                                           \
+                      (NBR_F_ARGS_##shape, NBR_F_TAIL_ARGS_##mode, e);                                   \
+                  }));                                                                                   \
     }
 
 NBR_NEIGHBOR_COLLECTIVES(NBR_F_WRAPPER)
