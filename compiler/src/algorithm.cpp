@@ -24,6 +24,46 @@ std::string to_string(AlgorithmKind kind) {
     throw std::invalid_argument("unknown algorithm kind");
 }
 
+namespace {
+
+/// The configurations of one algorithm that auto tries.
+std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions& base) {
+    const std::string name = to_string(kind);
+    switch (kind) {
+        case AlgorithmKind::naive:
+        case AlgorithmKind::common_neighbor: return {Candidate{name, kind, base}};
+        case AlgorithmKind::distance_halving:
+            if (!base.placement) return {};
+            return {Candidate{name, kind, base}};
+        case AlgorithmKind::kgroup: {
+            std::vector<Candidate> out;
+            for (std::uint32_t k = 2; k <= 4; ++k) {
+                for (const bool aware : {false, true}) {
+                    if (aware && !base.placement) continue;
+                    Candidate candidate{name + "-k" + std::to_string(k) + (aware ? "-aware" : ""), kind, base};
+                    candidate.options.group_size = k;
+                    candidate.options.topology_aware = aware;
+                    candidate.options.threshold.reset();  // the paper's default per k
+                    out.push_back(std::move(candidate));
+                }
+            }
+            return out;
+        }
+    }
+    throw std::invalid_argument("unknown algorithm kind");
+}
+
+}  // namespace
+
+std::vector<Candidate> auto_candidates(const AlgorithmOptions& base) {
+    std::vector<Candidate> out = candidates_of(AlgorithmKind::naive, base);
+    for (const auto& [name, kind] : algorithm_names()) {
+        if (kind == AlgorithmKind::naive) continue;
+        for (auto& candidate : candidates_of(kind, base)) out.push_back(std::move(candidate));
+    }
+    return out;
+}
+
 std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOptions& options) {
     switch (kind) {
         case AlgorithmKind::naive: return std::make_unique<internal::NaiveAlgorithm>();

@@ -24,6 +24,16 @@ using nbr::common::kOutOfMemory;
 
 namespace internal {
 
+void Progress::say(const std::string& what) const {
+    if (!enabled_) return;
+    std::fprintf(stderr, "[nbrc %8.3f s] %s\n", seconds(), what.c_str());
+    std::fflush(stderr);
+}
+
+double Progress::seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
 void collective_try(MPI_Comm comm, const std::function<void()>& action) {
     std::string message;
     int failed_input = 0;
@@ -61,21 +71,7 @@ void collective_try(MPI_Comm comm, const std::function<void()>& action) {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-class Progress {
-public:
-    Progress(bool enabled) : enabled_(enabled), start_(Clock::now()) {}
-    void say(const std::string& what) const {
-        if (!enabled_) return;
-        std::fprintf(stderr, "[nbrc %8.3f s] %s\n", seconds(), what.c_str());
-        std::fflush(stderr);
-    }
-    [[nodiscard]] double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-
-private:
-    bool enabled_;
-    Clock::time_point start_;
-};
+using internal::Progress;
 
 /// Prefix of the temporary directories a compile to `output` works in: files are written there
 /// and the directory is renamed to `output` only when complete. The name carries the host and
@@ -178,75 +174,96 @@ Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputF
     return topology;
 }
 
-double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder, const Topology& topology,
-                     const Algorithm& algorithm, const CompileOptions& options) {
-    const auto start = Clock::now();
+namespace internal {
+
+StagedOutput::StagedOutput(MPI_Comm comm, const fs::path& output) : comm_(comm), output_(output) {
+    MPI_Comm_rank(comm, &process_);
+    collective_try(comm, [&] {
+        if (process_ != 0) return;
+        const int removed = remove_leftovers(output);
+        if (removed > 0) {  // a notice even with --quiet: files were deleted
+            std::fprintf(stderr, "nbrc: removed %d temporary director%s left by interrupted compiles\n", removed,
+                         removed == 1 ? "y" : "ies");
+        }
+        dir_ = make_temp_dir(output);
+    });
+    dir_ = broadcast_string(comm, dir_.string());
+}
+
+StagedOutput::~StagedOutput() {
+    if (published_ || process_ != 0) return;
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+}
+
+void StagedOutput::publish() {
+    collective_try(comm_, [&] {
+        if (process_ == 0) nbr::compiler::publish(dir_, output_);
+    });
+    published_ = true;
+}
+
+std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder,
+                                  const Topology& topology, const Algorithm& algorithm, const fs::path& dir,
+                                  const std::string& source) {
     int process = 0;
     MPI_Comm_rank(comm, &process);
     const std::string algo_name = algorithm.name();
     const std::uint64_t hash = topology.hash();
     const std::uint64_t id = compile_id(algorithm, topology);
-    fs::path temp;
-    internal::collective_try(comm, [&] {
-        if (process != 0) return;
-        const int removed = remove_leftovers(options.output);
-        if (removed > 0) {  // a notice even with --quiet: files were deleted
-            std::fprintf(stderr, "nbrc: removed %d temporary director%s left by interrupted compiles\n", removed,
-                         removed == 1 ? "y" : "ies");
-        }
-        temp = make_temp_dir(options.output);
-    });
-    temp = broadcast_string(comm, temp.string());
-
     std::vector<std::uint64_t> checksums(engine.local_count());
-    try {
-        internal::collective_try(comm, [&] {
-            for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
-                auto pattern = builder.rank_pattern(v, topology, algo_name, hash);
-                pattern.set_compile_id(id);
-                const auto bytes = serialize_deterministic(pattern);
-                checksums[v - engine.local_begin()] = nbr::internal::checksum64(bytes);
-                write_file(temp / rank_file_name(v), bytes);
-            }
-        });
-        // Gather the checksums in rank order (blocks are contiguous).
-        std::vector<int> counts(static_cast<std::size_t>(engine.processes()));
-        std::vector<int> displs(counts.size());
-        for (int q = 0; q < engine.processes(); ++q) {
-            counts[static_cast<std::size_t>(q)] =
-                static_cast<int>(engine.first_rank_of(q + 1) - engine.first_rank_of(q));
-            displs[static_cast<std::size_t>(q)] = static_cast<int>(engine.first_rank_of(q));
+    collective_try(comm, [&] {
+        if (process == 0) fs::create_directories(dir);
+    });
+    collective_try(comm, [&] {
+        for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
+            auto pattern = builder.rank_pattern(v, topology, algo_name, hash);
+            pattern.set_compile_id(id);
+            const auto bytes = serialize_deterministic(pattern);
+            checksums[v - engine.local_begin()] = nbr::internal::checksum64(bytes);
+            write_file(dir / rank_file_name(v), bytes);
         }
-        std::vector<std::uint64_t> all(process == 0 ? topology.num_ranks() : 0);
-        MPI_Gatherv(checksums.data(), static_cast<int>(checksums.size()), MPI_UINT64_T, all.data(), counts.data(),
-                    displs.data(), MPI_UINT64_T, 0, comm);
-        internal::collective_try(comm, [&] {
-            if (process != 0) return;
-            schema::Manifest manifest;
-            manifest.set_format_version(kFormatVersion);
-            manifest.set_num_ranks(topology.num_ranks());
-            manifest.set_num_edges(topology.num_edges());
-            manifest.set_algorithm(algo_name);
-            for (const auto& [name, value] : algorithm.parameters()) {
-                auto* parameter = manifest.add_parameters();
-                parameter->set_name(name);
-                parameter->set_value(value);
-            }
-            manifest.set_topology_hash(hash);
-            manifest.set_compile_id(id);
-            for (auto c : all) manifest.add_rank_checksums(c);
-            manifest.set_producer("nbrc " NBR_VERSION_STRING);
-            manifest.set_source(options.source);
-            write_file(temp / manifest_file_name(), serialize_deterministic(manifest));
-            publish(temp, options.output);
-        });
-    } catch (...) {
-        if (process == 0) {
-            std::error_code ec;
-            fs::remove_all(temp, ec);
-        }
-        throw;
+    });
+    // Gather the checksums in rank order (blocks are contiguous).
+    std::vector<int> counts(static_cast<std::size_t>(engine.processes()));
+    std::vector<int> displs(counts.size());
+    for (int q = 0; q < engine.processes(); ++q) {
+        counts[static_cast<std::size_t>(q)] = static_cast<int>(engine.first_rank_of(q + 1) - engine.first_rank_of(q));
+        displs[static_cast<std::size_t>(q)] = static_cast<int>(engine.first_rank_of(q));
     }
+    std::vector<std::uint64_t> all(process == 0 ? topology.num_ranks() : 0);
+    MPI_Gatherv(checksums.data(), static_cast<int>(checksums.size()), MPI_UINT64_T, all.data(), counts.data(),
+                displs.data(), MPI_UINT64_T, 0, comm);
+    collective_try(comm, [&] {
+        if (process != 0) return;
+        schema::Manifest manifest;
+        manifest.set_format_version(kSingleFormatVersion);
+        manifest.set_num_ranks(topology.num_ranks());
+        manifest.set_num_edges(topology.num_edges());
+        manifest.set_algorithm(algo_name);
+        for (const auto& [name, value] : algorithm.parameters()) {
+            auto* parameter = manifest.add_parameters();
+            parameter->set_name(name);
+            parameter->set_value(value);
+        }
+        manifest.set_topology_hash(hash);
+        manifest.set_compile_id(id);
+        for (auto c : all) manifest.add_rank_checksums(c);
+        manifest.set_producer("nbrc " NBR_VERSION_STRING);
+        manifest.set_source(source);
+        write_file(dir / manifest_file_name(), serialize_deterministic(manifest));
+    });
+    return id;
+}
+
+}  // namespace internal
+
+double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder, const Topology& topology,
+                     const Algorithm& algorithm, const CompileOptions& options) {
+    const auto start = Clock::now();
+    internal::StagedOutput staged(comm, options.output);
+    internal::write_pattern_files(comm, engine, builder, topology, algorithm, staged.dir(), options.source);
+    staged.publish();
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 

@@ -71,7 +71,7 @@ void PatternBuilder::derive_receives(Engine& engine) {
 schema::RankPattern PatternBuilder::rank_pattern(std::uint32_t rank, const Topology& topology,
                                                  const std::string& algorithm, std::uint64_t topology_hash) const {
     schema::RankPattern pattern;
-    pattern.set_format_version(kFormatVersion);
+    pattern.set_format_version(kSingleFormatVersion);
     pattern.set_rank(rank);
     pattern.set_num_ranks(topology.num_ranks());
     for (auto r : topology.in_neighbors(rank)) pattern.add_in_neighbors(r);

@@ -269,18 +269,51 @@ std::vector<schema::RankPattern> read_all_rank_patterns(const std::filesystem::p
     return patterns;
 }
 
+namespace {
+
+VerifyReport verify_single(const std::filesystem::path& dir, const schema::Manifest& manifest,
+                           const Topology* expected) {
+    const auto patterns = read_all_rank_patterns(dir, manifest);
+    VerifyReport report = verify_patterns(patterns, manifest.topology_hash(), expected);
+    if (report.ok && report.edges != manifest.num_edges()) {
+        report.ok = false;
+        report.violation = (dir / manifest_file_name()).string() + ": declares " +
+                           std::to_string(manifest.num_edges()) + " edges, rank files hold " +
+                           std::to_string(report.edges);
+    }
+    return report;
+}
+
+/// Every variant of an auto directory, each proven on its own; figures summed (steps: the longest).
+VerifyReport verify_variants(const std::filesystem::path& dir, const schema::Manifest& manifest,
+                             const Topology* expected) {
+    VerifyReport report;
+    for (int i = 0; i < manifest.variants_size(); ++i) {
+        const auto& name = manifest.variants(i).name();
+        const auto one = verify_single(dir / name, read_variant_manifest(dir, manifest, i), expected);
+        if (!one.ok) {
+            report.violation = "variant '" + name + "': " + one.violation;
+            return report;
+        }
+        report.ranks = one.ranks;
+        report.edges = one.edges;
+        report.messages += one.messages;
+        report.items_moved += one.items_moved;
+        report.steps = std::max(report.steps, one.steps);
+        report.variants.push_back(name);
+    }
+    report.ok = true;
+    return report;
+}
+
+}  // namespace
+
 VerifyReport verify_directory(const std::filesystem::path& dir, const Topology* expected) {
     VerifyReport report;
     try {
         const auto manifest = read_manifest(dir);
-        const auto patterns = read_all_rank_patterns(dir, manifest);
-        report = verify_patterns(patterns, manifest.topology_hash(), expected);
-        if (report.ok && report.edges != manifest.num_edges()) {
-            report.ok = false;
-            report.violation = (dir / manifest_file_name()).string() + ": declares " +
-                               std::to_string(manifest.num_edges()) + " edges, rank files hold " +
-                               std::to_string(report.edges);
-        }
+        report = is_multi_variant(manifest) ? verify_variants(dir, manifest, expected)
+                                            : verify_single(dir, manifest, expected);
     } catch (const PatternError& error) {
         report.ok = false;
         report.violation = error.what();

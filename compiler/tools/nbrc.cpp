@@ -12,6 +12,7 @@
 
 #include "nbr/common/mpi_program.hpp"
 #include "nbr/compiler/algorithm_cli.hpp"
+#include "nbr/compiler/auto_compile.hpp"
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
 #include "nbr/compiler/verify.hpp"
@@ -41,6 +42,8 @@ struct Options {
     nbr::compiler::AlgorithmOptions algorithm_options;  // placement is set from the options below
     std::string output;
     bool quiet = false;
+    std::string auto_sizes;  // compile --algo auto: empty = 1 B to 4 MiB
+    double margin = 0.03;
     // inspect / verify
     std::string dir;
     std::optional<std::uint32_t> rank;
@@ -132,9 +135,40 @@ std::optional<nbr::Placement> compile_placement(const Options& o, std::uint32_t 
     return nbr::Placement::block(ranks, per_node, o.ranks_per_socket.value_or(per_node));
 }
 
+nbr::Placement simulation_placement(const Options& o, const nbr::simulator::Machine& machine, std::uint32_t ranks);
+
+/// compile --algo auto: the candidates on the given placement (else the capture's, else the
+/// machine's block placement), simulated on --machine.
+int run_compile_auto(const Options& o, const nbr::Topology& topology) {
+    nbr::compiler::AutoOptions options;
+    collective_try(MPI_COMM_WORLD, [&] {
+        options.machine = nbr::simulator::load_machine(o.machine);
+        options.placement = compile_placement(o, topology.num_ranks());
+        if (!options.placement) options.placement = simulation_placement(o, options.machine, topology.num_ranks());
+    });
+    options.sizes = o.auto_sizes.empty() ? nbr::compiler::default_auto_sizes() : parse_sizes(o.auto_sizes);
+    options.margin = o.margin;
+    options.base = o.algorithm_options;
+    options.output = o.output;
+    options.quiet = o.quiet;
+    options.source = o.input;
+    const auto report = nbr::compiler::compile_auto(MPI_COMM_WORLD, topology, options);
+    if (process_rank() == 0) {
+        for (const auto& note : report.notes) std::cerr << "nbrc compile: note: " << note << "\n";
+    }
+    if (process_rank() == 0 && !o.quiet) {
+        std::string kept;
+        for (const auto& name : report.variants) kept += (kept.empty() ? "" : ", ") + name;
+        std::cout << "compiled " << o.input << " -> " << o.output << ": " << report.ranks << " ranks, " << report.edges
+                  << " edges (auto on " << options.machine.name << ": " << kept << ")\n";
+    }
+    return 0;
+}
+
 int run_compile(const Options& o) {
     const auto topology =
         nbr::compiler::read_topology_collective(MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks, o.max_ranks);
+    if (o.algorithm == "auto") return run_compile_auto(o, topology);
     nbr::compiler::CompileOptions options;
     options.algorithm = nbr::compiler::algorithm_names().at(o.algorithm);
     options.algorithm_options = o.algorithm_options;
@@ -156,6 +190,16 @@ int run_compile(const Options& o) {
 int run_inspect(const Options& o) {
     on_root([&] {
         const auto manifest = nbr::read_manifest(o.dir);
+        if (nbr::is_multi_variant(manifest)) {
+            if (o.rank) {
+                throw nbr::InputError("--rank: " + o.dir +
+                                      " is an auto directory; inspect a variant's schedule with "
+                                      "nbrc inspect " +
+                                      o.dir + "/NAME --rank R");
+            }
+            std::cout << (o.json ? nbr::compiler::format_auto_json(manifest) : nbr::compiler::format_auto(manifest));
+            return;
+        }
         const auto patterns = nbr::compiler::read_all_rank_patterns(o.dir, manifest);
         if (o.rank && *o.rank >= manifest.num_ranks()) {
             throw nbr::InputError("--rank " + std::to_string(*o.rank) + " out of range: " + o.dir + " has " +
@@ -185,7 +229,13 @@ int run_verify(const Options& o) {
             std::cout << "OK " << o.dir << ": " << report.ranks << " ranks, " << report.edges
                       << " edges each delivered exactly once; " << report.messages << " messages, "
                       << report.items_moved << " items, " << report.steps << " steps"
-                      << (expected ? "; matches " + o.topology : "") << "\n";
+                      << (expected ? "; matches " + o.topology : "");
+            if (!report.variants.empty()) {
+                std::string names;
+                for (const auto& name : report.variants) names += (names.empty() ? "" : ", ") + name;
+                std::cout << "; " << report.variants.size() << " variants, each proven: " << names;
+            }
+            std::cout << "\n";
         } else {
             std::cerr << "nbrc verify: FAILED " << o.dir << ": " << report.violation << "\n";
             status = 1;
@@ -278,10 +328,21 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     std::map<std::string, std::string> algos;
     for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
-    compile->add_option("--algo", o.algorithm, "Pattern algorithm")
+    algos.emplace("auto", "auto");
+    compile->add_option("--algo", o.algorithm, "Pattern algorithm, or auto: the fastest per size on --machine")
         ->transform(CLI::IsMember(algos))
         ->capture_default_str();
     nbr::compiler::add_algorithm_options(compile, o.algorithm_options);
+    std::string machine_names;
+    for (const auto& name : nbr::simulator::machine_preset_names()) {
+        machine_names += (machine_names.empty() ? "" : ", ") + name;
+    }
+    compile->add_option("--machine", o.machine,
+                        "auto: the machine to choose for, a preset (" + machine_names + ") or a JSON machine file");
+    compile->add_option("--sizes", o.auto_sizes, "auto: block sizes to simulate, increasing (default 1 B to 4 MiB)");
+    compile->add_option("--margin", o.margin, "auto: a candidate replaces naive only if it is this much faster")
+        ->check(CLI::Range(0.0, 10.0))
+        ->capture_default_str();
     add_placement_options(compile, o, " (distance-halving, kgroup --topology-aware; recorded in the manifest)");
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");
@@ -305,12 +366,10 @@ int run(int argc, char** argv) {
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
 
-    std::string machines;
-    for (const auto& name : nbr::simulator::machine_preset_names()) machines += (machines.empty() ? "" : ", ") + name;
     auto* simulate = app.add_subcommand("simulate", "Predict a pattern's replay latency on a modeled cluster");
     simulate->add_option("dir", o.dir, "Pattern directory (required unless --print-machine)")
         ->check(CLI::ExistingDirectory);
-    simulate->add_option("--machine", o.machine, "Machine: a preset (" + machines + ") or a JSON machine file")
+    simulate->add_option("--machine", o.machine, "Machine: a preset (" + machine_names + ") or a JSON machine file")
         ->required();
     simulate->add_option("--sizes", o.sizes, "Block sizes in bytes per neighbor (K, M suffixes)")
         ->capture_default_str();
@@ -330,6 +389,7 @@ int run(int argc, char** argv) {
     try {
         app.parse(argc, argv);
         if (simulate->parsed()) o.size_list = parse_sizes(o.sizes);
+        if (compile->parsed() && !o.auto_sizes.empty()) (void)parse_sizes(o.auto_sizes);
     } catch (const CLI::ParseError& error) {
         std::ostringstream sink;
         const int code = root ? app.exit(error) : app.exit(error, sink, sink);
@@ -341,6 +401,10 @@ int run(int argc, char** argv) {
     if (compile->parsed()) {
         const bool placed =
             !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket || !capture_placement(o).empty();
+        if (o.algorithm == "auto" && o.machine.empty()) {
+            if (root) std::cerr << "nbrc compile: --algo auto needs --machine NAME|FILE\n";
+            return 2;
+        }
         if (o.algorithm == "distance-halving" && !placed) {
             if (root) {
                 std::cerr << "nbrc compile: distance-halving needs a placement: --ranks-per-node N "

@@ -151,8 +151,26 @@ int nbr_pattern_neighbors_count(nbr_pattern_t pattern, int* indegree, int* outde
 /** The calling rank's neighbors in buffer order (as MPI_Dist_graph_neighbors). */
 int nbr_pattern_neighbors(nbr_pattern_t pattern, int maxindegree, int sources[], int maxoutdegree, int destinations[]);
 
-/** Name of the algorithm that built the pattern ("naive", ...); owned by the pattern. */
+/** Name of the algorithm that built the pattern ("naive", ..., or "auto" for a directory that
+ *  `nbrc compile --algo auto` wrote); owned by the pattern. */
 int nbr_pattern_algorithm(nbr_pattern_t pattern, const char** name);
+
+/** The collectives, for nbr_pattern_variant. */
+typedef enum { NBR_ALLGATHER = 0, NBR_ALLTOALL = 1, NBR_ALLGATHERV = 2, NBR_ALLTOALLV = 3 } nbr_collective_t;
+
+/**
+ * Name of the variant a call runs (owned by the pattern). A pattern of one algorithm has one
+ * variant; an auto pattern chooses per call:
+ *  - fixed-size calls (blocking, nonblocking, persistent) by their block size in bytes
+ *    (count times the type's size; `bytes`), from the size bands in the pattern;
+ *  - blocking and nonblocking v-variants always run the variant the compiler chose for them
+ *    (`bytes` is ignored): ranks could not agree on a size without communicating;
+ *  - persistent v-variants choose once, at init, by the bands, from the mean bytes per edge
+ *    over all ranks (pass that mean as `bytes` to ask with NBR_ALLGATHER or NBR_ALLTOALL).
+ * Every rank of a call must pass the same block size (MPI's matching rule), ranks without
+ * neighbors included, so that all run the same variant.
+ */
+int nbr_pattern_variant(nbr_pattern_t pattern, nbr_collective_t collective, size_t bytes, const char** name);
 
 /** Replays MPI_Neighbor_allgather on the pattern: block i of recvbuf comes from in-neighbor i. */
 int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,

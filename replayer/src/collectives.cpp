@@ -115,9 +115,21 @@ BlockBuffer recv_buffer(const CallArgs& a, MPI_Datatype type) {
     return describe_buffer(a.recvbuf, a.recvcount, type);
 }
 
-Execution& blocking_execution(PatternState& pattern, Collective collective) {
-    auto& slot = pattern.blocking[collective == Collective::allgather ? 0 : 1];
-    if (!slot) slot = std::make_unique<Execution>(plan_of(pattern, collective), pattern.comm);
+using nbr::internal::index_of;
+using nbr::internal::Variant;
+
+/// The variant a call runs: fixed-size calls by their block size (every rank passes the same,
+/// so every rank picks alike; a rank without neighbors passes it too), v-variants the one the
+/// compiler chose for them (ranks could not agree on a size without communicating).
+std::uint32_t variant_of_call(const PatternState& pattern, const CallArgs& a, const BlockBuffer& send,
+                              const BlockBuffer& recv) {
+    if (a.variable) return pattern.variable_variant[index_of(a.collective)];
+    return nbr::internal::band_of(pattern, a.collective, std::max(send.bytes(0), recv.bytes(0)));
+}
+
+Execution& blocking_execution(PatternState& pattern, Variant& variant, Collective collective) {
+    auto& slot = variant.blocking[index_of(collective)];
+    if (!slot) slot = std::make_unique<Execution>(variant.plans[index_of(collective)], pattern.comm);
     return *slot;
 }
 
@@ -145,19 +157,20 @@ int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
         PatternState* pattern = resolve(handle);
         if (pattern == nullptr) return fail(NBR_ERR_ARG, std::string(name_of(a)) + ": invalid pattern handle");
         check_counts(a, *pattern);
+        const BlockBuffer send = send_buffer(a, a.sendtype);
+        const BlockBuffer recv = recv_buffer(a, a.recvtype);
+        Variant& variant = pattern->variants[variant_of_call(*pattern, a, send, recv)];
         // All-direct plans on a topology communicator: the native collective is the same
         // schedule (see settle_collectively in nbr.cpp). The choice depends only on the
-        // pattern, so every rank makes the same one; since the native collective progresses
-        // none of nbr's requests, those this process has started are completed first (a peer
-        // may wait for data this rank forwards).
-        if (pattern->native[a.collective == Collective::allgather ? 0 : 1]) {
-            if (!a.variable) nbr::internal::check_block_sizes(send_buffer(a, a.sendtype), recv_buffer(a, a.recvtype));
+        // pattern and the block size, so every rank makes the same one; since the native
+        // collective progresses none of nbr's requests, those this process has started are
+        // completed first (a peer may wait for data this rank forwards).
+        if (variant.native[index_of(a.collective)]) {
+            if (!a.variable) nbr::internal::check_block_sizes(send, recv);
             nbr::internal::progress::complete_registered();
             return run_native(*pattern, a);
         }
-        Execution& execution = blocking_execution(*pattern, a.collective);
-        const BlockBuffer send = send_buffer(a, a.sendtype);
-        const BlockBuffer recv = recv_buffer(a, a.recvtype);
+        Execution& execution = blocking_execution(*pattern, variant, a.collective);
         if (a.variable) {
             execution.bind_in_band(send, recv);
         } else {
@@ -215,7 +228,8 @@ void destroy(RequestState* request) {
         auto& flight = pattern.in_flight;
         flight.erase(std::remove(flight.begin(), flight.end(), request), flight.end());
         if (request->execution && !request->execution->active()) {
-            pattern.idle[request->collective == Collective::allgather ? 0 : 1].push_back(std::move(request->execution));
+            pattern.variants[request->variant].idle[index_of(request->collective)].push_back(
+                std::move(request->execution));
         }
     }
     request->execution.reset();
@@ -237,6 +251,7 @@ RequestPtr make_request(PatternState& pattern, CallArgs& a, RequestState::Kind k
     request->collective = a.collective;
     request->comm = MPI_COMM_NULL;
     request->call = 0;
+    request->variant = 0;
     ++pattern.requests;
     request->send_type = retain_type(a.sendtype, &request->own_send_type);
     request->recv_type = retain_type(a.recvtype, &request->own_recv_type);
@@ -250,9 +265,10 @@ RequestPtr make_request(PatternState& pattern, CallArgs& a, RequestState::Kind k
 
 /// Persistent v-variants learn every unit's byte size once: the fixed-size collective of the
 /// same plan replays the origins' block sizes (one uint64 per block) through the pattern.
-std::vector<std::uint64_t> exchange_sizes(const PatternState& pattern, MPI_Comm comm, const CallArgs& a,
+std::vector<std::uint64_t> exchange_sizes(const PatternState& pattern, const RequestState& request, const CallArgs& a,
                                           const BlockBuffer& send) {
-    const auto& plan = plan_of(pattern, a.collective);
+    const auto& plan = pattern.variants[request.variant].plans[index_of(a.collective)];
+    const MPI_Comm comm = request.comm;
     const std::size_t blocks = a.collective == Collective::allgather ? 1 : pattern.out.size();
     std::vector<std::uint64_t> own(blocks + 1), got(pattern.in.size() + 1);
     for (std::uint32_t b = 0; b < blocks; ++b) own[b] = send.bytes(b);
@@ -275,12 +291,11 @@ constexpr std::size_t kNativePersistentMinBytes = 512;
 /// of its collective do (all-direct everywhere, on the pattern's topology communicator; see
 /// nbr.cpp), for fixed-size calls whose blocks are at least kNativePersistentMinBytes. Every
 /// rank decides alike: matching calls have blocks of one size on all ranks.
-bool native_persistent(const PatternState& pattern, const CallArgs& a, const BlockBuffer& recv) {
+bool native_persistent(const Variant& variant, const CallArgs& a, const BlockBuffer& recv) {
 #if defined(NBR_NATIVE_INIT)
-    return !a.variable && pattern.native[a.collective == Collective::allgather ? 0 : 1] &&
-           recv.bytes(0) >= kNativePersistentMinBytes;
+    return !a.variable && variant.native[index_of(a.collective)] && recv.bytes(0) >= kNativePersistentMinBytes;
 #else
-    (void)pattern, (void)a, (void)recv;
+    (void)variant, (void)a, (void)recv;
     return false;
 #endif
 }
@@ -300,6 +315,22 @@ MPI_Request native_persistent_init(const CallArgs& a, MPI_Comm comm) {
     return request;
 }
 
+/// Persistent v-variants choose their variant once, at init, from the mean bytes per edge over
+/// all ranks (one MPI_Allreduce on the request's communicator), by the fixed-size bands.
+std::uint32_t persistent_variable_variant(const PatternState& pattern, const RequestState& request, const CallArgs& a,
+                                          const BlockBuffer& send) {
+    if (pattern.variants.size() == 1) return 0;
+    const auto out = static_cast<std::uint32_t>(pattern.out.size());
+    double totals[2] = {0, static_cast<double>(out)};  // bytes, edges
+    for (std::uint32_t j = 0; j < out; ++j) {
+        totals[0] += static_cast<double>(send.bytes(a.collective == Collective::allgather ? 0 : j));
+    }
+    nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_DOUBLE, MPI_SUM, request.comm),
+                             "MPI_Allreduce");
+    const double mean = totals[1] > 0 ? totals[0] / totals[1] : 0.0;
+    return nbr::internal::band_of(pattern, a.collective, static_cast<std::uint64_t>(mean));
+}
+
 int init_persistent(nbr_pattern_t handle, CallArgs a, unsigned long flags, nbr_request_t* out) {
     return guarded([&] {
         const std::string what = std::string("nbr_neighbor_") + name_of(a) + "_init";
@@ -312,18 +343,21 @@ int init_persistent(nbr_pattern_t handle, CallArgs a, unsigned long flags, nbr_r
         auto request = make_request(*pattern, a, RequestState::Kind::persistent);
         // Collective from here: every rank dups, so no rank may bail out before this point on its own.
         nbr::internal::private_comm(pattern->comm, &request->comm);
-        request->execution = std::make_unique<Execution>(plan_of(*pattern, a.collective), request->comm);
-        Execution& execution = *request->execution;
         const BlockBuffer send = send_buffer(a, request->send_type);
         const BlockBuffer recv = recv_buffer(a, request->recv_type);
+        request->variant = a.variable ? persistent_variable_variant(*pattern, *request, a, send)
+                                      : variant_of_call(*pattern, a, send, recv);
+        const Variant& variant = pattern->variants[request->variant];
+        request->execution = std::make_unique<Execution>(variant.plans[index_of(a.collective)], request->comm);
+        Execution& execution = *request->execution;
         if (!a.variable) {
             execution.bind(send, recv);
-            if (native_persistent(*pattern, a, recv)) execution.bind_native(native_persistent_init(a, request->comm));
+            if (native_persistent(variant, a, recv)) execution.bind_native(native_persistent_init(a, request->comm));
             *out = nbr::internal::handle_of(*request.release());
             return NBR_SUCCESS;
         }
         int code = guarded([&] {
-            execution.bind_sized(send, recv, exchange_sizes(*pattern, request->comm, a, send));
+            execution.bind_sized(send, recv, exchange_sizes(*pattern, *request, a, send));
             return NBR_SUCCESS;
         });
         code = nbr::internal::agree(request->comm, code);
@@ -372,16 +406,18 @@ int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
         reserve_window(*pattern, call);
         auto request = make_request(*pattern, a, RequestState::Kind::nonblocking);
         request->call = call;
-        auto& idle = pattern->idle[a.collective == Collective::allgather ? 0 : 1];
+        const BlockBuffer send = send_buffer(a, request->send_type);
+        const BlockBuffer recv = recv_buffer(a, request->recv_type);
+        request->variant = variant_of_call(*pattern, a, send, recv);
+        Variant& variant = pattern->variants[request->variant];
+        auto& idle = variant.idle[index_of(a.collective)];
         if (!idle.empty()) {
             request->execution = std::move(idle.back());
             idle.pop_back();
         } else {
-            request->execution = std::make_unique<Execution>(plan_of(*pattern, a.collective), pattern->comm);
+            request->execution = std::make_unique<Execution>(variant.plans[index_of(a.collective)], pattern->comm);
         }
         Execution& execution = *request->execution;
-        const BlockBuffer send = send_buffer(a, request->send_type);
-        const BlockBuffer recv = recv_buffer(a, request->recv_type);
         if (a.variable) {
             execution.bind_in_band(send, recv);
         } else {

@@ -19,6 +19,26 @@ namespace nbr::internal {
 
 struct RequestState;
 
+/// One variant of a loaded pattern: one algorithm's plans and the executions reused for them.
+/// A single-algorithm directory loads as one variant; an auto directory as several.
+struct Variant {
+    std::string algorithm;
+    Plan plans[2];                                    // indexed by Collective: allgather, alltoall
+    bool native[2] = {false, false};                  // blocking calls use the native collective (see nbr.cpp)
+    std::unique_ptr<Execution> blocking[2];           // reused by blocking calls
+    std::vector<std::unique_ptr<Execution>> idle[2];  // for nonblocking calls
+};
+
+/// Calls of a collective whose blocks have at least `from_bytes` bytes run `variant`.
+struct Band {
+    std::uint64_t from_bytes = 0;
+    std::uint32_t variant = 0;
+};
+
+inline int index_of(Collective collective) {
+    return collective == Collective::allgather ? 0 : 1;
+}
+
 /// A loaded pattern (behind an nbr_pattern_t handle). Calls on one pattern are serialized by
 /// the application (nbr.h, "Threads"), so nothing here is locked.
 struct PatternState {
@@ -30,18 +50,17 @@ struct PatternState {
     int size = 0;
     std::vector<int> in;
     std::vector<int> out;
-    std::string algorithm;
-    Plan plans[2];                                    // indexed by Collective: allgather, alltoall
-    std::int64_t tag_window = 1;                      // tags one call needs (largest plan tag of any rank + 1)
-    std::int64_t tag_ub = 32767;                      // MPI_TAG_UB of the communicator
-    std::int64_t windows = 1;                         // tag windows below MPI_TAG_UB
-    std::unique_ptr<Execution> blocking[2];           // reused by blocking calls
-    std::vector<std::unique_ptr<Execution>> idle[2];  // for nonblocking calls
-    std::uint64_t calls = 0;                          // nonblocking calls started
-    std::vector<RequestState*> in_flight;             // nonblocking, in call order
-    int requests = 0;                                 // live requests (persistent or nonblocking) that use this pattern
-    bool topology_comm = false;                       // comm (so also `comm`) has the pattern's (dist-)graph topology
-    bool native[2] = {false, false};                  // blocking calls use the native collective (see nbr.cpp)
+    std::string algorithm;                 // the manifest's ("auto" for a multi-variant directory)
+    std::vector<Variant> variants;         // at least one
+    std::vector<Band> bands[2];            // per collective: from_bytes increasing, the first at 0
+    std::uint32_t variable_variant[2]{};   // the variant of blocking and nonblocking v-variant calls
+    std::int64_t tag_window = 1;           // tags one call needs (largest plan tag of any rank and variant + 1)
+    std::int64_t tag_ub = 32767;           // MPI_TAG_UB of the communicator
+    std::int64_t windows = 1;              // tag windows below MPI_TAG_UB
+    std::uint64_t calls = 0;               // nonblocking calls started
+    std::vector<RequestState*> in_flight;  // nonblocking, in call order
+    int requests = 0;                      // live requests (persistent or nonblocking) that use this pattern
+    bool topology_comm = false;            // comm (so also `comm`) has the pattern's (dist-)graph topology
 };
 
 /// A started or startable collective (behind an nbr_request_t handle). Kept in its handle
@@ -59,7 +78,8 @@ struct RequestState {
     bool own_recv_type = false;
     std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // v-variants: copies
     std::unique_ptr<Execution> execution;
-    std::uint64_t call = 0;  // nonblocking: call number on the pattern
+    std::uint64_t call = 0;     // nonblocking: call number on the pattern
+    std::uint32_t variant = 0;  // the pattern's variant the request runs
 };
 
 /// The calling thread's last failure (nbr_last_error).
@@ -117,8 +137,15 @@ inline nbr_request_t handle_of(const RequestState& request) {
     return reinterpret_cast<nbr_request_t>(request.handle);
 }
 
-inline const Plan& plan_of(const PatternState& pattern, Collective collective) {
-    return pattern.plans[collective == Collective::allgather ? 0 : 1];
+/// The variant a call of `collective` with blocks of `bytes` bytes runs (the bands' rule).
+/// Every rank passes blocks of one size (MPI's matching rule), so every rank picks alike.
+inline std::uint32_t band_of(const PatternState& pattern, Collective collective, std::uint64_t bytes) {
+    std::uint32_t chosen = 0;
+    for (const Band& band : pattern.bands[index_of(collective)]) {
+        if (band.from_bytes > bytes) break;
+        chosen = band.variant;
+    }
+    return chosen;
 }
 
 }  // namespace nbr::internal

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <string>
@@ -71,40 +72,93 @@ bool check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in, const 
     return true;
 }
 
-std::unique_ptr<nbr::internal::PatternState> load_local(const char* dir, MPI_Comm comm, int rank, int size) {
-    auto pattern = std::make_unique<nbr::internal::PatternState>();
-    pattern->rank = rank;
-    pattern->size = size;
-    nbr::schema::RankPattern file;
+using nbr::internal::PatternState;
+using nbr::internal::Variant;
+
+nbr::schema::Collective schema_collective(int index) {
+    return index == 0 ? nbr::schema::ALLGATHER : nbr::schema::ALLTOALL;
+}
+
+/// The variant of one rank file: its plans for both collectives.
+Variant make_variant(const nbr::schema::RankPattern& file, const std::string& where) {
+    Variant variant;
+    variant.algorithm = file.algorithm();
     try {
-        const auto manifest = nbr::read_manifest(dir);
-        if (manifest.num_ranks() != static_cast<std::uint32_t>(size)) {
-            throw NbrError(NBR_ERR_COMM_SIZE, std::string(dir) + ": pattern is for " +
-                                                  std::to_string(manifest.num_ranks()) + " ranks, communicator has " +
-                                                  std::to_string(size));
-        }
-        file = nbr::read_rank_pattern(dir, static_cast<std::uint32_t>(rank), manifest);
-    } catch (const nbr::PatternError& error) {
-        throw NbrError(code_of(error.kind()), error.what());
-    }
-    pattern->in.assign(file.in_neighbors().begin(), file.in_neighbors().end());
-    pattern->out.assign(file.out_neighbors().begin(), file.out_neighbors().end());
-    pattern->algorithm = file.algorithm();
-    pattern->topology_comm = check_neighbors(comm, rank, pattern->in, pattern->out);
-    const std::string where = std::string(dir) + "/" + nbr::rank_file_name(static_cast<std::uint32_t>(rank));
-    try {
-        pattern->plans[0] = nbr::internal::build_plan(file, Collective::allgather);
-        pattern->plans[1] = nbr::internal::build_plan(file, Collective::alltoall);
+        variant.plans[0] = nbr::internal::build_plan(file, Collective::allgather);
+        variant.plans[1] = nbr::internal::build_plan(file, Collective::alltoall);
     } catch (const nbr::internal::PlanError& error) {
         throw NbrError(NBR_ERR_PATTERN, where + ": " + error.what());
     }
+    return variant;
+}
+
+/// Adds the variant in `dir` (a single-algorithm directory) for this rank; the first one
+/// defines the neighbor lists, later ones must repeat them.
+void add_variant(PatternState& pattern, const std::filesystem::path& dir, const nbr::schema::Manifest& manifest) {
+    const auto rank = static_cast<std::uint32_t>(pattern.rank);
+    const auto file = nbr::read_rank_pattern(dir, rank, manifest);
+    const std::string where = (dir / nbr::rank_file_name(rank)).string();
+    const std::vector<int> in(file.in_neighbors().begin(), file.in_neighbors().end());
+    const std::vector<int> out(file.out_neighbors().begin(), file.out_neighbors().end());
+    if (pattern.variants.empty()) {
+        pattern.in = in;
+        pattern.out = out;
+    } else if (in != pattern.in || out != pattern.out) {
+        throw NbrError(NBR_ERR_CORRUPT, where + ": neighbor lists differ from the first variant's");
+    }
+    pattern.variants.push_back(make_variant(file, where));
+}
+
+/// Reads the rank's part of a pattern directory: one variant, or every variant of an auto
+/// directory with its bands.
+void read_variants(PatternState& pattern, const char* dir) {
+    const auto manifest = nbr::read_manifest(dir);
+    if (manifest.num_ranks() != static_cast<std::uint32_t>(pattern.size)) {
+        throw NbrError(NBR_ERR_COMM_SIZE, std::string(dir) + ": pattern is for " +
+                                              std::to_string(manifest.num_ranks()) + " ranks, communicator has " +
+                                              std::to_string(pattern.size));
+    }
+    pattern.algorithm = manifest.algorithm();
+    if (!nbr::is_multi_variant(manifest)) {
+        add_variant(pattern, dir, manifest);
+        for (auto& bands : pattern.bands) bands.assign(1, nbr::internal::Band{0, 0});
+        return;
+    }
+    for (int i = 0; i < manifest.variants_size(); ++i) {
+        add_variant(pattern, std::filesystem::path(dir) / manifest.variants(i).name(),
+                    nbr::read_variant_manifest(dir, manifest, i));
+    }
+    for (int c = 0; c < 2; ++c) {
+        for (const auto& band : manifest.bands()) {
+            if (band.collective() == schema_collective(c))
+                pattern.bands[c].push_back({band.from_bytes(), band.variant()});
+        }
+    }
+    pattern.variable_variant[0] = manifest.allgatherv_variant();
+    pattern.variable_variant[1] = manifest.alltoallv_variant();
+}
+
+std::unique_ptr<PatternState> load_local(const char* dir, MPI_Comm comm, int rank, int size) {
+    auto pattern = std::make_unique<PatternState>();
+    pattern->rank = rank;
+    pattern->size = size;
+    try {
+        read_variants(*pattern, dir);
+    } catch (const nbr::PatternError& error) {
+        throw NbrError(code_of(error.kind()), error.what());
+    }
+    pattern->topology_comm = check_neighbors(comm, rank, pattern->in, pattern->out);
     int* tag_ub_attr = nullptr;
     int flag = 0;
     mpi_check(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub_attr, &flag), "MPI_Comm_get_attr");
-    const int max_tag = std::max(pattern->plans[0].max_tag, pattern->plans[1].max_tag);
+    int max_tag = 0;
+    for (const auto& variant : pattern->variants) {
+        max_tag = std::max({max_tag, variant.plans[0].max_tag, variant.plans[1].max_tag});
+    }
     const std::int64_t tag_ub = flag ? *tag_ub_attr : 32767;  // MPI guarantees at least 32767
     if (max_tag > tag_ub) {
-        throw NbrError(NBR_ERR_PATTERN, where + ": needs " + std::to_string(max_tag + 1) +
+        throw NbrError(NBR_ERR_PATTERN, std::string(dir) + ": rank " + std::to_string(rank) + " needs " +
+                                            std::to_string(max_tag + 1) +
                                             " messages between one pair of ranks, more than MPI_TAG_UB");
     }
     pattern->tag_window = std::int64_t{max_tag} + 1;
@@ -136,19 +190,32 @@ bool is_mpich() {
 /// and every rank's plan is all-direct, blocking calls use the native collective: the same
 /// messages, without that cost. Not with NBR_LOAD_NO_NATIVE, nor for alltoall with duplicate
 /// in-edges on MPICH (its native alltoall mismatches them there, pmodels/mpich#7945).
-void settle_collectively(nbr::internal::PatternState& pattern, MPI_Comm comm, unsigned long flags) {
-    std::int64_t worst[4] = {pattern.tag_window, has_duplicate_in_edges(pattern.in) ? 1 : 0,
-                             pattern.plans[0].all_direct ? 0 : 1, pattern.plans[1].all_direct ? 0 : 1};
+void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long flags) {
+    const auto variants = static_cast<std::int64_t>(pattern.variants.size());
+    std::int64_t worst[4] = {pattern.tag_window, has_duplicate_in_edges(pattern.in) ? 1 : 0, variants, -variants};
     nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, worst, 4, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+    if (worst[2] != -worst[3]) {
+        throw NbrError(NBR_ERR_MIXED, "ranks loaded pattern directories with different numbers of variants");
+    }
     pattern.tag_window = worst[0];
     pattern.windows = (pattern.tag_ub + 1) / pattern.tag_window;
+    std::vector<std::int64_t> indirect;  // per variant and collective: 1 if some rank's plan is not all-direct
+    for (const auto& variant : pattern.variants) {
+        for (const auto& plan : variant.plans) indirect.push_back(plan.all_direct ? 0 : 1);
+    }
+    nbr::internal::check_mpi(
+        MPI_Allreduce(MPI_IN_PLACE, indirect.data(), static_cast<int>(indirect.size()), MPI_INT64_T, MPI_MAX, comm),
+        "MPI_Allreduce");
     const bool allowed = pattern.topology_comm && (flags & NBR_LOAD_NO_NATIVE) == 0;
+    for (std::size_t v = 0; v < pattern.variants.size(); ++v) {
+        auto& variant = pattern.variants[v];
 #if defined(NBR_SMPI)
-    (void)allowed;
+        (void)allowed;
 #else
-    pattern.native[0] = allowed && worst[2] == 0;
-    pattern.native[1] = allowed && worst[3] == 0 && !(worst[1] != 0 && is_mpich());
+        variant.native[0] = allowed && indirect[2 * v] == 0;
+        variant.native[1] = allowed && indirect[2 * v + 1] == 0 && !(worst[1] != 0 && is_mpich());
 #endif
+    }
 }
 
 }  // namespace
@@ -215,7 +282,6 @@ int agree(MPI_Comm comm, int local_code) {
 
 }  // namespace nbr::internal
 
-using nbr::internal::PatternState;
 using nbr::internal::resolve;
 
 extern "C" {
@@ -327,6 +393,20 @@ int nbr_pattern_algorithm(nbr_pattern_t handle, const char** name) {
     const PatternState* pattern = resolve(handle);
     if (pattern == nullptr || name == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_algorithm: invalid argument");
     *name = pattern->algorithm.c_str();
+    return NBR_SUCCESS;
+}
+
+int nbr_pattern_variant(nbr_pattern_t handle, nbr_collective_t collective, size_t bytes, const char** name) {
+    const PatternState* pattern = resolve(handle);
+    if (pattern == nullptr || name == nullptr || collective < NBR_ALLGATHER || collective > NBR_ALLTOALLV) {
+        return fail(NBR_ERR_ARG, "nbr_pattern_variant: invalid argument");
+    }
+    const Collective which =
+        collective == NBR_ALLGATHER || collective == NBR_ALLGATHERV ? Collective::allgather : Collective::alltoall;
+    const std::uint32_t variant = collective >= NBR_ALLGATHERV
+                                      ? pattern->variable_variant[nbr::internal::index_of(which)]
+                                      : nbr::internal::band_of(*pattern, which, bytes);
+    *name = pattern->variants[variant].algorithm.c_str();
     return NBR_SUCCESS;
 }
 

@@ -46,7 +46,98 @@ void check_same_compile(const std::string& bytes, std::uint32_t rank, const sche
                                                     ") than the manifest's; recompile or copy the whole directory");
 }
 
+bool is_safe_name(const std::string& name) {
+    if (name.empty() || name.size() > 64 || name[0] == '.') return false;
+    for (const char c : name) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                        c == '_' || c == '.';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/// The bands of one collective: start at 0, increase strictly, name existing variants.
+void check_bands(const schema::Manifest& manifest, schema::Collective collective, const std::string& what,
+                 const std::string& source) {
+    auto fail = [&](const std::string& why) {
+        throw PatternError(PatternErrorKind::corrupt, source + ": " + what + " bands: " + why);
+    };
+    bool first = true;
+    std::uint64_t last = 0;
+    for (const auto& band : manifest.bands()) {
+        if (band.collective() != collective) continue;
+        if (band.variant() >= static_cast<std::uint32_t>(manifest.variants_size())) {
+            fail("variant " + std::to_string(band.variant()) + " does not exist");
+        }
+        if (first && band.from_bytes() != 0) fail("the first band starts at " + std::to_string(band.from_bytes()));
+        if (!first && band.from_bytes() <= last) fail("from_bytes do not increase");
+        first = false;
+        last = band.from_bytes();
+    }
+    if (first) fail("none");
+}
+
+/// A multi-variant manifest: format 2, no rank checksums, variants with distinct safe names,
+/// bands for both collectives, v-variant choices in range.
+void check_multi_variant(const schema::Manifest& manifest, const std::string& source) {
+    auto fail = [&](const std::string& why) { throw PatternError(PatternErrorKind::corrupt, source + ": " + why); };
+    if (manifest.format_version() < kMultiVariantFormatVersion) fail("variants in a format-1 manifest");
+    if (manifest.rank_checksums_size() != 0) fail("a multi-variant manifest lists rank checksums");
+    if (manifest.num_ranks() == 0) fail("no ranks");
+    const auto variants = static_cast<std::uint32_t>(manifest.variants_size());
+    for (std::uint32_t i = 0; i < variants; ++i) {
+        const auto& name = manifest.variants(static_cast<int>(i)).name();
+        if (!is_safe_name(name)) fail("variant " + std::to_string(i) + " has no usable name");
+        for (std::uint32_t j = 0; j < i; ++j) {
+            if (manifest.variants(static_cast<int>(j)).name() == name) fail("variant '" + name + "' listed twice");
+        }
+    }
+    for (const auto& band : manifest.bands()) {
+        if (band.collective() != schema::ALLGATHER && band.collective() != schema::ALLTOALL) {
+            fail("a band of unknown collective " + std::to_string(band.collective()));
+        }
+    }
+    check_bands(manifest, schema::ALLGATHER, "allgather", source);
+    check_bands(manifest, schema::ALLTOALL, "alltoall", source);
+    if (manifest.allgatherv_variant() >= variants || manifest.alltoallv_variant() >= variants) {
+        fail("the v-variants' variant does not exist");
+    }
+}
+
 }  // namespace
+
+schema::Manifest read_variant_manifest(const std::filesystem::path& dir, const schema::Manifest& manifest, int index) {
+    const auto& variant = manifest.variants(index);
+    const auto sub = dir / variant.name();
+    auto inner = read_manifest(sub);
+    const std::string source = (sub / manifest_file_name()).string();
+    if (is_multi_variant(inner)) {
+        throw PatternError(PatternErrorKind::corrupt, source + ": a variant may not itself hold variants");
+    }
+    if (inner.num_ranks() != manifest.num_ranks()) {
+        throw PatternError(PatternErrorKind::size, source + ": written for " + std::to_string(inner.num_ranks()) +
+                                                       " ranks, the directory's manifest says " +
+                                                       std::to_string(manifest.num_ranks()));
+    }
+    if (inner.topology_hash() != manifest.topology_hash()) {
+        throw PatternError(PatternErrorKind::topology_hash,
+                           source + ": topology hash differs from the directory's manifest");
+    }
+    if (inner.compile_id() != variant.compile_id()) {
+        throw PatternError(PatternErrorKind::mixed, source + ": variant '" + variant.name() +
+                                                        "' of another compile than the directory's manifest; "
+                                                        "recompile or copy the whole directory");
+    }
+    return inner;
+}
+
+std::uint32_t band_variant(const schema::Manifest& manifest, schema::Collective collective, std::uint64_t bytes) {
+    std::uint32_t chosen = 0;
+    for (const auto& band : manifest.bands()) {
+        if (band.collective() == collective && band.from_bytes() <= bytes) chosen = band.variant();
+    }
+    return chosen;
+}
 
 std::string rank_file_name(std::uint32_t rank) {
     char buffer[32];
@@ -89,6 +180,13 @@ schema::Manifest parse_manifest(const std::string& bytes, const std::string& sou
         throw PatternError(PatternErrorKind::corrupt, source + ": not a valid manifest (truncated or corrupted)");
     }
     check_version(manifest.format_version(), source);
+    if (is_multi_variant(manifest)) {
+        check_multi_variant(manifest, source);
+        return manifest;
+    }
+    if (manifest.format_version() >= kMultiVariantFormatVersion) {
+        throw PatternError(PatternErrorKind::corrupt, source + ": a format-2 manifest that lists no variants");
+    }
     if (static_cast<std::uint64_t>(manifest.rank_checksums_size()) != manifest.num_ranks()) {
         throw PatternError(PatternErrorKind::corrupt,
                            source + ": lists " + std::to_string(manifest.rank_checksums_size()) +

@@ -1,9 +1,11 @@
 // nbrc simulate's work: a pattern directory (and a baseline) simulated at several sizes.
 #include <chrono>
+#include <map>
 
 #include <sys/resource.h>
 
 #include "nbr/graphs/topology.hpp"
+#include "nbr/schema/pattern_io.hpp"
 #include "nbr/simulator/simulate.hpp"
 
 namespace nbr::simulator {
@@ -22,35 +24,73 @@ double peak_memory_mib() {
 
 }  // namespace
 
+namespace {
+
+/// One pattern directory simulated at every size: its one program, or per size the variant
+/// an auto directory's bands choose. Programs are loaded once each.
+struct DirectoryRun {
+    std::string algorithm;
+    std::uint64_t messages = 0;  ///< of the program simulated at the first size
+    std::vector<SimResult> results;
+};
+
+DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manifest& manifest, Collective collective,
+                           const std::vector<std::uint64_t>& sizes, const Machine& machine, const Placement& placement,
+                           double& load_seconds) {
+    DirectoryRun run;
+    run.algorithm = manifest.algorithm();
+    std::map<std::uint32_t, SimProgram> programs;  // by variant (0 for a single-algorithm directory)
+    const auto schema_collective = collective == Collective::allgather ? schema::ALLGATHER : schema::ALLTOALL;
+    for (const auto size : sizes) {
+        const bool multi = is_multi_variant(manifest);
+        const std::uint32_t v = multi ? band_variant(manifest, schema_collective, size) : 0;
+        auto it = programs.find(v);
+        if (it == programs.end()) {
+            const auto start = std::chrono::steady_clock::now();
+            if (multi) (void)read_variant_manifest(dir, manifest, static_cast<int>(v));
+            const auto sub = multi ? dir / manifest.variants(static_cast<int>(v)).name() : dir;
+            it = programs.emplace(v, load_program(sub, collective)).first;
+            load_seconds += seconds_since(start);
+        }
+        if (run.results.empty()) run.messages = it->second.num_messages();
+        run.results.push_back(simulate(it->second, machine, placement, size));
+        if (multi) run.results.back().variant = manifest.variants(static_cast<int>(v)).name();
+    }
+    return run;
+}
+
+}  // namespace
+
 SimReport simulate_directory(const SimRequest& request, const Machine& machine,
                              const std::function<Placement(std::uint32_t)>& place) {
     SimReport report;
-    const auto start = std::chrono::steady_clock::now();
-    const auto program = load_program(request.pattern, request.collective);
-    report.load_seconds = seconds_since(start);
-    const auto placement = place(program.num_ranks);
+    const auto manifest = read_manifest(request.pattern);
+    const auto placement = place(manifest.num_ranks());
     report.pattern = request.pattern.string();
-    report.algorithm = program.algorithm;
     report.collective = request.collective;
-    report.ranks = program.num_ranks;
-    report.messages = program.num_messages();
+    report.ranks = manifest.num_ranks();
     report.machine = machine.name;
     report.placement = placement.description();
     report.nodes = placement.num_nodes();
-    for (const auto size : request.sizes) report.results.push_back(simulate(program, machine, placement, size));
+    auto run = run_directory(request.pattern, manifest, request.collective, request.sizes, machine, placement,
+                             report.load_seconds);
+    report.algorithm = run.algorithm;
+    report.messages = run.messages;
+    report.results = std::move(run.results);
     if (!request.baseline.empty()) {
-        const auto baseline = load_program(request.baseline, request.collective);
-        if (baseline.num_ranks != program.num_ranks) {
+        const auto base_manifest = read_manifest(request.baseline);
+        if (base_manifest.num_ranks() != manifest.num_ranks()) {
             throw InputError("--baseline " + request.baseline.string() + " has " +
-                             std::to_string(baseline.num_ranks) + " ranks, " + request.pattern.string() + " " +
-                             std::to_string(program.num_ranks));
+                             std::to_string(base_manifest.num_ranks()) + " ranks, " + request.pattern.string() + " " +
+                             std::to_string(manifest.num_ranks()));
         }
+        double ignored = 0;
+        auto base = run_directory(request.baseline, base_manifest, request.collective, request.sizes, machine,
+                                  placement, ignored);
         report.baseline = request.baseline.string();
-        report.baseline_algorithm = baseline.algorithm;
-        report.baseline_messages = baseline.num_messages();
-        for (const auto size : request.sizes) {
-            report.baseline_results.push_back(simulate(baseline, machine, placement, size));
-        }
+        report.baseline_algorithm = base.algorithm;
+        report.baseline_messages = base.messages;
+        report.baseline_results = std::move(base.results);
     }
     report.peak_memory_mib = peak_memory_mib();
     return report;

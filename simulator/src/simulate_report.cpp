@@ -1,5 +1,6 @@
 // Text and JSON reports of `nbrc simulate`.
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "nbr/common/json_text.hpp"
@@ -37,6 +38,7 @@ std::string result_json(const SimResult& r, const SimResult* baseline) {
             << ", \"speedup\": " << number(r.latency_us > 0 ? baseline->latency_us / r.latency_us : 0)
             << ", \"baseline_host_seconds\": " << number(baseline->host_seconds);
     }
+    if (!r.variant.empty()) out << ", \"variant\": " << json_string(r.variant);
     out << ",\n     \"completion_us\": {\"min\": " << number(r.completion_min_us)
         << ", \"mean\": " << number(r.completion_mean_us) << ", \"median\": " << number(r.completion_median_us)
         << ", \"p90\": " << number(r.completion_p90_us) << ", \"p99\": " << number(r.completion_p99_us)
@@ -70,7 +72,12 @@ std::string format_report(const SimReport& s) {
     char line[256];
     std::snprintf(line, sizeof line, "%10s %12s %12s %12s %12s %9s %9s%s\n", "bytes", "latency_us", "median_us",
                   "p99_us", "min_us", "crit_msgs", "last_rank", s.baseline.empty() ? "" : "  baseline_us  speedup");
-    out << line;
+    if (!s.results.empty() && !s.results.front().variant.empty()) {
+        line[std::strlen(line) - 1] = '\0';  // the variant column goes before the newline
+        out << line << "  variant\n";
+    } else {
+        out << line;
+    }
     for (std::size_t i = 0; i < s.results.size(); ++i) {
         const auto& r = s.results[i];
         std::snprintf(line, sizeof line, "%10llu %12.3f %12.3f %12.3f %12.3f %9u %9u",
@@ -83,6 +90,7 @@ std::string format_report(const SimReport& s) {
                           r.latency_us > 0 ? b.latency_us / r.latency_us : 0.0);
             out << line;
         }
+        if (!r.variant.empty()) out << "  " << r.variant;
         out << "\n";
     }
     double host = 0;

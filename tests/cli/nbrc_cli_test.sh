@@ -38,6 +38,20 @@ if diff -r p1 p2 >/dev/null; then pass; else fail "P=1 and P=2 outputs differ"; 
 expect 0 "OK p2: 64 ranks, 512 edges each delivered exactly once" -- $nbrc verify p2 --topology moore.el
 expect 1 "differ from the given topology" -- $nbrc verify p2 --topology random.el
 
+# --algo auto: identical for 1 and 2 processes; verify proves every variant; inspect explains
+# the bands; simulate runs each size's variant.
+expect 0 "auto on niagara" -- $launch2 $nbrc compile random.el --algo auto --machine niagara --sizes 1,64,4K -o a2
+expect 0 "" -- $nbrc compile random.el --algo auto --machine niagara --sizes 1,64,4K -q -o a1
+if diff -r a1 a2 >/dev/null; then pass; else fail "auto: P=1 and P=2 outputs differ"; fi
+expect 0 "variants, each proven" -- $nbrc verify a2 --topology random.el
+expect 0 "allgather bands:" -- $nbrc inspect a2
+expect 0 '"bands": [' -- $nbrc inspect a2 --json
+expect 1 "is an auto directory" -- $nbrc inspect a2 --rank 0
+expect 0 "variant" -- $nbrc simulate a2 --machine niagara --sizes 1,4K --collective alltoall
+expect 2 "needs --machine" -- $nbrc compile random.el --algo auto -o a3
+expect 1 "must increase strictly" -- $nbrc compile random.el --algo auto --machine niagara --sizes 64,1 -o a3
+test ! -e a3 && pass || fail "a rejected auto compile left an output directory"
+
 # inspect: text, one rank, JSON with the summary keys.
 expect 0 "naive sends/rank" -- $nbrc inspect p2
 expect 0 "rank 5 of 64" -- $nbrc inspect p2 --rank 5

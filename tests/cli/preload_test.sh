@@ -38,13 +38,14 @@ done
 [ "$rows" -eq 12 ] || fail "checked $rows collectives, not 12"
 
 # Capture both applications and compile their topologies: the mixed one's two communicators
-# (created twice: same topologies) with common-neighbor and naive; of neighbor_app, the first
+# (created twice: same topologies) with auto and naive; of neighbor_app, the first
 # with kgroup, its graph communicator naively and its periodic Cartesian one with
 # common-neighbor.
 run_preloaded "$capture_lib" NBR_CAPTURE="$work/mixed" "$mixed_app" >/dev/null || fail "capture of mixed_app failed"
 run_preloaded "$capture_lib" NBR_CAPTURE="$work/neighbor" "$neighbor_app" 3 >/dev/null || fail "capture of neighbor_app failed"
 mkdir patterns other
-"$nbrc" compile mixed/000000 --algo common-neighbor --threshold 1 -q -o patterns/mixed-a || fail "compile"
+"$nbrc" compile mixed/000000 --algo auto --machine niagara --ranks-per-node 2 -q -o patterns/mixed-a 2>/dev/null ||
+  fail "compile"
 "$nbrc" compile mixed/000001 -q -o patterns/mixed-b || fail "compile"
 "$nbrc" compile neighbor/000000 --algo kgroup --k 2 --threshold 1 -q -o other/neighbor || fail "compile"
 "$nbrc" compile neighbor/000002 -q -o other/graph || fail "compile"

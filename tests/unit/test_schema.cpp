@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,7 +14,7 @@ namespace fs = std::filesystem;
 
 nbr::schema::RankPattern sample(std::uint32_t rank) {
     nbr::schema::RankPattern p;
-    p.set_format_version(nbr::kFormatVersion);
+    p.set_format_version(nbr::kSingleFormatVersion);
     p.set_rank(rank);
     p.set_num_ranks(2);
     p.add_in_neighbors(1 - rank);
@@ -42,7 +43,7 @@ protected:
                                             testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::create_directories(dir_);
         nbr::schema::Manifest manifest;
-        manifest.set_format_version(nbr::kFormatVersion);
+        manifest.set_format_version(nbr::kSingleFormatVersion);
         manifest.set_num_ranks(2);
         manifest.set_num_edges(2);
         manifest.set_algorithm("naive");
@@ -94,6 +95,51 @@ TEST_F(SchemaTest, RejectsNewerAndMissingVersions) {
     manifest.clear_format_version();
     nbr::write_file(dir_ / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
     EXPECT_EQ(error_kind([&] { (void)nbr::read_manifest(dir_); }), nbr::PatternErrorKind::version);
+}
+
+TEST_F(SchemaTest, MultiVariantManifestsNeedFormatTwoVariantsAndBandsFromZero) {
+    nbr::schema::Manifest manifest;
+    manifest.set_format_version(nbr::kMultiVariantFormatVersion);
+    manifest.set_num_ranks(2);
+    manifest.set_algorithm("auto");
+    for (const char* name : {"naive", "kgroup-k3"}) manifest.add_variants()->set_name(name);
+    for (auto [collective, from, variant] :
+         {std::tuple{nbr::schema::ALLGATHER, 0, 1}, {nbr::schema::ALLGATHER, 64, 0}, {nbr::schema::ALLTOALL, 0, 0}}) {
+        auto* band = manifest.add_bands();
+        band->set_collective(collective);
+        band->set_from_bytes(static_cast<std::uint64_t>(from));
+        band->set_variant(static_cast<std::uint32_t>(variant));
+    }
+    const auto bytes = [](const nbr::schema::Manifest& m) { return nbr::serialize_deterministic(m); };
+    const auto parsed = nbr::parse_manifest(bytes(manifest), "m");
+    EXPECT_EQ(nbr::band_variant(parsed, nbr::schema::ALLGATHER, 63), 1U);
+    EXPECT_EQ(nbr::band_variant(parsed, nbr::schema::ALLGATHER, 64), 0U);
+    EXPECT_EQ(nbr::band_variant(parsed, nbr::schema::ALLTOALL, 1U << 30), 0U);
+    auto bad = manifest;
+    bad.set_format_version(nbr::kSingleFormatVersion);
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest;
+    bad.mutable_bands(1)->set_from_bytes(0);  // not increasing
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest;
+    bad.mutable_bands()->RemoveLast();  // no alltoall band
+    std::string message;
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }, &message),
+              nbr::PatternErrorKind::corrupt);
+    EXPECT_NE(message.find("alltoall bands: none"), std::string::npos) << message;
+    bad = manifest;
+    bad.add_rank_checksums(1);
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest;
+    bad.set_alltoallv_variant(2);
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest;
+    bad.mutable_variants(1)->set_name("naive");
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest;
+    bad.clear_variants();  // format 2 without variants
+    bad.clear_bands();
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
 }
 
 TEST_F(SchemaTest, RejectsTruncatedAndCorruptedFiles) {

@@ -64,6 +64,18 @@ public:
     [[nodiscard]] virtual std::vector<std::string> notes() const { return {}; }
 };
 
+/// @brief One configuration `nbrc compile --algo auto` tries.
+struct Candidate {
+    std::string name;  ///< unique, file-name safe: the variant's subdirectory if it wins
+    AlgorithmKind kind = AlgorithmKind::naive;
+    AlgorithmOptions options;
+};
+
+/// @brief The configurations auto tries for every registered algorithm, in a fixed order
+/// (naive first): each kind contributes its own (kgroup: k = 2..4, agnostic and, with a
+/// placement, topology-aware). `base` supplies the placement and the limits.
+[[nodiscard]] std::vector<Candidate> auto_candidates(const AlgorithmOptions& base);
+
 /// @brief Creates the algorithm of the given kind.
 [[nodiscard]] std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOptions& options);
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -65,6 +66,44 @@ double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& 
                                                 std::uint32_t max_ranks = kDefaultMaxRanks);
 
 namespace internal {
+
+/// @brief Progress lines on stderr ("[nbrc 1.234 s] what"), when enabled.
+class Progress {
+public:
+    explicit Progress(bool enabled) : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+    void say(const std::string& what) const;
+    [[nodiscard]] double seconds() const;
+
+private:
+    bool enabled_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+/// @brief A pattern directory being written: a temporary sibling of `output` (created by
+/// process 0, named on every process) that publish() renames into place, replacing an old
+/// pattern directory. Unpublished, it is removed on destruction. Collective.
+class StagedOutput {
+public:
+    StagedOutput(MPI_Comm comm, const std::filesystem::path& output);
+    StagedOutput(const StagedOutput&) = delete;
+    StagedOutput& operator=(const StagedOutput&) = delete;
+    ~StagedOutput();
+    [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
+    void publish();
+
+private:
+    MPI_Comm comm_;
+    std::filesystem::path output_;
+    std::filesystem::path dir_;
+    int process_ = 0;
+    bool published_ = false;
+};
+
+/// @brief Writes a single-algorithm pattern (rank files and manifest) into `dir`, created if
+/// missing. Collective; returns the manifest's compile id.
+std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder,
+                                  const Topology& topology, const Algorithm& algorithm,
+                                  const std::filesystem::path& dir, const std::string& source);
 
 /// @brief Runs `action` on every process; if it throws on any, every process throws a
 /// std::runtime_error carrying the message of the lowest failing process. Collective.

@@ -46,4 +46,13 @@ struct PatternSummary {
 /// is given, its schedule and its own metrics under "rank".
 [[nodiscard]] std::string format_json(const PatternSummary& summary, const schema::RankPattern* rank = nullptr);
 
+/// @brief Human-readable account of an auto (multi-variant) directory: its bands and why each
+/// band's variant won, the v-variants' choice, candidates left out, and every candidate's
+/// predicted latency per size.
+[[nodiscard]] std::string format_auto(const schema::Manifest& manifest);
+
+/// @brief The same as JSON: `sizes`, `variants`, `bands` (collective, from_bytes, variant,
+/// reason), `allgatherv_variant`, `alltoallv_variant`, and `candidates` with their latencies.
+[[nodiscard]] std::string format_auto_json(const schema::Manifest& manifest);
+
 }  // namespace nbr::compiler

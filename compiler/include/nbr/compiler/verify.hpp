@@ -16,9 +16,10 @@ struct VerifyReport {
     std::string violation;  ///< first violation found (empty when ok)
     std::uint32_t ranks = 0;
     std::uint64_t edges = 0;
-    std::uint64_t messages = 0;     ///< send operations over all ranks
-    std::uint64_t items_moved = 0;  ///< items carried over all messages
-    std::uint32_t steps = 0;        ///< longest schedule
+    std::uint64_t messages = 0;         ///< send operations over all ranks
+    std::uint64_t items_moved = 0;      ///< items carried over all messages
+    std::uint32_t steps = 0;            ///< longest schedule
+    std::vector<std::string> variants;  ///< auto directories: the variants proven (figures summed over them)
 };
 
 /// @brief Proves a set of rank patterns correct by executing them symbolically:
@@ -31,8 +32,8 @@ struct VerifyReport {
 [[nodiscard]] VerifyReport verify_patterns(const std::vector<schema::RankPattern>& patterns,
                                            std::uint64_t topology_hash, const Topology* expected = nullptr);
 
-/// @brief Reads a pattern directory (manifest, checksums, every rank file) and verifies it.
-/// File problems are reported as violations naming the file.
+/// @brief Reads a pattern directory (manifest, checksums, every rank file) and verifies it;
+/// an auto directory's every variant. File problems are reported as violations naming the file.
 [[nodiscard]] VerifyReport verify_directory(const std::filesystem::path& dir, const Topology* expected = nullptr);
 
 /// @brief Reads every rank file of a directory (checked against the manifest).

@@ -9,8 +9,12 @@
 
 namespace nbr {
 
-/// @brief Newest pattern format this build reads and the one it writes.
-inline constexpr std::uint32_t kFormatVersion = 1;
+/// @brief Newest pattern format this build reads.
+inline constexpr std::uint32_t kFormatVersion = 2;
+/// @brief Format of rank files and single-algorithm manifests (what readers since 0.1 read).
+inline constexpr std::uint32_t kSingleFormatVersion = 1;
+/// @brief Format of multi-variant (auto) manifests: older readers reject them.
+inline constexpr std::uint32_t kMultiVariantFormatVersion = 2;
 
 /// @brief What went wrong while reading a pattern directory.
 enum class PatternErrorKind {
@@ -59,6 +63,22 @@ private:
 /// @brief Parses and checks rank-file bytes as read_rank_pattern does; `source` names them.
 [[nodiscard]] schema::RankPattern parse_rank_pattern(const std::string& bytes, const std::string& source,
                                                      std::uint32_t rank, const schema::Manifest& manifest);
+
+/// @brief Whether a manifest describes a multi-variant (auto) directory.
+[[nodiscard]] inline bool is_multi_variant(const schema::Manifest& manifest) {
+    return manifest.variants_size() > 0;
+}
+
+/// @brief Reads and checks the manifest of variant `index` of a multi-variant directory: a
+/// single-algorithm manifest of the same ranks and topology whose compile id is the one the
+/// top manifest records. Throws PatternError naming the file.
+[[nodiscard]] schema::Manifest read_variant_manifest(const std::filesystem::path& dir, const schema::Manifest& manifest,
+                                                     int index);
+
+/// @brief The variant index the bands of a multi-variant manifest choose for blocks of
+/// `bytes` bytes of `collective`.
+[[nodiscard]] std::uint32_t band_variant(const schema::Manifest& manifest, schema::Collective collective,
+                                         std::uint64_t bytes);
 
 /// @brief Checks a rank pattern's structure: list lengths, ranks and slots in range.
 /// Throws PatternError(corrupt) naming `source` on the first violation.

@@ -70,6 +70,7 @@ struct SimResult {
     std::uint64_t messages = 0;
     std::uint64_t events = 0;
     double host_seconds = 0;  ///< wall time of the simulation on this host
+    std::string variant;      ///< auto directories: the variant the bands choose at this size
 };
 
 /// @brief Simulates one replay of `program` with blocks of `block_bytes` bytes on `machine`
@@ -110,7 +111,9 @@ struct SimRequest {
 };
 
 /// @brief Loads the request's patterns and simulates them at every size on `machine`, with
-/// ranks placed by `place(num_ranks)`. Records load time and peak memory in the report.
+/// ranks placed by `place(num_ranks)`. An auto (multi-variant) directory is simulated, per
+/// size, in the variant its bands choose for that block size, as libnbr would run it. Records load time and peak memory
+/// in the report.
 /// @throws InputError if the baseline has another number of ranks; what load_program and
 /// simulate throw.
 [[nodiscard]] SimReport simulate_directory(const SimRequest& request, const Machine& machine,

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "nbr/compiler/algorithm.hpp"
+#include "nbr/graphs/placement.hpp"
+#include "nbr/graphs/topology.hpp"
+#include "nbr/simulator/machine.hpp"
+
+namespace nbr::compiler {
+
+/// @brief What `nbrc compile --algo auto` needs to know.
+struct AutoOptions {
+    simulator::Machine machine;          ///< the cluster the pattern is chosen for
+    std::optional<Placement> placement;  ///< where the ranks run (required: candidates and simulation)
+    std::vector<std::uint64_t> sizes;    ///< block sizes simulated (default_auto_sizes())
+    /// A candidate replaces naive at a size only if naive's latency is at least (1 + margin)
+    /// times the candidate's (docs/algorithms.md, "auto").
+    double margin = 0.03;
+    AlgorithmOptions base;         ///< limits of the candidates' searches, common-neighbor's Θ
+    std::filesystem::path output;  ///< pattern directory to (re)place
+    bool quiet = false;
+    std::string source;  ///< recorded in the manifest
+};
+
+/// @brief 1 B to 4 MiB in powers of two.
+[[nodiscard]] std::vector<std::uint64_t> default_auto_sizes();
+
+/// @brief One candidate's simulated latencies (µs) per size, per collective (allgather,
+/// alltoall); empty for a candidate that was not simulated (not usable).
+struct Prediction {
+    std::string name;
+    std::array<std::vector<double>, 2> latency_us;
+    [[nodiscard]] bool usable() const noexcept { return !latency_us[0].empty(); }
+};
+
+/// @brief The choice among predictions (candidate indices; candidate 0 is naive).
+struct AutoChoice {
+    std::array<std::vector<std::uint32_t>, 2> winner;  ///< per collective, per size
+    std::array<std::uint32_t, 2> variable{0, 0};       ///< v-variants' candidate per collective
+};
+
+/// @brief The rule of docs/algorithms.md ("auto"): per collective and size the fastest usable
+/// candidate if naive is at least (1 + margin) times slower, else naive (ties: the earlier
+/// candidate); for the v-variants the candidate never slower than naive at any size whose
+/// geometric-mean speedup over naive is highest and at least 1 + margin, else naive.
+/// Requires predictions[0] to be naive and usable.
+[[nodiscard]] AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin);
+
+/// @brief Figures of a finished auto compile (identical on every process).
+struct AutoReport {
+    std::uint32_t ranks = 0;
+    std::uint64_t edges = 0;
+    std::vector<std::string> variants;  ///< kept, in manifest order
+    std::vector<std::string> notes;     ///< candidates whose search limits bound (patterns exact all the same)
+    double seconds = 0;
+};
+
+/// @brief Builds every candidate (auto_candidates) once, simulates each for allgather and
+/// alltoall at every size on the machine, keeps per collective and size band the winner
+/// (choose_variants), and writes a multi-variant pattern directory atomically (as compile()
+/// does). The simulations are spread over the processes of `comm`; the output is
+/// byte-identical for every process count. Collective; on failure every process throws the
+/// same error and nothing is left at `options.output`.
+AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptions& options);
+
+}  // namespace nbr::compiler

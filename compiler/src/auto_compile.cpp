@@ -1,0 +1,263 @@
+// nbrc compile --algo auto: every candidate built once, simulated per size, the winners kept.
+#include "nbr/compiler/auto_compile.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "nbr/compiler/compile.hpp"
+#include "nbr/schema/file_io.hpp"
+#include "nbr/schema/hash.hpp"
+#include "nbr/schema/pattern_io.hpp"
+#include "nbr/simulator/simulate.hpp"
+
+namespace nbr::compiler {
+
+namespace fs = std::filesystem;
+using internal::collective_try;
+
+namespace {
+
+/// A candidate after its build, written to the staging directory. A search limit that bound
+/// (kgroup) is noted; the pattern is exact all the same, and the simulation judges it.
+struct Built {
+    Candidate candidate;
+    std::string algorithm;
+    std::vector<std::pair<std::string, std::string>> parameters;
+    std::uint64_t compile_id = 0;
+    std::string note;  // the algorithm's notes (limits that bound)
+};
+
+int process_of(MPI_Comm comm) {
+    int process = 0;
+    MPI_Comm_rank(comm, &process);
+    return process;
+}
+
+/// Builds one candidate and writes it to `dir`.
+Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& candidate, const fs::path& dir,
+                      const std::string& source) {
+    Built built{candidate, {}, {}, 0, {}};
+    auto algorithm = make_algorithm(candidate.kind, candidate.options);
+    built.algorithm = algorithm->name();
+    built.parameters = algorithm->parameters();
+    Engine engine(comm, topology.num_ranks());
+    PatternBuilder builder(engine);
+    collective_try(comm, [&] { algorithm->build(engine, topology, builder); });
+    for (const auto& note : algorithm->notes()) built.note += (built.note.empty() ? "" : "; ") + note;
+    builder.derive_receives(engine);
+    built.compile_id = internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir, source);
+    return built;
+}
+
+/// Simulates every written candidate for both collectives at every size; (candidate,
+/// collective) units are spread round-robin over the processes and the results summed.
+std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, const std::vector<Built>& built,
+                                            const AutoOptions& options, std::vector<std::uint64_t>& messages) {
+    int processes = 1;
+    MPI_Comm_size(comm, &processes);
+    const int process = process_of(comm);
+    const std::size_t sizes = options.sizes.size();
+    std::vector<double> table(built.size() * 2 * sizes, 0.0);
+    messages.assign(built.size(), 0);
+    collective_try(comm, [&] {
+        std::size_t unit = 0;
+        for (std::size_t i = 0; i < built.size(); ++i) {
+            for (int c = 0; c < 2; ++c, ++unit) {
+                if (static_cast<int>(unit % static_cast<std::size_t>(processes)) != process) continue;
+                const auto collective = c == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
+                const auto program = simulator::load_program(dir / built[i].candidate.name, collective);
+                if (c == 0) messages[i] = program.num_messages();
+                for (std::size_t s = 0; s < sizes; ++s) {
+                    table[(i * 2 + static_cast<std::size_t>(c)) * sizes + s] =
+                        simulator::simulate(program, options.machine, *options.placement, options.sizes[s]).latency_us;
+                }
+            }
+        }
+    });
+    // One process computed each entry, the others hold 0: the sums are exact.
+    MPI_Allreduce(MPI_IN_PLACE, table.data(), static_cast<int>(table.size()), MPI_DOUBLE, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, messages.data(), static_cast<int>(messages.size()), MPI_UINT64_T, MPI_SUM, comm);
+    std::vector<Prediction> out(built.size());
+    for (std::size_t i = 0; i < built.size(); ++i) {
+        out[i].name = built[i].candidate.name;
+        for (std::size_t c = 0; c < 2; ++c) {
+            const auto first = table.begin() + static_cast<std::ptrdiff_t>((i * 2 + c) * sizes);
+            out[i].latency_us[c].assign(first, first + static_cast<std::ptrdiff_t>(sizes));
+        }
+    }
+    return out;
+}
+
+std::uint32_t fastest_at(const std::vector<Prediction>& predictions, std::size_t c, std::size_t s, double margin) {
+    std::uint32_t best = 0;
+    for (std::uint32_t i = 1; i < predictions.size(); ++i) {
+        if (predictions[i].usable() && predictions[i].latency_us[c][s] < predictions[best].latency_us[c][s]) best = i;
+    }
+    return predictions[0].latency_us[c][s] >= (1.0 + margin) * predictions[best].latency_us[c][s] ? best : 0;
+}
+
+/// The v-variants' candidate: never slower than naive, best geometric-mean speedup >= 1 + margin.
+std::uint32_t variable_choice(const std::vector<Prediction>& predictions, std::size_t c, double margin) {
+    const auto& naive = predictions[0].latency_us[c];
+    std::uint32_t chosen = 0;
+    double best = std::log1p(margin) - 1e-12;
+    for (std::uint32_t i = 1; i < predictions.size(); ++i) {
+        if (!predictions[i].usable()) continue;
+        const auto& mine = predictions[i].latency_us[c];
+        double log_sum = 0;
+        bool never_slower = true;
+        for (std::size_t s = 0; s < naive.size(); ++s) {
+            never_slower = never_slower && mine[s] <= naive[s];
+            log_sum += naive[s] > 0 && mine[s] > 0 ? std::log(naive[s] / mine[s]) : 0.0;
+        }
+        const double mean = naive.empty() ? 0 : log_sum / static_cast<double>(naive.size());
+        if (never_slower && mean > best) {
+            best = mean;
+            chosen = i;
+        }
+    }
+    return chosen;
+}
+
+void add_parameters(google::protobuf::RepeatedPtrField<schema::Parameter>* out,
+                    const std::vector<std::pair<std::string, std::string>>& parameters) {
+    for (const auto& [name, value] : parameters) {
+        auto* parameter = out->Add();
+        parameter->set_name(name);
+        parameter->set_value(value);
+    }
+}
+
+/// Bands of one collective from its per-size winners (candidate index -> variant index).
+void add_bands(schema::Manifest& manifest, schema::Collective collective, const std::vector<std::uint64_t>& sizes,
+               const std::vector<std::uint32_t>& winner, const std::vector<int>& variant_of) {
+    for (std::size_t s = 0; s < winner.size(); ++s) {
+        if (s > 0 && winner[s] == winner[s - 1]) continue;
+        auto* band = manifest.add_bands();
+        band->set_collective(collective);
+        band->set_from_bytes(s == 0 ? 0 : sizes[s]);
+        band->set_variant(static_cast<std::uint32_t>(variant_of[winner[s]]));
+    }
+}
+
+schema::Manifest make_manifest(const Topology& topology, const AutoOptions& options, const std::vector<Built>& built,
+                               const std::vector<Prediction>& predictions, const std::vector<std::uint64_t>& messages,
+                               const AutoChoice& choice) {
+    schema::Manifest manifest;
+    manifest.set_format_version(kMultiVariantFormatVersion);
+    manifest.set_num_ranks(topology.num_ranks());
+    manifest.set_num_edges(topology.num_edges());
+    manifest.set_algorithm("auto");
+    manifest.set_topology_hash(topology.hash());
+    manifest.set_producer("nbrc " NBR_VERSION_STRING);
+    manifest.set_source(options.source);
+    manifest.set_machine(options.machine.name);
+    manifest.set_placement(options.placement->description());
+    for (auto size : options.sizes) manifest.add_sizes(size);
+    manifest.set_margin(options.margin);
+    std::vector<bool> used(built.size(), false);
+    for (std::size_t c = 0; c < 2; ++c) {
+        for (auto w : choice.winner[c]) used[w] = true;
+        used[choice.variable[c]] = true;
+    }
+    std::vector<int> variant_of(built.size(), -1);
+    for (std::size_t i = 0; i < built.size(); ++i) {
+        auto* candidate = manifest.add_candidates();
+        candidate->set_name(built[i].candidate.name);
+        candidate->set_algorithm(built[i].algorithm);
+        add_parameters(candidate->mutable_parameters(), built[i].parameters);
+        candidate->set_note(built[i].note);
+        candidate->set_messages(messages[i]);
+        for (auto v : predictions[i].latency_us[0]) candidate->add_allgather_us(v);
+        for (auto v : predictions[i].latency_us[1]) candidate->add_alltoall_us(v);
+        if (!used[i]) continue;
+        variant_of[i] = manifest.variants_size();
+        auto* variant = manifest.add_variants();
+        variant->set_name(built[i].candidate.name);
+        variant->set_algorithm(built[i].algorithm);
+        add_parameters(variant->mutable_parameters(), built[i].parameters);
+        variant->set_compile_id(built[i].compile_id);
+    }
+    add_bands(manifest, schema::ALLGATHER, options.sizes, choice.winner[0], variant_of);
+    add_bands(manifest, schema::ALLTOALL, options.sizes, choice.winner[1], variant_of);
+    manifest.set_allgatherv_variant(static_cast<std::uint32_t>(variant_of[choice.variable[0]]));
+    manifest.set_alltoallv_variant(static_cast<std::uint32_t>(variant_of[choice.variable[1]]));
+    // The compile id: a checksum of everything above (the variants' ids included).
+    manifest.set_compile_id(nbr::internal::checksum64(serialize_deterministic(manifest)));
+    return manifest;
+}
+
+void check_options(const Topology& topology, const AutoOptions& options) {
+    if (topology.num_ranks() == 0) throw InputError("topology has no ranks");
+    if (!options.placement) throw InputError("--algo auto needs a placement");
+    if (options.placement->num_ranks() != topology.num_ranks()) {
+        throw InputError("placement has " + std::to_string(options.placement->num_ranks()) + " ranks, topology " +
+                         std::to_string(topology.num_ranks()));
+    }
+    if (options.sizes.empty()) throw InputError("--algo auto needs at least one size");
+    for (std::size_t s = 1; s < options.sizes.size(); ++s) {
+        if (options.sizes[s] <= options.sizes[s - 1]) throw InputError("--sizes must increase strictly");
+    }
+    if (!(options.margin >= 0 && options.margin < 10)) throw InputError("--margin must lie in [0, 10)");
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> default_auto_sizes() {
+    std::vector<std::uint64_t> sizes;
+    for (std::uint64_t size = 1; size <= (std::uint64_t{4} << 20); size *= 2) sizes.push_back(size);
+    return sizes;
+}
+
+AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin) {
+    AutoChoice choice;
+    for (std::size_t c = 0; c < 2; ++c) {
+        const std::size_t sizes = predictions.at(0).latency_us[c].size();
+        for (std::size_t s = 0; s < sizes; ++s) choice.winner[c].push_back(fastest_at(predictions, c, s, margin));
+        choice.variable[c] = variable_choice(predictions, c, margin);
+    }
+    return choice;
+}
+
+AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptions& options) {
+    const int process = process_of(comm);
+    internal::Progress progress(!options.quiet && process == 0);
+    check_options(topology, options);
+    AutoReport report;
+    report.ranks = topology.num_ranks();
+    report.edges = topology.num_edges();
+    AlgorithmOptions base = options.base;
+    base.placement = options.placement;
+    const auto candidates = auto_candidates(base);
+    internal::StagedOutput staged(comm, options.output);
+    std::vector<Built> built;
+    for (const auto& candidate : candidates) {
+        built.push_back(build_candidate(comm, topology, candidate, staged.dir() / candidate.name, options.source));
+        const auto& last = built.back();
+        if (!last.note.empty()) report.notes.push_back(candidate.name + ": " + last.note);
+        progress.say("candidate " + candidate.name + " built");
+    }
+    std::vector<std::uint64_t> messages;
+    const auto predictions = simulate_candidates(comm, staged.dir(), built, options, messages);
+    progress.say("simulated " + std::to_string(candidates.size()) + " candidates at " +
+                 std::to_string(options.sizes.size()) + " sizes on " + options.machine.name);
+    const auto choice = choose_variants(predictions, options.margin);
+    const auto manifest = make_manifest(topology, options, built, predictions, messages, choice);
+    for (const auto& variant : manifest.variants()) report.variants.push_back(variant.name());
+    collective_try(comm, [&] {
+        if (process != 0) return;
+        for (const auto& b : built) {
+            bool kept = false;
+            for (const auto& v : report.variants) kept = kept || v == b.candidate.name;
+            std::error_code ec;
+            if (!kept) fs::remove_all(staged.dir() / b.candidate.name, ec);
+        }
+        write_file(staged.dir() / manifest_file_name(), serialize_deterministic(manifest));
+    });
+    staged.publish();
+    report.seconds = progress.seconds();
+    progress.say("wrote " + std::to_string(report.variants.size()) + " variants to " + options.output.string());
+    return report;
+}
+
+}  // namespace nbr::compiler

@@ -1,0 +1,184 @@
+// nbrc inspect on an auto directory: the bands, every candidate's predictions, and why each
+// band's winner won.
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "nbr/common/json_text.hpp"
+#include "nbr/compiler/inspect.hpp"
+
+namespace nbr::compiler {
+
+namespace {
+
+using nbr::common::internal::json_string;
+using nbr::common::internal::number;
+
+const char* kCollectiveNames[2] = {"allgather", "alltoall"};
+
+const google::protobuf::RepeatedField<double>& latencies(const schema::Candidate& candidate, int c) {
+    return c == 0 ? candidate.allgather_us() : candidate.alltoall_us();
+}
+
+int candidate_index(const schema::Manifest& manifest, const std::string& name) {
+    for (int i = 0; i < manifest.candidates_size(); ++i) {
+        if (manifest.candidates(i).name() == name) return i;
+    }
+    return -1;
+}
+
+/// Sizes [first, last) of Manifest.sizes that a band covers.
+std::pair<int, int> band_sizes(const schema::Manifest& manifest, int band) {
+    const auto& b = manifest.bands(band);
+    const auto next = band + 1 < manifest.bands_size() && manifest.bands(band + 1).collective() == b.collective()
+                          ? manifest.bands(band + 1).from_bytes()
+                          : UINT64_MAX;
+    int first = manifest.sizes_size(), last = 0;
+    for (int s = 0; s < manifest.sizes_size(); ++s) {
+        if (manifest.sizes(s) >= b.from_bytes() && manifest.sizes(s) < next) {
+            first = std::min(first, s);
+            last = s + 1;
+        }
+    }
+    return {first, std::max(first, last)};
+}
+
+/// Geometric-mean speedup of candidate i over naive (candidate 0) at sizes [first, last).
+double speedup(const schema::Manifest& manifest, int i, int c, int first, int last) {
+    const auto& naive = latencies(manifest.candidates(0), c);
+    const auto& mine = latencies(manifest.candidates(i), c);
+    if (mine.empty() || last <= first) return 0;
+    double sum = 0;
+    for (int s = first; s < last; ++s) sum += mine[s] > 0 && naive[s] > 0 ? std::log(naive[s] / mine[s]) : 0.0;
+    return std::exp(sum / (last - first));
+}
+
+/// Why band `band` runs its variant: its speedup over naive and the best other candidate.
+std::string band_reason(const schema::Manifest& manifest, int band) {
+    const auto& b = manifest.bands(band);
+    const int c = b.collective() == schema::ALLGATHER ? 0 : 1;
+    const auto [first, last] = band_sizes(manifest, band);
+    const int winner = candidate_index(manifest, manifest.variants(static_cast<int>(b.variant())).name());
+    int runner = -1;
+    double runner_speedup = 0;
+    for (int i = 0; i < manifest.candidates_size(); ++i) {
+        if (i == winner || i == 0) continue;
+        const double x = speedup(manifest, i, c, first, last);
+        if (x > runner_speedup) runner_speedup = x, runner = i;
+    }
+    char text[256];
+    const char* runner_name = runner < 0 ? "none" : manifest.candidates(runner).name().c_str();
+    if (winner <= 0) {
+        std::snprintf(text, sizeof text, "no candidate beats naive by the %.0f%% margin (best: %s %.2fx)",
+                      manifest.margin() * 100, runner_name, runner_speedup);
+    } else {
+        std::snprintf(text, sizeof text, "%.2fx faster than naive (next best: %s %.2fx)",
+                      speedup(manifest, winner, c, first, last), runner_name, runner_speedup);
+    }
+    return text;
+}
+
+std::string byte_text(std::uint64_t bytes) {
+    if (bytes >= (1U << 20) && bytes % (1U << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+    if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+    return std::to_string(bytes) + " B";
+}
+
+void format_predictions(std::ostringstream& out, const schema::Manifest& manifest, int c) {
+    out << "predicted latency (us), " << kCollectiveNames[c] << ":\n"
+        << "   bytes";
+    char cell[64];
+    for (const auto& candidate : manifest.candidates()) {
+        if (latencies(candidate, c).empty()) continue;
+        std::snprintf(cell, sizeof cell, " %17s", candidate.name().c_str());
+        out << cell;
+    }
+    out << "\n";
+    for (int s = 0; s < manifest.sizes_size(); ++s) {
+        std::snprintf(cell, sizeof cell, "%8s", byte_text(manifest.sizes(s)).c_str());
+        out << cell;
+        for (const auto& candidate : manifest.candidates()) {
+            if (latencies(candidate, c).empty()) continue;
+            std::snprintf(cell, sizeof cell, " %17.3f", latencies(candidate, c)[s]);
+            out << cell;
+        }
+        out << "\n";
+    }
+}
+
+}  // namespace
+
+std::string format_auto(const schema::Manifest& manifest) {
+    std::ostringstream out;
+    out << "auto pattern: " << manifest.num_ranks() << " ranks, " << manifest.num_edges() << " edges, chosen for "
+        << manifest.machine() << " (placement " << manifest.placement() << "), margin "
+        << number(manifest.margin() * 100) << "%\n";
+    out << "source: " << manifest.source() << "\nvariants (each a pattern directory: nbrc inspect DIR/NAME):";
+    for (const auto& v : manifest.variants()) out << " " << v.name();
+    out << "\n";
+    for (int c = 0; c < 2; ++c) {
+        out << kCollectiveNames[c] << " bands:\n";
+        for (int b = 0; b < manifest.bands_size(); ++b) {
+            if (manifest.bands(b).collective() != (c == 0 ? schema::ALLGATHER : schema::ALLTOALL)) continue;
+            char line[96];
+            std::snprintf(line, sizeof line, "  from %8s: %-18s ", byte_text(manifest.bands(b).from_bytes()).c_str(),
+                          manifest.variants(static_cast<int>(manifest.bands(b).variant())).name().c_str());
+            out << line << band_reason(manifest, b) << "\n";
+        }
+    }
+    out << "allgatherv (blocking, nonblocking): "
+        << manifest.variants(static_cast<int>(manifest.allgatherv_variant())).name()
+        << "\nalltoallv (blocking, nonblocking): "
+        << manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name()
+        << "\n(persistent v-variants: the bands, at the mean bytes per edge over all ranks)\n";
+    for (const auto& candidate : manifest.candidates()) {
+        if (!candidate.note().empty()) out << "note: " << candidate.name() << ": " << candidate.note() << "\n";
+    }
+    format_predictions(out, manifest, 0);
+    format_predictions(out, manifest, 1);
+    return out.str();
+}
+
+std::string format_auto_json(const schema::Manifest& manifest) {
+    std::ostringstream out;
+    out << "{\n  \"algorithm\": \"auto\", \"ranks\": " << manifest.num_ranks()
+        << ", \"edges\": " << manifest.num_edges() << ",\n  \"source\": " << json_string(manifest.source())
+        << ", \"machine\": " << json_string(manifest.machine())
+        << ", \"placement\": " << json_string(manifest.placement()) << ", \"margin\": " << number(manifest.margin())
+        << ",\n  \"sizes\": [";
+    for (int s = 0; s < manifest.sizes_size(); ++s) out << (s ? ", " : "") << manifest.sizes(s);
+    out << "],\n  \"variants\": [";
+    for (int v = 0; v < manifest.variants_size(); ++v)
+        out << (v ? ", " : "") << json_string(manifest.variants(v).name());
+    out << "],\n  \"bands\": [";
+    for (int b = 0; b < manifest.bands_size(); ++b) {
+        const auto& band = manifest.bands(b);
+        out << (b ? ",\n" : "\n") << "    {\"collective\": \""
+            << kCollectiveNames[band.collective() == schema::ALLGATHER ? 0 : 1]
+            << "\", \"from_bytes\": " << band.from_bytes()
+            << ", \"variant\": " << json_string(manifest.variants(static_cast<int>(band.variant())).name())
+            << ", \"reason\": " << json_string(band_reason(manifest, b)) << "}";
+    }
+    out << "],\n  \"allgatherv_variant\": "
+        << json_string(manifest.variants(static_cast<int>(manifest.allgatherv_variant())).name())
+        << ", \"alltoallv_variant\": "
+        << json_string(manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name())
+        << ",\n  \"candidates\": [";
+    for (int i = 0; i < manifest.candidates_size(); ++i) {
+        const auto& candidate = manifest.candidates(i);
+        out << (i ? ",\n" : "\n") << "    {\"name\": " << json_string(candidate.name())
+            << ", \"algorithm\": " << json_string(candidate.algorithm()) << ", \"messages\": " << candidate.messages()
+            << ", \"note\": " << json_string(candidate.note());
+        for (int c = 0; c < 2; ++c) {
+            out << ", \"" << kCollectiveNames[c] << "_us\": [";
+            const auto& list = latencies(candidate, c);
+            for (int s = 0; s < list.size(); ++s) out << (s ? ", " : "") << number(list[s]);
+            out << "]";
+        }
+        out << "}";
+    }
+    out << "]\n}\n";
+    return out.str();
+}
+
+}  // namespace nbr::compiler

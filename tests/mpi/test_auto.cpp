@@ -1,0 +1,383 @@
+// Auto (multi-variant) pattern directories: the compiler's choice rule, a hand-built directory
+// whose bands are known (every call runs the variant its band names and delivers what MPI
+// delivers), compile_auto end to end, and the load errors of the format.
+#include <cstring>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "nbr.h"
+#include "nbr/compiler/auto_compile.hpp"
+#include "nbr/graphs/generators.hpp"
+#include "nbr/schema/hash.hpp"
+#include "nbr/simulator/machine.hpp"
+#include "replay_corpus.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nbr::test::world_rank;
+using nbr::test::world_size;
+
+// ---- the choice rule ------------------------------------------------------------------------
+
+nbr::compiler::Prediction prediction(const std::string& name, std::vector<double> allgather,
+                                     std::vector<double> alltoall) {
+    nbr::compiler::Prediction p;
+    p.name = name;
+    p.latency_us = {std::move(allgather), std::move(alltoall)};
+    return p;
+}
+
+TEST(ChooseVariants, FastestWinsOnlyByTheMarginNaiveElseAndTiesGoToTheEarlierCandidate) {
+    const std::vector<nbr::compiler::Prediction> predictions{
+        prediction("naive", {10, 10, 10, 10}, {10, 10, 10, 10}),
+        prediction("a", {5, 9.8, 12, 9}, {9, 9, 9, 9}),
+        prediction("b", {5, 9.0, 11, 20}, {9, 9, 9, 9.5}),
+    };
+    const auto choice = nbr::compiler::choose_variants(predictions, 0.03);
+    // 1st: a and b tie (a first); 2nd: a is within 3 % of naive, b wins; 3rd: both slower; 4th: a.
+    EXPECT_EQ(choice.winner[0], (std::vector<std::uint32_t>{1, 2, 0, 1}));
+    EXPECT_EQ(choice.winner[1], (std::vector<std::uint32_t>{1, 1, 1, 1}));
+    // v-variants: allgather has no candidate never slower than naive; alltoall: a (best mean).
+    EXPECT_EQ(choice.variable[0], 0U);
+    EXPECT_EQ(choice.variable[1], 1U);
+    const auto strict = nbr::compiler::choose_variants(predictions, 0.2);
+    EXPECT_EQ(strict.winner[0], (std::vector<std::uint32_t>{1, 0, 0, 0}));
+    EXPECT_EQ(strict.winner[1], (std::vector<std::uint32_t>{0, 0, 0, 0}));
+    EXPECT_EQ(strict.variable[1], 0U);
+}
+
+// ---- a hand-built auto directory ------------------------------------------------------------
+
+struct BandSpec {
+    nbr::schema::Collective collective;
+    std::uint64_t from_bytes;
+    std::uint32_t variant;
+};
+
+/// Compiles naive, the relay test algorithm and common-neighbor (Θ = 2) into dir/<name> and
+/// writes (rank 0) a format-2 manifest with the given bands over them.
+void assemble_auto(const nbr::Topology& topology, const fs::path& dir, const std::vector<BandSpec>& bands,
+                   std::uint32_t allgatherv, std::uint32_t alltoallv) {
+    if (world_rank() == 0) fs::create_directories(dir);
+    MPI_Barrier(MPI_COMM_WORLD);
+    nbr::test::compile_to(MPI_COMM_WORLD, topology, dir / "naive");
+    nbr::test::compile_relay(topology, dir / "relay");
+    nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::common_neighbor_options(dir / "cn2", 2));
+    if (world_rank() == 0) {
+        nbr::schema::Manifest manifest;
+        manifest.set_format_version(nbr::kMultiVariantFormatVersion);
+        manifest.set_num_ranks(topology.num_ranks());
+        manifest.set_num_edges(topology.num_edges());
+        manifest.set_algorithm("auto");
+        manifest.set_topology_hash(topology.hash());
+        for (const char* name : {"naive", "relay", "cn2"}) {
+            auto* variant = manifest.add_variants();
+            variant->set_name(name);
+            variant->set_compile_id(nbr::read_manifest(dir / name).compile_id());
+        }
+        for (const auto& spec : bands) {
+            auto* band = manifest.add_bands();
+            band->set_collective(spec.collective);
+            band->set_from_bytes(spec.from_bytes);
+            band->set_variant(spec.variant);
+        }
+        manifest.set_allgatherv_variant(allgatherv);
+        manifest.set_alltoallv_variant(alltoallv);
+        manifest.set_compile_id(12345);
+        nbr::write_file(dir / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+const std::vector<BandSpec> kBands{{nbr::schema::ALLGATHER, 0, 1},  {nbr::schema::ALLGATHER, 16, 0},
+                                   {nbr::schema::ALLGATHER, 64, 2}, {nbr::schema::ALLTOALL, 0, 0},
+                                   {nbr::schema::ALLTOALL, 8, 1},   {nbr::schema::ALLTOALL, 128, 2}};
+
+class AutoDirectoryTest : public testing::Test {
+protected:
+    void SetUp() override {
+        topology_ = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.7, 5});
+        assemble_auto(topology_, dir(), kBands, 1, 2);
+        graph_ = nbr::test::dist_graph(topology_);
+        ASSERT_EQ(nbr_load_pattern(dir().c_str(), graph_, &pattern_), NBR_SUCCESS) << nbr_last_error();
+    }
+    void TearDown() override {
+        EXPECT_EQ(nbr_pattern_free(&pattern_), NBR_SUCCESS);
+        MPI_Comm_free(&graph_);
+    }
+    [[nodiscard]] fs::path dir() const { return tmp_.path() / "auto"; }
+    [[nodiscard]] std::string variant(nbr_collective_t collective, std::size_t bytes) const {
+        const char* name = nullptr;
+        EXPECT_EQ(nbr_pattern_variant(pattern_, collective, bytes, &name), NBR_SUCCESS);
+        return name == nullptr ? "" : name;
+    }
+
+    nbr::test::SharedTempDir tmp_;
+    nbr::Topology topology_;
+    MPI_Comm graph_ = MPI_COMM_NULL;
+    nbr_pattern_t pattern_ = NBR_PATTERN_NULL;
+};
+
+TEST_F(AutoDirectoryTest, EachBlockSizeRunsItsBandsVariant) {
+    const char* name = nullptr;
+    ASSERT_EQ(nbr_pattern_algorithm(pattern_, &name), NBR_SUCCESS);
+    EXPECT_STREQ(name, "auto");
+    const std::string relay = nbr::test::RelayAlgorithm().name();
+    EXPECT_EQ(variant(NBR_ALLGATHER, 0), relay);
+    EXPECT_EQ(variant(NBR_ALLGATHER, 15), relay);
+    EXPECT_EQ(variant(NBR_ALLGATHER, 16), "naive");
+    EXPECT_EQ(variant(NBR_ALLGATHER, 63), "naive");
+    EXPECT_EQ(variant(NBR_ALLGATHER, 64), "common-neighbor");
+    EXPECT_EQ(variant(NBR_ALLGATHER, std::size_t{1} << 40), "common-neighbor");
+    EXPECT_EQ(variant(NBR_ALLTOALL, 7), "naive");
+    EXPECT_EQ(variant(NBR_ALLTOALL, 8), relay);
+    EXPECT_EQ(variant(NBR_ALLTOALL, 128), "common-neighbor");
+    EXPECT_EQ(variant(NBR_ALLGATHERV, 0), relay);
+    EXPECT_EQ(variant(NBR_ALLTOALLV, 1), "common-neighbor");
+    EXPECT_EQ(nbr_pattern_variant(pattern_, static_cast<nbr_collective_t>(4), 1, &name), NBR_ERR_ARG);
+}
+
+/// Blocking, nonblocking and persistent calls at `count` bytes per block against the reference.
+void expect_fixed_matches(MPI_Comm graph, nbr_pattern_t pattern, bool alltoall, int count) {
+    const auto lists = nbr::test::neighbors_of(graph);
+    const std::size_t blocks = alltoall ? lists.out.size() : 1;
+    std::vector<unsigned char> send(blocks * static_cast<std::size_t>(count) + 1);
+    nbr::test::fill(send, count);
+    const std::size_t received = lists.in.size() * static_cast<std::size_t>(count) + 1;
+    std::vector<unsigned char> expected(received, 0), got(received, 0);
+    if (alltoall) {
+        nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph);
+        ASSERT_EQ(nbr_neighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern), 0);
+    } else {
+        MPI_Neighbor_allgather(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph);
+        ASSERT_EQ(nbr_neighbor_allgather(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern), 0);
+    }
+    EXPECT_EQ(got, expected) << (alltoall ? "alltoall " : "allgather ") << count << " B, blocking";
+    std::fill(got.begin(), got.end(), 0);
+    nbr_request_t request = NBR_REQUEST_NULL;
+    const int started =
+        alltoall
+            ? nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern, &request)
+            : nbr_ineighbor_allgather(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern, &request);
+    ASSERT_EQ(started, 0);
+    ASSERT_EQ(nbr_wait(&request), 0);
+    EXPECT_EQ(got, expected) << count << " B, nonblocking";
+    std::fill(got.begin(), got.end(), 0);
+    const int inited = alltoall ? nbr_neighbor_alltoall_init(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE,
+                                                             pattern, 0, &request)
+                                : nbr_neighbor_allgather_init(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE,
+                                                              pattern, 0, &request);
+    ASSERT_EQ(inited, 0);
+    for (int round = 0; round < 2; ++round) {
+        ASSERT_EQ(nbr_start(&request), 0);
+        ASSERT_EQ(nbr_wait(&request), 0);
+        EXPECT_EQ(got, expected) << count << " B, persistent round " << round;
+    }
+    ASSERT_EQ(nbr_request_free(&request), 0);
+}
+
+TEST_F(AutoDirectoryTest, FixedSizeCallsInEveryBandDeliverWhatMpiDelivers) {
+    int cases = 0;
+    for (const bool alltoall : {false, true}) {
+        for (const int count : {1, 7, 8, 15, 16, 63, 64, 127, 128, 300}) {
+            expect_fixed_matches(graph_, pattern_, alltoall, count);
+            ++cases;
+        }
+    }
+    EXPECT_EQ(cases, 20);
+}
+
+/// Per-edge counts that differ by rank and edge, so the persistent mean lands where `scale` says.
+std::vector<int> edge_counts(std::size_t edges, int scale) {
+    std::vector<int> counts(edges + 1, 0);
+    for (std::size_t e = 0; e < edges; ++e) counts[e] = scale + static_cast<int>((e * 5 + world_rank()) % 7);
+    return counts;
+}
+
+std::vector<int> displacements(const std::vector<int>& counts) {
+    std::vector<int> displs(counts.size(), 0);
+    for (std::size_t e = 1; e < counts.size(); ++e) displs[e] = displs[e - 1] + counts[e - 1];
+    return displs;
+}
+
+TEST_F(AutoDirectoryTest, VVariantsBlockingNonblockingAndPersistentDeliverWhatMpiDelivers) {
+    const auto lists = nbr::test::neighbors_of(graph_);
+    for (const int scale : {0, 10, 200}) {  // persistent means in every alltoall band
+        const auto send_counts = edge_counts(lists.out.size(), scale);
+        const auto send_displs = displacements(send_counts);
+        std::vector<unsigned char> send(static_cast<std::size_t>(send_displs.back() + send_counts.back()) + 1);
+        nbr::test::fill(send, scale);
+        // Receive counts: what each in-neighbor sends on that edge (learned by the reference).
+        std::vector<int> recv_counts(lists.in.size() + 1, 0), ones(lists.out.size() + 1, 1), zeros(ones.size(), 0);
+        std::vector<int> in_index(lists.in.size() + 1);
+        for (std::size_t i = 0; i < lists.in.size(); ++i) in_index[i] = static_cast<int>(i);
+        nbr::test::reference_alltoallv(send_counts.data(), ones.data(), displacements(ones).data(), MPI_INT,
+                                       recv_counts.data(), std::vector<int>(recv_counts.size(), 1).data(),
+                                       in_index.data(), MPI_INT, graph_);
+        const auto recv_displs = displacements(recv_counts);
+        const std::size_t total = static_cast<std::size_t>(recv_displs.back() + recv_counts.back()) + 1;
+        std::vector<unsigned char> expected(total, 0), got(total, 0);
+        nbr::test::reference_alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_BYTE, expected.data(),
+                                       recv_counts.data(), recv_displs.data(), MPI_BYTE, graph_);
+        ASSERT_EQ(nbr_neighbor_alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_BYTE, got.data(),
+                                         recv_counts.data(), recv_displs.data(), MPI_BYTE, pattern_),
+                  0);
+        EXPECT_EQ(got, expected) << "alltoallv blocking, scale " << scale;
+        std::fill(got.begin(), got.end(), 0);
+        nbr_request_t request = NBR_REQUEST_NULL;
+        ASSERT_EQ(nbr_ineighbor_alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_BYTE, got.data(),
+                                          recv_counts.data(), recv_displs.data(), MPI_BYTE, pattern_, &request),
+                  0);
+        ASSERT_EQ(nbr_wait(&request), 0);
+        EXPECT_EQ(got, expected) << "alltoallv nonblocking, scale " << scale;
+        std::fill(got.begin(), got.end(), 0);
+        ASSERT_EQ(nbr_neighbor_alltoallv_init(send.data(), send_counts.data(), send_displs.data(), MPI_BYTE, got.data(),
+                                              recv_counts.data(), recv_displs.data(), MPI_BYTE, pattern_, 0, &request),
+                  0);
+        ASSERT_EQ(nbr_start(&request), 0);
+        ASSERT_EQ(nbr_wait(&request), 0);
+        EXPECT_EQ(got, expected) << "alltoallv persistent, scale " << scale;
+        ASSERT_EQ(nbr_request_free(&request), 0);
+        // allgatherv: every rank sends scale + rank bytes.
+        const int mine = scale + world_rank() % 3;
+        std::vector<int> gather_counts(lists.in.size() + 1, 0);
+        for (std::size_t i = 0; i < lists.in.size(); ++i) gather_counts[i] = scale + lists.in[i] % 3;
+        const auto gather_displs = displacements(gather_counts);
+        const std::size_t gathered = static_cast<std::size_t>(gather_displs.back() + gather_counts.back()) + 1;
+        std::vector<unsigned char> expected_g(gathered, 0), got_g(gathered, 0);
+        MPI_Neighbor_allgatherv(send.data(), mine, MPI_BYTE, expected_g.data(), gather_counts.data(),
+                                gather_displs.data(), MPI_BYTE, graph_);
+        ASSERT_EQ(nbr_neighbor_allgatherv(send.data(), mine, MPI_BYTE, got_g.data(), gather_counts.data(),
+                                          gather_displs.data(), MPI_BYTE, pattern_),
+                  0);
+        EXPECT_EQ(got_g, expected_g) << "allgatherv blocking, scale " << scale;
+        std::fill(got_g.begin(), got_g.end(), 0);
+        ASSERT_EQ(nbr_neighbor_allgatherv_init(send.data(), mine, MPI_BYTE, got_g.data(), gather_counts.data(),
+                                               gather_displs.data(), MPI_BYTE, pattern_, 0, &request),
+                  0);
+        ASSERT_EQ(nbr_start(&request), 0);
+        ASSERT_EQ(nbr_wait(&request), 0);
+        EXPECT_EQ(got_g, expected_g) << "allgatherv persistent, scale " << scale;
+        ASSERT_EQ(nbr_request_free(&request), 0);
+    }
+}
+
+// ---- load errors ----------------------------------------------------------------------------
+
+class AutoLoadErrorTest : public testing::Test {
+protected:
+    void SetUp() override {
+        topology_ = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.6, 6});
+        assemble_auto(topology_, dir(), kBands, 0, 0);
+    }
+    [[nodiscard]] fs::path dir() const { return tmp_.path() / "auto"; }
+    /// Loads on every rank; returns the code (the same on every rank: all fail alike here).
+    int load() {
+        MPI_Comm graph = nbr::test::dist_graph(topology_);
+        nbr_pattern_t pattern = NBR_PATTERN_NULL;
+        const int code = nbr_load_pattern(dir().c_str(), graph, &pattern);
+        if (code == NBR_SUCCESS) nbr_pattern_free(&pattern);
+        EXPECT_EQ(pattern, NBR_PATTERN_NULL);
+        MPI_Comm_free(&graph);
+        message_ = nbr_last_error();
+        return code;
+    }
+    void edit_manifest(const std::function<void(nbr::schema::Manifest&)>& edit) {
+        if (world_rank() == 0) {
+            nbr::schema::Manifest manifest;  // parsed unchecked: earlier edits may have broken it
+            EXPECT_TRUE(manifest.ParseFromString(nbr::read_file(dir() / nbr::manifest_file_name())));
+            edit(manifest);
+            nbr::write_file(dir() / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    nbr::test::SharedTempDir tmp_;
+    nbr::Topology topology_;
+    std::string message_;
+};
+
+TEST_F(AutoLoadErrorTest, MissingVariantDirectoryIsAnIoErrorNamingIt) {
+    if (world_rank() == 0) fs::remove_all(dir() / "cn2");
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT_EQ(load(), NBR_ERR_IO);
+    EXPECT_NE(message_.find("cn2"), std::string::npos) << message_;
+}
+
+TEST_F(AutoLoadErrorTest, VariantOfAnotherCompileIsMixed) {
+    edit_manifest([](auto& m) { m.mutable_variants(1)->set_compile_id(m.variants(1).compile_id() + 1); });
+    EXPECT_EQ(load(), NBR_ERR_MIXED);
+    EXPECT_NE(message_.find("relay"), std::string::npos) << message_;
+}
+
+TEST_F(AutoLoadErrorTest, BandsThatDoNotStartAtZeroOrNameNoVariantAreCorrupt) {
+    edit_manifest([](auto& m) { m.mutable_bands(0)->set_from_bytes(4); });
+    EXPECT_EQ(load(), NBR_ERR_CORRUPT);
+    EXPECT_NE(message_.find("allgather bands"), std::string::npos) << message_;
+    edit_manifest([](auto& m) {
+        m.mutable_bands(0)->set_from_bytes(0);
+        m.mutable_bands(4)->set_variant(3);
+    });
+    EXPECT_EQ(load(), NBR_ERR_CORRUPT);
+    edit_manifest([](auto& m) {
+        m.mutable_bands(4)->set_variant(1);
+        m.mutable_variants(2)->set_name("../cn2");
+    });
+    EXPECT_EQ(load(), NBR_ERR_CORRUPT);
+}
+
+TEST_F(AutoLoadErrorTest, NewerFormatIsAVersionErrorAndAFormatOneManifestMayNotHoldVariants) {
+    edit_manifest([](auto& m) { m.set_format_version(nbr::kFormatVersion + 1); });
+    EXPECT_EQ(load(), NBR_ERR_VERSION);
+    EXPECT_NE(message_.find("newer"), std::string::npos) << message_;
+    edit_manifest([](auto& m) { m.set_format_version(nbr::kSingleFormatVersion); });
+    EXPECT_EQ(load(), NBR_ERR_CORRUPT);
+}
+
+// ---- compile_auto end to end ----------------------------------------------------------------
+
+TEST(CompileAuto, OutputIsIdenticalForOneProcessVerifiesAndReplaysAtEverySize) {
+    nbr::test::SharedTempDir tmp;
+    const auto n = static_cast<std::uint32_t>(world_size());
+    int cases = 0;
+    for (const auto& topology : {nbr::generate_random({n, 0.5, 7}), nbr::test::awkward_topology(n)}) {
+        nbr::compiler::AutoOptions options;
+        options.machine = nbr::simulator::load_machine("niagara");
+        options.placement = nbr::Placement::block(n, 2, 1);  // several nodes even at 3 ranks
+        options.sizes = {1, 16, 256, 4096};
+        options.output = tmp.path() / "auto";
+        options.quiet = true;
+        const auto report = nbr::compiler::compile_auto(MPI_COMM_WORLD, topology, options);
+        EXPECT_FALSE(report.variants.empty());
+        if (world_rank() == 0) {
+            const auto verified = nbr::compiler::verify_directory(options.output, &topology);
+            EXPECT_TRUE(verified.ok) << verified.violation;
+            EXPECT_EQ(verified.variants, report.variants);
+            auto single = options;
+            single.output = tmp.path() / "auto-1";
+            (void)nbr::compiler::compile_auto(MPI_COMM_SELF, topology, single);
+            for (const auto& entry : fs::recursive_directory_iterator(options.output)) {
+                if (!entry.is_regular_file()) continue;
+                const auto other = single.output / fs::relative(entry.path(), options.output);
+                EXPECT_EQ(nbr::read_file(entry.path()), nbr::read_file(other)) << other;
+            }
+        }
+        MPI_Comm graph = nbr::test::dist_graph(topology);
+        nbr_pattern_t pattern = NBR_PATTERN_NULL;
+        ASSERT_EQ(nbr_load_pattern(options.output.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
+        for (const bool alltoall : {false, true}) {
+            for (const int count : {1, 16, 256, 4096}) {
+                expect_fixed_matches(graph, pattern, alltoall, count);
+                ++cases;
+            }
+        }
+        EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+        MPI_Comm_free(&graph);
+    }
+    EXPECT_EQ(cases, 16);
+}
+
+}  // namespace
