@@ -207,15 +207,16 @@ void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long fla
         MPI_Allreduce(MPI_IN_PLACE, indirect.data(), static_cast<int>(indirect.size()), MPI_INT64_T, MPI_MAX, comm),
         "MPI_Allreduce");
     const bool allowed = pattern.topology_comm && (flags & NBR_LOAD_NO_NATIVE) == 0;
+#if defined(NBR_SMPI)
+    (void)allowed;
+#else
+    const bool alltoall_mismatches = worst[1] != 0 && is_mpich();
     for (std::size_t v = 0; v < pattern.variants.size(); ++v) {
         auto& variant = pattern.variants[v];
-#if defined(NBR_SMPI)
-        (void)allowed;
-#else
         variant.native[0] = allowed && indirect[2 * v] == 0;
-        variant.native[1] = allowed && indirect[2 * v + 1] == 0 && !(worst[1] != 0 && is_mpich());
-#endif
+        variant.native[1] = allowed && indirect[2 * v + 1] == 0 && !alltoall_mismatches;
     }
+#endif
 }
 
 }  // namespace

@@ -41,8 +41,8 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
     run.algorithm = manifest.algorithm();
     std::map<std::uint32_t, SimProgram> programs;  // by variant (0 for a single-algorithm directory)
     const auto schema_collective = collective == Collective::allgather ? schema::ALLGATHER : schema::ALLTOALL;
+    const bool multi = is_multi_variant(manifest);
     for (const auto size : sizes) {
-        const bool multi = is_multi_variant(manifest);
         const std::uint32_t v = multi ? band_variant(manifest, schema_collective, size) : 0;
         auto it = programs.find(v);
         if (it == programs.end()) {
