@@ -53,7 +53,7 @@ def main(directory):
                          f"{r['latency_us']:.2f} | {e1:+.0%} | {naive:.2f} | {r['baseline_latency_us']:.2f} | "
                          f"{e2:+.0%} | {native:.2f} | {len(samples[key])} |")
     print("\n".join(lines))
-    print(f"\n\\* more ranks than the {cores} cores: not bound, ranks share cores (the model gives each its own)")
+    print(f"\n\\* more ranks than the {cores} cores: not bound, ranks share cores (the machine file's cores_per_node and switch_us)")
     for bound, values in sorted(errors.items()):
         print(f"- {bound}: median |error| {statistics.median(values):.0%}, max {max(values):.0%} "
               f"over {len(values)} cells")

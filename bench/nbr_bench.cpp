@@ -202,6 +202,7 @@ struct Options {
     std::vector<int> sizes{1, 4, 16, 64, 256, 1024, 4096, 16384};
     int iters = 1000;
     int warmup = -1;  // default: iters / 10, at least 10
+    int rounds = 1;   // variants timed in turn, iters / rounds calls each; the median round kept
     std::string collective = "allgather";
     std::string json;
 #if defined(NBR_SMPI)
@@ -250,6 +251,25 @@ double time_variant(Variant& v, int iters, int warmup) {
     return slowest;
 }
 
+/// Every variant timed `rounds` times in turn, each round starting one variant later (so no
+/// variant is always first after the synchronization); warm-up calls in the first round; the
+/// median round per variant.
+void time_rounds(std::vector<Variant>& variants, const Options& o, int warmup, std::map<std::string, double>& out) {
+    const int rounds = std::max(1, std::min(o.rounds, o.iters));
+    std::map<std::string, std::vector<double>> times;
+    const std::size_t n = variants.size();
+    for (int r = 0; r < rounds; ++r) {
+        for (std::size_t k = 0; k < n; ++k) {  // each round starts one variant later
+            auto& v = variants[(k + static_cast<std::size_t>(r)) % n];
+            times[v.name].push_back(time_variant(v, o.iters / rounds, r == 0 ? warmup : 0));
+        }
+    }
+    for (auto& [name, t] : times) {
+        std::sort(t.begin(), t.end());
+        out[name] = t[t.size() / 2];
+    }
+}
+
 std::vector<int> parse_sizes(const std::string& text) {
     std::vector<int> sizes;
     std::stringstream in(text);
@@ -278,6 +298,8 @@ Options parse(int argc, char** argv) {
             o.iters = std::stoi(value());
         else if (a == "--warmup")
             o.warmup = std::stoi(value());
+        else if (a == "--rounds")
+            o.rounds = std::stoi(value());
         else if (a == "--collective")
             o.collective = value();
         else if (a == "--json")
@@ -307,6 +329,10 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
     app.add_option("--sizes", sizes, "Message sizes in bytes, comma-separated");
     app.add_option("--iters", o.iters, "Timed calls per variant and size")->check(CLI::PositiveNumber);
     app.add_option("--warmup", o.warmup, "Untimed calls first (default iters/10, >= 10)");
+    app.add_option("--rounds", o.rounds,
+                   "Time the variants in turn this many times (iters/rounds calls each) and keep each "
+                   "variant's median round: drift and stragglers hit all variants alike")
+        ->check(CLI::PositiveNumber);
     app.add_option("--collective", o.collective)->check(CLI::IsMember(collective_names()));
     app.add_option("--json", o.json, "Write all results to this JSON file");
     try {
@@ -486,9 +512,9 @@ int run(const Options& o) {
 #endif
         if (naive != nullptr) add_nbr_forms("nbr-naive", naive);
         Row row{bytes, {}, {}};
-        for (auto& v : variants) {
-            row.seconds[v.name] = time_variant(v, o.iters, warmup);
-            if (rows.empty()) order.push_back(v.name);
+        time_rounds(variants, o, warmup, row.seconds);
+        if (rows.empty()) {
+            for (auto& v : variants) order.push_back(v.name);
         }
         // Data check after timing: every variant against the reference (native, or the naive
         // replay under SMPI), plus allgather's blocks against their senders' data.
@@ -545,8 +571,8 @@ int run(const Options& o) {
             std::ofstream out(o.json);
             out << "{\n  \"collective\": \"" << o.collective << "\",\n  \"ranks\": " << size << ",\n  \"patterns\": \""
                 << json_escape(o.patterns) << "\",\n  \"algorithm\": \"" << json_escape(algorithm)
-                << "\",\n  \"iters\": " << o.iters << ",\n  \"warmup\": " << warmup << ",\n  \"baseline\": \"" << base
-                << "\",\n";
+                << "\",\n  \"iters\": " << o.iters << ",\n  \"warmup\": " << warmup << ",\n  \"rounds\": " << o.rounds
+                << ",\n  \"baseline\": \"" << base << "\",\n";
 #if defined(NBR_SMPI)
             out << "  \"simulated\": true,\n";
 #else

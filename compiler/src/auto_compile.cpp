@@ -49,26 +49,29 @@ Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& 
     return built;
 }
 
-/// Simulates every written candidate for both collectives at every size; (candidate,
-/// collective) units are spread round-robin over the processes and the results summed.
+/// Simulates every written candidate for the four collectives at every size (the v-variants
+/// with size headers); (candidate, collective) units are spread round-robin over the
+/// processes and the results summed.
 std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, const std::vector<Built>& built,
                                             const AutoOptions& options, std::vector<std::uint64_t>& messages) {
     int processes = 1;
     MPI_Comm_size(comm, &processes);
     const int process = process_of(comm);
     const std::size_t sizes = options.sizes.size();
-    std::vector<double> table(built.size() * 2 * sizes, 0.0);
+    constexpr std::size_t kKinds = 4;
+    std::vector<double> table(built.size() * kKinds * sizes, 0.0);
     messages.assign(built.size(), 0);
     collective_try(comm, [&] {
         std::size_t unit = 0;
         for (std::size_t i = 0; i < built.size(); ++i) {
-            for (int c = 0; c < 2; ++c, ++unit) {
+            for (std::size_t c = 0; c < kKinds; ++c, ++unit) {
                 if (static_cast<int>(unit % static_cast<std::size_t>(processes)) != process) continue;
-                const auto collective = c == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
-                const auto program = simulator::load_program(dir / built[i].candidate.name, collective);
+                const auto collective = c % 2 == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
+                auto program = simulator::load_program(dir / built[i].candidate.name, collective);
+                program.size_headers = c >= 2;
                 if (c == 0) messages[i] = program.num_messages();
                 for (std::size_t s = 0; s < sizes; ++s) {
-                    table[(i * 2 + static_cast<std::size_t>(c)) * sizes + s] =
+                    table[(i * kKinds + c) * sizes + s] =
                         simulator::simulate(program, options.machine, *options.placement, options.sizes[s]).latency_us;
                 }
             }
@@ -80,8 +83,8 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
     std::vector<Prediction> out(built.size());
     for (std::size_t i = 0; i < built.size(); ++i) {
         out[i].name = built[i].candidate.name;
-        for (std::size_t c = 0; c < 2; ++c) {
-            const auto first = table.begin() + static_cast<std::ptrdiff_t>((i * 2 + c) * sizes);
+        for (std::size_t c = 0; c < kKinds; ++c) {
+            const auto first = table.begin() + static_cast<std::ptrdiff_t>((i * kKinds + c) * sizes);
             out[i].latency_us[c].assign(first, first + static_cast<std::ptrdiff_t>(sizes));
         }
     }
@@ -96,7 +99,8 @@ std::uint32_t fastest_at(const std::vector<Prediction>& predictions, std::size_t
     return predictions[0].latency_us[c][s] >= (1.0 + margin) * predictions[best].latency_us[c][s] ? best : 0;
 }
 
-/// The v-variants' candidate: never slower than naive, best geometric-mean speedup >= 1 + margin.
+/// The v-variants' candidate (`c`: 2 allgatherv, 3 alltoallv): never slower than naive, best
+/// geometric-mean speedup >= 1 + margin.
 std::uint32_t variable_choice(const std::vector<Prediction>& predictions, std::size_t c, double margin) {
     const auto& naive = predictions[0].latency_us[c];
     std::uint32_t chosen = 0;
@@ -170,6 +174,8 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
         candidate->set_messages(messages[i]);
         for (auto v : predictions[i].latency_us[0]) candidate->add_allgather_us(v);
         for (auto v : predictions[i].latency_us[1]) candidate->add_alltoall_us(v);
+        for (auto v : predictions[i].latency_us[2]) candidate->add_allgatherv_us(v);
+        for (auto v : predictions[i].latency_us[3]) candidate->add_alltoallv_us(v);
         if (!used[i]) continue;
         variant_of[i] = manifest.variants_size();
         auto* variant = manifest.add_variants();
@@ -214,7 +220,7 @@ AutoChoice choose_variants(const std::vector<Prediction>& predictions, double ma
     for (std::size_t c = 0; c < 2; ++c) {
         const std::size_t sizes = predictions.at(0).latency_us[c].size();
         for (std::size_t s = 0; s < sizes; ++s) choice.winner[c].push_back(fastest_at(predictions, c, s, margin));
-        choice.variable[c] = variable_choice(predictions, c, margin);
+        choice.variable[c] = variable_choice(predictions, 2 + c, margin);
     }
     return choice;
 }

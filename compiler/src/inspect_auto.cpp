@@ -14,10 +14,16 @@ namespace {
 using nbr::common::internal::json_string;
 using nbr::common::internal::number;
 
-const char* kCollectiveNames[2] = {"allgather", "alltoall"};
+/// The predictions' collectives; the v-variants' are blocking calls with uniform blocks.
+const char* kCollectiveNames[4] = {"allgather", "alltoall", "allgatherv", "alltoallv"};
 
 const google::protobuf::RepeatedField<double>& latencies(const schema::Candidate& candidate, int c) {
-    return c == 0 ? candidate.allgather_us() : candidate.alltoall_us();
+    switch (c) {
+        case 0: return candidate.allgather_us();
+        case 1: return candidate.alltoall_us();
+        case 2: return candidate.allgatherv_us();
+        default: return candidate.alltoallv_us();
+    }
 }
 
 int candidate_index(const schema::Manifest& manifest, const std::string& name) {
@@ -78,6 +84,19 @@ std::string band_reason(const schema::Manifest& manifest, int band) {
     return text;
 }
 
+/// A v-variant's choice (`c`: 2 allgatherv, 3 alltoallv) and its predicted geometric-mean
+/// speedup over naive across all sizes.
+std::string variable_line(const schema::Manifest& manifest, int c) {
+    const auto v = c == 2 ? manifest.allgatherv_variant() : manifest.alltoallv_variant();
+    const auto& name = manifest.variants(static_cast<int>(v)).name();
+    const int i = candidate_index(manifest, name);
+    if (i <= 0 || latencies(manifest.candidates(i), c).empty()) return name + "\n";
+    char text[96];
+    std::snprintf(text, sizeof text, " (%.2fx faster than naive, geometric mean over the sizes)\n",
+                  speedup(manifest, i, c, 0, manifest.sizes_size()));
+    return name + text;
+}
+
 std::string byte_text(std::uint64_t bytes) {
     if (bytes >= (1U << 20) && bytes % (1U << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
     if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
@@ -126,16 +145,13 @@ std::string format_auto(const schema::Manifest& manifest) {
             out << line << band_reason(manifest, b) << "\n";
         }
     }
-    out << "allgatherv (blocking, nonblocking): "
-        << manifest.variants(static_cast<int>(manifest.allgatherv_variant())).name()
-        << "\nalltoallv (blocking, nonblocking): "
-        << manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name()
-        << "\n(persistent v-variants: the bands, at the mean bytes per edge over all ranks)\n";
+    out << "allgatherv (blocking, nonblocking): " << variable_line(manifest, 2)
+        << "alltoallv (blocking, nonblocking): " << variable_line(manifest, 3)
+        << "(persistent v-variants: the bands, at the mean bytes per edge over all ranks)\n";
     for (const auto& candidate : manifest.candidates()) {
         if (!candidate.note().empty()) out << "note: " << candidate.name() << ": " << candidate.note() << "\n";
     }
-    format_predictions(out, manifest, 0);
-    format_predictions(out, manifest, 1);
+    for (int c = 0; c < 4; ++c) format_predictions(out, manifest, c);
     return out.str();
 }
 
@@ -169,7 +185,7 @@ std::string format_auto_json(const schema::Manifest& manifest) {
         out << (i ? ",\n" : "\n") << "    {\"name\": " << json_string(candidate.name())
             << ", \"algorithm\": " << json_string(candidate.algorithm()) << ", \"messages\": " << candidate.messages()
             << ", \"note\": " << json_string(candidate.note());
-        for (int c = 0; c < 2; ++c) {
+        for (int c = 0; c < 4; ++c) {
             out << ", \"" << kCollectiveNames[c] << "_us\": [";
             const auto& list = latencies(candidate, c);
             for (int s = 0; s < list.size(); ++s) out << (s ? ", " : "") << number(list[s]);

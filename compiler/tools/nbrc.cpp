@@ -262,8 +262,9 @@ int run_simulate(const Options& o) {
         nbr::simulator::SimRequest request;
         request.pattern = o.dir;
         request.baseline = o.baseline;
-        request.collective =
-            o.collective == "alltoall" ? nbr::simulator::Collective::alltoall : nbr::simulator::Collective::allgather;
+        request.collective = o.collective.rfind("alltoall", 0) == 0 ? nbr::simulator::Collective::alltoall
+                                                                    : nbr::simulator::Collective::allgather;
+        request.variable = o.collective.back() == 'v';
         request.sizes = o.size_list;
         const auto report = nbr::simulator::simulate_directory(
             request, machine, [&](std::uint32_t ranks) { return simulation_placement(o, machine, ranks); });
@@ -373,8 +374,11 @@ int run(int argc, char** argv) {
         ->required();
     simulate->add_option("--sizes", o.sizes, "Block sizes in bytes per neighbor (K, M suffixes)")
         ->capture_default_str();
-    const std::map<std::string, std::string> collectives{{"allgather", "allgather"}, {"alltoall", "alltoall"}};
-    simulate->add_option("--collective", o.collective, "Collective to replay")
+    const std::map<std::string, std::string> collectives{
+        {"allgather", "allgather"}, {"alltoall", "alltoall"}, {"allgatherv", "allgatherv"}, {"alltoallv", "alltoallv"}};
+    simulate
+        ->add_option("--collective", o.collective,
+                     "Collective to replay (v-variants: blocking, uniform blocks, with size headers)")
         ->transform(CLI::IsMember(collectives))
         ->capture_default_str();
     add_placement_options(simulate, o, " (default: the machine's)");

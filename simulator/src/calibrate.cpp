@@ -69,6 +69,9 @@ std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, Dis
                                                 const Calibration& c) {
     auto machine = machine_from_spec(spec, "the calibrated machine");
     if (klass == DistanceClass::network) machine.nodes_per_switch = 0;  // two nodes: not under one leaf
+    // The streams post their receives before the timer starts, and a ping-pong is no call.
+    machine.call_ps = 0;
+    for (auto& link : machine.link) link.post_recv_ps = 0;
     const auto placement = pair_placement(klass);
     const auto one = stream_program(1, false);
     const auto first = stream_program(1, true);
@@ -103,6 +106,7 @@ schema::LinkClass fit_link_class(const Calibration& c) {
     link.set_send_overhead_us(o_s);
     link.set_recv_overhead_us(o_r);
     link.set_gap_us(gap);
+    link.set_post_recv_overhead_us(std::max(0.0, c.post_recv_us));
     if (c.eager_limit > 0) link.set_eager_limit_bytes(c.eager_limit);
     for (std::size_t i = 0; i < c.points.size(); ++i) {
         const auto& p = c.points[i];
@@ -126,12 +130,43 @@ schema::LinkClass fit_link_class(const Calibration& c) {
     return link;
 }
 
+double fit_call_overhead(const schema::Machine& spec, DistanceClass klass, const Calibration& c) {
+    if (c.call_us < 0) return 0;
+    auto machine = machine_from_spec(spec, "the calibrated machine");
+    if (klass == DistanceClass::network) machine.nodes_per_switch = 0;
+    machine.call_ps = 0;
+    // One message each way, both posted at the start (as the native call does).
+    SimProgram exchange = stream_program(1, false);
+    exchange.first_message = {0, 1, 2};
+    exchange.src.push_back(1);
+    exchange.dst.push_back(0);
+    exchange.units.push_back(1);
+    exchange.unpack_units.push_back(0);
+    exchange.packed.push_back(0);
+    exchange.dependencies.push_back(0);
+    exchange.first_dependent.push_back(0);
+    const double predicted = simulate(exchange, machine, pair_placement(klass), c.call_bytes).latency_us;
+    return std::max(0.0, c.call_us - predicted);
+}
+
+double fit_switch(const schema::Machine& spec, double shared_one_way_us, std::uint64_t bytes) {
+    auto machine = machine_from_spec(spec, "the calibrated machine");
+    machine.cores_per_node = 0;
+    machine.call_ps = 0;  // a ping-pong is no call, and posts its receive while it waits
+    for (auto& link : machine.link) link.post_recv_ps = 0;
+    const auto predicted =
+        simulate(stream_program(1, false), machine, pair_placement(DistanceClass::socket), bytes).latency_us;
+    return std::max(0.0, shared_one_way_us - predicted);
+}
+
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& c, const std::string& source) {
     const auto link = fit_link_class(c);
+    machine.set_format_version(std::max(machine.format_version(), 2U));
     switch (klass) {
         case DistanceClass::socket:
             *machine.mutable_socket() = link;
             machine.set_copy_ns_per_byte(c.copy_ns_per_byte);
+            machine.set_call_overhead_us(fit_call_overhead(machine, klass, c));
             break;
         case DistanceClass::node: *machine.mutable_node() = link; break;
         case DistanceClass::leaf:

@@ -63,6 +63,9 @@ LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const
                                  &L::recv_byte_overhead_ns, false) *
                      kPsPerNs;
     if (spec.has_eager_limit_bytes()) c.eager_limit = spec.eager_limit_bytes();
+    c.post_recv_ps = check.value(spec, p + "post_recv_overhead_us", &L::has_post_recv_overhead_us,
+                                 &L::post_recv_overhead_us, false) *
+                     kPsPerUs;
     std::uint64_t previous = 0;
     for (int i = 0; i < spec.segments_size(); ++i) {
         const auto& s = spec.segments(i);
@@ -125,13 +128,28 @@ std::vector<std::string> machine_preset_names() {
     return names;
 }
 
-Machine machine_from_spec(const schema::Machine& spec, const std::string& source) {
-    const Checker check(source);
+/// Format-2 fields in a format-1 file are an error, not silently ignored.
+void check_format(const schema::Machine& spec, const Checker& check) {
     if (spec.format_version() == 0) check.fail("'format_version' is required");
     if (spec.format_version() > kMachineFormatVersion) {
         check.fail("format_version " + std::to_string(spec.format_version()) + " is newer than this build reads (" +
                    std::to_string(kMachineFormatVersion) + ")");
     }
+    if (spec.format_version() >= 2) return;
+    const auto needs_2 = [&](bool present, const std::string& field) {
+        if (present) check.fail("'" + field + "' needs format_version 2");
+    };
+    needs_2(spec.has_call_overhead_us(), "call_overhead_us");
+    needs_2(spec.cores_per_node() > 0, "cores_per_node");
+    needs_2(spec.has_switch_us(), "switch_us");
+    needs_2(spec.socket().has_post_recv_overhead_us() || spec.node().has_post_recv_overhead_us() ||
+                spec.network().has_post_recv_overhead_us() || spec.leaf().has_post_recv_overhead_us(),
+            "post_recv_overhead_us");
+}
+
+Machine machine_from_spec(const schema::Machine& spec, const std::string& source) {
+    const Checker check(source);
+    check_format(spec, check);
     if (spec.ranks_per_node() == 0 || spec.ranks_per_socket() == 0) {
         check.fail("'ranks_per_node' and 'ranks_per_socket' are required and positive");
     }
@@ -160,6 +178,12 @@ Machine machine_from_spec(const schema::Machine& spec, const std::string& source
     m.nic_gap_ps = check.value(spec.nic(), "nic.gap_us", &N::has_gap_us, &N::gap_us, false) * kPsPerUs;
     m.nic_byte_ps =
         check.value(spec.nic(), "nic.byte_time_ns", &N::has_byte_time_ns, &N::byte_time_ns, false) * kPsPerNs;
+    m.call_ps = check.value(spec, "call_overhead_us", &schema::Machine::has_call_overhead_us,
+                            &schema::Machine::call_overhead_us, false) *
+                kPsPerUs;
+    m.cores_per_node = spec.cores_per_node();
+    m.switch_ps =
+        check.value(spec, "switch_us", &schema::Machine::has_switch_us, &schema::Machine::switch_us, false) * kPsPerUs;
     m.sources.assign(spec.sources().begin(), spec.sources().end());
     m.spec = spec;
     return m;

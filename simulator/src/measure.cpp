@@ -106,6 +106,46 @@ public:
         return eager == 1;
     }
 
+    /// Rank 1 times posting n receives (rank 0 then sends them, so they complete); per receive.
+    double post_recv(std::uint64_t bytes) {
+        const int n = burst(bytes);
+        resize(bytes, n);
+        double t = repeat_median([&] {
+            MPI_Barrier(comm_);
+            double elapsed = 0;
+            if (rank_ == 1) {
+                const double t0 = now_us();
+                post_receives(bytes, n);
+                elapsed = now_us() - t0;
+            }
+            MPI_Barrier(comm_);
+            if (rank_ == 0) post_sends(bytes, n);
+            MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+            return elapsed;
+        });
+        MPI_Bcast(&t, 1, MPI_DOUBLE, 1, comm_);
+        return t / n;
+    }
+
+    /// Time per call of a blocking MPI_Neighbor_alltoall of `bytes` over one edge each way
+    /// (a loop of calls, as nbr-bench times them).
+    double neighbor_call(std::uint64_t bytes) {
+        const int other = 1 - rank_;
+        MPI_Comm graph = MPI_COMM_NULL;
+        MPI_Dist_graph_create_adjacent(comm_, 1, &other, MPI_UNWEIGHTED, 1, &other, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                       &graph);
+        resize(bytes, 1);
+        constexpr int kCalls = 1000;
+        const int count = static_cast<int>(bytes);
+        const double t = timed([&] {
+            for (int k = 0; k < kCalls; ++k) {
+                MPI_Neighbor_alltoall(send_.data(), count, MPI_BYTE, recv_.data(), count, MPI_BYTE, graph);
+            }
+        });
+        MPI_Comm_free(&graph);
+        return t / kCalls;
+    }
+
 private:
     void resize(std::uint64_t bytes, int n) {
         const auto need = static_cast<std::size_t>(bytes) * static_cast<std::size_t>(n);
@@ -226,6 +266,23 @@ CalibrationPoint measure_point(Pair& pair, std::uint64_t bytes, std::uint64_t ea
 
 }  // namespace
 
+double measure_one_way(MPI_Comm comm, std::uint64_t bytes, int repeat) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (size < 2) throw std::invalid_argument("nbr-calibrate needs two ranks");
+    MPI_Comm pair_comm = MPI_COMM_NULL;
+    MPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair_comm);
+    double t = 0;
+    if (pair_comm != MPI_COMM_NULL) {
+        Pair pair(pair_comm, std::max(1, repeat));
+        t = pair.one_way(bytes);
+        MPI_Comm_free(&pair_comm);
+    }
+    MPI_Barrier(comm);
+    return t;
+}
+
 Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
     int rank = 0, size = 0;
     MPI_Comm_rank(comm, &rank);
@@ -245,6 +302,9 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
         std::sort(sizes.begin(), sizes.end());
         sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
         for (const auto bytes : sizes) c.points.push_back(measure_point(pair, bytes, c.eager_limit));
+        c.post_recv_us = pair.post_recv(sizes.front());
+        c.call_bytes = sizes.front();
+        c.call_us = pair.neighbor_call(c.call_bytes);
         if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);
         MPI_Comm_free(&pair_comm);
     }

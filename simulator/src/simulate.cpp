@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace nbr::simulator {
@@ -47,7 +48,9 @@ public:
           m_(machine),
           place_(placement),
           block_(block),
-          cpu_(program.num_ranks, 0),
+          core_(cores_of(machine, placement)),
+          cpu_(core_.empty() ? 0 : *std::max_element(core_.begin(), core_.end()) + 1, 0),
+          wake_(wake_delays(machine, core_, cpu_.size())),
           inject_(program.num_ranks, 0),
           finish_(program.num_ranks, 0),
           finish_depth_(program.num_ranks, 0),
@@ -60,6 +63,7 @@ public:
     }
 
     void run() {
+        start_calls();
         // Sends with nothing to wait for start at time 0, before every later event (which
         // comes at time 0 or later and is inserted after them): handled at once, in order.
         for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
@@ -81,6 +85,43 @@ public:
     [[nodiscard]] SimResult result() const;
 
 private:
+    /// The core each rank runs on: its own, or with `cores_per_node`, local rank i of a node
+    /// on the node's core i mod cores_per_node.
+    static std::vector<std::uint32_t> cores_of(const Machine& m, const Placement& place) {
+        std::vector<std::uint32_t> core(place.num_ranks());
+        if (m.cores_per_node == 0) {
+            std::iota(core.begin(), core.end(), 0U);
+            return core;
+        }
+        std::vector<std::uint32_t> local(place.num_nodes(), 0);
+        for (std::uint32_t r = 0; r < place.num_ranks(); ++r) {
+            const auto node = place.node(r);
+            core[r] = node * m.cores_per_node + local[node]++ % m.cores_per_node;
+        }
+        return core;
+    }
+
+    /// Per rank: how long an arrived message waits for the rank to get its core back, (k - 1)
+    /// switches with k ranks on the core.
+    static std::vector<Time> wake_delays(const Machine& m, const std::vector<std::uint32_t>& core, std::size_t cores) {
+        std::vector<std::uint32_t> sharing(cores, 0);
+        for (const auto c : core) ++sharing[c];
+        std::vector<Time> wake(core.size());
+        for (std::size_t r = 0; r < core.size(); ++r) wake[r] = ps(m.switch_ps * (sharing[core[r]] - 1));
+        return wake;
+    }
+
+    /// Each rank's call starts with its per-call cost and the posting of all its receives
+    /// (with size headers, the headers' receives; payload receives are posted on arrival).
+    void start_calls() {
+        std::vector<double> start(p_.num_ranks, m_.call_ps);
+        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) start[p_.dst[i]] += cost(i).post_recv_ps;
+        for (std::uint32_t r = 0; r < p_.num_ranks; ++r) {
+            cpu_[core_[r]] += ps(start[r]);
+            complete(r, cpu_[core_[r]], 0);
+        }
+    }
+
     [[nodiscard]] DistanceClass distance(std::uint32_t a, std::uint32_t b) const {
         if (place_.same_socket(a, b)) return DistanceClass::socket;
         if (place_.same_node(a, b)) return DistanceClass::node;
@@ -91,11 +132,17 @@ private:
     [[nodiscard]] bool off_node(std::uint32_t i) const { return klass_[i] >= DistanceClass::leaf; }
     [[nodiscard]] std::uint64_t bytes(std::uint32_t i) const { return std::uint64_t{p_.units[i]} * block_; }
     [[nodiscard]] const LinkCost& cost(std::uint32_t i) const { return m_.cost(klass_[i]); }
+    /// v-variants: the size header sent ahead of a staged message (one uint64 per block).
+    [[nodiscard]] std::uint64_t header_bytes(std::uint32_t i) const {
+        return p_.size_headers && p_.packed[i] ? std::uint64_t{p_.units[i]} * sizeof(std::uint64_t) : 0;
+    }
     /// Time a message occupies a NIC: a message never crosses the NIC faster than its
     /// class's byte time (measured point to point, through the NIC) allows.
     [[nodiscard]] Time nic_transfer(std::uint32_t i) const {
         const auto b = bytes(i);
-        return ps(std::max(m_.nic_byte_ps, cost(i).latency_and_byte_ps(b).second) * static_cast<double>(b));
+        const auto h = header_bytes(i);
+        const double byte = std::max(m_.nic_byte_ps, cost(i).latency_and_byte_ps(b).second);
+        return ps(byte * static_cast<double>(b + h) + (h > 0 ? m_.nic_gap_ps : 0.0));
     }
 
     void push(Stage stage, Time time, std::uint32_t message, Time aux = 0) {
@@ -126,13 +173,16 @@ private:
         const auto s = p_.src[i];
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
-        const Time start = std::max(e.time, cpu_[s]);
+        const auto h = header_bytes(i);
+        Time& cpu = cpu_[core_[s]];
+        const Time start = std::max(e.time, cpu);
         const double pack = p_.packed[i] ? m_.copy_byte_ps * static_cast<double>(b) : 0.0;
-        cpu_[s] = start + ps(pack) + ps(c.send_overhead_ps + c.send_byte_ps * static_cast<double>(b));
+        const double header = h > 0 ? c.send_overhead_ps + c.send_byte_ps * static_cast<double>(h) : 0.0;
+        cpu = start + ps(pack) + ps(header + c.send_overhead_ps + c.send_byte_ps * static_cast<double>(b));
         if (b > c.eager_limit) {
-            push(Stage::request, cpu_[s] + ps(c.latency_and_byte_ps(b).first), i);
+            push(Stage::request, cpu + ps(c.latency_and_byte_ps(b).first), i);
         } else {
-            push(Stage::inject, cpu_[s], i);
+            push(Stage::inject, cpu, i);
         }
     }
 
@@ -141,8 +191,9 @@ private:
         const auto i = e.message;
         const auto d = p_.dst[i];
         const LinkCost& c = cost(i);
-        cpu_[d] = std::max(e.time, cpu_[d]) + ps(c.recv_overhead_ps);
-        push(Stage::inject, cpu_[d] + ps(c.latency_and_byte_ps(bytes(i)).first), i);
+        Time& cpu = cpu_[core_[d]];
+        cpu = std::max(e.time + wake_[d], cpu) + ps(c.recv_overhead_ps);
+        push(Stage::inject, cpu + ps(c.latency_and_byte_ps(bytes(i)).first), i);
     }
 
     void on_inject(const Event& e) {
@@ -151,7 +202,10 @@ private:
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
         const auto [latency, byte] = c.latency_and_byte_ps(b);
-        const Time start = std::max(e.time, inject_[s]);
+        const auto h = header_bytes(i);
+        // The header leaves first: the payload follows it after a gap.
+        const Time header = h > 0 ? ps(c.gap_ps + byte * static_cast<double>(h)) : 0;
+        const Time start = std::max(e.time, inject_[s]) + header;
         const Time transfer = ps(byte * static_cast<double>(b));
         inject_[s] = start + ps(c.gap_ps) + transfer;
         if (off_node(i)) {
@@ -190,9 +244,14 @@ private:
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
         const double unpack = m_.copy_byte_ps * static_cast<double>(std::uint64_t{p_.unpack_units[i]} * block_);
-        const Time done =
-            std::max(e.time, cpu_[d]) + ps(c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(b)) + ps(unpack);
-        cpu_[d] = done;
+        // With a size header: its completion, then posting the payload's receive.
+        const auto h = header_bytes(i);
+        const double header =
+            h > 0 ? c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(h) + c.post_recv_ps : 0.0;
+        Time& cpu = cpu_[core_[d]];
+        const Time done = std::max(e.time + wake_[d], cpu) + ps(header) +
+                          ps(c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(b)) + ps(unpack);
+        cpu = done;
         ++delivered_;
         complete(d, done, depth_[i]);
         for (auto k = p_.first_dependent[i]; k < p_.first_dependent[i + 1]; ++k) {
@@ -208,7 +267,10 @@ private:
     const Machine& m_;
     const Placement& place_;
     std::uint64_t block_;
-    std::vector<Time> cpu_, inject_, finish_;
+    std::vector<std::uint32_t> core_;  // per rank
+    std::vector<Time> cpu_;            // per core
+    std::vector<Time> wake_;           // per rank
+    std::vector<Time> inject_, finish_;
     std::vector<std::uint32_t> finish_depth_;
     std::vector<Time> nic_out_, nic_in_;
     std::vector<std::uint32_t> waiting_, depth_;

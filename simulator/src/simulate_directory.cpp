@@ -34,22 +34,29 @@ struct DirectoryRun {
     std::vector<SimResult> results;
 };
 
-DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manifest& manifest, Collective collective,
-                           const std::vector<std::uint64_t>& sizes, const Machine& machine, const Placement& placement,
+/// The variant an auto directory runs for one call (v-variants: the compiler's v choice).
+std::uint32_t variant_for(const schema::Manifest& manifest, const SimRequest& request, std::uint64_t size) {
+    const bool allgather = request.collective == Collective::allgather;
+    if (request.variable) return allgather ? manifest.allgatherv_variant() : manifest.alltoallv_variant();
+    return band_variant(manifest, allgather ? schema::ALLGATHER : schema::ALLTOALL, size);
+}
+
+DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manifest& manifest,
+                           const SimRequest& request, const Machine& machine, const Placement& placement,
                            double& load_seconds) {
     DirectoryRun run;
     run.algorithm = manifest.algorithm();
     std::map<std::uint32_t, SimProgram> programs;  // by variant (0 for a single-algorithm directory)
-    const auto schema_collective = collective == Collective::allgather ? schema::ALLGATHER : schema::ALLTOALL;
     const bool multi = is_multi_variant(manifest);
-    for (const auto size : sizes) {
-        const std::uint32_t v = multi ? band_variant(manifest, schema_collective, size) : 0;
+    for (const auto size : request.sizes) {
+        const std::uint32_t v = multi ? variant_for(manifest, request, size) : 0;
         auto it = programs.find(v);
         if (it == programs.end()) {
             const auto start = std::chrono::steady_clock::now();
             if (multi) (void)read_variant_manifest(dir, manifest, static_cast<int>(v));
             const auto sub = multi ? dir / manifest.variants(static_cast<int>(v)).name() : dir;
-            it = programs.emplace(v, load_program(sub, collective)).first;
+            it = programs.emplace(v, load_program(sub, request.collective)).first;
+            it->second.size_headers = request.variable;
             load_seconds += seconds_since(start);
         }
         if (run.results.empty()) run.messages = it->second.num_messages();
@@ -68,12 +75,12 @@ SimReport simulate_directory(const SimRequest& request, const Machine& machine,
     const auto placement = place(manifest.num_ranks());
     report.pattern = request.pattern.string();
     report.collective = request.collective;
+    report.variable = request.variable;
     report.ranks = manifest.num_ranks();
     report.machine = machine.name;
     report.placement = placement.description();
     report.nodes = placement.num_nodes();
-    auto run = run_directory(request.pattern, manifest, request.collective, request.sizes, machine, placement,
-                             report.load_seconds);
+    auto run = run_directory(request.pattern, manifest, request, machine, placement, report.load_seconds);
     report.algorithm = run.algorithm;
     report.messages = run.messages;
     report.results = std::move(run.results);
@@ -85,8 +92,7 @@ SimReport simulate_directory(const SimRequest& request, const Machine& machine,
                              std::to_string(manifest.num_ranks()));
         }
         double ignored = 0;
-        auto base = run_directory(request.baseline, base_manifest, request.collective, request.sizes, machine,
-                                  placement, ignored);
+        auto base = run_directory(request.baseline, base_manifest, request, machine, placement, ignored);
         report.baseline = request.baseline.string();
         report.baseline_algorithm = base.algorithm;
         report.baseline_messages = base.messages;

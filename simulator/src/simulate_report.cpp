@@ -13,8 +13,9 @@ namespace {
 using nbr::common::internal::json_string;
 using nbr::common::internal::number;
 
-const char* collective_name(Collective c) {
-    return c == Collective::allgather ? "allgather" : "alltoall";
+const char* collective_name(const SimReport& s) {
+    if (s.collective == Collective::allgather) return s.variable ? "allgatherv" : "allgather";
+    return s.variable ? "alltoallv" : "alltoall";
 }
 
 std::string traffic_json(const SimResult& r) {
@@ -53,8 +54,8 @@ std::string result_json(const SimResult& r, const SimResult* baseline) {
 
 std::string format_report(const SimReport& s) {
     std::ostringstream out;
-    out << s.pattern << ": " << s.algorithm << ", " << collective_name(s.collective) << ", " << s.ranks << " ranks, "
-        << s.messages << " messages\n";
+    out << s.pattern << ": " << s.algorithm << ", " << collective_name(s) << ", " << s.ranks << " ranks, " << s.messages
+        << " messages\n";
     if (!s.baseline.empty()) {
         out << "baseline " << s.baseline << ": " << s.baseline_algorithm << ", " << s.baseline_messages
             << " messages\n";
@@ -105,7 +106,7 @@ std::string format_report(const SimReport& s) {
 std::string format_report_json(const SimReport& s) {
     std::ostringstream out;
     out << "{\n  \"pattern\": " << json_string(s.pattern) << ",\n  \"algorithm\": " << json_string(s.algorithm)
-        << ",\n  \"collective\": \"" << collective_name(s.collective) << "\",\n  \"ranks\": " << s.ranks
+        << ",\n  \"collective\": \"" << collective_name(s) << "\",\n  \"ranks\": " << s.ranks
         << ",\n  \"messages\": " << s.messages << ",\n  \"machine\": " << json_string(s.machine)
         << ",\n  \"placement\": " << json_string(s.placement) << ",\n  \"nodes\": " << s.nodes
         << ",\n  \"load_seconds\": " << number(s.load_seconds)

@@ -4,6 +4,8 @@
 //   mpirun -np 2 --bind-to core nbr-calibrate -o machine.json                 # same socket
 //   mpirun -np 2 --map-by socket nbr-calibrate --class node --base machine.json -o machine.json
 //   mpirun -np 2 --map-by node nbr-calibrate --class network --base machine.json -o machine.json
+//   taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1
+//       nbr-calibrate --shared-core --base machine.json -o machine.json      (two ranks, one core)
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +34,7 @@ struct Options {
     std::string sizes = "1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M";
     std::uint32_t ranks_per_node = 0;
     std::uint32_t ranks_per_socket = 0;
+    bool shared_core = false;
     nbr::simulator::MeasureOptions measure;
 };
 
@@ -50,6 +53,7 @@ nbr::schema::Machine new_machine(const Options& o, const nbr::simulator::Calibra
     const auto cores = std::max(1U, std::thread::hardware_concurrency());
     m.set_ranks_per_node(o.ranks_per_node > 0 ? o.ranks_per_node : cores);
     m.set_ranks_per_socket(o.ranks_per_socket > 0 ? o.ranks_per_socket : m.ranks_per_node());
+    m.set_cores_per_node(cores);
     const auto link = nbr::simulator::fit_link_class(c);
     *m.mutable_socket() = link;
     *m.mutable_node() = link;
@@ -62,6 +66,8 @@ nbr::schema::Machine new_machine(const Options& o, const nbr::simulator::Calibra
 void print_points(const nbr::simulator::Calibration& c, const std::string& klass) {
     std::printf("class %s, eager limit %s, memcpy %.3f ns/B\n", klass.c_str(),
                 c.eager_limit > 0 ? std::to_string(c.eager_limit).c_str() : "none found", c.copy_ns_per_byte);
+    std::printf("posting a receive %.3f us; MPI_Neighbor_alltoall of %llu B over one edge each way %.3f us per call\n",
+                c.post_recv_us, static_cast<unsigned long long>(c.call_bytes), c.call_us);
     std::printf("%10s %12s %12s %12s %12s\n", "bytes", "one_way_us", "send_us", "recv_us", "rate_us");
     for (const auto& p : c.points) {
         std::printf("%10llu %12.3f %12.3f %12s %12.3f\n", static_cast<unsigned long long>(p.bytes), p.one_way_us,
@@ -89,7 +95,40 @@ void write_atomically(const std::string& path, const std::string& text) {
     std::filesystem::rename(tmp, path);
 }
 
+/// Writes the machine (to --output or standard output), checked to read back.
+int emit(const Options& o, const nbr::schema::Machine& machine) {
+    const auto json = nbr::simulator::machine_to_json(machine);
+    (void)nbr::simulator::parse_machine(json, "the calibrated machine");
+    if (o.output.empty()) {
+        std::cout << json;
+    } else {
+        write_atomically(o.output, json);
+        std::printf("wrote %s\n", o.output.c_str());
+    }
+    return 0;
+}
+
+/// The two ranks share one core: the base machine gets the switch time (its socket class
+/// must be measured already).
+int calibrate_shared_core(const Options& o, int rank) {
+    if (o.base.empty()) throw std::invalid_argument("--shared-core needs a --base machine (its socket class measured)");
+    auto machine = nbr::simulator::load_machine(o.base).spec;
+    const auto bytes = o.measure.sizes.front();
+    const double one_way = nbr::simulator::measure_one_way(MPI_COMM_WORLD, bytes, o.measure.repeat);
+    if (rank != 0) return 0;
+    const double switch_us = nbr::simulator::fit_switch(machine, one_way, bytes);
+    std::printf("two ranks on one core: one-way %.3f us at %llu B; switch %.3f us\n", one_way,
+                static_cast<unsigned long long>(bytes), switch_us);
+    machine.set_format_version(std::max(machine.format_version(), 2U));
+    machine.set_switch_us(switch_us);
+    machine.add_sources(
+        "switch_us: measured by nbr-calibrate --shared-core (ping-pong of two ranks on one core "
+        "less the socket class's one-way time)");
+    return emit(o, machine);
+}
+
 int calibrate(const Options& o, int rank) {
+    if (o.shared_core) return calibrate_shared_core(o, rank);
     const auto klass = kClasses.at(o.klass);
     // Inputs are checked on every rank before measuring, so that all fail at once.
     nbr::schema::Machine base;
@@ -104,15 +143,11 @@ int calibrate(const Options& o, int rank) {
     nbr::simulator::apply_calibration(machine, klass, c,
                                       "ping-pong, bursts, streams and a late receiver between two ranks");
     print_checks(nbr::simulator::check_calibration(machine, klass, c));
-    const auto json = nbr::simulator::machine_to_json(machine);
-    (void)nbr::simulator::parse_machine(json, "the calibrated machine");  // what is written reads back
-    if (o.output.empty()) {
-        std::cout << json;
-    } else {
-        write_atomically(o.output, json);
-        std::printf("wrote %s\n", o.output.c_str());
+    if (klass == DistanceClass::socket) {
+        std::printf("per-call cost (the call less its two messages as simulated): %.3f us\n",
+                    machine.call_overhead_us());
     }
-    return 0;
+    return emit(o, machine);
 }
 
 int run(int argc, char** argv) {
@@ -128,6 +163,8 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--base", o.base, "Machine (preset or file) whose other classes are kept");
     app.add_option("--name", o.name, "Name of a new machine")->capture_default_str();
+    app.add_flag("--shared-core", o.shared_core,
+                 "The two ranks share one core: measure the switch time into --base (smallest --sizes)");
     app.add_option("--sizes", o.sizes, "Message sizes (K, M suffixes)")->capture_default_str();
     app.add_option("--repeat", o.measure.repeat, "Repetitions per quantity (median kept)")
         ->check(CLI::Range(1, 1000))

@@ -37,6 +37,13 @@ check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under t
 # 8 sizes x 3 nonblocking allgathers, 1 alltoallv, 5 mixed rounds, 1 persistent init.
 check 'grep -qx "nbr: replayed 31 calls on 1 communicators" <<<"$out"' "report: $out"
 check '! grep -q "not completed or freed\|nbr: MPI_\|no pattern" <<<"$out"' "a failed call or left requests: $out"
+# The same under an auto directory (variants chosen per size for the niagara model).
+mkdir auto
+check '"$nbrc" compile cap/000000 --algo auto --machine niagara -q -o auto/a' "auto compile failed"
+check '"$nbrc" verify auto/a --topology cap/000000 >/dev/null' "auto verify failed"
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/auto" NBR_REPORT=1 "$app_f" 3)
+check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under the preload with auto failed: $out"
+check 'grep -qx "nbr: replayed 31 calls on 1 communicators" <<<"$out"' "auto report: $out"
 
 # `use mpi_f08`, no ierror arguments: the same topology, so the same patterns match.
 # shellcheck disable=SC2086

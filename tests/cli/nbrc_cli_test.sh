@@ -48,6 +48,9 @@ expect 0 "allgather bands:" -- $nbrc inspect a2
 expect 0 '"bands": [' -- $nbrc inspect a2 --json
 expect 1 "is an auto directory" -- $nbrc inspect a2 --rank 0
 expect 0 "variant" -- $nbrc simulate a2 --machine niagara --sizes 1,4K --collective alltoall
+expect 0 '"alltoallv_us": [' -- $nbrc inspect a2 --json
+expect 0 "alltoallv (blocking, nonblocking): " -- $nbrc inspect a2
+expect 0 "alltoallv, 64 ranks" -- $nbrc simulate a2 --machine niagara --sizes 1,4K --collective alltoallv
 expect 2 "needs --machine" -- $nbrc compile random.el --algo auto -o a3
 expect 1 "must increase strictly" -- $nbrc compile random.el --algo auto --machine niagara --sizes 64,1 -o a3
 test ! -e a3 && pass || fail "a rejected auto compile left an output directory"
@@ -110,6 +113,14 @@ assert all(x["latency_us"] > 0 and x["baseline_latency_us"] > 0 for x in r), r
 assert r[1]["latency_us"] > r[0]["latency_us"], r
 assert d["collective"] == "alltoall" and d["machine"] == "niagara" and d["nodes"] == 2, d
 ' <<<"$json" && pass || fail "simulate --json: $json"
+# The v-variant: a combined pattern's staged messages carry size headers and cost more.
+v=$($nbrc simulate cn2 --machine niagara --sizes 8 --collective alltoallv --json)
+f=$($nbrc simulate cn2 --machine niagara --sizes 8 --collective alltoall --json)
+python3 -c '
+import json, sys
+v, f = (json.loads(t)["results"][0]["latency_us"] for t in sys.argv[1:3])
+assert v > f, (v, f)
+' "$v" "$f" && pass || fail "alltoallv not above alltoall: $v $f"
 # The same pattern twice gives the same prediction (deterministic), also through a file machine.
 $nbrc simulate p2 --machine niagara --print-machine >niagara.json
 a=$($nbrc simulate p2 --machine niagara --sizes 4 --json | grep -o '"latency_us": [0-9.e+-]*' | head -1)
@@ -175,6 +186,8 @@ test ! -e x && pass || fail "failed compile left a directory"
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
+grep -q '"format_version": 2' cal.json && grep -q '"call_overhead_us"' cal.json &&
+  grep -q '"post_recv_overhead_us"' cal.json && pass || fail "calibrated format-2 costs missing: $(cat cal.json)"
 expect 0 "predicted" -- $launch2 $calibrate --class network --base cal.json --sizes 8 --repeat 3 -o cal2.json
 grep -q '"network: measured by nbr-calibrate' cal2.json && grep -q '"socket: measured by nbr-calibrate' cal2.json &&
   pass || fail "calibrated classes not recorded: $(cat cal2.json)"

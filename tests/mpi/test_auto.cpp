@@ -22,11 +22,15 @@ using nbr::test::world_size;
 
 // ---- the choice rule ------------------------------------------------------------------------
 
+/// v-variants predicted as the fixed-size collectives unless given.
 nbr::compiler::Prediction prediction(const std::string& name, std::vector<double> allgather,
-                                     std::vector<double> alltoall) {
+                                     std::vector<double> alltoall, std::vector<double> allgatherv = {},
+                                     std::vector<double> alltoallv = {}) {
     nbr::compiler::Prediction p;
     p.name = name;
-    p.latency_us = {std::move(allgather), std::move(alltoall)};
+    if (allgatherv.empty()) allgatherv = allgather;
+    if (alltoallv.empty()) alltoallv = alltoall;
+    p.latency_us = {std::move(allgather), std::move(alltoall), std::move(allgatherv), std::move(alltoallv)};
     return p;
 }
 
@@ -47,6 +51,20 @@ TEST(ChooseVariants, FastestWinsOnlyByTheMarginNaiveElseAndTiesGoToTheEarlierCan
     EXPECT_EQ(strict.winner[0], (std::vector<std::uint32_t>{1, 0, 0, 0}));
     EXPECT_EQ(strict.winner[1], (std::vector<std::uint32_t>{0, 0, 0, 0}));
     EXPECT_EQ(strict.variable[1], 0U);
+}
+
+TEST(ChooseVariants, VVariantsAreChosenFromTheirOwnPredictions) {
+    // "a" wins every fixed-size alltoall, but its size headers make its alltoallv slower than
+    // naive at the last size; "b" is never slower there.
+    const std::vector<nbr::compiler::Prediction> predictions{
+        prediction("naive", {10, 10}, {10, 10}),
+        prediction("a", {5, 5}, {5, 5}, {5, 5}, {6, 10.5}),
+        prediction("b", {9, 9}, {9, 9}, {9, 9}, {9, 9}),
+    };
+    const auto choice = nbr::compiler::choose_variants(predictions, 0.03);
+    EXPECT_EQ(choice.winner[1], (std::vector<std::uint32_t>{1, 1}));
+    EXPECT_EQ(choice.variable[0], 1U);
+    EXPECT_EQ(choice.variable[1], 2U);
 }
 
 // ---- a hand-built auto directory ------------------------------------------------------------

@@ -210,6 +210,65 @@ TEST(Simulate, SelfLoopsIsolatedRanksAndDeterminism) {
     EXPECT_EQ(a.messages, 4U);
 }
 
+TEST(Simulate, CallAndPostedReceiveCostsDelayTheStart) {
+    // Format 2: a call costs 0.3 us per rank, posting a socket-class receive 0.2 us.
+    auto m = spec();
+    m.set_format_version(2);
+    m.set_call_overhead_us(0.3);
+    m.mutable_socket()->set_post_recv_overhead_us(0.2);
+    // Rank 0: call 0.3 | o_s 0.5 | inject 1.0 -> done 1.8 | L 1.0 -> arrives 2.8.
+    // Rank 1: call 0.3 + one receive 0.2 = 0.5, idle until 2.8 | o_r 0.25 -> 3.05.
+    const auto r = run(naive(2, {{0, 1}}), m, 2, 1000);
+    EXPECT_DOUBLE_EQ(r.completion_min_us, 1.8);
+    EXPECT_DOUBLE_EQ(r.latency_us, 3.05);
+    // A rank with nothing to do still pays for its call.
+    const auto idle = run(naive(3, {{0, 1}}), m, 3, 1000);
+    EXPECT_DOUBLE_EQ(idle.completion_min_us, 0.3);
+}
+
+TEST(Simulate, RanksSharingACoreSerializeTheirCpuWork) {
+    auto m = spec();
+    m.set_format_version(2);
+    const auto p = naive(2, {{0, 1}, {1, 0}});
+    // A core each: both send at 0 | o_s 0.5 | inject 1.0 | L 1.0 | o_r 0.25 -> 2.75.
+    EXPECT_DOUBLE_EQ(run(p, m, 2, 1000).latency_us, 2.75);
+    // One core: rank 1's send waits for rank 0's (0.5 -> 1.0), injects 1.0-2.0, arrives 3.0;
+    // rank 0's message arrives at 2.5 and is received 2.5-2.75 first; then 3.0 + 0.25.
+    m.set_cores_per_node(1);
+    const auto shared = run(p, m, 2, 1000);
+    EXPECT_DOUBLE_EQ(shared.latency_us, 3.25);
+    EXPECT_DOUBLE_EQ(shared.completion_min_us, 2.75);
+    // With a 1 us switch, each receiver notices an arrival only after the core has passed
+    // through the other rank: 2.5 + 1 -> 3.75 on rank 1; 3.0 + 1 -> 4.25 on rank 0.
+    m.set_switch_us(1);
+    EXPECT_DOUBLE_EQ(run(p, m, 2, 1000).latency_us, 4.25);
+    // Ranks with a core each never wait for one.
+    m.set_cores_per_node(2);
+    EXPECT_DOUBLE_EQ(run(p, m, 2, 1000).latency_us, 2.75);
+}
+
+TEST(Simulate, SizeHeadersPrecedeStagedMessages) {
+    // One staged message of 1000 B with one block, unpacked by the receiver.
+    auto program = nbr::simulator::make_program(naive(2, {{0, 1}}), Collective::alltoall);
+    program.packed[0] = 1;
+    program.unpack_units[0] = 1;
+    auto m = spec();
+    m.set_format_version(2);
+    m.mutable_socket()->set_post_recv_overhead_us(0.125);
+    const auto machine = nbr::simulator::machine_from_spec(m, "test");
+    const auto placement = Placement::block(2, 2, 2);
+    // Without: posting 0.125 on rank 1; rank 0: pack 0.5 | o_s 0.5 | inject 1.0 -> 2.0 |
+    // L -> 3.0; rank 1: o_r 0.25 + unpack 0.5 -> 3.75.
+    EXPECT_DOUBLE_EQ(nbr::simulator::simulate(program, machine, placement, 1000).latency_us, 3.75);
+    // With: a second o_s for the 8-byte header (1.5); the header injects first (8 B x 1 ns),
+    // the payload 1.508-2.508, arrives 3.508; rank 1: the header's o_r 0.25 and the payload
+    // receive's posting 0.125, then o_r 0.25 + unpack 0.5 -> 4.633.
+    program.size_headers = true;
+    const auto r = nbr::simulator::simulate(program, machine, placement, 1000);
+    EXPECT_DOUBLE_EQ(r.completion_min_us, 2.508);
+    EXPECT_DOUBLE_EQ(r.latency_us, 4.633);
+}
+
 TEST(Simulate, RejectsUnmatchedSends) {
     const auto p = patterns(2, {{0, 1}}, {{0, {{0, Operation::SEND, 1, {{0, 0}}}}}});
     try {
@@ -262,6 +321,16 @@ TEST(Machine, RejectsBadFiles) {
     auto negative = spec();
     negative.mutable_socket()->set_gap_us(-1);
     expect_error(nbr::simulator::machine_to_json(negative), "socket.gap_us");
+    auto early = spec();  // format 1 with a format-2 field
+    early.set_call_overhead_us(0.1);
+    expect_error(nbr::simulator::machine_to_json(early), "'call_overhead_us' needs format_version 2");
+    auto early_post = spec();
+    early_post.mutable_network()->set_post_recv_overhead_us(0.1);
+    expect_error(nbr::simulator::machine_to_json(early_post), "'post_recv_overhead_us' needs format_version 2");
+    auto negative_call = spec();
+    negative_call.set_format_version(2);
+    negative_call.set_call_overhead_us(-0.1);
+    expect_error(nbr::simulator::machine_to_json(negative_call), "call_overhead_us");
     EXPECT_THROW((void)nbr::simulator::load_machine("no-such-machine"), nbr::simulator::MachineError);
     EXPECT_NO_THROW((void)nbr::simulator::parse_machine(json, "m.json"));
 }

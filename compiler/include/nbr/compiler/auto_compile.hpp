@@ -33,11 +33,12 @@ struct AutoOptions {
 /// @brief 1 B to 4 MiB in powers of two.
 [[nodiscard]] std::vector<std::uint64_t> default_auto_sizes();
 
-/// @brief One candidate's simulated latencies (µs) per size, per collective (allgather,
-/// alltoall); empty for a candidate that was not simulated (not usable).
+/// @brief One candidate's simulated latencies (µs) per size: allgather, alltoall, and the
+/// blocking v-variants allgatherv and alltoallv (uniform blocks, with their size headers);
+/// empty for a candidate that was not simulated (not usable).
 struct Prediction {
     std::string name;
-    std::array<std::vector<double>, 2> latency_us;
+    std::array<std::vector<double>, 4> latency_us;
     [[nodiscard]] bool usable() const noexcept { return !latency_us[0].empty(); }
 };
 
@@ -49,8 +50,9 @@ struct AutoChoice {
 
 /// @brief The rule of docs/algorithms.md ("auto"): per collective and size the fastest usable
 /// candidate if naive is at least (1 + margin) times slower, else naive (ties: the earlier
-/// candidate); for the v-variants the candidate never slower than naive at any size whose
-/// geometric-mean speedup over naive is highest and at least 1 + margin, else naive.
+/// candidate); for the v-variants (from the v predictions) the candidate never slower than
+/// naive at any size whose geometric-mean speedup over naive is highest and at least
+/// 1 + margin, else naive.
 /// Requires predictions[0] to be naive and usable.
 [[nodiscard]] AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin);
 

@@ -28,6 +28,11 @@ struct Calibration {
     /// 0 if every measured size was eager.
     std::uint64_t eager_limit = 0;
     double copy_ns_per_byte = 0;  ///< single-core memcpy, for packing and unpacking
+    double post_recv_us = 0;      ///< receiver CPU time to post one receive (smallest size)
+    /// Time per call of a blocking neighborhood alltoall of `call_bytes` over one edge each
+    /// way; negative: not measured.
+    double call_us = -1;
+    std::uint64_t call_bytes = 1;
 };
 
 /// @brief Fits the simulator's LogGOPS parameters of one class to the measurements, so that
@@ -39,12 +44,24 @@ struct Calibration {
 /// - g: the stream's time per message at the smallest size; G per size segment: the rest of
 ///   the stream's time per message, per byte;
 /// - L per size segment: the one-way time less o_s, G·b and o_r (eager), or a third of what
-///   remains after the receiver's answer o_r (rendezvous: three latencies), at least 0.
+///   remains after the receiver's answer o_r (rendezvous: three latencies), at least 0;
+/// - the posted-receive cost: the measured time per posted receive.
 /// @throws std::invalid_argument if there are no points or sizes are not increasing.
 [[nodiscard]] schema::LinkClass fit_link_class(const Calibration& calibration);
 
-/// @brief Puts the fitted class into `machine` (replacing what was there), the copy cost
-/// too when the class is `socket`, and a line in `sources` saying what was measured.
+/// @brief The per-call cost: the measured neighborhood call less what the simulator predicts
+/// for its two messages on `machine` with two ranks at distance `klass` (at least 0).
+[[nodiscard]] double fit_call_overhead(const schema::Machine& machine, DistanceClass klass,
+                                       const Calibration& calibration);
+
+/// @brief The switch time of two ranks sharing a core: their measured one-way time of `bytes`
+/// less the one-way time `machine` predicts for two ranks on one socket with a core each (at
+/// least 0).
+[[nodiscard]] double fit_switch(const schema::Machine& machine, double shared_one_way_us, std::uint64_t bytes);
+
+/// @brief Puts the fitted class into `machine` (replacing what was there), the copy cost and
+/// the per-call cost too when the class is `socket` (the machine becomes format 2), and a line
+/// in `sources` saying what was measured.
 /// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,
                        const std::string& source);

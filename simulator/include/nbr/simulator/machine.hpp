@@ -43,6 +43,7 @@ struct LinkCost {
     double send_byte_ps = 0;            ///< O_s
     double recv_byte_ps = 0;            ///< O_r
     std::uint64_t eager_limit = ~0ULL;  ///< S: larger messages use rendezvous
+    double post_recv_ps = 0;            ///< receiver CPU per posted receive (format 2)
     std::vector<SizeSegment> segments;  ///< sorted by from_bytes
 
     /// @brief Latency and byte time for a message of `bytes` bytes (segments applied).
@@ -60,14 +61,18 @@ struct Machine {
     double nic_gap_ps = 0;
     double nic_byte_ps = 0;
     std::uint32_t nodes_per_switch = 0;  ///< 0: no switch level (class leaf unused)
+    double call_ps = 0;                  ///< CPU per rank per call (format 2)
+    std::uint32_t cores_per_node = 0;    ///< 0: a core per rank (format 2)
+    double switch_ps = 0;                ///< a core passing from one rank to another (format 2)
     std::vector<std::string> sources;
     schema::Machine spec;  ///< as read (for printing)
 
     [[nodiscard]] const LinkCost& cost(DistanceClass c) const { return link[static_cast<std::size_t>(c)]; }
 };
 
-/// @brief Newest machine-file format this build reads.
-inline constexpr std::uint32_t kMachineFormatVersion = 1;
+/// @brief Newest machine-file format this build reads (and nbr-calibrate writes); format 1
+/// files are read with the format-2 costs 0.
+inline constexpr std::uint32_t kMachineFormatVersion = 2;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();

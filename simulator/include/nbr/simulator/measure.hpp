@@ -22,4 +22,9 @@ struct MeasureOptions {
 /// on rank 0.
 [[nodiscard]] Calibration measure_link(MPI_Comm comm, const MeasureOptions& options);
 
+/// @brief Half the ping-pong round trip of `bytes` between ranks 0 and 1 of `comm` (median of
+/// `repeat`); for two ranks that share one core, what `fit_switch` needs. Collective over
+/// `comm`; valid on rank 0.
+[[nodiscard]] double measure_one_way(MPI_Comm comm, std::uint64_t bytes, int repeat);
+
 }  // namespace nbr::simulator

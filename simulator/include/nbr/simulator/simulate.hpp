@@ -37,6 +37,9 @@ struct SimProgram {
     std::vector<std::uint32_t> dependencies;     ///< receives the send waits for
     std::vector<std::uint64_t> first_dependent;  ///< per message (+1), into `dependents`
     std::vector<std::uint32_t> dependents;       ///< sends released when the message is received
+    /// Blocking and nonblocking v-variants: every staged message is preceded by a size header
+    /// (one uint64 per block), and its payload receive is posted when the header arrives.
+    bool size_headers = false;
 
     [[nodiscard]] std::uint64_t num_messages() const noexcept { return dst.size(); }
 };
@@ -87,6 +90,7 @@ struct SimReport {
     std::string pattern;  ///< pattern directory
     std::string algorithm;
     Collective collective = Collective::allgather;
+    bool variable = false;  ///< the v-variant of the collective (see SimRequest)
     std::uint32_t ranks = 0;
     std::uint64_t messages = 0;
     std::string machine;
@@ -107,6 +111,9 @@ struct SimRequest {
     std::filesystem::path pattern;
     std::filesystem::path baseline;  ///< empty: none
     Collective collective = Collective::allgather;
+    /// The collective's v-variant as a blocking call with uniform blocks: staged messages carry
+    /// size headers, and an auto directory runs the compiler's v choice at every size.
+    bool variable = false;
     std::vector<std::uint64_t> sizes;
 };
 

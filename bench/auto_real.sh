@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# nbrc compile --algo auto on this machine's real MPI: calibrates the machine with
+# nbr-calibrate (2 ranks bound to cores), compiles every case with --algo auto for that machine
+# file, replays the auto pattern with nbr-bench beside the native neighborhood collective in
+# one run per launch, and reports native / auto per size (bench/auto_real.py writes
+# OUT/auto_real.md; below 0.95 is marked).
+#
+#   pe32        2 ranks bound to cores, 32 parallel edges each way
+#   moore-r1    16 ranks, Moore (2,1)        } 16 ranks share the 2 cores (--bind-to none); the
+#   random-0.3  16 ranks, random δ = 0.3     } machine file says so: cores_per_node = cores,
+#                                              and switch_us measured with two ranks on one core
+#
+#   usage: bench/auto_real.sh OUT_DIR [LAUNCHES]    (default 5)
+#   env:   NBR_BUILD (default build), NBR_SIZES (default 1,4,16,...,65536),
+#          NBR_ITERS (2 ranks, default 2000), NBR_ITERS16 (16 ranks, default 500),
+#          NBR_ROUNDS (default 5: nbr-bench times the variants in turn, median round),
+#          NBR_COLLECTIVES (default: allgather alltoall allgatherv alltoallv)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/env.sh"
+out=$1
+launches=${2:-5}
+build=${NBR_BUILD:-$root/build}
+sizes=${NBR_SIZES:-1,4,16,64,256,1024,4096,16384,65536}
+iters=${NBR_ITERS:-2000}
+iters16=${NBR_ITERS16:-500}
+rounds=${NBR_ROUNDS:-5}
+collectives=${NBR_COLLECTIVES:-allgather alltoall allgatherv alltoallv}
+nbrc=$build/compiler/nbrc
+cores=$(nproc)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+echo "# calibrating ($(date +%T))"
+mpirun -np 2 --bind-to core "$build/simulator/nbr-calibrate" --ranks-per-node "$cores" --name "this-machine" \
+  -o "$out/machine.json" >"$out/calibrate.txt"
+# The switch time of two ranks sharing a core (MPI yields while it waits, as Open MPI does when
+# oversubscribed).
+taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1 "$build/simulator/nbr-calibrate" --shared-core \
+  --base "$out/machine.json" --sizes 1 -o "$out/machine.json" >>"$out/calibrate.txt"
+# The 16-rank machine: the same costs, 16 ranks on one node sharing its cores.
+/usr/bin/python3 - "$out/machine.json" "$out/machine16.json" "$cores" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m.update(name="this-machine-16", ranks_per_node=16, ranks_per_socket=16, cores_per_node=int(sys.argv[3]))
+m["sources"].append("16 ranks on one node sharing its cores (cores_per_node)")
+json.dump(m, open(sys.argv[2], "w"), indent=1)
+EOF
+
+"$nbrc" gen pairs --ranks 2 --edges 32 -o "$out/pe32.el" >/dev/null
+"$nbrc" gen moore --ranks 16 --dims 2 --radius 1 -o "$out/moore-r1.el" >/dev/null
+"$nbrc" gen random --ranks 16 --density 0.3 --seed 1 -o "$out/random-0.3.el" >/dev/null
+# case = topology:ranks:machine
+cases="pe32:2:machine moore-r1:16:machine16 random-0.3:16:machine16"
+for c in $cases; do
+  IFS=: read -r topo ranks machine <<<"$c"
+  "$nbrc" compile "$out/$topo.el" --algo auto --machine "$out/$machine.json" --sizes "$sizes" -q -o "$out/$topo.auto"
+  "$nbrc" inspect "$out/$topo.auto" >"$out/$topo.inspect.txt"
+done
+
+for ((l = 1; l <= launches; ++l)); do
+  for c in $cases; do
+    IFS=: read -r topo ranks machine <<<"$c"
+    if [ "$ranks" -le "$cores" ]; then bind="--bind-to core" n=$iters; else bind="--bind-to none --oversubscribe" n=$iters16; fi
+    for collective in $collectives; do
+      # shellcheck disable=SC2086
+      mpirun -np "$ranks" $bind "$build/bench/nbr-bench" --patterns "$out/$topo.auto" --collective "$collective" \
+        --sizes "$sizes" --iters "$n" --rounds "$rounds" --json "$out/run.$topo.$collective.$l.json" >/dev/null
+    done
+  done
+  echo "# launch $l of $launches done ($(date +%T))"
+done
+/usr/bin/python3 "$root/bench/auto_real.py" "$out" | tee "$out/auto_real.md"
