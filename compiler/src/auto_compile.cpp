@@ -49,9 +49,10 @@ Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& 
     return built;
 }
 
-/// Simulates every written candidate for the four collectives at every size (the v-variants
-/// with size headers); (candidate, collective) units are spread round-robin over the
-/// processes and the results summed.
+/// Simulates every written candidate for the four collectives at every size: each (candidate,
+/// collective) program is loaded once and simulated as the fixed-size call and as the
+/// v-variant (with size headers). The units are spread round-robin over the processes and
+/// the results summed.
 std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, const std::vector<Built>& built,
                                             const AutoOptions& options, std::vector<std::uint64_t>& messages) {
     int processes = 1;
@@ -64,15 +65,18 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
     collective_try(comm, [&] {
         std::size_t unit = 0;
         for (std::size_t i = 0; i < built.size(); ++i) {
-            for (std::size_t c = 0; c < kKinds; ++c, ++unit) {
+            for (std::size_t c = 0; c < 2; ++c, ++unit) {
                 if (static_cast<int>(unit % static_cast<std::size_t>(processes)) != process) continue;
-                const auto collective = c % 2 == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
+                const auto collective = c == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
                 auto program = simulator::load_program(dir / built[i].candidate.name, collective);
-                program.size_headers = c >= 2;
                 if (c == 0) messages[i] = program.num_messages();
-                for (std::size_t s = 0; s < sizes; ++s) {
-                    table[(i * kKinds + c) * sizes + s] =
-                        simulator::simulate(program, options.machine, *options.placement, options.sizes[s]).latency_us;
+                for (const std::size_t kind : {c, c + 2}) {  // fixed-size, then the v-variant
+                    program.size_headers = kind >= 2;
+                    for (std::size_t s = 0; s < sizes; ++s) {
+                        table[(i * kKinds + kind) * sizes + s] =
+                            simulator::simulate(program, options.machine, *options.placement, options.sizes[s])
+                                .latency_us;
+                    }
                 }
             }
         }

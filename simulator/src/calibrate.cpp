@@ -52,6 +52,29 @@ SimProgram stream_program(std::uint32_t n, bool answer) {
     return p;
 }
 
+/// One message each way, both posted at the start (as a neighborhood call over one edge).
+SimProgram exchange_program() {
+    SimProgram p = stream_program(1, false);
+    p.first_message = {0, 1, 2};
+    p.src.push_back(1);
+    p.dst.push_back(0);
+    p.units.push_back(1);
+    p.unpack_units.push_back(0);
+    p.packed.push_back(0);
+    p.dependencies.push_back(0);
+    p.first_dependent.push_back(0);
+    return p;
+}
+
+/// The machine as the point-to-point measurements see it: no call, receives posted before
+/// the timer starts (streams) or while waiting (ping-pong).
+Machine messaging_only(const schema::Machine& spec) {
+    auto machine = machine_from_spec(spec, "the calibrated machine");
+    machine.call_ps = 0;
+    for (auto& link : machine.link) link.post_recv_ps = 0;
+    return machine;
+}
+
 /// Two ranks at distance `klass` (block placement; leaf: two nodes under one switch).
 Placement pair_placement(DistanceClass klass) {
     switch (klass) {
@@ -67,11 +90,8 @@ Placement pair_placement(DistanceClass klass) {
 
 std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, DistanceClass klass,
                                                 const Calibration& c) {
-    auto machine = machine_from_spec(spec, "the calibrated machine");
+    auto machine = messaging_only(spec);
     if (klass == DistanceClass::network) machine.nodes_per_switch = 0;  // two nodes: not under one leaf
-    // The streams post their receives before the timer starts, and a ping-pong is no call.
-    machine.call_ps = 0;
-    for (auto& link : machine.link) link.post_recv_ps = 0;
     const auto placement = pair_placement(klass);
     const auto one = stream_program(1, false);
     const auto first = stream_program(1, true);
@@ -135,25 +155,13 @@ double fit_call_overhead(const schema::Machine& spec, DistanceClass klass, const
     auto machine = machine_from_spec(spec, "the calibrated machine");
     if (klass == DistanceClass::network) machine.nodes_per_switch = 0;
     machine.call_ps = 0;
-    // One message each way, both posted at the start (as the native call does).
-    SimProgram exchange = stream_program(1, false);
-    exchange.first_message = {0, 1, 2};
-    exchange.src.push_back(1);
-    exchange.dst.push_back(0);
-    exchange.units.push_back(1);
-    exchange.unpack_units.push_back(0);
-    exchange.packed.push_back(0);
-    exchange.dependencies.push_back(0);
-    exchange.first_dependent.push_back(0);
-    const double predicted = simulate(exchange, machine, pair_placement(klass), c.call_bytes).latency_us;
+    const double predicted = simulate(exchange_program(), machine, pair_placement(klass), c.call_bytes).latency_us;
     return std::max(0.0, c.call_us - predicted);
 }
 
 double fit_switch(const schema::Machine& spec, double shared_one_way_us, std::uint64_t bytes) {
-    auto machine = machine_from_spec(spec, "the calibrated machine");
+    auto machine = messaging_only(spec);
     machine.cores_per_node = 0;
-    machine.call_ps = 0;  // a ping-pong is no call, and posts its receive while it waits
-    for (auto& link : machine.link) link.post_recv_ps = 0;
     const auto predicted =
         simulate(stream_program(1, false), machine, pair_placement(DistanceClass::socket), bytes).latency_us;
     return std::max(0.0, shared_one_way_us - predicted);

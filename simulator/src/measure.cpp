@@ -264,35 +264,34 @@ CalibrationPoint measure_point(Pair& pair, std::uint64_t bytes, std::uint64_t ea
     return p;
 }
 
-}  // namespace
-
-double measure_one_way(MPI_Comm comm, std::uint64_t bytes, int repeat) {
+/// Runs `body(pair, rank)` on ranks 0 and 1 of `comm` over their own communicator; the
+/// other ranks only wait. Collective over `comm`.
+void with_pair(MPI_Comm comm, int repeat, const std::function<void(Pair&, int)>& body) {
     int rank = 0, size = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (size < 2) throw std::invalid_argument("nbr-calibrate needs two ranks");
     MPI_Comm pair_comm = MPI_COMM_NULL;
     MPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair_comm);
-    double t = 0;
     if (pair_comm != MPI_COMM_NULL) {
         Pair pair(pair_comm, std::max(1, repeat));
-        t = pair.one_way(bytes);
+        body(pair, rank);
         MPI_Comm_free(&pair_comm);
     }
     MPI_Barrier(comm);
+}
+
+}  // namespace
+
+double measure_one_way(MPI_Comm comm, std::uint64_t bytes, int repeat) {
+    double t = 0;
+    with_pair(comm, repeat, [&](Pair& pair, int) { t = pair.one_way(bytes); });
     return t;
 }
 
 Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
-    int rank = 0, size = 0;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    if (size < 2) throw std::invalid_argument("nbr-calibrate needs two ranks");
-    MPI_Comm pair_comm = MPI_COMM_NULL;
-    MPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair_comm);
     Calibration c;
-    if (pair_comm != MPI_COMM_NULL) {
-        Pair pair(pair_comm, std::max(1, options.repeat));
+    with_pair(comm, options.repeat, [&](Pair& pair, int rank) {
         c.eager_limit = find_eager_limit(pair, options.max_eager_probe);
         std::vector<std::uint64_t> sizes = options.sizes;
         if (c.eager_limit > 0) {
@@ -306,9 +305,7 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
         c.call_bytes = sizes.front();
         c.call_us = pair.neighbor_call(c.call_bytes);
         if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);
-        MPI_Comm_free(&pair_comm);
-    }
-    MPI_Barrier(comm);
+    });
     return c;
 }
 
