@@ -187,6 +187,50 @@ int run_compile(const Options& o) {
     return 0;
 }
 
+/// Usage errors of compile that depend on the input (placement needed, machine missing):
+/// exit code 2 after a message on process 0, else 0.
+int compile_usage_error(const Options& o) {
+    const bool placed = !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket || !capture_placement(o).empty();
+    const char* error = nullptr;
+    if (o.algorithm == "auto" && o.machine.empty()) {
+        error = "--algo auto needs --machine NAME|FILE";
+    } else if (o.algorithm == "distance-halving" && !placed) {
+        error = "distance-halving needs a placement: --ranks-per-node N --ranks-per-socket L, or --placement FILE";
+    } else if (o.algorithm == "kgroup" && o.algorithm_options.topology_aware && !placed) {
+        error = "kgroup --topology-aware needs a placement: --ranks-per-node N, or --placement FILE";
+    }
+    if (error == nullptr) return 0;
+    if (process_rank() == 0)
+        std::cerr << "nbrc compile: " << error << (o.input.empty() ? "" : " (" + o.input + ")") << "\n";
+    return 2;
+}
+
+/// compile CAPTURES_DIR (a run's NBR_CAPTURE directory): one pattern directory per capture,
+/// OUTPUT/NNNNNN as the capture's name, each on the capture's own placement unless one is
+/// given; NBR_PATTERNS=OUTPUT then finds each communicator's pattern.
+int run_compile_captures(const Options& o, const std::vector<std::filesystem::path>& captures) {
+    on_root([&] {
+        const std::filesystem::path out(o.output);
+        if (std::filesystem::exists(out / nbr::manifest_file_name())) {
+            throw nbr::InputError(o.output + " is a pattern directory; the patterns of the " +
+                                  std::to_string(captures.size()) + " captures in " + o.input +
+                                  " go into a directory of their own");
+        }
+        std::filesystem::create_directories(out);
+    });
+    for (const auto& capture : captures) {
+        Options one = o;
+        one.input = capture.string();
+        one.output = (std::filesystem::path(o.output) / capture.filename()).string();
+        if (const int usage = compile_usage_error(one); usage != 0) return usage;
+        if (const int status = run_compile(one); status != 0) return status;
+    }
+    if (process_rank() == 0 && !o.quiet) {
+        std::cout << "compiled " << captures.size() << " captures of " << o.input << " into " << o.output << "\n";
+    }
+    return 0;
+}
+
 int run_inspect(const Options& o) {
     on_root([&] {
         const auto manifest = nbr::read_manifest(o.dir);
@@ -318,7 +362,8 @@ int run(int argc, char** argv) {
     compile
         ->add_option("input", o.input,
                      "Topology: edge list, Matrix Market or adjacency file, or a capture directory "
-                     "(libnbr-capture; its placement is used unless one is given)")
+                     "(libnbr-capture; its placement is used unless one is given), or a run's directory of "
+                     "captures (NBR_CAPTURE): then -o gets one pattern directory per capture")
         ->required()
         ->check(CLI::ExistingPath);
     compile->add_option("--format", o.format, "Input format")->transform(CLI::IsMember(formats))->capture_default_str();
@@ -403,26 +448,10 @@ int run(int argc, char** argv) {
     if (random->parsed()) return run_gen_random(o);
     if (pairs->parsed()) return run_gen_pairs(o);
     if (compile->parsed()) {
-        const bool placed =
-            !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket || !capture_placement(o).empty();
-        if (o.algorithm == "auto" && o.machine.empty()) {
-            if (root) std::cerr << "nbrc compile: --algo auto needs --machine NAME|FILE\n";
-            return 2;
+        if (const auto captures = nbr::list_capture_dirs(o.input); !captures.empty()) {
+            return run_compile_captures(o, captures);
         }
-        if (o.algorithm == "distance-halving" && !placed) {
-            if (root) {
-                std::cerr << "nbrc compile: distance-halving needs a placement: --ranks-per-node N "
-                             "--ranks-per-socket L, or --placement FILE\n";
-            }
-            return 2;
-        }
-        if (o.algorithm == "kgroup" && o.algorithm_options.topology_aware && !placed) {
-            if (root) {
-                std::cerr << "nbrc compile: kgroup --topology-aware needs a placement: --ranks-per-node N, or "
-                             "--placement FILE\n";
-            }
-            return 2;
-        }
+        if (const int usage = compile_usage_error(o); usage != 0) return usage;
         return run_compile(o);
     }
     if (inspect->parsed()) return run_inspect(o);

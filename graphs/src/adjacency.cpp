@@ -1,5 +1,6 @@
 #include "nbr/graphs/adjacency.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -120,6 +121,17 @@ void write_adjacency(const std::filesystem::path& path, const Topology& topology
 bool is_capture_dir(const std::filesystem::path& path) {
     std::error_code ec;
     return std::filesystem::is_directory(path, ec) && std::filesystem::is_regular_file(path / kCaptureTopologyFile, ec);
+}
+
+std::vector<std::filesystem::path> list_capture_dirs(const std::filesystem::path& root) {
+    std::vector<std::filesystem::path> captures;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(root, ec) || is_capture_dir(root)) return captures;
+    for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+        if (is_capture_dir(entry.path())) captures.push_back(entry.path());
+    }
+    std::sort(captures.begin(), captures.end());
+    return captures;
 }
 
 }  // namespace nbr

@@ -71,6 +71,17 @@ check 'grep -q "^nbr: MPI_Cart_create: a non-periodic dimension (MPI_PROC_NULL n
 check 'grep -q "^nbr: MPI_Dist_graph_create: no pattern in NBR_PATTERNS for this communicator (4 ranks" <<<"$out"' \
   "the unmatched communicator is named: $out"
 
+# One command compiles every capture of a run into a directory NBR_PATTERNS takes as it is:
+# now the MPI_Dist_graph_create communicator has its pattern too.
+"$nbrc" compile neighbor --algo common-neighbor --threshold 1 -q -o all || fail "compile of every capture"
+check '[ "$(ls all)" = "$(ls neighbor)" ]' "one pattern per capture: $(ls all)"
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/all" NBR_REPORT=1 "$neighbor_app" 3)
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app under every capture's pattern: $out"
+check 'grep -qx "nbr: replayed 26 calls on 4 communicators" <<<"$out"' "every capture's pattern: $out"
+check '! grep -q "no pattern in NBR_PATTERNS" <<<"$out"' "a communicator without its pattern: $out"
+out=$("$nbrc" compile neighbor -q -o all/000000 2>&1)
+check '[ $? -eq 1 ] && grep -q "all/000000 is a pattern directory" <<<"$out"' "captures into a pattern directory: $out"
+
 # A pattern that fails to load (a corrupted rank file): one line, the application unharmed.
 cp -r other/neighbor broken
 printf '\x01\x02' | dd of=broken/rank-000002.pb bs=1 seek=3 conv=notrunc 2>/dev/null

@@ -66,6 +66,20 @@ TEST(Adjacency, CaptureDirectoryIsReadThroughItsNeighborsFile) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(Adjacency, CapturesOfARunAreListedInNameOrder) {
+    const auto root = std::filesystem::temp_directory_path() / ("nbr_captures_" + std::to_string(::getpid()));
+    for (const char* name : {"000001", "000000", "notes"}) std::filesystem::create_directories(root / name);
+    nbr::write_adjacency(root / "000001" / nbr::kCaptureTopologyFile, awkward());
+    nbr::write_adjacency(root / "000000" / nbr::kCaptureTopologyFile, awkward());
+    const auto captures = nbr::list_capture_dirs(root);
+    ASSERT_EQ(captures.size(), 2U);  // "notes" holds no neighbors file
+    EXPECT_EQ(captures[0].filename(), "000000");
+    EXPECT_EQ(captures[1].filename(), "000001");
+    EXPECT_TRUE(nbr::list_capture_dirs(root / "000000").empty());  // a capture itself
+    EXPECT_TRUE(nbr::list_capture_dirs(root / "missing").empty());
+    std::filesystem::remove_all(root);
+}
+
 TEST(Adjacency, MalformedFilesNameFileLineAndRank) {
     EXPECT_EQ(message_of("0: ; 1\n"), "t.adj:1: expected '# ranks N' before the first rank line");
     EXPECT_EQ(message_of("# ranks 2\n0: 1 ; 1\n0: 0 ; 0\n"), "t.adj:3: rank 0 listed twice");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nbr/graphs/readers.hpp"
 #include "nbr/graphs/topology.hpp"
@@ -34,5 +35,10 @@ inline constexpr const char* kCapturePlacementFile = "placement.txt";
 
 /// @brief Whether `path` is a capture directory (holds neighbors.adj).
 [[nodiscard]] bool is_capture_dir(const std::filesystem::path& path);
+
+/// @brief The capture directories directly inside `root` (what one run with NBR_CAPTURE=root
+/// writes: root/000000, root/000001, ...), sorted by name; empty if `root` is not a directory,
+/// is itself a capture directory, or holds none.
+[[nodiscard]] std::vector<std::filesystem::path> list_capture_dirs(const std::filesystem::path& root);
 
 }  // namespace nbr
