@@ -66,10 +66,11 @@ smpi_platform_attr() {
   grep -o "$2=\"[^\"]*\"" "$1" | head -1 | cut -d'"' -f2
 }
 
-# smpi_hostfile PLATFORM RANKS FILE: as many ranks per node as the platform's nodes have cores.
+# smpi_hostfile PLATFORM RANKS FILE: as many ranks per node as the platform's nodes have cores,
+# or NBR_SMPI_RANKS_PER_NODE (nodes that are not full).
 smpi_hostfile() {
   local cores prefix nodes i
-  cores=$(smpi_platform_attr "$1" core)
+  cores=${NBR_SMPI_RANKS_PER_NODE:-$(smpi_platform_attr "$1" core)}
   prefix=$(smpi_platform_attr "$1" prefix)
   nodes=$((($2 + cores - 1) / cores))
   for ((i = 0; i < nodes; ++i)); do echo "${prefix}${i}:${cores}"; done >"$3"

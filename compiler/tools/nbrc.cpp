@@ -43,7 +43,7 @@ struct Options {
     std::string output;
     bool quiet = false;
     std::string auto_sizes;  // compile --algo auto: empty = 1 B to 4 MiB
-    double margin = 0.03;
+    double margin = 0.01;
     // inspect / verify
     std::string dir;
     std::optional<std::uint32_t> rank;

@@ -128,24 +128,46 @@ std::vector<std::string> machine_preset_names() {
     return names;
 }
 
-/// Format-2 fields in a format-1 file are an error, not silently ignored.
+namespace {
+
+/// A newer format's fields in an older file are an error, not silently ignored.
 void check_format(const schema::Machine& spec, const Checker& check) {
     if (spec.format_version() == 0) check.fail("'format_version' is required");
     if (spec.format_version() > kMachineFormatVersion) {
         check.fail("format_version " + std::to_string(spec.format_version()) + " is newer than this build reads (" +
                    std::to_string(kMachineFormatVersion) + ")");
     }
-    if (spec.format_version() >= 2) return;
-    const auto needs_2 = [&](bool present, const std::string& field) {
-        if (present) check.fail("'" + field + "' needs format_version 2");
+    const auto needs = [&](std::uint32_t format, bool present, const std::string& field) {
+        if (present && spec.format_version() < format) {
+            check.fail("'" + field + "' needs format_version " + std::to_string(format));
+        }
     };
-    needs_2(spec.has_call_overhead_us(), "call_overhead_us");
-    needs_2(spec.cores_per_node() > 0, "cores_per_node");
-    needs_2(spec.has_switch_us(), "switch_us");
-    needs_2(spec.socket().has_post_recv_overhead_us() || spec.node().has_post_recv_overhead_us() ||
-                spec.network().has_post_recv_overhead_us() || spec.leaf().has_post_recv_overhead_us(),
-            "post_recv_overhead_us");
+    needs(2, spec.has_call_overhead_us(), "call_overhead_us");
+    needs(2, spec.cores_per_node() > 0, "cores_per_node");
+    needs(2, spec.has_switch_us(), "switch_us");
+    needs(2,
+          spec.socket().has_post_recv_overhead_us() || spec.node().has_post_recv_overhead_us() ||
+              spec.network().has_post_recv_overhead_us() || spec.leaf().has_post_recv_overhead_us(),
+          "post_recv_overhead_us");
+    needs(3, spec.uplinks_per_switch() > 0, "uplinks_per_switch");
+    needs(3, spec.has_uplink(), "uplink");
 }
+
+/// Format 3: the leaf switches' uplinks, which need the switch level.
+void read_uplinks(const schema::Machine& spec, const Checker& check, Machine& m) {
+    if ((spec.uplinks_per_switch() > 0) != spec.has_uplink()) {
+        check.fail("'uplinks_per_switch' and 'uplink' go together");
+    }
+    if (spec.uplinks_per_switch() == 0) return;
+    if (spec.nodes_per_switch() == 0) check.fail("'uplinks_per_switch' needs 'nodes_per_switch'");
+    using N = schema::Nic;
+    m.uplinks_per_switch = spec.uplinks_per_switch();
+    m.uplink_gap_ps = check.value(spec.uplink(), "uplink.gap_us", &N::has_gap_us, &N::gap_us, false) * kPsPerUs;
+    m.uplink_byte_ps =
+        check.value(spec.uplink(), "uplink.byte_time_ns", &N::has_byte_time_ns, &N::byte_time_ns, true) * kPsPerNs;
+}
+
+}  // namespace
 
 Machine machine_from_spec(const schema::Machine& spec, const std::string& source) {
     const Checker check(source);
@@ -184,6 +206,7 @@ Machine machine_from_spec(const schema::Machine& spec, const std::string& source
     m.cores_per_node = spec.cores_per_node();
     m.switch_ps =
         check.value(spec, "switch_us", &schema::Machine::has_switch_us, &schema::Machine::switch_us, false) * kPsPerUs;
+    read_uplinks(spec, check, m);
     m.sources.assign(spec.sources().begin(), spec.sources().end());
     m.spec = spec;
     return m;

@@ -29,6 +29,8 @@ enum class Stage : std::uint8_t {
     request,  ///< rendezvous: the request reaches the receiver, whose CPU answers it
     inject,   ///< the data leaves the sender (rank injection: g, G)
     nic_out,  ///< off-node: through the sending node's NIC
+    up,       ///< other leaf (machines with uplinks): through the sending leaf's uplinks
+    down,     ///< other leaf: through the receiving leaf's downlinks
     nic_in,   ///< off-node: through the receiving node's NIC
     arrive,   ///< fully arrived: the receiver's CPU pays o_r + O_r·b and unpacks
 };
@@ -56,6 +58,8 @@ public:
           finish_depth_(program.num_ranks, 0),
           nic_out_(placement.num_nodes(), 0),
           nic_in_(placement.num_nodes(), 0),
+          up_(machine.uplinks_per_switch > 0 ? leaves(machine, placement) : 0, 0),
+          down_(up_.size(), 0),
           waiting_(program.dependencies),
           depth_(program.num_messages(), 1),
           klass_(program.num_messages()) {
@@ -122,6 +126,10 @@ private:
         }
     }
 
+    static std::size_t leaves(const Machine& m, const Placement& place) {
+        return (place.num_nodes() + m.nodes_per_switch - 1) / m.nodes_per_switch;
+    }
+
     [[nodiscard]] DistanceClass distance(std::uint32_t a, std::uint32_t b) const {
         if (place_.same_socket(a, b)) return DistanceClass::socket;
         if (place_.same_node(a, b)) return DistanceClass::node;
@@ -145,6 +153,18 @@ private:
         return ps(byte * static_cast<double>(b + h) + (h > 0 ? m_.nic_gap_ps : 0.0));
     }
 
+    /// Time one message takes through one uplink, and the time it occupies its leaf's
+    /// uplinks (shared by uplinks_per_switch of them).
+    [[nodiscard]] std::pair<Time, Time> uplink_transfer(std::uint32_t i) const {
+        const auto b = bytes(i) + header_bytes(i);
+        const double byte = std::max(m_.uplink_byte_ps, cost(i).latency_and_byte_ps(bytes(i)).second);
+        const double alone = byte * static_cast<double>(b);
+        return {ps(alone), ps((alone + m_.uplink_gap_ps) / m_.uplinks_per_switch)};
+    }
+    [[nodiscard]] bool via_uplinks(std::uint32_t i) const {
+        return m_.uplinks_per_switch > 0 && klass_[i] == DistanceClass::network;
+    }
+
     void push(Stage stage, Time time, std::uint32_t message, Time aux = 0) {
         queue_.push(Event{time, order_++, aux, message, stage});
     }
@@ -163,6 +183,10 @@ private:
             case Stage::request: on_request(e); break;
             case Stage::inject: on_inject(e); break;
             case Stage::nic_out: on_nic_out(e); break;
+            case Stage::up: on_uplink(e, up_[place_.node(p_.src[e.message]) / m_.nodes_per_switch], Stage::down); break;
+            case Stage::down:
+                on_uplink(e, down_[place_.node(p_.dst[e.message]) / m_.nodes_per_switch], Stage::nic_in);
+                break;
             case Stage::nic_in: on_nic_in(e); break;
             case Stage::arrive: on_arrive(e); break;
         }
@@ -225,8 +249,24 @@ private:
         nic_out_[node] = start + ps(m_.nic_gap_ps) + transfer;
         const Time tail = std::max(start + transfer, e.aux);
         complete(p_.src[i], tail, depth_[i]);
+        if (via_uplinks(i)) {
+            push(Stage::up, start, i, tail);
+            return;
+        }
         const Time latency = ps(cost(i).latency_and_byte_ps(b).first);
         push(Stage::nic_in, start + latency, i, tail + latency);
+    }
+
+    /// Through a leaf's uplinks (or downlinks), first come, first served; the message's
+    /// latency is charged after the downlinks.
+    void on_uplink(const Event& e, Time& free, Stage next) {
+        const auto i = e.message;
+        const Time start = std::max(e.time, free);
+        const auto [alone, shared] = uplink_transfer(i);
+        free = start + shared;
+        const Time tail = std::max(start + alone, e.aux);
+        const Time latency = next == Stage::nic_in ? ps(cost(i).latency_and_byte_ps(bytes(i)).first) : 0;
+        push(next, start + latency, i, tail + latency);
     }
 
     void on_nic_in(const Event& e) {
@@ -273,6 +313,7 @@ private:
     std::vector<Time> inject_, finish_;
     std::vector<std::uint32_t> finish_depth_;
     std::vector<Time> nic_out_, nic_in_;
+    std::vector<Time> up_, down_;  // per leaf switch
     std::vector<std::uint32_t> waiting_, depth_;
     std::vector<DistanceClass> klass_;
     internal::MonotoneEventQueue<Event> queue_;

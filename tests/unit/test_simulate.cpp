@@ -146,6 +146,36 @@ TEST(Simulate, NicSerializesANodesOffNodeSends) {
     EXPECT_DOUBLE_EQ(spread.latency_us, 3.75);
 }
 
+/// One rank per node, leaves of two nodes, every class as in spec(); with `uplinks` > 0,
+/// that many uplinks of 4 ns/B per leaf.
+nbr::schema::Machine leaf_spec(std::uint32_t uplinks) {
+    auto m = spec();
+    m.set_format_version(3);
+    m.set_nodes_per_switch(2);
+    *m.mutable_leaf() = link(1, 0.5, 0.25, 1);
+    if (uplinks > 0) {
+        m.set_uplinks_per_switch(uplinks);
+        m.mutable_uplink()->set_byte_time_ns(4);
+    }
+    return m;
+}
+
+TEST(Simulate, UplinksShareALeafsCrossLeafTraffic) {
+    // Ranks 0, 1 under leaf 0 send to 2, 3 under leaf 1, each through its own NIC. Without
+    // uplinks both arrive at 3.5 (NicSerializesANodesOffNodeSends, spread): 3.75.
+    const auto cross = naive(4, {{0, 2}, {1, 3}});
+    EXPECT_DOUBLE_EQ(run(cross, leaf_spec(0), 1, 1000).latency_us, 3.75);
+    // One uplink: the first message holds it from 0.5 for 1000 x 4 ns (free at 4.5), its
+    // tail crosses the downlink by 4.5 and arrives at 4.5 + L = 5.5; the second crosses from
+    // 4.5 to 8.5 and arrives at 9.5, received at 9.75.
+    EXPECT_DOUBLE_EQ(run(cross, leaf_spec(1), 1, 1000).latency_us, 9.75);
+    // Two uplinks pass a message each 2.0: the second starts at 2.5, still takes 4.0 on its
+    // own uplink (6.5) and arrives at 7.5: 7.75.
+    EXPECT_DOUBLE_EQ(run(cross, leaf_spec(2), 1, 1000).latency_us, 7.75);
+    // Traffic under one leaf does not use the uplinks.
+    EXPECT_DOUBLE_EQ(run(naive(4, {{0, 1}, {2, 3}}), leaf_spec(1), 1, 1000).latency_us, 3.75);
+}
+
 TEST(Simulate, RendezvousWaitsForTheReceiver) {
     // Eager limit 500 B: the request arrives at 0.5 + 1 = 1.5, the receiver answers (o_r, 1.75),
     // the answer arrives at 2.75, the data moves (3.75), arrives at 4.75, received at 5.0.
@@ -331,6 +361,19 @@ TEST(Machine, RejectsBadFiles) {
     negative_call.set_format_version(2);
     negative_call.set_call_overhead_us(-0.1);
     expect_error(nbr::simulator::machine_to_json(negative_call), "call_overhead_us");
+    auto early_uplinks = leaf_spec(2);  // format 2 with a format-3 field
+    early_uplinks.set_format_version(2);
+    expect_error(nbr::simulator::machine_to_json(early_uplinks), "'uplinks_per_switch' needs format_version 3");
+    auto no_uplink = leaf_spec(2);
+    no_uplink.clear_uplink();
+    expect_error(nbr::simulator::machine_to_json(no_uplink), "'uplinks_per_switch' and 'uplink' go together");
+    auto no_leaves = leaf_spec(2);
+    no_leaves.set_nodes_per_switch(0);
+    no_leaves.clear_leaf();
+    expect_error(nbr::simulator::machine_to_json(no_leaves), "'uplinks_per_switch' needs 'nodes_per_switch'");
+    auto no_rate = leaf_spec(2);
+    no_rate.mutable_uplink()->clear_byte_time_ns();
+    expect_error(nbr::simulator::machine_to_json(no_rate), "uplink.byte_time_ns");
     EXPECT_THROW((void)nbr::simulator::load_machine("no-such-machine"), nbr::simulator::MachineError);
     EXPECT_NO_THROW((void)nbr::simulator::parse_machine(json, "m.json"));
 }

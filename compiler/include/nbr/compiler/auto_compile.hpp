@@ -23,7 +23,7 @@ struct AutoOptions {
     std::vector<std::uint64_t> sizes;    ///< block sizes simulated (default_auto_sizes())
     /// A candidate replaces naive at a size only if naive's latency is at least (1 + margin)
     /// times the candidate's (docs/algorithms.md, "auto").
-    double margin = 0.03;
+    double margin = 0.01;
     AlgorithmOptions base;         ///< limits of the candidates' searches, common-neighbor's Θ
     std::filesystem::path output;  ///< pattern directory to (re)place
     bool quiet = false;

@@ -60,19 +60,22 @@ struct Machine {
     std::array<LinkCost, kDistanceClasses> link;
     double nic_gap_ps = 0;
     double nic_byte_ps = 0;
-    std::uint32_t nodes_per_switch = 0;  ///< 0: no switch level (class leaf unused)
-    double call_ps = 0;                  ///< CPU per rank per call (format 2)
-    std::uint32_t cores_per_node = 0;    ///< 0: a core per rank (format 2)
-    double switch_ps = 0;                ///< a core passing from one rank to another (format 2)
+    std::uint32_t nodes_per_switch = 0;    ///< 0: no switch level (class leaf unused)
+    double call_ps = 0;                    ///< CPU per rank per call (format 2)
+    std::uint32_t cores_per_node = 0;      ///< 0: a core per rank (format 2)
+    double switch_ps = 0;                  ///< a core passing from one rank to another (format 2)
+    std::uint32_t uplinks_per_switch = 0;  ///< 0: no contention above the NIC (format 3)
+    double uplink_gap_ps = 0;              ///< per uplink: minimum time between two messages
+    double uplink_byte_ps = 0;             ///< per uplink: time per byte
     std::vector<std::string> sources;
     schema::Machine spec;  ///< as read (for printing)
 
     [[nodiscard]] const LinkCost& cost(DistanceClass c) const { return link[static_cast<std::size_t>(c)]; }
 };
 
-/// @brief Newest machine-file format this build reads (and nbr-calibrate writes); format 1
-/// files are read with the format-2 costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 2;
+/// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
+/// files are read with the newer costs 0.
+inline constexpr std::uint32_t kMachineFormatVersion = 3;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# What `nbrc compile --algo auto` chooses on the simulated tables, and how it compares with
+# every candidate: per machine and case it compiles the topology with --algo auto (the
+# candidates' predictions are in the auto directory), and bench/auto_table.py writes
+# OUT_DIR/table.md (per case, collective and size band: the chosen variant, the worst ratio
+# of auto to the best single candidate and to naive over all sizes) and one plot per machine
+# (auto's speedup over naive per size next to each candidate's).
+#
+# These are the model's own numbers: auto is the best candidate up to its margin by
+# construction, and the table shows that the bands, the margin and the band boundaries keep
+# it so at every simulated size. The independent checks are the SMPI and real-MPI
+# comparisons in docs/performance.md.
+#
+#   usage: bench/auto_table.sh OUT_DIR
+#   env:   NBR_AUTO_MACHINES  (default "niagara smpi-fat-tree-32c")
+#          NBR_AUTO_CASES     "case:ranks[:ranks_per_node:ranks_per_socket] ..." (default: the
+#                             six cases at 1024 and 4096 ranks on the machine's placement, and
+#                             the distance-halving paper's settings: random graphs at 2160
+#                             ranks on nodes of 36, Moore neighborhoods at 2048 on nodes of 32)
+#          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2")
+# Cases already compiled in OUT_DIR are kept, so an interrupted run resumes.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../scripts/env.sh
+source "$root/scripts/env.sh"
+# shellcheck source=cases.sh
+source "$root/bench/cases.sh"
+out=$1
+machines=${NBR_AUTO_MACHINES:-"niagara smpi-fat-tree-32c"}
+default_cases=""
+for ranks in 1024 4096; do
+  for case in $BENCH_CASES; do default_cases+=" $case:$ranks"; done
+done
+default_cases+=" moore-2-2:2048:32:16 moore-3-1:2048:32:16 moore-3-2:2048:32:16"
+default_cases+=" random-0.05:2160:36:18 random-0.1:2160:36:18 random-0.3:2160:36:18"
+cases=${NBR_AUTO_CASES:-$default_cases}
+nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
+launch=${NBR_COMPILE_LAUNCH:-mpirun -np 2}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+for spec in $cases; do
+  for machine in $machines; do
+    IFS=: read -r case ranks per_node per_socket <<<"$spec"
+    placement=()
+    [ -n "${per_node:-}" ] && placement=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")
+    dir="$out/$machine/$case-$ranks${per_node:+-$per_node}"
+    [ -f "$dir.json" ] && continue
+    mkdir -p "$dir"
+    topology="$out/topologies/$case-$ranks.el"
+    if [ ! -f "$topology" ]; then
+      mkdir -p "$out/topologies"
+      case $case in
+        moore-*-*)
+          IFS=- read -r _ d r <<<"$case"
+          "$nbrc" gen moore --ranks "$ranks" --dims "$d" --radius "$r" -o "$topology" >/dev/null ;;
+        random-*) "$nbrc" gen random --ranks "$ranks" --density "${case#random-}" -o "$topology" >/dev/null ;;
+      esac
+    fi
+    echo "# $machine $spec ($(date +%T))"
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    $launch "$nbrc" compile "$topology" --algo auto --machine "$machine" "${placement[@]}" -q -o "$dir/auto" \
+      2>/dev/null
+    echo "$(date +%s.%N) - $start" | bc >"$dir/compile-seconds"
+    "$nbrc" inspect "$dir/auto" --json >"$dir.json.tmp"
+    rm -rf "$dir/auto"  # the predictions are in the inspect output; the patterns are large
+    mv "$dir.json.tmp" "$dir.json"
+  done
+done
+# shellcheck disable=SC2086 # one argument per machine or cell
+/usr/bin/python3 "$root/bench/auto_table.py" "$out" $machines | tee "$out/table.md"

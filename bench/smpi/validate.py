@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Report of bench/smpi/validate.sh: per cell and size, SMPI's and the model's latency of every
+algorithm, both winners, and the regret of choosing by the model (SMPI's time of the model's
+winner over SMPI's best).
+
+usage: validate.py OUT_DIR CASE:RANKS:PER_NODE...
+"""
+import json
+import os
+import sys
+
+ALGOS = ["naive", "common-neighbor", "kgroup", "distance-halving"]
+SHORT = {"naive": "naive", "common-neighbor": "cn", "kgroup": "kg", "distance-halving": "dh"}
+
+
+def smpi_times(work):
+    """SMPI seconds per algorithm and size (naive from every run: the runs agree)."""
+    times = {}
+    for algo in ALGOS[1:]:
+        with open(os.path.join(work, algo + ".smpi.json")) as f:
+            for r in json.load(f)["results"]:
+                name = algo if r["variant"] == "nbr" else "naive"
+                times.setdefault(name, {})[r["bytes"]] = r["seconds"] * 1e6
+    return times
+
+
+def model_times(work):
+    times = {}
+    for algo in ALGOS:
+        with open(os.path.join(work, algo + ".model.json")) as f:
+            times[algo] = {r["bytes"]: r["latency_us"] for r in json.load(f)["results"]}
+    return times
+
+
+def winner(times, size):
+    return min(ALGOS, key=lambda a: (times[a][size], ALGOS.index(a)))
+
+
+def main():
+    out, cells = sys.argv[1], sys.argv[2:]
+    errors, agree, total, regrets = [], 0, 0, []
+    print("| cell | bytes | " + " | ".join(f"SMPI {SHORT[a]}" for a in ALGOS) + " | "
+          + " | ".join(f"err {SHORT[a]}" for a in ALGOS) + " | SMPI winner | model winner | regret |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in ALGOS * 2) + " | --- | --- | ---: |")
+    for cell in cells:
+        case, ranks, per_node = cell.split(":")
+        work = os.path.join(out, "ppn" + per_node, f"{case}-{ranks}")
+        smpi, model = smpi_times(work), model_times(work)
+        for size in sorted(smpi["naive"]):
+            errs = [(model[a][size] - smpi[a][size]) / smpi[a][size] * 100 for a in ALGOS]
+            errors += [abs(e) for e in errs]
+            ws, wm = winner(smpi, size), winner(model, size)
+            regret = smpi[wm][size] / smpi[ws][size]
+            # Within 1 %, two algorithms tie: either is a right pick.
+            total += 1
+            agree += regret <= 1.01
+            regrets.append(regret)
+            print(f"| {case} {ranks} ({per_node}/node) | {size} | "
+                  + " | ".join(f"{smpi[a][size]:.2f}" for a in ALGOS) + " | "
+                  + " | ".join(f"{e:+.1f} %" for e in errs)
+                  + f" | {SHORT[ws]} | {SHORT[wm]} | {regret:.3f} |")
+    errors.sort()
+    print(f"\n{len(errors)} predictions: median error {errors[len(errors) // 2]:.1f} %, "
+          f"largest {errors[-1]:.1f} %; the model picks SMPI's winner (or one within 1 %) "
+          f"in {agree} of {total} cells; the worst pick costs {max(regrets):.3f}x SMPI's best.")
+
+
+if __name__ == "__main__":
+    main()
