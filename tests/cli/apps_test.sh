@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The example applications (examples/: spmm, cg, stencil, matching) three ways on 4 ranks:
+#  1. natively: the built-in check passes;
+#  2. unmodified under the drop-in: capture, `nbrc compile` of the run's captures, then
+#     libnbr-preload: the check passes, the report counts the replayed calls, and the results
+#     print the same as natively;
+#  3. through the API: the program's own --write-topology, compiled, then NAME-nbr --nbr DIR:
+#     the same again, with the pattern's algorithm named.
+# usage: apps_test.sh NBRC EXAMPLES_DIR CAPTURE_LIB PRELOAD_LIB "LAUNCHER_FOR_4_PROCESSES" SHARED_DIR
+set -u
+nbrc=$1
+examples=$2
+capture_lib=$3
+preload_lib=$4
+launch4=$5
+shared=$6
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$work" || exit 1
+
+# The lines that must not change under nbr: everything but timings.
+results() { grep -E "$1" | grep -v "time per\|us per round" | sed 's/, \(MPI\|nbr (.*)\)$//'; }
+
+# A file name for a run: NAME ARGS with every other character an underscore.
+tag_of() { tr -c 'a-z0-9\n' '_' <<<"$*" | head -c 60; }
+
+# app NAME "ARGS" "COMPILE OPTIONS" CALLS: one application, the three ways.
+app() {
+    local name=$1 args=$2 options=$3 calls=$4 tag
+    tag=$(tag_of "$name $args")
+    local native preloaded api
+    # shellcheck disable=SC2086
+    native=$($launch4 "$examples/$name" $args 2>&1)
+    check '[ $? -eq 0 ] && grep -q "^$name: check OK" <<<"$native"' "$name $args natively: $native"
+
+    # shellcheck disable=SC2086
+    run_preloaded "$capture_lib" NBR_CAPTURE="$work/$tag.cap" "$examples/$name" $args >/dev/null ||
+        fail "capture of $name $args"
+    # shellcheck disable=SC2086
+    "$nbrc" compile "$tag.cap" $options -q -o "$tag.patterns" || fail "compile of $name's captures"
+    # shellcheck disable=SC2086
+    preloaded=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_REPORT=1 "$examples/$name" $args)
+    check '[ $? -eq 0 ] && grep -q "^$name: check OK" <<<"$preloaded"' "$name $args under preload: $preloaded"
+    check 'grep -qx "nbr: replayed $calls calls on [1-9][0-9]* communicators*" <<<"$preloaded"' \
+        "$name $args: not $calls calls replayed: $preloaded"
+    check '[ "$(results "^$name:" <<<"$native")" = "$(results "^$name:" <<<"$preloaded")" ]' \
+        "$name $args: preload changed the results: $native /// $preloaded"
+
+    [ -x "$examples/$name-nbr" ] || return 0
+    [[ "$args" == *--cartesian* ]] && return 0  # the Cartesian rings run under the drop-in only
+    # shellcheck disable=SC2086
+    "$examples/$name" $args --write-topology 4 "$tag.edges" >/dev/null || fail "$name --write-topology"
+    # shellcheck disable=SC2086
+    "$nbrc" compile "$tag.edges" $options -q -o "$tag.api" || fail "compile of $name's topology"
+    # shellcheck disable=SC2086
+    api=$($launch4 "$examples/$name-nbr" $args --nbr "$work/$tag.api" 2>&1)
+    check '[ $? -eq 0 ] && grep -q "^$name: check OK" <<<"$api"' "$name $args through the API: $api"
+    check 'grep -q "nbr (" <<<"$api"' "$name $args: the API run does not name its pattern: $api"
+    check '[ "$(results "^$name:" <<<"$native")" = "$(results "^$name:" <<<"$api")" ]' \
+        "$name $args: the API changed the results: $native /// $api"
+}
+
+dh="--algo distance-halving --ranks-per-node 2"
+cn="--algo common-neighbor --threshold 1"
+# spmm: 10 products, one allgather each.
+app spmm "" "$dh" 10
+app spmm "--matrix $shared/matrices/dwt_193.mtx --columns 3 --iterations 4" "$cn" 4
+# stencil: 5 sweeps, one alltoall each; the Cartesian ring of 4, one per sweep.
+app stencil "--dims 2 --radius 1" "$cn" 5
+app stencil "--dims 3 --radius 2 --local 1 --iterations 3" "--algo kgroup --k 2 --threshold 1" 3
+app stencil "--cartesian --dims 1 --radius 2 --local 3" "$cn" 5
+# cg: one MPI_Ineighbor_alltoallv per iteration (26 on the default problem).
+app cg "" "--algo auto --machine niagara --ranks-per-node 2" 26
+# matching: two calls per round (counts, then data): 7 rounds on the default graph at 4 ranks.
+app matching "" "$dh" 14
+app matching "--rmat 9" "$cn" "[0-9]*"
+
+# Another program's pattern under the API is refused at load (spmm's process graph here is a
+# path, the 2-D stencil's on 2x2 ranks is complete), not replayed.
+out=$($launch4 "$examples/spmm-nbr" --nbr "$work/$(tag_of "stencil --dims 2 --radius 1").api" 2>&1)
+check '[ $? -ne 0 ] && grep -q "nbr nbr_load_pattern: .*neighbor" <<<"$out"' "spmm on the stencil's pattern: $out"
+
+finish apps
