@@ -243,22 +243,12 @@ Result conjugate_gradients(const std::vector<double>& b, std::vector<double>& x,
     return result;
 }
 
-int write_topology(const Csr& a, const Options& o, MPI_Comm world) {
-    int rank = 0;
-    MPI_Comm_rank(world, &rank);
-    if (rank != 0) return 0;
-    std::vector<std::pair<int, int>> edges;
-    example::for_each_product_edge(a, o.topology.ranks, [&](int q, int p) { edges.emplace_back(q, p); });
-    example::write_edge_list(o.topology.file, o.topology.ranks, edges,
-                             "cg halo process graph of " + a.name + " (MPI_Ineighbor_alltoallv)");
-    std::printf("cg: wrote the halo process graph of %s at %d ranks (%zu edges) to %s\n", a.name.c_str(),
-                o.topology.ranks, edges.size(), o.topology.file.c_str());
-    return 0;
-}
-
 int run(const Options& o, MPI_Comm world) {
     const Csr a = make_spd(example::build_matrix(o.matrix, 12, true), !o.matrix.file.empty());
-    if (o.topology.wanted()) return write_topology(a, o, world);
+    if (o.topology.wanted()) {
+        return example::write_product_topology(a, o.topology, "cg", "halo process graph", "MPI_Ineighbor_alltoallv",
+                                               world);
+    }
     int rank = 0, size = 0;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);

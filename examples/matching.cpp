@@ -294,21 +294,15 @@ private:
     std::optional<example::NeighborExchange> exchange_;
 };
 
+/// --write-topology: the process graph of the owner-computes rounds, the adjacency's pattern.
 int write_topology(const Graph& g, const Options& o, MPI_Comm world) {
-    int rank = 0;
-    MPI_Comm_rank(world, &rank);
-    if (rank != 0) return 0;
-    example::Csr a;  // the adjacency as a pattern: the process graph of the owner-computes rounds
+    example::Csr a;
     a.rows = a.cols = g.n;
     a.row_ptr = g.ptr;
     a.col = g.adj;
-    std::vector<std::pair<int, int>> edges;
-    example::for_each_product_edge(a, o.topology.ranks, [&](int q, int p) { edges.emplace_back(q, p); });
-    example::write_edge_list(o.topology.file, o.topology.ranks, edges,
-                             "matching process graph of " + g.name + " (MPI_Neighbor_alltoall(v))");
-    std::printf("matching: wrote the process graph of %s at %d ranks (%zu edges) to %s\n", g.name.c_str(),
-                o.topology.ranks, edges.size(), o.topology.file.c_str());
-    return 0;
+    a.name = g.name;
+    return example::write_product_topology(a, o.topology, "matching", "process graph", "MPI_Neighbor_alltoall(v)",
+                                           world);
 }
 
 int run(const Options& o, MPI_Comm world) {

@@ -37,19 +37,6 @@ double b_value(std::int64_t j, int c) {
     return static_cast<double>((j * 7 + c * 13) % 17 - 8) / 4.0;
 }
 
-int write_topology(const Csr& a, const Options& o, MPI_Comm comm) {
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
-    if (rank != 0) return 0;
-    std::vector<std::pair<int, int>> edges;
-    example::for_each_product_edge(a, o.topology.ranks, [&](int q, int p) { edges.emplace_back(q, p); });
-    example::write_edge_list(o.topology.file, o.topology.ranks, edges,
-                             "spmm process graph of " + a.name + " (MPI_Neighbor_allgather)");
-    std::printf("spmm: wrote the process graph of %s at %d ranks (%zu edges) to %s\n", a.name.c_str(), o.topology.ranks,
-                edges.size(), o.topology.file.c_str());
-    return 0;
-}
-
 /// Row i of A·B into c[0..n), reading B's row j through `row_of`.
 template <typename RowOf>
 void multiply_row(const Csr& a, std::int64_t i, int n, const RowOf& row_of, double* c) {
@@ -62,7 +49,9 @@ void multiply_row(const Csr& a, std::int64_t i, int n, const RowOf& row_of, doub
 
 int run(const Options& o, MPI_Comm world) {
     const Csr a = example::build_matrix(o.matrix, 10, false);
-    if (o.topology.wanted()) return write_topology(a, o, world);
+    if (o.topology.wanted()) {
+        return example::write_product_topology(a, o.topology, "spmm", "process graph", "MPI_Neighbor_allgather", world);
+    }
     int rank = 0, size = 0;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);

@@ -299,6 +299,20 @@ void add_topology_option(CLI::App& app, TopologyRequest& request) {
         ->type_name("N FILE");
 }
 
+int write_product_topology(const Csr& a, const TopologyRequest& request, const std::string& program,
+                           const std::string& graph, const std::string& collective, MPI_Comm comm) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (rank != 0) return 0;
+    std::vector<std::pair<int, int>> edges;
+    for_each_product_edge(a, request.ranks, [&](int q, int p) { edges.emplace_back(q, p); });
+    write_edge_list(request.file, request.ranks, edges,
+                    program + " " + graph + " of " + a.name + " (" + collective + ")");
+    std::printf("%s: wrote the %s of %s at %d ranks (%zu edges) to %s\n", program.c_str(), graph.c_str(),
+                a.name.c_str(), request.ranks, edges.size(), request.file.c_str());
+    return 0;
+}
+
 int run_program(int argc, char** argv, CLI::App& app, const std::function<int(MPI_Comm)>& body) {
     MPI_Init(&argc, &argv);
     int rank = 0;

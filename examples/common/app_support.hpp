@@ -124,6 +124,12 @@ struct TopologyRequest {
 };
 void add_topology_option(CLI::App& app, TopologyRequest& request);
 
+/// --write-topology for a row-block product: rank 0 writes the process graph of `a` at
+/// request.ranks ranks and prints "PROGRAM: wrote the GRAPH of NAME at N ranks (E edges) to FILE";
+/// the file's comment names `collective`. Returns 0.
+int write_product_topology(const Csr& a, const TopologyRequest& request, const std::string& program,
+                           const std::string& graph, const std::string& collective, MPI_Comm comm);
+
 /// Runs an example: MPI_Init, the command line (errors and --help printed by rank 0), then
 /// `body` on MPI_COMM_WORLD, whose InputError becomes a message from rank 0 and exit code 2;
 /// MPI_Finalize. Returns the exit code.
