@@ -246,8 +246,13 @@ Result conjugate_gradients(const std::vector<double>& b, std::vector<double>& x,
 int run(const Options& o, MPI_Comm world) {
     const Csr a = make_spd(example::build_matrix(o.matrix, 12, true), !o.matrix.file.empty());
     if (o.topology.wanted()) {
+        const auto traffic = [&](std::size_t edges) {
+            const std::int64_t halo = example::product_halo_entries(a, o.topology.ranks);
+            const auto bytes = edges == 0 ? 0 : static_cast<std::int64_t>(std::llround(8.0 * halo / edges));
+            return example::Traffic{"iteration", {{"alltoallv", bytes}}, "mean per edge"};
+        };
         return example::write_product_topology(a, o.topology, "cg", "halo process graph", "MPI_Ineighbor_alltoallv",
-                                               world);
+                                               world, traffic);
     }
     int rank = 0, size = 0;
     MPI_Comm_rank(world, &rank);

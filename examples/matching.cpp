@@ -301,8 +301,17 @@ int write_topology(const Graph& g, const Options& o, MPI_Comm world) {
     a.row_ptr = g.ptr;
     a.col = g.adj;
     a.name = g.name;
+    // The first round sends every boundary vertex's triple to each rank holding it as a
+    // ghost: as many triples as the product's halo entries (the adjacency is symmetric).
+    const auto traffic = [&](std::size_t edges) {
+        const std::int64_t halo = example::product_halo_entries(a, o.topology.ranks);
+        const auto bytes = edges == 0 ? 0 : static_cast<std::int64_t>(std::llround(24.0 * halo / edges));
+        return example::Traffic{"round",
+                                {{"alltoall", 4}, {"alltoallv", bytes}},
+                                "alltoallv: mean per edge in the first round; later rounds send only changes"};
+    };
     return example::write_product_topology(a, o.topology, "matching", "process graph", "MPI_Neighbor_alltoall(v)",
-                                           world);
+                                           world, traffic);
 }
 
 int run(const Options& o, MPI_Comm world) {

@@ -50,7 +50,12 @@ void multiply_row(const Csr& a, std::int64_t i, int n, const RowOf& row_of, doub
 int run(const Options& o, MPI_Comm world) {
     const Csr a = example::build_matrix(o.matrix, 10, false);
     if (o.topology.wanted()) {
-        return example::write_product_topology(a, o.topology, "spmm", "process graph", "MPI_Neighbor_allgather", world);
+        const auto traffic = [&](std::size_t) {
+            const std::int64_t block = Block{a.cols, o.topology.ranks}.max_size() * o.columns * 8;
+            return example::Traffic{"iteration", {{"allgather", block}}, "B's block, padded to the largest"};
+        };
+        return example::write_product_topology(a, o.topology, "spmm", "process graph", "MPI_Neighbor_allgather", world,
+                                               traffic);
     }
     int rank = 0, size = 0;
     MPI_Comm_rank(world, &rank);

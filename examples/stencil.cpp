@@ -381,14 +381,25 @@ int write_topology(const Options& o, MPI_Comm world) {
     const Grid grid = make_grid(o.topology.ranks, o.dims);
     const int process_radius = (o.radius + o.local - 1) / o.local;
     std::vector<std::pair<int, int>> edges;
+    std::size_t block = 0;  // as GraphHalo pads it: the largest of any rank's blocks
     for (int p = 0; p < o.topology.ranks; ++p) {
-        for (int q : graph_plan(grid, p, process_radius).neighbors) edges.emplace_back(q, p);
+        const GraphPlan plan = graph_plan(grid, p, process_radius);
+        for (int q : plan.neighbors) edges.emplace_back(q, p);
+        for (const auto& offsets : plan.offsets) {
+            std::size_t size = 0;
+            for (const Index& offset : offsets) size += region_for(offset, o.local, o.radius).size();
+            block = std::max(block, size);
+        }
     }
     const std::string what = "stencil: Moore (" + std::to_string(o.dims) + ", " + std::to_string(process_radius) +
                              ") process neighborhood, periodic (MPI_Neighbor_alltoall)";
     example::write_edge_list(o.topology.file, o.topology.ranks, edges, what);
     std::printf("stencil: wrote the %s at %d ranks (%zu edges) to %s\n", what.substr(9).c_str(), o.topology.ranks,
                 edges.size(), o.topology.file.c_str());
+    example::print_traffic("stencil", o.topology.ranks,
+                           {"iteration",
+                            {{"alltoall", static_cast<std::int64_t>(block * sizeof(double))}},
+                            "a block padded to the largest"});
     return 0;
 }
 

@@ -196,6 +196,8 @@ int compile_usage_error(const Options& o) {
         error = "--algo auto needs --machine NAME|FILE";
     } else if (o.algorithm == "distance-halving" && !placed) {
         error = "distance-halving needs a placement: --ranks-per-node N --ranks-per-socket L, or --placement FILE";
+    } else if (o.algorithm == "hierarchical" && !placed) {
+        error = "hierarchical needs a placement: --ranks-per-node N, or --placement FILE";
     } else if (o.algorithm == "kgroup" && o.algorithm_options.topology_aware && !placed) {
         error = "kgroup --topology-aware needs a placement: --ranks-per-node N, or --placement FILE";
     }
@@ -389,7 +391,8 @@ int run(int argc, char** argv) {
     compile->add_option("--margin", o.margin, "auto: a candidate replaces naive only if it is this much faster")
         ->check(CLI::Range(0.0, 10.0))
         ->capture_default_str();
-    add_placement_options(compile, o, " (distance-halving, kgroup --topology-aware; recorded in the manifest)");
+    add_placement_options(compile, o,
+                          " (distance-halving, hierarchical, kgroup --topology-aware; recorded in the manifest)");
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");
 

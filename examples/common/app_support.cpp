@@ -299,8 +299,33 @@ void add_topology_option(CLI::App& app, TopologyRequest& request) {
         ->type_name("N FILE");
 }
 
+std::int64_t product_halo_entries(const Csr& a, int ranks) {
+    const Block rows{a.rows, ranks}, cols{a.cols, ranks};
+    std::int64_t total = 0;
+    std::vector<std::int64_t> touched;
+    for (int p = 0; p < ranks; ++p) {
+        touched.clear();
+        for (std::int64_t k = a.row_ptr[rows.lo(p)]; k < a.row_ptr[rows.hi(p)]; ++k) {
+            if (cols.owner(a.col[k]) != p) touched.push_back(a.col[k]);
+        }
+        std::sort(touched.begin(), touched.end());
+        total += std::unique(touched.begin(), touched.end()) - touched.begin();
+    }
+    return total;
+}
+
+void print_traffic(const std::string& program, int ranks, const Traffic& traffic) {
+    std::string calls;
+    for (const auto& [collective, bytes] : traffic.calls) {
+        calls += (calls.empty() ? "" : ", ") + collective + " " + std::to_string(bytes) + " B";
+    }
+    std::printf("%s: at %d ranks, per %s: %s%s\n", program.c_str(), ranks, traffic.step.c_str(), calls.c_str(),
+                traffic.note.empty() ? "" : (" (" + traffic.note + ")").c_str());
+}
+
 int write_product_topology(const Csr& a, const TopologyRequest& request, const std::string& program,
-                           const std::string& graph, const std::string& collective, MPI_Comm comm) {
+                           const std::string& graph, const std::string& collective, MPI_Comm comm,
+                           const std::function<Traffic(std::size_t edges)>& traffic) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     if (rank != 0) return 0;
@@ -310,6 +335,7 @@ int write_product_topology(const Csr& a, const TopologyRequest& request, const s
                     program + " " + graph + " of " + a.name + " (" + collective + ")");
     std::printf("%s: wrote the %s of %s at %d ranks (%zu edges) to %s\n", program.c_str(), graph.c_str(),
                 a.name.c_str(), request.ranks, edges.size(), request.file.c_str());
+    print_traffic(program, request.ranks, traffic(edges.size()));
     return 0;
 }
 

@@ -124,11 +124,29 @@ struct TopologyRequest {
 };
 void add_topology_option(CLI::App& app, TopologyRequest& request);
 
+/// The halo of a row-block product over `ranks` ranks (rows and columns block-distributed):
+/// the entries of X every rank receives, Σ_p |{columns its rows touch that another rank owns}|.
+std::int64_t product_halo_entries(const Csr& a, int ranks);
+
+/// What a program exchanges at a rank count, for --write-topology's second line: one
+/// "COLLECTIVE BYTES B" per call of a step (an iteration or a round), with what BYTES means.
+struct Traffic {
+    std::string step = "iteration";                           ///< "iteration" or "round"
+    std::vector<std::pair<std::string, std::int64_t>> calls;  ///< (collective, bytes per block)
+    std::string note;                                         ///< e.g. "mean per edge"
+};
+
+/// Prints "PROGRAM: at N ranks, per STEP: COLLECTIVE BYTES B, ... (NOTE)": the line bench/apps.sh
+/// reads to simulate the program's calls at that size.
+void print_traffic(const std::string& program, int ranks, const Traffic& traffic);
+
 /// --write-topology for a row-block product: rank 0 writes the process graph of `a` at
-/// request.ranks ranks and prints "PROGRAM: wrote the GRAPH of NAME at N ranks (E edges) to FILE";
-/// the file's comment names `collective`. Returns 0.
+/// request.ranks ranks and prints "PROGRAM: wrote the GRAPH of NAME at N ranks (E edges) to FILE",
+/// then the traffic `traffic(edges)` returns (print_traffic); the file's comment names
+/// `collective`. Returns 0.
 int write_product_topology(const Csr& a, const TopologyRequest& request, const std::string& program,
-                           const std::string& graph, const std::string& collective, MPI_Comm comm);
+                           const std::string& graph, const std::string& collective, MPI_Comm comm,
+                           const std::function<Traffic(std::size_t edges)>& traffic);
 
 /// Runs an example: MPI_Init, the command line (errors and --help printed by rank 0), then
 /// `body` on MPI_COMM_WORLD, whose InputError becomes a message from rank 0 and exit code 2;

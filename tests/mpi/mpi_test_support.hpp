@@ -96,6 +96,16 @@ inline compiler::CompileOptions distance_halving_options(const std::filesystem::
     return options;
 }
 
+/// @brief Options for the hierarchical algorithm with `placement`.
+inline compiler::CompileOptions hierarchical_options(const std::filesystem::path& out, Placement placement) {
+    compiler::CompileOptions options;
+    options.algorithm = compiler::AlgorithmKind::hierarchical;
+    options.algorithm_options.placement = std::move(placement);
+    options.output = out;
+    options.quiet = true;
+    return options;
+}
+
 /// @brief Options for kgroup with groups of `k`, threshold Θ (unset: the default, k) and,
 /// if `placement` is given, the topology-aware variant.
 inline compiler::CompileOptions kgroup_options(const std::filesystem::path& out, std::uint32_t k,

@@ -209,8 +209,12 @@ inline std::vector<std::filesystem::path> compile_every_algorithm(const std::fil
     // kgroup with Θ = 0 (any shared neighbor groups): k = 3 agnostic, k = 4 on nodes of 4.
     compiler::compile(MPI_COMM_WORLD, topology, kgroup_options(path(".kg3"), 3, 0));
     compiler::compile(MPI_COMM_WORLD, topology, kgroup_options(path(".kg4aware"), 4, 0, Placement::block(n, 4, 2)));
-    return {path(".naive"), path(".relay"), path(".cn2"), path(".cn4"),
-            path(".dh1"),   path(".dh2"),   path(".kg3"), path(".kg4aware")};
+    // hierarchical on nodes of 2 (three hops between most pairs) and of 3 (the last node
+    // not full for most rank counts).
+    compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hi2"), Placement::block(n, 2, 1)));
+    compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hi3"), Placement::block(n, 3, 3)));
+    return {path(".naive"), path(".relay"), path(".cn2"),      path(".cn4"), path(".dh1"),
+            path(".dh2"),   path(".kg3"),   path(".kg4aware"), path(".hi2"), path(".hi3")};
 }
 
 }  // namespace nbr::test

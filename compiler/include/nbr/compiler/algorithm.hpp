@@ -20,7 +20,8 @@ enum class AlgorithmKind {
     naive,             ///< one message per edge, what MPI libraries do today
     common_neighbor,   ///< pairwise message combining over common out-neighbors (HiPC 2017)
     distance_halving,  ///< topology- and load-aware recursive halving with agents (Sharifian et al.)
-    kgroup             ///< groups of k friends by hypergraph matching (Ghazimirsaeed et al.)
+    kgroup,            ///< groups of k friends by hypergraph matching (Ghazimirsaeed et al.)
+    hierarchical       ///< node-aware aggregation: one message per node pair, roles spread by load
 };
 
 /// @brief Command-line names of the algorithms (shared by the CLI and the manifest).
@@ -32,7 +33,7 @@ struct AlgorithmOptions {
     /// Θ. common-neighbor: friends share at least Θ out-neighbors (default 4, the paper's);
     /// kgroup: a group's common out-neighbors exceed Θ (default k, the paper's Eq. 2).
     std::optional<std::uint32_t> threshold;
-    /// Where the ranks run (distance-halving and topology-aware kgroup require it); recorded
+    /// Where the ranks run (distance-halving, hierarchical and topology-aware kgroup require it); recorded
     /// in the manifest.
     std::optional<Placement> placement;
     /// kgroup: ranks per group, the rank itself included (k >= 2).

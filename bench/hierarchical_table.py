@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Summarize bench/hierarchical_table.sh: per case and collective, the simulated speedup over
+naive of distance halving and of the hierarchical algorithm at every size, and hierarchical
+over distance halving (above 1: hierarchical faster); then per case the messages per rank and
+the compile time.
+
+usage: bench/hierarchical_table.py OUT_DIR
+"""
+import json
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from table_support import size_label  # noqa: E402
+
+
+def case_name(directory):
+    """"random-0.05-2160-36" -> "random δ=0.05, 2160 (36/node)"; Moore likewise."""
+    parts = directory.name.split("-")
+    if parts[0] == "random":
+        return f"random δ={parts[1]}, {parts[2]} ({parts[3]}/node)"
+    return f"Moore d={parts[1]} r={parts[2]}, {parts[3]} ({parts[4]}/node)"
+
+
+def results(directory, algo, collective):
+    data = json.load(open(directory / f"sim.{algo}.{collective}.json"))
+    return {r["bytes"]: r for r in data["results"]}
+
+
+def speedups(out):
+    print("### Speedup over naive (niagara model): distance halving | hierarchical | hierarchical / distance halving\n")
+    cases = sorted(p for p in out.iterdir() if (p / "sim.hierarchical.alltoall.json").exists())
+    for collective in ("allgather", "alltoall"):
+        sizes = sorted(results(cases[0], "hierarchical", collective)) if cases else []
+        print(f"#### {collective}\n")
+        print("| case | " + " | ".join(size_label(s) for s in sizes) + " |")
+        print("| --- | " + " | ".join("---" for _ in sizes) + " |")
+        for case in cases:
+            dh, hi = results(case, "distance-halving", collective), results(case, "hierarchical", collective)
+            cells = []
+            for s in sizes:
+                ratio = dh[s]["latency_us"] / hi[s]["latency_us"]
+                mark = "**" if ratio >= 1.5 else ""
+                cells.append(f"{dh[s]['speedup']:.2f} \\| {hi[s]['speedup']:.2f} \\| {mark}{ratio:.2f}{mark}")
+            print(f"| {case_name(case)} | " + " | ".join(cells) + " |")
+        print()
+
+
+def messages(out):
+    print("### Messages per rank and compile time (2 processes)\n")
+    print("| case | naive sends/rank | distance halving: mean, max | hierarchical: mean, max | hierarchical "
+          "off-node sends/rank: mean, max | items forwarded: mean, max | compile s: distance halving, hierarchical |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for case in sorted(p for p in out.iterdir() if (p / "hierarchical.inspect.json").exists()):
+        naive = json.load(open(case / "naive.inspect.json"))
+        dh = json.load(open(case / "distance-halving.inspect.json"))
+        hi = json.load(open(case / "hierarchical.inspect.json"))
+        off, fwd = hi["metrics"]["sends_off_node"], hi["metrics"]["items_forwarded"]
+        seconds = [float((case / f"{a}.compile-seconds").read_text()) for a in ("distance-halving", "hierarchical")]
+        print(f"| {case_name(case)} | {naive['sends_per_rank']['mean']:.1f} | "
+              f"{dh['sends_per_rank']['mean']:.1f}, {dh['sends_per_rank']['max']:.0f} | "
+              f"{hi['sends_per_rank']['mean']:.1f}, {hi['sends_per_rank']['max']:.0f} | "
+              f"{off['mean']:.2f}, {off['max']:.0f} | {fwd['mean']:.1f}, {fwd['max']:.0f} | "
+              f"{seconds[0]:.1f}, {seconds[1]:.1f} |")
+    print()
+
+
+def main():
+    out = pathlib.Path(sys.argv[1])
+    speedups(out)
+    messages(out)
+
+
+main()

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The hierarchical algorithm against naive and distance halving with nbrc simulate on the
+# niagara model, in the distance-halving paper's settings: random graphs at 2160 ranks (60
+# nodes x 36, sockets of 18) and Moore neighborhoods at 2048 ranks (64 nodes x 32, sockets of
+# 16), plus random δ = 0.05 at 1024 and 4096 ranks on niagara's own nodes of 40; allgather and
+# alltoall, 8 B to 4 MiB. Every hierarchical pattern is proven by nbrc verify first.
+# bench/hierarchical_table.py writes OUT_DIR/table.md.
+#
+#   usage: bench/hierarchical_table.sh OUT_DIR
+#   env:   NBR_HIER_CASES "case:ranks:per_node:per_socket ..." (cases as in bench/cases.sh)
+#          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2")
+# Cases already done in OUT_DIR are kept, so an interrupted run resumes.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../scripts/env.sh
+source "$root/scripts/env.sh"
+out=$1
+default_cases="random-0.05:2160:36:18 random-0.1:2160:36:18 random-0.3:2160:36:18"
+default_cases+=" moore-2-2:2048:32:16 moore-3-1:2048:32:16 moore-3-2:2048:32:16"
+default_cases+=" random-0.05:1024:40:20 random-0.05:4096:40:20"
+cases=${NBR_HIER_CASES:-$default_cases}
+build=${NBR_BUILD:-$root/build}
+nbrc=$build/compiler/nbrc
+read -r -a launch <<<"${NBR_COMPILE_LAUNCH:-mpirun -np 2}"
+sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+for spec in $cases; do
+  IFS=: read -r case ranks per_node per_socket <<<"$spec"
+  dir=$out/$case-$ranks-$per_node
+  mkdir -p "$dir"
+  placement=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")
+  if [ ! -f "$dir/topology.el" ]; then
+    case $case in
+      moore-*-*)
+        IFS=- read -r _ d r <<<"$case"
+        "$nbrc" gen moore --ranks "$ranks" --dims "$d" --radius "$r" -o "$dir/topology.el" >/dev/null ;;
+      random-*) "$nbrc" gen random --ranks "$ranks" --density "${case#random-}" -o "$dir/topology.el" >/dev/null ;;
+    esac
+  fi
+  for algo in naive distance-halving hierarchical; do
+    [ -f "$dir/$algo.inspect.json" ] && continue
+    echo "# $spec: $algo ($(date +%T))"
+    start=$(date +%s.%N)
+    "${launch[@]}" "$nbrc" compile "$dir/topology.el" --algo "$algo" "${placement[@]}" -q -o "$dir/$algo"
+    echo "$(date +%s.%N) - $start" | bc >"$dir/$algo.compile-seconds"
+    if [ "$algo" = hierarchical ]; then
+      "$nbrc" verify "$dir/$algo" --topology "$dir/topology.el" >"$dir/$algo.verify.txt"
+    fi
+    "$nbrc" inspect "$dir/$algo" --json >"$dir/$algo.inspect.json"
+  done
+  for algo in distance-halving hierarchical; do
+    for collective in allgather alltoall; do
+      result=$dir/sim.$algo.$collective.json
+      [ -f "$result" ] && continue
+      "$nbrc" simulate "$dir/$algo" --baseline "$dir/naive" --machine niagara "${placement[@]}" \
+        --collective "$collective" --sizes "$sizes" --json >"$result.tmp"
+      mv "$result.tmp" "$result"
+    done
+  done
+done
+/usr/bin/python3 "$root/bench/hierarchical_table.py" "$out" | tee "$out/table.md"

@@ -1,0 +1,141 @@
+// hierarchical: exact behavior on a hand-checked case, determinism for every process count,
+// verify on irregular graphs and uneven placements, one message per node pair between nodes.
+#include <filesystem>
+#include <tuple>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "mpi_test_support.hpp"
+#include "nbr/compiler/inspect.hpp"
+#include "nbr/compiler/verify.hpp"
+#include "nbr/graphs/generators.hpp"
+#include "nbr/graphs/placement.hpp"
+#include "nbr/graphs/readers.hpp"
+#include "nbr/schema/pattern_io.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nbr::Placement;
+using nbr::schema::Operation;
+using nbr::test::Op;
+using nbr::test::ops_of;
+using nbr::test::SharedTempDir;
+using nbr::test::world_rank;
+
+/// A placement file spreading ranks round-robin over `nodes` nodes.
+Placement round_robin(const fs::path& path, std::uint32_t n, std::uint32_t nodes) {
+    std::string text = "# ranks " + std::to_string(n) + "\n";
+    for (std::uint32_t r = 0; r < n; ++r) text += std::to_string(r) + " " + std::to_string(r % nodes) + " 0\n";
+    if (world_rank() == 0) nbr::write_file(path, text);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return Placement::read(path.string(), n);
+}
+
+TEST(Hierarchical, ForwarderReceiverAndDirectEdgesInsideTheNode) {
+    // Nodes {0, 1} and {2, 3}; out(0) = [2, 3, 1], out(1) = [3]. Node 0 sends 3 items to
+    // node 1 and receives none: its only role, forwarder for node 1, goes to its least
+    // loaded rank, 0; node 1's receiver for node 0 is 2. Step 0: 0 -> 1 directly, 1 hands
+    // (1,0) to 0. Step 1: one message 0 -> 2 with all three items. Step 2: 2 delivers the
+    // two for 3 in one message.
+    const std::vector<nbr::Edge> edges{{0, 2}, {0, 3}, {0, 1}, {1, 3}};
+    const auto topology = nbr::Topology::from_edges(4, edges);
+    SharedTempDir tmp;
+    nbr::compiler::compile(MPI_COMM_WORLD, topology,
+                           nbr::test::hierarchical_options(tmp.path() / "p", Placement::block(4, 2, 2)));
+    if (world_rank() != 0) return;
+    const auto patterns = nbr::test::read_patterns(tmp.path() / "p");
+    using K = Operation;
+    EXPECT_EQ(ops_of(patterns[0]), (std::vector<Op>{
+                                       {0, K::RECV, 1, {{1, 0}}},
+                                       {0, K::SEND, 1, {{0, 2}}},
+                                       {1, K::SEND, 2, {{0, 0}, {0, 1}, {1, 0}}},
+                                   }));
+    EXPECT_EQ(ops_of(patterns[1]), (std::vector<Op>{
+                                       {0, K::RECV, 0, {{0, 2}}},
+                                       {0, K::SEND, 0, {{1, 0}}},
+                                   }));
+    EXPECT_EQ(ops_of(patterns[2]), (std::vector<Op>{
+                                       {1, K::RECV, 0, {{0, 0}, {0, 1}, {1, 0}}},
+                                       {2, K::SEND, 3, {{0, 1}, {1, 0}}},
+                                   }));
+    EXPECT_EQ(ops_of(patterns[3]), (std::vector<Op>{{2, K::RECV, 2, {{0, 1}, {1, 0}}}}));
+    EXPECT_TRUE(nbr::compiler::verify_directory(tmp.path() / "p", &topology).ok);
+    const auto s = nbr::test::summary_of(tmp.path() / "p");
+    EXPECT_EQ(s.metrics.at("node_pairs_forwarded").max, 1);
+    EXPECT_EQ(s.metrics.at("node_pairs_received").max, 1);
+    EXPECT_EQ(s.metrics.at("items_forwarded").max, 3);
+}
+
+TEST(Hierarchical, ByteIdenticalForEveryProcessCount) {
+    SharedTempDir tmp;
+    const std::vector<std::tuple<std::string, nbr::Topology, Placement>> cases{
+        {"moore", nbr::generate_moore({256, 2, 2}), Placement::block(256, 32, 16)},
+        {"random", nbr::generate_random({200, 0.3, 4}), Placement::block(200, 24, 12)},
+        {"awkward", nbr::test::awkward_topology(40), Placement::block(40, 6, 3)},
+        {"can_1054", nbr::read_matrix_market((nbr::test::matrices_dir() / "can_1054.mtx").string(), 64),
+         round_robin(tmp.path() / "rr64.txt", 64, 5)},
+    };
+    for (const auto& [name, topology, placement] : cases) {
+        SCOPED_TRACE(name);
+        const auto s = nbr::test::compile_for_any_process_count(
+            topology, nbr::test::hierarchical_options("", placement), tmp.path() / name);
+        if (world_rank() == 0) {
+            EXPECT_GT(s.metrics.at("node_pairs_forwarded").max, 0.0);
+        }
+    }
+}
+
+TEST(Hierarchical, VerifiesOnIrregularGraphsAndUnevenPlacements) {
+    SharedTempDir tmp;
+    const std::vector<nbr::Edge> loops{{0, 0}, {0, 0}};
+    std::vector<std::pair<std::string, nbr::Topology>> graphs{
+        {"awkward 13", nbr::test::awkward_topology(13)},
+        {"awkward 61", nbr::test::awkward_topology(61)},
+        {"moore d=2 r=1 N=64", nbr::generate_moore({64, 2, 1})},
+        {"moore d=4 r=1 N=81", nbr::generate_moore({81, 4, 1})},
+        {"random 0.05 N=256", nbr::generate_random({256, 0.05, 2})},
+        {"random 0.8 N=96", nbr::generate_random({96, 0.8, 3})},
+        {"ash292/16", nbr::read_matrix_market((nbr::test::matrices_dir() / "ash292.mtx").string(), 16)},
+        {"one rank", nbr::Topology::from_edges(1, loops)},
+        {"no edges", nbr::Topology::from_edges(9, std::span<const nbr::Edge>{})},
+    };
+    for (const auto& [name, topology] : graphs) {
+        const auto n = topology.num_ranks();
+        const std::vector<std::pair<std::string, Placement>> placements{
+            {"1/1", Placement::block(n, 1, 1)},
+            {"8/4", Placement::block(n, 8, 4)},
+            {"7/7", Placement::block(n, 7, 7)},
+            {"round robin", round_robin(tmp.path() / "rr.txt", n, 3)},
+        };
+        for (const auto& [pname, placement] : placements) {
+            const auto label = name + ", placement " + pname;
+            const auto s = nbr::test::compile_and_verify(
+                topology, nbr::test::hierarchical_options(tmp.path() / "v", placement), label);
+            if (world_rank() == 0) {
+                EXPECT_EQ(s.ranks, n) << label;
+            }
+        }
+    }
+}
+
+TEST(Hierarchical, OneMessagePerNodePairSpreadOverTheNode) {
+    // 240 ranks on 6 nodes of 40, δ = 0.3: every ordered pair of nodes has edges, so 30
+    // inter-node messages in all, and each node's 10 roles (5 forwarders, 5 receivers) go to
+    // 10 different ranks.
+    SharedTempDir tmp;
+    const auto topology = nbr::generate_random({240, 0.3, 1});
+    const auto s = nbr::test::compile_and_verify(
+        topology, nbr::test::hierarchical_options(tmp.path() / "f", Placement::block(240, 40, 20)), "random 0.3");
+    if (world_rank() == 0) {
+        EXPECT_DOUBLE_EQ(s.metrics.at("sends_off_node").mean * 240, 30);
+        EXPECT_EQ(s.metrics.at("sends_off_node").max, 1);
+        EXPECT_EQ(s.metrics.at("node_pairs_forwarded").max, 1);
+        EXPECT_EQ(s.metrics.at("node_pairs_received").max, 1);
+        EXPECT_LT(s.sends_per_rank.mean, 0.6 * s.naive_sends_per_rank.mean);
+    }
+}
+
+}  // namespace
