@@ -9,8 +9,8 @@ import json
 import os
 import sys
 
-ALGOS = ["naive", "common-neighbor", "kgroup", "distance-halving"]
-SHORT = {"naive": "naive", "common-neighbor": "cn", "kgroup": "kg", "distance-halving": "dh"}
+ALGOS = ["naive"] + os.environ.get("NBR_VALIDATE_ALGOS", "common-neighbor kgroup distance-halving").split()
+SHORT = {"naive": "naive", "common-neighbor": "cn", "kgroup": "kg", "distance-halving": "dh", "hierarchical": "hi"}
 
 
 def smpi_times(work):

@@ -9,6 +9,7 @@
 #   usage: bench/smpi/validate.sh OUT_DIR
 #   env:   NBR_VALIDATE_CELLS  "case:ranks:ranks_per_node ..." (default below)
 #          NBR_VALIDATE_SIZES  (default 64,1024,4096,16384,65536)
+#          NBR_VALIDATE_ALGOS  (default "common-neighbor kgroup distance-halving"; hierarchical too)
 #          NBR_BUILD           normal build with nbrc (default build)
 #          plus bench/smpi/run.sh's NBR_SMPI_* variables (NBR_SMPI_BUILD: the SMPI build)
 # SMPI results already in OUT_DIR are kept, so an interrupted run resumes; the model side is
@@ -20,7 +21,8 @@ out=$1
 cells=${NBR_VALIDATE_CELLS:-"moore-2-2:512:16 moore-3-1:512:24 random-0.05:512:16 moore-2-3:256:32
   moore-2-2:2048:16 moore-3-2:1024:24"}
 sizes=${NBR_VALIDATE_SIZES:-64,1024,4096,16384,65536}
-algos=(common-neighbor kgroup distance-halving)
+read -r -a algos <<<"${NBR_VALIDATE_ALGOS:-common-neighbor kgroup distance-halving}"
+export NBR_VALIDATE_ALGOS="${algos[*]}"
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
 [ -x "$nbrc" ] || { echo "validate.sh: $nbrc not found (build the project first)" >&2; exit 1; }
 mkdir -p "$out"

@@ -1,31 +1,38 @@
 // Node-aware aggregation, written per virtual rank (docs/algorithms.md, "hierarchical").
 //
 // Every edge o → d between two nodes (N = node(o) ≠ M = node(d)) travels at most three hops:
-//   step 0  o hands the item to f = forwarder(N, M), a rank of N (no hop when o = f);
-//   step 1  f sends everything node N has for node M to g = receiver(M, N), a rank of M, in
-//           one message (an allgather message carries each origin's block once);
-//   step 2  g delivers to d, one message per destination with every block for it from every
-//           node g receives for (no hop when d = g).
+//   step 0  o hands the item to f, the forwarder of its lane of the node pair (N, M), a rank
+//           of N (no hop when o = f);
+//   step 1  f sends everything it holds for the lane's receiver g, a rank of M, in one
+//           message (an allgather message carries each origin's block once);
+//   step 2  g delivers to d, one message per destination with every block for it (no hop
+//           when d = g).
 // Edges inside a node go directly in step 0, one message per destination.
 //
-// Each node's lowest rank (its coordinator) assigns its ranks' roles from their reported item
-// counts: the node pairs (as forwarder per destination node, as receiver per source node) in
-// decreasing order of items, each to the least-loaded rank of the node so far (LPT), so that
-// no single rank carries the node's inter-node traffic. Supersteps:
-//   report   - every rank posts its coordinator its items per other node, out and in;
-//   assign   - coordinators assign the roles and tell each source node's coordinator the
-//              receiver of its traffic;
-//   inform   - coordinators tell each rank the forwarder for every node it sends to, and each
-//              forwarder the receiver for every node it forwards to;
-//   hand off - every rank adds its step-0 sends and tells each forwarder the items it gets;
-//   forward  - forwarders add their step-1 sends and tell each receiver the items it gets;
-//   deliver  - receivers add their step-2 sends.
+// A node pair's traffic is split into lanes when the node has more ranks than its share of
+// node pairs: the pair gets as many lanes as its share of the node's items is of the node's
+// ranks (at least 1, at most one per sender), the senders split into contiguous groups, one
+// per lane. Each node's lowest rank (its coordinator) assigns the lanes to its ranks by load,
+// heaviest lane first onto the least-loaded rank (LPT), forwarding lanes first, then the
+// receiving lanes on top, so that no single rank carries the node's inter-node traffic.
+// Supersteps:
+//   report    - every rank posts its coordinator its items per other node, out and in;
+//   forwarders- coordinators split each destination node's traffic into lanes, assign their
+//               forwarders and tell the destination node's coordinator the lanes' items;
+//   receivers - coordinators assign a receiver to every arriving lane and tell the source
+//               node's coordinator;
+//   inform    - coordinators tell each rank its lane and forwarder for every node it sends
+//               to, and each forwarder the receivers of its lanes;
+//   hand off  - every rank adds its step-0 sends and tells each forwarder the items it gets;
+//   forward   - forwarders add their step-1 sends and tell each receiver the items it gets;
+//   deliver   - receivers add their step-2 sends.
 // Every decision depends on inboxes (ordered by source) and sorted containers only, so the
 // output is the same for every compiler process count.
 #include "hierarchical.hpp"
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -33,26 +40,30 @@ namespace nbr::compiler::internal {
 
 namespace {
 
-/// An item on its way: the edge (origin, slot) and its destination.
+/// An item on its way: the edge (origin, slot), its destination and its lane (which of its
+/// node pair's forwarders and receivers carry it).
 struct Routed {
     std::uint32_t target = 0;
     std::uint32_t origin = 0;
     std::uint32_t slot = 0;
+    std::uint32_t lane = 0;
     friend bool operator<(const Routed& a, const Routed& b) {
         return std::tie(a.origin, a.slot) < std::tie(b.origin, b.slot);
     }
 };
 
-/// Flat words [target, origin, slot, ...].
+/// Flat words [target, origin, slot, lane, ...].
 std::vector<std::uint32_t> to_words(const std::vector<Routed>& items) {
     std::vector<std::uint32_t> words;
-    words.reserve(3 * items.size());
-    for (const Routed& r : items) words.insert(words.end(), {r.target, r.origin, r.slot});
+    words.reserve(4 * items.size());
+    for (const Routed& r : items) words.insert(words.end(), {r.target, r.origin, r.slot, r.lane});
     return words;
 }
 
 void append_routed(std::span<const std::uint32_t> words, std::vector<Routed>& out) {
-    for (std::size_t i = 0; i + 3 <= words.size(); i += 3) out.push_back({words[i], words[i + 1], words[i + 2]});
+    for (std::size_t i = 0; i + 4 <= words.size(); i += 4) {
+        out.push_back({words[i], words[i + 1], words[i + 2], words[i + 3]});
+    }
 }
 
 std::vector<Item> items_of(const std::vector<Routed>& routed) {
@@ -64,21 +75,48 @@ std::vector<Item> items_of(const std::vector<Routed>& routed) {
 
 /// What a coordinator learns and decides for its node.
 struct Coordinator {
-    std::map<std::uint32_t, std::uint64_t> out_load;              // destination node -> items
-    std::map<std::uint32_t, std::uint64_t> in_load;               // source node -> items
-    std::map<std::uint32_t, std::vector<std::uint32_t>> senders;  // destination node -> ranks sending
-    std::map<std::uint32_t, std::uint32_t> forwarder;             // destination node -> rank of this node
-    std::map<std::uint32_t, std::uint32_t> receiver;              // source node -> rank of this node
+    std::map<std::uint32_t, std::uint64_t> out_load;  // destination node -> items
+    // destination node -> (rank of this node, its items there), by rank
+    std::map<std::uint32_t, std::vector<std::pair<std::uint32_t, std::uint32_t>>> senders;
+    std::map<std::uint32_t, std::vector<std::uint32_t>> forwarders;  // destination node -> per lane
+    std::map<std::uint32_t, std::vector<std::uint32_t>> receivers;   // source node -> per lane
+    std::vector<std::uint64_t> load;                                 // items per rank of the node, both roles
+    std::uint64_t in_total = 0;                                      // items the node receives
 };
 
 struct RankState {
-    std::map<std::uint32_t, std::uint32_t> forwarder_for;  // destination node -> forwarder
-    std::map<std::uint32_t, std::uint32_t> receiver_for;   // destination node -> receiver (I forward)
-    std::vector<Routed> own_forwarded;                     // my items I forward myself
-    std::uint32_t node_pairs_forwarded = 0;
-    std::uint32_t node_pairs_received = 0;
+    std::map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> forwarder_for;  // node -> (lane, forwarder)
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> receiver_for;   // (node, lane) -> receiver
+    std::vector<Routed> own_forwarded;                                               // my items I forward myself
+    std::uint32_t lanes_forwarded = 0;
+    std::uint32_t lanes_received = 0;
     std::uint64_t items_forwarded = 0;
 };
+
+/// Lane of the sender at `position` among `senders` ranks when a node pair has `lanes`
+/// lanes: contiguous groups of senders.
+std::uint32_t lane_of(std::size_t position, std::size_t senders, std::uint32_t lanes) {
+    return static_cast<std::uint32_t>(position * lanes / senders);
+}
+
+/// Longest processing time first: each job (load, key), heaviest first, ties by key, to the
+/// rank of the node with the least load so far (the lower index on ties). Returns the index
+/// chosen per job, in the jobs' order.
+template <class Key>
+std::vector<std::size_t> lpt(const std::vector<std::pair<std::uint64_t, Key>>& jobs, std::vector<std::uint64_t>& load) {
+    std::vector<std::size_t> order(jobs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return std::pair(jobs[b].first, jobs[a].second) < std::pair(jobs[a].first, jobs[b].second);
+    });
+    std::vector<std::size_t> chosen(jobs.size());
+    for (const std::size_t j : order) {
+        const auto least = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        load[least] += jobs[j].first;
+        chosen[j] = least;
+    }
+    return chosen;
+}
 
 class Run {
 public:
@@ -95,7 +133,8 @@ public:
 
     void execute() {
         report();
-        assign();
+        plan_forwarders();
+        plan_receivers();
         inform();
         hand_off();
         forward();
@@ -106,7 +145,6 @@ public:
 private:
     RankState& state(std::uint32_t v) { return states_[v - first_]; }
     [[nodiscard]] std::uint32_t coordinator(std::uint32_t node) const { return members_[node].front(); }
-    [[nodiscard]] bool is_coordinator(std::uint32_t v) const { return coordinator(placement_.node(v)) == v; }
 
     /// [n, (node, items)*] per direction: what v sends to and receives from other nodes.
     [[nodiscard]] std::vector<std::uint32_t> report_words(std::uint32_t v) const {
@@ -133,43 +171,84 @@ private:
         });
     }
 
-    /// LPT over the node's ranks: node pairs by decreasing items (forwarding first on ties,
-    /// then by node), each to the least-loaded rank, the lower index on ties.
-    void assign_roles(std::uint32_t node, Coordinator& c) const {
-        std::vector<std::tuple<std::uint64_t, int, std::uint32_t>> pairs;  // (items, role, other node)
-        for (const auto& [m, items] : c.out_load) pairs.emplace_back(items, 0, m);
-        for (const auto& [n, items] : c.in_load) pairs.emplace_back(items, 1, n);
-        std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
-            return std::tuple(std::get<0>(b), std::get<1>(a), std::get<2>(a)) <
-                   std::tuple(std::get<0>(a), std::get<1>(b), std::get<2>(b));
-        });
-        const auto& ranks = members_[node];
-        std::vector<std::uint64_t> load(ranks.size(), 0);
-        for (const auto& [items, role, other] : pairs) {
-            const auto least = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-            load[least] += items;
-            (role == 0 ? c.forwarder : c.receiver)[other] = ranks[least];
-        }
+    /// Lanes of a node pair with `items` of the node's `total` items: a share of the node's
+    /// ranks as large as the pair's share of its items, at least 1, at most one per sender.
+    [[nodiscard]] std::uint32_t lanes_for(std::uint64_t items, std::uint64_t total, std::size_t node_ranks,
+                                          std::size_t senders) const {
+        const auto share = static_cast<std::uint64_t>(node_ranks) * items / std::max<std::uint64_t>(total, 1);
+        return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(share, 1, senders));
     }
 
-    void assign() {
+    /// Reads the reports, splits every destination node's traffic into lanes, assigns each
+    /// lane a forwarder (LPT) and tells the destination node's coordinator [node, lanes,
+    /// items per lane...].
+    void plan_forwarders() {
         const auto active = engine_.receivers();
         engine_.superstep(active, [&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             Coordinator& c = coordinators_[v];
             for (const Message& m : inbox) {
                 const auto& w = m.payload;
-                const std::uint32_t n_out = w[0];
-                for (std::uint32_t i = 0; i < n_out; ++i) {
+                for (std::uint32_t i = 0; i < w[0]; ++i) {
                     c.out_load[w[1 + 2 * i]] += w[2 + 2 * i];
-                    c.senders[w[1 + 2 * i]].push_back(m.source);
+                    c.senders[w[1 + 2 * i]].emplace_back(m.source, w[2 + 2 * i]);
                 }
-                const std::size_t at = 1 + 2 * n_out;
-                for (std::uint32_t i = 0; i < w[at]; ++i) c.in_load[w[at + 1 + 2 * i]] += w[at + 2 + 2 * i];
+                const std::size_t at = 1 + 2 * w[0];
+                for (std::uint32_t i = 0; i < w[at]; ++i) c.in_total += w[at + 2 + 2 * i];
             }
             const std::uint32_t node = placement_.node(v);
-            assign_roles(node, c);
-            for (const auto& [n, g] : c.receiver) {
-                const std::uint32_t words[] = {node, g};
+            const auto& ranks = members_[node];
+            std::uint64_t total = c.in_total;
+            for (const auto& [m, items] : c.out_load) total += items;
+            std::vector<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>>>
+                jobs;  // (items, (node, lane))
+            std::map<std::uint32_t, std::vector<std::uint32_t>> lane_items;
+            for (const auto& [m, senders] : c.senders) {
+                const std::uint32_t lanes = lanes_for(c.out_load[m], total, ranks.size(), senders.size());
+                auto& items = lane_items[m];
+                items.assign(lanes, 0);
+                for (std::size_t i = 0; i < senders.size(); ++i)
+                    items[lane_of(i, senders.size(), lanes)] += senders[i].second;
+                for (std::uint32_t l = 0; l < lanes; ++l) jobs.push_back({items[l], {m, l}});
+            }
+            c.load.assign(ranks.size(), 0);
+            const auto chosen = lpt(jobs, c.load);
+            for (std::size_t j = 0; j < jobs.size(); ++j) {
+                const auto [m, l] = jobs[j].second;
+                auto& f = c.forwarders[m];
+                f.resize(lane_items[m].size());
+                f[l] = ranks[chosen[j]];
+            }
+            for (const auto& [m, items] : lane_items) {
+                std::vector<std::uint32_t> words{node, static_cast<std::uint32_t>(items.size())};
+                for (const auto i : items) words.push_back(static_cast<std::uint32_t>(i));
+                outbox.post(coordinator(m), words);
+            }
+        });
+    }
+
+    /// Assigns a receiver to every lane arriving at the node (LPT, on top of the forwarding
+    /// load) and tells each source node's coordinator [node, receiver per lane...].
+    void plan_receivers() {
+        std::vector<std::uint32_t> active;
+        for (const auto& [v, c] : coordinators_) active.push_back(v);
+        engine_.superstep(active, [&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
+            Coordinator& c = coordinators_[v];
+            const auto& ranks = members_[placement_.node(v)];
+            if (c.load.empty()) c.load.assign(ranks.size(), 0);
+            std::vector<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>>>
+                jobs;  // (items, (node, lane))
+            for (const Message& m : inbox) {
+                for (std::uint32_t l = 0; l < m.payload[1]; ++l) jobs.push_back({m.payload[2 + l], {m.payload[0], l}});
+                c.receivers[m.payload[0]].resize(m.payload[1]);
+            }
+            const auto chosen = lpt(jobs, c.load);
+            for (std::size_t j = 0; j < jobs.size(); ++j) {
+                c.receivers[jobs[j].second.first][jobs[j].second.second] = ranks[chosen[j]];
+            }
+            const std::uint32_t node = placement_.node(v);
+            for (const auto& [n, g] : c.receivers) {
+                std::vector<std::uint32_t> words{node};
+                words.insert(words.end(), g.begin(), g.end());
                 outbox.post(coordinator(n), words);
             }
         });
@@ -180,26 +259,34 @@ private:
         for (const auto& [v, c] : coordinators_) active.push_back(v);
         engine_.superstep(active, [&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             Coordinator& c = coordinators_[v];
-            std::map<std::uint32_t, std::uint32_t> receiver_of;  // destination node -> its receiver
-            for (const Message& m : inbox) receiver_of[m.payload[0]] = m.payload[1];
-            // Per rank of the node: [n, (node, forwarder)*, n, (node, receiver)*, source nodes
-            // it receives for].
+            std::map<std::uint32_t, std::vector<std::uint32_t>> receivers_of;  // destination node -> per lane
+            for (const Message& m : inbox) receivers_of[m.payload[0]].assign(m.payload.begin() + 1, m.payload.end());
+            // Per rank of the node: [n, (node, lane, forwarder)*, n, (node, lane, receiver)*,
+            // lanes it receives].
             struct Told {
                 std::vector<std::uint32_t> forwarders, receivers;
                 std::uint32_t receiving = 0;
             };
             std::map<std::uint32_t, Told> told;
-            for (const auto& [m, ranks] : c.senders) {
-                for (const auto r : ranks) told[r].forwarders.insert(told[r].forwarders.end(), {m, c.forwarder.at(m)});
+            for (const auto& [m, senders] : c.senders) {
+                const auto& f = c.forwarders.at(m);
+                for (std::size_t i = 0; i < senders.size(); ++i) {
+                    const std::uint32_t lane = lane_of(i, senders.size(), static_cast<std::uint32_t>(f.size()));
+                    auto& list = told[senders[i].first].forwarders;
+                    list.insert(list.end(), {m, lane, f[lane]});
+                }
+                for (std::uint32_t lane = 0; lane < f.size(); ++lane) {
+                    auto& list = told[f[lane]].receivers;
+                    list.insert(list.end(), {m, lane, receivers_of.at(m).at(lane)});
+                }
             }
-            for (const auto& [m, f] : c.forwarder) {
-                told[f].receivers.insert(told[f].receivers.end(), {m, receiver_of.at(m)});
+            for (const auto& [n, g] : c.receivers) {
+                for (const auto r : g) ++told[r].receiving;
             }
-            for (const auto& [n, g] : c.receiver) ++told[g].receiving;
             for (const auto& [r, t] : told) {
-                std::vector<std::uint32_t> words{static_cast<std::uint32_t>(t.forwarders.size() / 2)};
+                std::vector<std::uint32_t> words{static_cast<std::uint32_t>(t.forwarders.size() / 3)};
                 words.insert(words.end(), t.forwarders.begin(), t.forwarders.end());
-                words.push_back(static_cast<std::uint32_t>(t.receivers.size() / 2));
+                words.push_back(static_cast<std::uint32_t>(t.receivers.size() / 3));
                 words.insert(words.end(), t.receivers.begin(), t.receivers.end());
                 words.push_back(t.receiving);
                 outbox.post(r, words);
@@ -207,28 +294,29 @@ private:
         });
     }
 
-    /// Step 0: edges inside the node directly, the others to their forwarders.
+    /// Step 0: edges inside the node directly, the others to their lane's forwarder.
     void hand_off() {
         engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             RankState& s = state(v);
             for (const Message& m : inbox) {
                 const auto& w = m.payload;
-                for (std::uint32_t i = 0; i < w[0]; ++i) s.forwarder_for[w[1 + 2 * i]] = w[2 + 2 * i];
-                const std::size_t at = 1 + 2 * w[0];
-                for (std::uint32_t i = 0; i < w[at]; ++i) s.receiver_for[w[at + 1 + 2 * i]] = w[at + 2 + 2 * i];
-                s.node_pairs_received = w[at + 1 + 2 * w[at]];
+                for (std::uint32_t i = 0; i < w[0]; ++i) s.forwarder_for[w[1 + 3 * i]] = {w[2 + 3 * i], w[3 + 3 * i]};
+                const std::size_t at = 1 + 3 * w[0];
+                for (std::uint32_t i = 0; i < w[at]; ++i) {
+                    s.receiver_for[{w[at + 1 + 3 * i], w[at + 2 + 3 * i]}] = w[at + 3 + 3 * i];
+                }
+                s.lanes_received = w[at + 1 + 3 * w[at]];
             }
             std::map<std::uint32_t, std::vector<Routed>> direct, handed;
             const auto targets = topology_.out_neighbors(v);
             for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
-                const Routed r{targets[slot], v, slot};
-                const std::uint32_t m = placement_.node(r.target);
+                const std::uint32_t m = placement_.node(targets[slot]);
                 if (m == placement_.node(v)) {
-                    direct[r.target].push_back(r);
-                } else {
-                    const std::uint32_t f = s.forwarder_for.at(m);
-                    (f == v ? s.own_forwarded : handed[f]).push_back(r);
+                    direct[targets[slot]].push_back({targets[slot], v, slot, 0});
+                    continue;
                 }
+                const auto [lane, f] = s.forwarder_for.at(m);
+                (f == v ? s.own_forwarded : handed[f]).push_back({targets[slot], v, slot, lane});
             }
             for (auto& [d, items] : direct) out_.add_send(v, 0, d, items_of(items));
             for (auto& [f, items] : handed) {
@@ -238,26 +326,30 @@ private:
         });
     }
 
-    /// Step 1: one message per destination node a forwarder serves.
+    /// Step 1: one message per receiver of the lanes a forwarder serves.
     void forward() {
         engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             RankState& s = state(v);
             std::vector<Routed> held = std::move(s.own_forwarded);
             for (const Message& m : inbox) append_routed(m.payload, held);
-            std::map<std::uint32_t, std::vector<Routed>> per_node;
-            for (const Routed& r : held) per_node[placement_.node(r.target)].push_back(r);
-            for (auto& [m, items] : per_node) {
+            std::map<std::uint32_t, std::vector<Routed>> per_receiver;
+            std::set<std::pair<std::uint32_t, std::uint32_t>> lanes;
+            for (const Routed& r : held) {
+                const std::pair lane{placement_.node(r.target), r.lane};
+                per_receiver[s.receiver_for.at(lane)].push_back(r);
+                lanes.insert(lane);
+            }
+            for (auto& [g, items] : per_receiver) {
                 std::sort(items.begin(), items.end());
-                const std::uint32_t g = s.receiver_for.at(m);
                 out_.add_send(v, 1, g, items_of(items));
                 std::vector<Routed> onward;
                 for (const Routed& r : items) {
                     if (r.target != g) onward.push_back(r);
                 }
                 if (!onward.empty()) outbox.post(g, to_words(onward));
-                ++s.node_pairs_forwarded;
                 s.items_forwarded += items.size();
             }
+            s.lanes_forwarded = static_cast<std::uint32_t>(lanes.size());
         });
     }
 
@@ -275,15 +367,25 @@ private:
         });
     }
 
+    /// Per rank: messages by distance class, the items it puts on the network, its roles.
     void record_metrics() {
         for (std::uint32_t v = engine_.local_begin(); v < engine_.local_end(); ++v) {
             const RankState& s = state(v);
-            double off_node = 0, on_node = 0;
-            for (const auto& op : out_.sends(v)) ++(placement_.same_node(v, op.peer) ? on_node : off_node);
+            double off_node = 0, on_node = 0, on_socket = 0, items_off_node = 0;
+            for (const auto& op : out_.sends(v)) {
+                if (!placement_.same_node(v, op.peer)) {
+                    ++off_node;
+                    items_off_node += static_cast<double>(op.items.size());
+                } else {
+                    ++(placement_.same_socket(v, op.peer) ? on_socket : on_node);
+                }
+            }
             out_.add_metric(v, "sends_off_node", off_node);
-            out_.add_metric(v, "sends_on_node", on_node);
-            out_.add_metric(v, "node_pairs_forwarded", s.node_pairs_forwarded);
-            out_.add_metric(v, "node_pairs_received", s.node_pairs_received);
+            out_.add_metric(v, "sends_other_socket", on_node);
+            out_.add_metric(v, "sends_same_socket", on_socket);
+            out_.add_metric(v, "items_off_node", items_off_node);
+            out_.add_metric(v, "lanes_forwarded", s.lanes_forwarded);
+            out_.add_metric(v, "lanes_received", s.lanes_received);
             out_.add_metric(v, "items_forwarded", static_cast<double>(s.items_forwarded));
         }
     }
