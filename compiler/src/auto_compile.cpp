@@ -35,7 +35,7 @@ int process_of(MPI_Comm comm) {
 
 /// Builds one candidate and writes it to `dir`.
 Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& candidate, const fs::path& dir,
-                      const std::string& source) {
+                      const AutoOptions& options) {
     Built built{candidate, {}, {}, 0, {}};
     auto algorithm = make_algorithm(candidate.kind, candidate.options);
     built.algorithm = algorithm->name();
@@ -45,7 +45,8 @@ Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& 
     collective_try(comm, [&] { algorithm->build(engine, topology, builder); });
     for (const auto& note : algorithm->notes()) built.note += (built.note.empty() ? "" : "; ") + note;
     builder.derive_receives(engine);
-    built.compile_id = internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir, source);
+    built.compile_id =
+        internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir, options.source, options.layout);
     return built;
 }
 
@@ -242,7 +243,7 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     internal::StagedOutput staged(comm, options.output);
     std::vector<Built> built;
     for (const auto& candidate : candidates) {
-        built.push_back(build_candidate(comm, topology, candidate, staged.dir() / candidate.name, options.source));
+        built.push_back(build_candidate(comm, topology, candidate, staged.dir() / candidate.name, options));
         const auto& last = built.back();
         if (!last.note.empty()) report.notes.push_back(candidate.name + ": " + last.note);
         progress.say("candidate " + candidate.name + " built");

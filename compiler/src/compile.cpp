@@ -14,6 +14,7 @@
 
 #include "nbr/schema/file_io.hpp"
 #include "nbr/schema/hash.hpp"
+#include "nbr/schema/packed.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
 namespace nbr::compiler {
@@ -203,55 +204,129 @@ void StagedOutput::publish() {
     published_ = true;
 }
 
-std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder,
-                                  const Topology& topology, const Algorithm& algorithm, const fs::path& dir,
-                                  const std::string& source) {
-    int process = 0;
-    MPI_Comm_rank(comm, &process);
+namespace {
+
+/// The manifest of a single-algorithm directory, without rank checksums.
+schema::Manifest make_manifest(const Topology& topology, const Algorithm& algorithm, std::uint64_t id,
+                               const std::string& source) {
+    schema::Manifest manifest;
+    manifest.set_format_version(kSingleFormatVersion);
+    manifest.set_num_ranks(topology.num_ranks());
+    manifest.set_num_edges(topology.num_edges());
+    manifest.set_algorithm(algorithm.name());
+    for (const auto& [name, value] : algorithm.parameters()) {
+        auto* parameter = manifest.add_parameters();
+        parameter->set_name(name);
+        parameter->set_value(value);
+    }
+    manifest.set_topology_hash(topology.hash());
+    manifest.set_compile_id(id);
+    manifest.set_producer("nbrc " NBR_VERSION_STRING);
+    manifest.set_source(source);
+    return manifest;
+}
+
+/// The serialized patterns of this process's ranks, concatenated in rank order.
+struct LocalPatterns {
+    std::string bytes;
+    std::vector<std::uint64_t> lengths;
+    std::vector<std::uint64_t> checksums;
+};
+
+/// Serializes rank v's pattern (calls `sink(v, bytes)` for each local rank in order).
+template <class Sink>
+void serialize_local(const Engine& engine, const PatternBuilder& builder, const Topology& topology,
+                     const Algorithm& algorithm, std::uint64_t id, Sink&& sink) {
     const std::string algo_name = algorithm.name();
     const std::uint64_t hash = topology.hash();
-    const std::uint64_t id = compile_id(algorithm, topology);
-    std::vector<std::uint64_t> checksums(engine.local_count());
-    collective_try(comm, [&] {
-        if (process == 0) fs::create_directories(dir);
-    });
-    collective_try(comm, [&] {
-        for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
-            auto pattern = builder.rank_pattern(v, topology, algo_name, hash);
-            pattern.set_compile_id(id);
-            const auto bytes = serialize_deterministic(pattern);
-            checksums[v - engine.local_begin()] = nbr::internal::checksum64(bytes);
-            write_file(dir / rank_file_name(v), bytes);
-        }
-    });
-    // Gather the checksums in rank order (blocks are contiguous).
+    for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
+        auto pattern = builder.rank_pattern(v, topology, algo_name, hash);
+        pattern.set_compile_id(id);
+        sink(v, serialize_deterministic(pattern));
+    }
+}
+
+/// One file per rank; the checksums gathered in rank order into the manifest on process 0.
+void write_per_rank(MPI_Comm comm, const Engine& engine, const std::vector<std::uint64_t>& checksums,
+                    schema::Manifest& manifest) {
     std::vector<int> counts(static_cast<std::size_t>(engine.processes()));
     std::vector<int> displs(counts.size());
     for (int q = 0; q < engine.processes(); ++q) {
         counts[static_cast<std::size_t>(q)] = static_cast<int>(engine.first_rank_of(q + 1) - engine.first_rank_of(q));
         displs[static_cast<std::size_t>(q)] = static_cast<int>(engine.first_rank_of(q));
     }
-    std::vector<std::uint64_t> all(process == 0 ? topology.num_ranks() : 0);
+    const bool root = engine.process() == 0;
+    std::vector<std::uint64_t> all(root ? manifest.num_ranks() : 0);
     MPI_Gatherv(checksums.data(), static_cast<int>(checksums.size()), MPI_UINT64_T, all.data(), counts.data(),
                 displs.data(), MPI_UINT64_T, 0, comm);
-    collective_try(comm, [&] {
-        if (process != 0) return;
-        schema::Manifest manifest;
-        manifest.set_format_version(kSingleFormatVersion);
-        manifest.set_num_ranks(topology.num_ranks());
-        manifest.set_num_edges(topology.num_edges());
-        manifest.set_algorithm(algo_name);
-        for (const auto& [name, value] : algorithm.parameters()) {
-            auto* parameter = manifest.add_parameters();
-            parameter->set_name(name);
-            parameter->set_value(value);
+    for (auto c : all) manifest.add_rank_checksums(c);
+}
+
+/// ranks.pack: every process writes its ranks' index records and patterns at offsets that
+/// depend only on the patterns' sizes (an exclusive prefix sum), so the file is the same for
+/// any process count; process 0 writes the header.
+void write_packed(MPI_Comm comm, const Engine& engine, const LocalPatterns& local, std::uint64_t id,
+                  const fs::path& file) {
+    std::uint64_t mine = local.bytes.size();
+    std::uint64_t before = 0;
+    std::uint64_t total = 0;
+    MPI_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, comm);
+    if (engine.process() == 0) before = 0;  // MPI_Exscan leaves process 0's result undefined
+    MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+    const std::uint64_t ranks = engine.num_ranks();
+    const std::uint64_t data = packed_data_offset(ranks);
+    internal::collective_try(comm, [&] {
+        if (engine.process() == 0) create_sized_file(file, data + total);
+    });
+    internal::collective_try(comm, [&] {
+        std::string records;
+        records.reserve(local.lengths.size() * kPackedRecordBytes);
+        std::uint64_t offset = data + before;
+        for (std::size_t i = 0; i < local.lengths.size(); ++i) {
+            records +=
+                encode_packed_record(id, engine.local_begin() + i, {offset, local.lengths[i], local.checksums[i]});
+            offset += local.lengths[i];
         }
-        manifest.set_topology_hash(hash);
-        manifest.set_compile_id(id);
-        for (auto c : all) manifest.add_rank_checksums(c);
-        manifest.set_producer("nbrc " NBR_VERSION_STRING);
-        manifest.set_source(source);
-        write_file(dir / manifest_file_name(), serialize_deterministic(manifest));
+        write_file_at(file, packed_record_offset(engine.local_begin()), records);
+        write_file_at(file, data + before, local.bytes);
+        if (engine.process() == 0) write_file_at(file, 0, encode_packed_header(ranks, id, data + total));
+    });
+}
+
+}  // namespace
+
+std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder,
+                                  const Topology& topology, const Algorithm& algorithm, const fs::path& dir,
+                                  const std::string& source, PatternLayout layout) {
+    const std::uint64_t id = compile_id(algorithm, topology);
+    auto manifest = make_manifest(topology, algorithm, id, source);
+    collective_try(comm, [&] {
+        if (engine.process() == 0) fs::create_directories(dir);
+    });
+    if (packs(layout, topology.num_ranks())) {
+        LocalPatterns local;
+        collective_try(comm, [&] {
+            serialize_local(engine, builder, topology, algorithm, id, [&](std::uint32_t, const std::string& bytes) {
+                local.bytes += bytes;
+                local.lengths.push_back(bytes.size());
+                local.checksums.push_back(nbr::internal::checksum64(bytes));
+            });
+        });
+        write_packed(comm, engine, local, id, dir / packed_file_name());
+        manifest.set_format_version(kPackedFormatVersion);
+        manifest.set_layout(schema::PACKED);
+    } else {
+        std::vector<std::uint64_t> checksums;
+        collective_try(comm, [&] {
+            serialize_local(engine, builder, topology, algorithm, id, [&](std::uint32_t v, const std::string& bytes) {
+                checksums.push_back(nbr::internal::checksum64(bytes));
+                write_file(dir / rank_file_name(v), bytes);
+            });
+        });
+        write_per_rank(comm, engine, checksums, manifest);
+    }
+    collective_try(comm, [&] {
+        if (engine.process() == 0) write_file(dir / manifest_file_name(), serialize_deterministic(manifest));
     });
     return id;
 }
@@ -262,9 +337,14 @@ double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& 
                      const Algorithm& algorithm, const CompileOptions& options) {
     const auto start = Clock::now();
     internal::StagedOutput staged(comm, options.output);
-    internal::write_pattern_files(comm, engine, builder, topology, algorithm, staged.dir(), options.source);
+    internal::write_pattern_files(comm, engine, builder, topology, algorithm, staged.dir(), options.source,
+                                  options.layout);
     staged.publish();
     return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool packs(PatternLayout layout, std::uint32_t ranks) {
+    return layout == PatternLayout::packed || (layout == PatternLayout::automatic && ranks >= kPackedFromRanks);
 }
 
 CompileReport compile(MPI_Comm comm, const Topology& topology, const CompileOptions& options) {
@@ -300,7 +380,9 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
                  std::to_string(report.messages) + " messages");
 
     report.write_seconds = write_pattern(comm, engine, builder, topology, algorithm, options);
-    progress.say("wrote " + std::to_string(report.ranks) + " rank files to " + options.output.string());
+    progress.say("wrote " + std::to_string(report.ranks) + " rank patterns (" +
+                 (packs(options.layout, report.ranks) ? "packed" : "one file each") + ") to " +
+                 options.output.string());
     return report;
 }
 

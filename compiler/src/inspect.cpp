@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "nbr/common/json_text.hpp"
+#include "nbr/schema/pattern_io.hpp"
 
 namespace nbr::compiler {
 
@@ -57,6 +58,7 @@ PatternSummary summarize(const schema::Manifest& manifest, const std::vector<sch
     summary.edges = manifest.num_edges();
     summary.algorithm = manifest.algorithm();
     summary.source = manifest.source();
+    summary.layout = is_packed(manifest) ? "packed" : "per-rank";
     for (const auto& p : manifest.parameters()) summary.parameters.emplace_back(p.name(), p.value());
     SpreadAccumulator sends, recvs, naive;
     std::map<std::string, SpreadAccumulator> metrics;
@@ -85,6 +87,7 @@ std::string format_summary(const PatternSummary& s) {
     out << "algorithm        " << s.algorithm;
     for (const auto& [name, value] : s.parameters) out << " " << name << "=" << value;
     out << "\nsource           " << (s.source.empty() ? "-" : s.source) << "\n";
+    out << "layout           " << s.layout << "\n";
     out << "ranks            " << s.ranks << "\n";
     out << "edges            " << s.edges << "\n";
     out << "steps (max)      " << s.steps_max << "\n";
@@ -135,6 +138,7 @@ std::string format_json(const PatternSummary& s, const schema::RankPattern* rank
     }
     out << "},\n";
     out << "  \"source\": " << json_string(s.source) << ",\n";
+    out << "  \"layout\": " << json_string(s.layout) << ",\n";
     out << "  \"steps_max\": " << s.steps_max << ",\n";
     out << "  \"sends_per_rank\": " << json_spread(s.sends_per_rank) << ",\n";
     out << "  \"recvs_per_rank\": " << json_spread(s.recvs_per_rank) << ",\n";

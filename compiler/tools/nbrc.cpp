@@ -19,6 +19,7 @@
 #include "nbr/graphs/adjacency.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/readers.hpp"
+#include "nbr/schema/packed.hpp"
 #include "nbr/schema/pattern_io.hpp"
 #include "nbr/simulator/simulate.hpp"
 #include "nbr/simulator/sizes.hpp"
@@ -44,6 +45,7 @@ struct Options {
     bool quiet = false;
     std::string auto_sizes;  // compile --algo auto: empty = 1 B to 4 MiB
     double margin = 0.01;
+    nbr::compiler::PatternLayout layout = nbr::compiler::PatternLayout::automatic;
     // inspect / verify
     std::string dir;
     std::optional<std::uint32_t> rank;
@@ -152,6 +154,7 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
     options.output = o.output;
     options.quiet = o.quiet;
     options.source = o.input;
+    options.layout = o.layout;
     const auto report = nbr::compiler::compile_auto(MPI_COMM_WORLD, topology, options);
     if (process_rank() == 0) {
         for (const auto& note : report.notes) std::cerr << "nbrc compile: note: " << note << "\n";
@@ -176,6 +179,7 @@ int run_compile(const Options& o) {
     options.output = o.output;
     options.quiet = o.quiet;
     options.source = o.input;
+    options.layout = o.layout;
     const auto report = nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
     if (process_rank() == 0) {
         for (const auto& note : report.notes) std::cerr << "nbrc compile: note: " << note << "\n";
@@ -393,6 +397,16 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     add_placement_options(compile, o,
                           " (distance-halving, hierarchical, kgroup --topology-aware; recorded in the manifest)");
+    const std::map<std::string, nbr::compiler::PatternLayout> layouts{
+        {"auto", nbr::compiler::PatternLayout::automatic},
+        {"per-rank", nbr::compiler::PatternLayout::per_rank},
+        {"packed", nbr::compiler::PatternLayout::packed}};
+    compile
+        ->add_option("--layout", o.layout,
+                     "Rank patterns one file each (per-rank) or in one indexed file (packed); auto packs from " +
+                         std::to_string(nbr::kPackedFromRanks) + " ranks")
+        ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case))
+        ->default_str("auto");
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");
 

@@ -97,7 +97,7 @@ Variant make_variant(const nbr::schema::RankPattern& file, const std::string& wh
 void add_variant(PatternState& pattern, const std::filesystem::path& dir, const nbr::schema::Manifest& manifest) {
     const auto rank = static_cast<std::uint32_t>(pattern.rank);
     const auto file = nbr::read_rank_pattern(dir, rank, manifest);
-    const std::string where = (dir / nbr::rank_file_name(rank)).string();
+    const std::string where = nbr::rank_pattern_source(dir, rank, manifest);
     const std::vector<int> in(file.in_neighbors().begin(), file.in_neighbors().end());
     const std::vector<int> out(file.out_neighbors().begin(), file.out_neighbors().end());
     if (pattern.variants.empty()) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,8 @@ public:
     explicit Descriptor(int fd) : fd_(fd) {}
     Descriptor(const Descriptor&) = delete;
     Descriptor& operator=(const Descriptor&) = delete;
+    Descriptor(Descriptor&& other) noexcept : fd_(other.release()) {}
+    Descriptor& operator=(Descriptor&&) = delete;
     ~Descriptor() {
         if (fd_ >= 0) ::close(fd_);
     }
@@ -37,27 +40,79 @@ private:
     int fd_;
 };
 
-}  // namespace
-
-std::string read_regular_file(const std::filesystem::path& path) {
-    // O_NONBLOCK: opening a FIFO must not wait for a writer; the type check below refuses it.
-    const Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+/// Opens a regular file for reading: O_NONBLOCK so that a FIFO cannot wait for a writer; the
+/// type check refuses it (and directories and devices) before a byte is read.
+Descriptor open_regular(const std::filesystem::path& path, std::uint64_t& size) {
+    Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (fd.get() < 0) fail_errno(path, "cannot open file");
     struct stat info {};
     if (::fstat(fd.get(), &info) != 0) fail_errno(path, "cannot stat file");
     if (!S_ISREG(info.st_mode)) fail(path, S_ISDIR(info.st_mode) ? "is a directory" : "is not a regular file");
-    std::string bytes;
-    bytes.resize(static_cast<std::size_t>(info.st_size));
+    size = static_cast<std::uint64_t>(info.st_size);
+    return fd;
+}
+
+/// Reads up to `length` bytes at `offset` (the current position if offset < 0).
+std::size_t read_some(const std::filesystem::path& path, int fd, char* out, std::size_t length, off_t offset) {
     std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t got = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
+    while (done < length) {
+        const ssize_t got = offset < 0 ? ::read(fd, out + done, length - done)
+                                       : ::pread(fd, out + done, length - done, offset + static_cast<off_t>(done));
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) fail_errno(path, "read error");
-        if (got == 0) break;  // the file shrank while being read: keep what is there
+        if (got == 0) break;  // the file ends (or shrank while being read): keep what is there
         done += static_cast<std::size_t>(got);
     }
-    bytes.resize(done);
+    return done;
+}
+
+}  // namespace
+
+std::string read_regular_file(const std::filesystem::path& path) {
+    std::uint64_t size = 0;
+    const Descriptor fd = open_regular(path, size);
+    std::string bytes;
+    bytes.resize(static_cast<std::size_t>(size));
+    bytes.resize(read_some(path, fd.get(), bytes.data(), bytes.size(), -1));
     return bytes;
+}
+
+RegularFile::RegularFile(const std::filesystem::path& path) : path_(path) {
+    fd_ = open_regular(path, size_).release();
+}
+
+RegularFile::~RegularFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::string RegularFile::read_at(std::uint64_t offset, std::uint64_t length) const {
+    if (offset >= size_) return {};
+    length = std::min(length, size_ - offset);  // never allocates more than the file holds
+    std::string bytes(static_cast<std::size_t>(length), '\0');
+    bytes.resize(read_some(path_, fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset)));
+    bytes_read_ += bytes.size();
+    return bytes;
+}
+
+void create_sized_file(const std::filesystem::path& path, std::uint64_t size) {
+    Descriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() < 0) fail_errno(path, "cannot create file");
+    if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0) fail_errno(path, "cannot set the file's size");
+    if (::close(fd.release()) != 0) fail_errno(path, "write failed");
+}
+
+void write_file_at(const std::filesystem::path& path, std::uint64_t offset, std::string_view bytes) {
+    Descriptor fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (fd.get() < 0) fail_errno(path, "cannot open file for writing");
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t put =
+            ::pwrite(fd.get(), bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+        if (put < 0 && errno == EINTR) continue;
+        if (put < 0) fail_errno(path, "write failed");
+        done += static_cast<std::size_t>(put);
+    }
+    if (::close(fd.release()) != 0) fail_errno(path, "write failed");
 }
 
 void write_whole_file(const std::filesystem::path& path, const std::string& bytes) {

@@ -7,6 +7,7 @@
 
 #include "nbr/schema/file_io.hpp"
 #include "nbr/schema/hash.hpp"
+#include "nbr/schema/packed.hpp"
 
 namespace nbr {
 
@@ -104,6 +105,17 @@ void check_multi_variant(const schema::Manifest& manifest, const std::string& so
     }
 }
 
+/// A packed single-algorithm manifest: format 3, ranks and a compile id (what binds ranks.pack
+/// to it), no rank checksums (the index records hold them).
+void check_packed_manifest(const schema::Manifest& manifest, const std::string& source) {
+    auto fail = [&](const std::string& why) { throw PatternError(PatternErrorKind::corrupt, source + ": " + why); };
+    if (manifest.format_version() < kPackedFormatVersion)
+        fail("a packed layout in a format-" + std::to_string(manifest.format_version()) + " manifest");
+    if (manifest.rank_checksums_size() != 0) fail("a packed manifest lists rank checksums");
+    if (manifest.num_ranks() == 0) fail("no ranks");
+    if (manifest.compile_id() == 0) fail("a packed manifest without a compile id");
+}
+
 }  // namespace
 
 schema::Manifest read_variant_manifest(const std::filesystem::path& dir, const schema::Manifest& manifest, int index) {
@@ -184,8 +196,17 @@ schema::Manifest parse_manifest(const std::string& bytes, const std::string& sou
         check_multi_variant(manifest, source);
         return manifest;
     }
+    if (manifest.layout() == schema::PACKED) {
+        check_packed_manifest(manifest, source);
+        return manifest;
+    }
+    if (manifest.layout() != schema::PER_RANK) {
+        throw PatternError(PatternErrorKind::corrupt, source + ": unknown layout " + std::to_string(manifest.layout()));
+    }
     if (manifest.format_version() >= kMultiVariantFormatVersion) {
-        throw PatternError(PatternErrorKind::corrupt, source + ": a format-2 manifest that lists no variants");
+        throw PatternError(PatternErrorKind::corrupt, source + ": a format-" +
+                                                          std::to_string(manifest.format_version()) +
+                                                          " manifest that lists neither variants nor a packed layout");
     }
     if (static_cast<std::uint64_t>(manifest.rank_checksums_size()) != manifest.num_ranks()) {
         throw PatternError(PatternErrorKind::corrupt,
@@ -231,19 +252,13 @@ void validate_rank_pattern(const schema::RankPattern& pattern, const std::string
     }
 }
 
-schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uint32_t rank,
-                                      const schema::Manifest& manifest) {
-    const auto path = dir / rank_file_name(rank);
-    return parse_rank_pattern(read_file(path), path.string(), rank, manifest);
-}
+namespace {
 
-schema::RankPattern parse_rank_pattern(const std::string& bytes, const std::string& file, std::uint32_t rank,
-                                       const schema::Manifest& manifest) {
-    if (rank >= manifest.num_ranks()) {
-        throw PatternError(PatternErrorKind::size, file + ": rank " + std::to_string(rank) + " but the manifest " +
-                                                       "describes " + std::to_string(manifest.num_ranks()) + " ranks");
-    }
-    if (internal::checksum64(bytes) != manifest.rank_checksums(static_cast<int>(rank))) {
+/// Checks bytes whose checksum matched (or, with `checksum_ok` false, did not): rank file of
+/// another compile or corrupted; then version, rank, size, topology, compile and structure.
+schema::RankPattern parse_checked(const std::string& bytes, const std::string& file, std::uint32_t rank,
+                                  const schema::Manifest& manifest, bool checksum_ok) {
+    if (!checksum_ok) {
         check_same_compile(bytes, rank, manifest, file);
         throw PatternError(PatternErrorKind::checksum,
                            file + ": checksum does not match the manifest (file truncated or corrupted)");
@@ -264,8 +279,53 @@ schema::RankPattern parse_rank_pattern(const std::string& bytes, const std::stri
     if (pattern.topology_hash() != manifest.topology_hash()) {
         throw PatternError(PatternErrorKind::topology_hash, file + ": topology hash differs from the manifest's");
     }
+    if (pattern.compile_id() != manifest.compile_id() && pattern.compile_id() != 0 && manifest.compile_id() != 0) {
+        throw PatternError(PatternErrorKind::mixed, file +
+                                                        ": rank pattern of another compile than the manifest's; "
+                                                        "recompile or copy the whole directory");
+    }
     validate_rank_pattern(pattern, file);
     return pattern;
+}
+
+void check_rank_in_range(std::uint32_t rank, const schema::Manifest& manifest, const std::string& file) {
+    if (rank >= manifest.num_ranks()) {
+        throw PatternError(PatternErrorKind::size, file + ": rank " + std::to_string(rank) + " but the manifest " +
+                                                       "describes " + std::to_string(manifest.num_ranks()) + " ranks");
+    }
+}
+
+}  // namespace
+
+std::string rank_pattern_source(const std::filesystem::path& dir, std::uint32_t rank,
+                                const schema::Manifest& manifest) {
+    if (!is_packed(manifest)) return (dir / rank_file_name(rank)).string();
+    return (dir / packed_file_name()).string() + " (rank " + std::to_string(rank) + ")";
+}
+
+schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uint32_t rank,
+                                      const schema::Manifest& manifest, std::uint64_t* bytes_read) {
+    const std::string source = rank_pattern_source(dir, rank, manifest);
+    check_rank_in_range(rank, manifest, source);
+    if (is_packed(manifest)) {
+        const auto slice = read_packed_slice(dir, rank, manifest);
+        if (bytes_read != nullptr) *bytes_read += slice.bytes_read;
+        return parse_checked(slice.bytes, source, rank, manifest, true);
+    }
+    const auto bytes = read_file(dir / rank_file_name(rank));
+    if (bytes_read != nullptr) *bytes_read += bytes.size();
+    return parse_rank_pattern(bytes, source, rank, manifest);
+}
+
+schema::RankPattern parse_rank_pattern(const std::string& bytes, const std::string& file, std::uint32_t rank,
+                                       const schema::Manifest& manifest) {
+    check_rank_in_range(rank, manifest, file);
+    if (static_cast<std::uint64_t>(manifest.rank_checksums_size()) != manifest.num_ranks()) {
+        throw PatternError(PatternErrorKind::corrupt,
+                           file + ": the manifest lists no rank checksums (a packed or multi-variant directory)");
+    }
+    const bool ok = internal::checksum64(bytes) == manifest.rank_checksums(static_cast<int>(rank));
+    return parse_checked(bytes, file, rank, manifest, ok);
 }
 
 }  // namespace nbr

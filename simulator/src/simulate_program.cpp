@@ -161,7 +161,7 @@ SimProgram load_program(const std::filesystem::path& dir, Collective collective)
     const auto manifest = read_manifest(dir);
     ProgramBuilder builder(manifest.num_ranks(), collective);
     for (std::uint32_t r = 0; r < manifest.num_ranks(); ++r) {
-        builder.add_rank(read_rank_pattern(dir, r, manifest), (dir / rank_file_name(r)).string());
+        builder.add_rank(read_rank_pattern(dir, r, manifest), rank_pattern_source(dir, r, manifest));
     }
     auto program = builder.finish();
     program.algorithm = manifest.algorithm();

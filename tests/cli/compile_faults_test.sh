@@ -13,14 +13,18 @@ cd "$work" || exit 1
 $nbrc gen moore --ranks 65536 --dims 2 --radius 1 -o big.el >/dev/null || exit 1
 $nbrc gen moore --ranks 64 --dims 2 --radius 1 -o small.el >/dev/null || exit 1
 
-# kill_while_writing OUT: starts a compile of big.el to OUT and kills it (SIGKILL) as soon as
-# its temporary directory holds rank files. Fails the test if the compile ends first.
+# kill_while_writing OUT [LAYOUT]: starts a compile of big.el to OUT and kills it (SIGKILL) as
+# soon as its temporary directory holds rank files (per-rank, the default here) or exists
+# (packed: ranks.pack is written in one go after the build). Fails the test if the compile
+# ends first.
 kill_while_writing() {
-  local out=$1 pid i
-  $nbrc compile big.el -o "$out" -q &
+  local out=$1 layout=${2:-per-rank} pid i glob
+  glob=".$out.tmp-*/rank-0*.pb"
+  [ "$layout" = packed ] && glob=".$out.tmp-*"
+  $nbrc compile big.el -o "$out" -q --layout "$layout" &
   pid=$!
   for i in $(seq 1 3000); do
-    if compgen -G ".$out.tmp-*/rank-0*.pb" >/dev/null; then break; fi
+    if compgen -G "$glob" >/dev/null; then break; fi
     sleep 0.01
   done
   if kill -9 "$pid" 2>/dev/null; then
@@ -49,6 +53,14 @@ $nbrc verify fresh --topology small.el >/dev/null && pass || fail "the new patte
 # Killed while replacing an existing pattern: the old one stays whole.
 kill_while_writing fresh
 $nbrc verify fresh --topology small.el >/dev/null && pass || fail "a killed compile damaged the old pattern"
+
+# The packed layout (the default at this size): killed, it leaves no pattern either, and the
+# next compile cleans up and writes a whole one.
+kill_while_writing packed packed
+test ! -e packed && pass || fail "a killed packed compile left packed/"
+compgen -G ".packed.tmp-*/manifest.pb" >/dev/null && fail "a killed packed compile wrote a manifest" || pass
+$nbrc compile small.el -o packed -q --layout packed 2>/dev/null && pass || fail "compile after a killed packed one failed"
+[ "$(ls -A packed)" = "$(printf 'manifest.pb\nranks.pack')" ] && pass || fail "packed/ holds: $(ls -A packed)"
 
 # A leftover of a process that still runs is not touched (here: this shell's own pid).
 mkdir ".keep.tmp-$(hostname)-$$-abcdef"

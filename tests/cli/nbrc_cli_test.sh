@@ -38,6 +38,23 @@ if diff -r p1 p2 >/dev/null; then pass; else fail "P=1 and P=2 outputs differ"; 
 expect 0 "OK p2: 64 ranks, 512 edges each delivered exactly once" -- $nbrc verify p2 --topology moore.el
 expect 1 "differ from the given topology" -- $nbrc verify p2 --topology random.el
 
+# --layout packed: two files, identical for 1 and 2 processes; verify, inspect and simulate
+# read it; an auto directory's variants can be packed too.
+expect 0 "rank patterns (packed)" -- $launch2 $nbrc compile moore.el -o k2 --layout packed
+expect 0 "" -- $nbrc compile moore.el -o k1 --layout packed -q
+if diff -r k1 k2 >/dev/null; then pass; else fail "packed: P=1 and P=2 outputs differ"; fi
+[ "$(ls -A k2)" = "$(printf 'manifest.pb\nranks.pack')" ] && pass || fail "k2 holds: $(ls -A k2)"
+expect 0 "OK k2: 64 ranks, 512 edges each delivered exactly once" -- $nbrc verify k2 --topology moore.el
+expect 0 "layout           packed" -- $nbrc inspect k2
+expect 0 '"layout": "packed"' -- $nbrc inspect k2 --json
+expect 0 "rank 5 of 64" -- $nbrc inspect k2 --rank 5
+expect 0 "latency_us" -- $nbrc simulate k2 --machine niagara --sizes 8
+expect 0 "layout           per-rank" -- $nbrc inspect p2
+expect 2 "--layout" -- $nbrc compile moore.el -o k3 --layout zip
+expect 0 "" -- $nbrc compile random.el --algo auto --machine niagara --sizes 1,4K -q --layout packed -o ak
+expect 0 "variants, each proven" -- $nbrc verify ak --topology random.el
+test -e ak/naive/ranks.pack && pass || fail "auto --layout packed: variants not packed"
+
 # --algo auto: identical for 1 and 2 processes; verify proves every variant; inspect explains
 # the bands; simulate runs each size's variant.
 expect 0 "auto on niagara" -- $launch2 $nbrc compile random.el --algo auto --machine niagara --sizes 1,64,4K -o a2

@@ -197,22 +197,30 @@ inline void compile_relay(const Topology& topology, const std::filesystem::path&
 inline std::vector<std::filesystem::path> compile_every_algorithm(const std::filesystem::path& dir,
                                                                   const std::string& name, const Topology& topology) {
     const auto path = [&](const char* suffix) { return dir / (name + suffix); };
+    // cn4, dh2, kg4aware and hi3 are packed (ranks.pack), the others one file per rank: both
+    // layouts replay on every topology of the corpus.
+    const auto packed = [](compiler::CompileOptions options) {
+        options.layout = compiler::PatternLayout::packed;
+        return options;
+    };
     compile_to(MPI_COMM_WORLD, topology, path(".naive"));
     compile_relay(topology, path(".relay"));
     // common-neighbor with Θ = 2 so that small graphs combine too, and with the default.
     compiler::compile(MPI_COMM_WORLD, topology, common_neighbor_options(path(".cn2"), 2));
-    compiler::compile(MPI_COMM_WORLD, topology, common_neighbor_options(path(".cn4"), 4));
+    compiler::compile(MPI_COMM_WORLD, topology, packed(common_neighbor_options(path(".cn4"), 4)));
     // distance halving with one rank per socket (every halving step) and 4/2 per node/socket.
     const auto n = topology.num_ranks();
     compiler::compile(MPI_COMM_WORLD, topology, distance_halving_options(path(".dh1"), Placement::block(n, 1, 1)));
-    compiler::compile(MPI_COMM_WORLD, topology, distance_halving_options(path(".dh2"), Placement::block(n, 4, 2)));
+    compiler::compile(MPI_COMM_WORLD, topology,
+                      packed(distance_halving_options(path(".dh2"), Placement::block(n, 4, 2))));
     // kgroup with Θ = 0 (any shared neighbor groups): k = 3 agnostic, k = 4 on nodes of 4.
     compiler::compile(MPI_COMM_WORLD, topology, kgroup_options(path(".kg3"), 3, 0));
-    compiler::compile(MPI_COMM_WORLD, topology, kgroup_options(path(".kg4aware"), 4, 0, Placement::block(n, 4, 2)));
+    compiler::compile(MPI_COMM_WORLD, topology,
+                      packed(kgroup_options(path(".kg4aware"), 4, 0, Placement::block(n, 4, 2))));
     // hierarchical on nodes of 2 (three hops between most pairs) and of 3 (the last node
     // not full for most rank counts).
     compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hi2"), Placement::block(n, 2, 1)));
-    compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hi3"), Placement::block(n, 3, 3)));
+    compiler::compile(MPI_COMM_WORLD, topology, packed(hierarchical_options(path(".hi3"), Placement::block(n, 3, 3))));
     return {path(".naive"), path(".relay"), path(".cn2"),      path(".cn4"), path(".dh1"),
             path(".dh2"),   path(".kg3"),   path(".kg4aware"), path(".hi2"), path(".hi3")};
 }

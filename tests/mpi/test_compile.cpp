@@ -8,6 +8,7 @@
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/readers.hpp"
+#include "nbr/schema/packed.hpp"
 #include "nbr/schema/pattern_io.hpp"
 #include "test_support.hpp"
 
@@ -53,6 +54,79 @@ TEST(Compile, ByteIdenticalForEveryProcessCount) {
             EXPECT_EQ(report.edges, topology.num_edges());
         }
         MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
+/// common-neighbor (Θ = 2, so that small graphs combine) into `dir` in `layout`.
+void compile_packed(MPI_Comm comm, const nbr::Topology& topology, const fs::path& dir,
+                    nbr::compiler::PatternLayout layout = nbr::compiler::PatternLayout::packed) {
+    auto options = nbr::test::common_neighbor_options(dir, 2);
+    options.layout = layout;
+    nbr::compiler::compile(comm, topology, options);
+}
+
+/// Packed output: two files, byte-identical for every process count (the world's and one),
+/// every rank's slice the bytes of its per-rank file, and verify proves it.
+TEST(Compile, PackedLayoutIsByteIdenticalAndHoldsTheRankFiles) {
+    SharedTempDir tmp;
+    for (const auto& [name, topology] : topologies()) {
+        SCOPED_TRACE(name);
+        const fs::path parallel = tmp.path() / (name + ".packed");
+        compile_packed(MPI_COMM_WORLD, topology, parallel);
+        compile_packed(MPI_COMM_WORLD, topology, tmp.path() / (name + ".files"),
+                       nbr::compiler::PatternLayout::per_rank);
+        if (world_rank() == 0) {
+            const fs::path serial = tmp.path() / (name + ".serial");
+            compile_packed(MPI_COMM_SELF, topology, serial);
+            for (const auto* file : {"manifest.pb", "ranks.pack"}) {
+                EXPECT_EQ(nbr::read_file(serial / file), nbr::read_file(parallel / file)) << file;
+            }
+            EXPECT_EQ(std::distance(fs::directory_iterator(parallel), fs::directory_iterator()), 2);
+            const auto manifest = nbr::read_manifest(parallel);
+            EXPECT_TRUE(nbr::is_packed(manifest));
+            const auto files = tmp.path() / (name + ".files");
+            const auto per_rank = nbr::read_manifest(files);
+            EXPECT_EQ(manifest.compile_id(), per_rank.compile_id());
+            for (std::uint32_t r = 0; r < topology.num_ranks(); ++r) {
+                EXPECT_EQ(nbr::serialize_deterministic(nbr::read_rank_pattern(parallel, r, manifest)),
+                          nbr::read_file(files / nbr::rank_file_name(r)))
+                    << "rank " << r;
+            }
+            const auto report = nbr::compiler::verify_directory(parallel, &topology);
+            EXPECT_TRUE(report.ok) << report.violation;
+            EXPECT_EQ(report.edges, topology.num_edges());
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
+/// What a rank reads at load from a packed directory does not grow with the rank count: the
+/// manifest (no per-rank entries), a 64-byte header, its 32-byte index record and its own
+/// pattern. One file per rank, the manifest grows by 9 bytes per rank.
+TEST(Compile, PackedLoadReadsOnlyTheRanksOwnBytes) {
+    SharedTempDir tmp;
+    std::vector<std::uint64_t> manifest_bytes;
+    for (const std::uint32_t ranks : {4096u, 32768u}) {
+        const auto topology = nbr::generate_moore({ranks, 2, 1});
+        const auto dir = tmp.path() / ("m" + std::to_string(ranks));
+        nbr::test::compile_to(MPI_COMM_WORLD, topology, dir);  // automatic: packed from 4096 ranks
+        if (world_rank() != 0) continue;
+        const auto manifest = nbr::read_manifest(dir);
+        ASSERT_TRUE(nbr::is_packed(manifest)) << ranks;
+        manifest_bytes.push_back(fs::file_size(dir / nbr::manifest_file_name()));
+        for (const std::uint32_t r : {0u, ranks / 2, ranks - 1}) {
+            std::uint64_t read = 0;
+            const auto pattern = nbr::read_rank_pattern(dir, r, manifest, &read);
+            EXPECT_EQ(read,
+                      nbr::kPackedHeaderBytes + nbr::kPackedRecordBytes + nbr::serialize_deterministic(pattern).size())
+                << "rank " << r;
+        }
+    }
+    if (world_rank() == 0) {
+        ASSERT_EQ(manifest_bytes.size(), 2u);
+        // 8 times the ranks, the same manifest but for the varints of N and the edge count.
+        EXPECT_LE(manifest_bytes[1], manifest_bytes[0] + 4) << "the manifest grows with the ranks";
+        EXPECT_LT(manifest_bytes[1], 1024u);
     }
 }
 

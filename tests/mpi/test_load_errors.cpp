@@ -11,6 +11,7 @@
 #include "nbr.h"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/schema/hash.hpp"
+#include "nbr/schema/packed.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
 namespace {
@@ -247,6 +248,82 @@ TEST_F(LoadErrorTest, UnreadableRankFileFailsWithIoNamingTheReason) {
     MPI_Bcast(&readable, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (readable != 0) GTEST_SKIP() << "running as root: permissions do not apply (tests/cli covers this case)";
     expect_on_one_rank(NBR_ERR_IO, 2, dir(), "rank-000002.pb: cannot open file: Permission denied");
+}
+
+/// The packed layout: damage to one rank's index record or pattern fails that rank; damage to
+/// the whole file (truncation, another compile's file) fails every rank.
+class PackedLoadErrorTest : public LoadErrorTest {
+protected:
+    void SetUp() override {
+        auto options = nbr::test::common_neighbor_options(dir(), 2);
+        options.layout = nbr::compiler::PatternLayout::packed;
+        topology_ = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.6, 4});
+        nbr::compiler::compile(MPI_COMM_WORLD, topology_, options);
+    }
+    [[nodiscard]] fs::path pack() const { return dir() / nbr::packed_file_name(); }
+
+    /// Applies `edit` to ranks.pack on rank 0.
+    void edit_pack(const std::function<void(std::string&)>& edit) const {
+        if (world_rank() == 0) {
+            auto bytes = nbr::read_file(pack());
+            edit(bytes);
+            nbr::write_file(pack(), bytes);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    /// Expects `code` and `fragment` on every rank.
+    void expect_everywhere(int code, const std::string& fragment) const {
+        std::string message;
+        EXPECT_EQ(load(dir(), MPI_COMM_WORLD, &message), code) << message;
+        EXPECT_NE(message.find(fragment), std::string::npos) << message;
+    }
+
+    /// Offset of rank r's pattern in the bytes of ranks.pack (the first word of its record).
+    [[nodiscard]] static std::uint64_t slice_offset(const std::string& bytes, std::uint32_t r) {
+        std::uint64_t word = 0;
+        for (std::uint64_t k = 0; k < 8; ++k) {
+            word |= std::uint64_t{static_cast<unsigned char>(bytes.at(nbr::packed_record_offset(r) + k))} << (8 * k);
+        }
+        return word;
+    }
+};
+
+TEST_F(PackedLoadErrorTest, IntactPackedPatternLoadsOnEveryRank) {
+    EXPECT_EQ(load(dir(), MPI_COMM_WORLD), NBR_SUCCESS);
+}
+
+TEST_F(PackedLoadErrorTest, CorruptedIndexRecordIsAChecksumErrorOnItsRank) {
+    edit_pack([](std::string& b) { b[nbr::packed_record_offset(2) + 9] ^= 0x04; });
+    expect_on_one_rank(NBR_ERR_CHECKSUM, 2, dir(), "ranks.pack: index record of rank 2 corrupted");
+}
+
+TEST_F(PackedLoadErrorTest, CorruptedRankPatternIsAChecksumErrorOnItsRank) {
+    edit_pack([](std::string& b) { b.at(slice_offset(b, 1) + 3) ^= 0x10; });
+    expect_on_one_rank(NBR_ERR_CHECKSUM, 1, dir(), "ranks.pack: rank 1's pattern corrupted");
+}
+
+TEST_F(PackedLoadErrorTest, TruncatedPackFailsOnEveryRank) {
+    edit_pack([](std::string& b) { b.resize(b.size() - 5); });
+    expect_everywhere(NBR_ERR_CHECKSUM, "ranks.pack: truncated");
+}
+
+TEST_F(PackedLoadErrorTest, PackOfAnotherCompileIsMixedOnEveryRank) {
+    auto options = nbr::test::common_neighbor_options(tmp_.path() / "naive", 2);
+    options.algorithm = nbr::compiler::AlgorithmKind::naive;
+    options.layout = nbr::compiler::PatternLayout::packed;
+    nbr::compiler::compile(MPI_COMM_WORLD, topology_, options);
+    if (world_rank() == 0) {
+        fs::copy_file(tmp_.path() / "naive" / nbr::packed_file_name(), pack(), fs::copy_options::overwrite_existing);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_everywhere(NBR_ERR_MIXED, "pack file of another compile");
+}
+
+TEST_F(PackedLoadErrorTest, MissingPackIsAnIoErrorOnEveryRank) {
+    if (world_rank() == 0) fs::remove(pack());
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_everywhere(NBR_ERR_IO, "ranks.pack: cannot open file");
 }
 
 TEST(LoadArguments, NullPointersAreArgumentErrors) {

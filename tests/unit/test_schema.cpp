@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "nbr/schema/hash.hpp"
+#include "nbr/schema/packed.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
 namespace {
@@ -197,6 +198,151 @@ TEST(Checksum, SpecifiedTestVectors) {
     EXPECT_EQ(nbr::internal::checksum64(""), 0xbac1775082379709ULL);
     EXPECT_EQ(nbr::internal::checksum64("a"), 0x14810778b82c40b1ULL);
     EXPECT_EQ(nbr::internal::checksum64("nbr pattern"), 0xd321db4bb442b957ULL);
+}
+
+}  // namespace
+
+namespace {
+
+/// A packed directory of `slices` (rank order) for compile `id`, written by hand as the format
+/// describes: header, records, patterns.
+std::string pack(std::uint64_t id, const std::vector<std::string>& slices) {
+    const auto n = static_cast<std::uint64_t>(slices.size());
+    std::uint64_t size = nbr::packed_data_offset(n);
+    for (const auto& s : slices) size += s.size();
+    std::string file = nbr::encode_packed_header(n, id, size);
+    std::uint64_t offset = nbr::packed_data_offset(n);
+    for (std::uint64_t r = 0; r < n; ++r) {
+        const auto& s = slices[static_cast<std::size_t>(r)];
+        file += nbr::encode_packed_record(id, r, {offset, s.size(), nbr::internal::checksum64(s)});
+        offset += s.size();
+    }
+    for (const auto& s : slices) file += s;
+    return file;
+}
+
+class PackedSchemaTest : public SchemaTest {
+protected:
+    void SetUp() override {
+        SchemaTest::SetUp();
+        fs::remove(dir_ / nbr::rank_file_name(0));
+        fs::remove(dir_ / nbr::rank_file_name(1));
+        for (std::uint32_t r = 0; r < 2; ++r) {
+            auto pattern = sample(r);
+            pattern.set_compile_id(kId);
+            slices_.push_back(nbr::serialize_deterministic(pattern));
+        }
+        manifest_.clear_rank_checksums();
+        manifest_.set_format_version(nbr::kPackedFormatVersion);
+        manifest_.set_layout(nbr::schema::PACKED);
+        manifest_.set_compile_id(kId);
+        write(pack(kId, slices_));
+    }
+    void write(const std::string& bytes) const { nbr::write_file(dir_ / nbr::packed_file_name(), bytes); }
+    /// The error reading `rank` gives after `edit` changed the pack file.
+    nbr::PatternErrorKind damaged(const std::function<void(std::string&)>& edit, std::uint32_t rank,
+                                  std::string* message) {
+        auto bytes = pack(kId, slices_);
+        edit(bytes);
+        write(bytes);
+        return error_kind([&] { (void)nbr::read_rank_pattern(dir_, rank, manifest_); }, message);
+    }
+
+    static constexpr std::uint64_t kId = 7;
+    std::vector<std::string> slices_;
+};
+
+TEST_F(PackedSchemaTest, HeaderAndRecordsFollowTheFormat) {
+    const auto file = pack(kId, slices_);
+    EXPECT_EQ(file.substr(0, 8), "NBRPACK1");
+    EXPECT_EQ(file.size(), 64 + 2 * 32 + slices_[0].size() + slices_[1].size());
+    // Test vectors for docs/format.md: the header's and rank 1's check words.
+    const auto word = [](const std::string& s, std::size_t at) {
+        std::uint64_t w = 0;
+        for (std::size_t k = 0; k < 8; ++k) w |= std::uint64_t{static_cast<unsigned char>(s[at + k])} << (8 * k);
+        return w;
+    };
+    EXPECT_EQ(word(nbr::encode_packed_header(2, 7, 200), 56), 0xf380b72f7f94251bULL);
+    EXPECT_EQ(word(nbr::encode_packed_record(7, 1, {160, 40, 9}), 24), 0xff715c6b8366ff81ULL);
+}
+
+TEST_F(PackedSchemaTest, EveryRankReadsItsOwnSlice) {
+    const auto parsed = nbr::parse_manifest(nbr::serialize_deterministic(manifest_), "m");
+    for (std::uint32_t r = 0; r < 2; ++r) {
+        std::uint64_t read = 0;
+        const auto pattern = nbr::read_rank_pattern(dir_, r, parsed, &read);
+        EXPECT_EQ(nbr::serialize_deterministic(pattern), slices_[r]);
+        EXPECT_EQ(read, 64 + 32 + slices_[r].size());
+    }
+    EXPECT_EQ(nbr::rank_pattern_source(dir_, 1, parsed), (dir_ / "ranks.pack").string() + " (rank 1)");
+    std::string message;
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_rank_pattern(slices_[0], "s", 0, parsed); }, &message),
+              nbr::PatternErrorKind::corrupt);
+    EXPECT_NE(message.find("no rank checksums"), std::string::npos) << message;
+}
+
+TEST_F(PackedSchemaTest, DamageIsReportedByKind) {
+    std::string message;
+    EXPECT_EQ(damaged([](std::string& b) { b[70] ^= 1; }, 0, &message), nbr::PatternErrorKind::checksum);
+    EXPECT_NE(message.find("index record of rank 0 corrupted"), std::string::npos) << message;
+    EXPECT_NO_THROW((void)nbr::read_rank_pattern(dir_, 1, manifest_)) << "rank 1's record is intact";
+    EXPECT_EQ(damaged([](std::string& b) { b[b.size() - 3] ^= 1; }, 1, &message), nbr::PatternErrorKind::checksum);
+    EXPECT_NE(message.find("rank 1's pattern corrupted"), std::string::npos) << message;
+    EXPECT_EQ(damaged([](std::string& b) { b.resize(b.size() - 1); }, 0, &message), nbr::PatternErrorKind::checksum);
+    EXPECT_NE(message.find("truncated"), std::string::npos) << message;
+    EXPECT_EQ(damaged([](std::string& b) { b.resize(10); }, 0, &message), nbr::PatternErrorKind::checksum);
+    EXPECT_EQ(damaged([](std::string& b) { b += "x"; }, 0, &message), nbr::PatternErrorKind::corrupt);
+    EXPECT_EQ(damaged([](std::string& b) { b[0] = 'X'; }, 0, &message), nbr::PatternErrorKind::corrupt);
+    EXPECT_NE(message.find("not an nbr pack file"), std::string::npos) << message;
+    EXPECT_EQ(damaged([](std::string& b) { b[20] ^= 1; }, 0, &message), nbr::PatternErrorKind::checksum);
+    EXPECT_NE(message.find("header corrupted"), std::string::npos) << message;
+    // The pack of another compile (or a manifest of another compile beside it).
+    EXPECT_EQ(damaged([&](std::string& b) { b = pack(kId + 1, slices_); }, 0, &message), nbr::PatternErrorKind::mixed);
+    EXPECT_NE(message.find("pack file of another compile"), std::string::npos) << message;
+    // A consistent record that points past the file.
+    EXPECT_EQ(damaged(
+                  [&](std::string& b) {
+                      b.replace(96, 32, nbr::encode_packed_record(kId, 1, {60, 40, 0}));
+                  },
+                  1, &message),
+              nbr::PatternErrorKind::corrupt);
+    EXPECT_NE(message.find("points outside"), std::string::npos) << message;
+    // A slice of another compile, with a record made for it.
+    auto other = sample(1);
+    other.set_compile_id(kId + 1);
+    EXPECT_EQ(damaged(
+                  [&](std::string& b) {
+                      b = pack(kId, {slices_[0], nbr::serialize_deterministic(other)});
+                  },
+                  1, &message),
+              nbr::PatternErrorKind::mixed);
+    EXPECT_NE(message.find("ranks.pack (rank 1): rank pattern of another compile"), std::string::npos) << message;
+    fs::remove(dir_ / nbr::packed_file_name());
+    EXPECT_EQ(error_kind([&] { (void)nbr::read_rank_pattern(dir_, 0, manifest_); }), nbr::PatternErrorKind::io);
+}
+
+TEST_F(PackedSchemaTest, PackedManifestsNeedFormatThreeAndACompileId) {
+    const auto bytes = [](const nbr::schema::Manifest& m) { return nbr::serialize_deterministic(m); };
+    EXPECT_NO_THROW((void)nbr::parse_manifest(bytes(manifest_), "m"));
+    auto bad = manifest_;
+    bad.set_format_version(nbr::kSingleFormatVersion);
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest_;
+    bad.add_rank_checksums(1);
+    bad.add_rank_checksums(2);
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest_;
+    bad.set_compile_id(0);
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest_;
+    bad.set_layout(static_cast<nbr::schema::Layout>(5));
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest_;
+    bad.set_layout(nbr::schema::PER_RANK);  // format 3, one file per rank: no such format
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::corrupt);
+    bad = manifest_;
+    bad.set_format_version(nbr::kFormatVersion + 1);
+    EXPECT_EQ(error_kind([&] { (void)nbr::parse_manifest(bytes(bad), "m"); }), nbr::PatternErrorKind::version);
 }
 
 }  // namespace

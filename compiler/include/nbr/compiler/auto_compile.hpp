@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "nbr/compiler/algorithm.hpp"
+#include "nbr/compiler/compile.hpp"
 #include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/simulator/machine.hpp"
@@ -27,7 +28,8 @@ struct AutoOptions {
     AlgorithmOptions base;         ///< limits of the candidates' searches, common-neighbor's Θ
     std::filesystem::path output;  ///< pattern directory to (re)place
     bool quiet = false;
-    std::string source;  ///< recorded in the manifest
+    std::string source;                               ///< recorded in the manifest
+    PatternLayout layout = PatternLayout::automatic;  ///< of every variant's directory
 };
 
 /// @brief 1 B to 4 MiB in powers of two.

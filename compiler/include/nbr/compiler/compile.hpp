@@ -19,12 +19,23 @@
 namespace nbr::compiler {
 
 /// @brief What `nbrc compile` needs to know.
+/// @brief How a single-algorithm pattern directory stores its rank patterns (docs/format.md).
+enum class PatternLayout {
+    automatic,  ///< packed from kPackedFromRanks (4096) ranks, one file per rank below
+    per_rank,   ///< one rank-NNNNNN.pb per rank, checksums in the manifest
+    packed      ///< ranks.pack: a header, one fixed-size index record per rank, the patterns
+};
+
+/// @brief Whether `layout` packs a pattern of `ranks` ranks.
+[[nodiscard]] bool packs(PatternLayout layout, std::uint32_t ranks);
+
 struct CompileOptions {
     AlgorithmKind algorithm = AlgorithmKind::naive;
     AlgorithmOptions algorithm_options;
     std::filesystem::path output;  ///< pattern directory to (re)place
     bool quiet = false;            ///< no progress lines on stderr
     std::string source;            ///< recorded in the manifest (input file or generator)
+    PatternLayout layout = PatternLayout::automatic;
 };
 
 /// @brief Figures of a finished compile (identical on every process).
@@ -99,11 +110,11 @@ private:
     bool published_ = false;
 };
 
-/// @brief Writes a single-algorithm pattern (rank files and manifest) into `dir`, created if
-/// missing. Collective; returns the manifest's compile id.
+/// @brief Writes a single-algorithm pattern (rank files or ranks.pack, and the manifest) into
+/// `dir`, created if missing. Collective; returns the manifest's compile id.
 std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder,
                                   const Topology& topology, const Algorithm& algorithm,
-                                  const std::filesystem::path& dir, const std::string& source);
+                                  const std::filesystem::path& dir, const std::string& source, PatternLayout layout);
 
 /// @brief Runs `action` on every process; if it throws on any, every process throws a
 /// std::runtime_error carrying the message of the lowest failing process. Collective.

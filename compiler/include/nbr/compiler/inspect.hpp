@@ -25,6 +25,7 @@ struct PatternSummary {
     std::string algorithm;
     std::vector<std::pair<std::string, std::string>> parameters;
     std::string source;
+    std::string layout;  ///< "per-rank" or "packed"
     std::uint32_t steps_max = 0;
     Spread sends_per_rank;
     Spread recvs_per_rank;

@@ -1,6 +1,7 @@
 #pragma once
 // Whole-file reads and writes with errors that name the file and the system's reason.
 
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -19,6 +20,38 @@ public:
 /// /dev/zero) is refused before a byte is read, so a wrong path cannot block or exhaust memory.
 /// @throws FileError naming the file.
 [[nodiscard]] std::string read_regular_file(const std::filesystem::path& path);
+
+/// @brief A regular file open for reading at offsets (pread), for readers that take a few
+/// pieces of a large file. Opening refuses what read_regular_file refuses.
+class RegularFile {
+public:
+    /// @throws FileError naming the file.
+    explicit RegularFile(const std::filesystem::path& path);
+    RegularFile(const RegularFile&) = delete;
+    RegularFile& operator=(const RegularFile&) = delete;
+    ~RegularFile();
+    /// @brief The file's size when it was opened.
+    [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+    /// @brief Up to `length` bytes from `offset`: fewer only where the file ends.
+    /// @throws FileError naming the file.
+    [[nodiscard]] std::string read_at(std::uint64_t offset, std::uint64_t length) const;
+    /// @brief Bytes returned by read_at so far.
+    [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+
+private:
+    std::filesystem::path path_;
+    int fd_ = -1;
+    std::uint64_t size_ = 0;
+    mutable std::uint64_t bytes_read_ = 0;
+};
+
+/// @brief Creates or truncates a file and sets its size to `size` bytes (zeros), for writers
+/// that fill it piecewise with write_file_at. @throws FileError naming the file.
+void create_sized_file(const std::filesystem::path& path, std::uint64_t size);
+
+/// @brief Writes `bytes` at `offset` of an existing file (pwrite), checking every write and the
+/// close. Processes that write disjoint ranges may do so concurrently. @throws FileError.
+void write_file_at(const std::filesystem::path& path, std::uint64_t offset, std::string_view bytes);
 
 /// @brief Creates or truncates a file and writes `bytes` to it, checking every write and the
 /// close (a full disk shows at either). @throws FileError naming the file.

@@ -10,11 +10,14 @@
 namespace nbr {
 
 /// @brief Newest pattern format this build reads.
-inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kFormatVersion = 3;
 /// @brief Format of rank files and single-algorithm manifests (what readers since 0.1 read).
 inline constexpr std::uint32_t kSingleFormatVersion = 1;
 /// @brief Format of multi-variant (auto) manifests: older readers reject them.
 inline constexpr std::uint32_t kMultiVariantFormatVersion = 2;
+/// @brief Format of packed single-algorithm manifests and their ranks.pack (older readers
+/// reject them; rank patterns inside stay format 1).
+inline constexpr std::uint32_t kPackedFormatVersion = 3;
 
 /// @brief What went wrong while reading a pattern directory.
 enum class PatternErrorKind {
@@ -52,10 +55,23 @@ private:
 /// @brief Reads and checks DIR/manifest.pb (format version, internal consistency).
 [[nodiscard]] schema::Manifest read_manifest(const std::filesystem::path& dir);
 
-/// @brief Reads DIR/rank-NNNNNN.pb and checks it against the manifest: checksum, format
-/// version, rank, number of ranks, topology hash and structural validity.
+/// @brief Reads rank `rank`'s pattern (DIR/rank-NNNNNN.pb, or its slice of DIR/ranks.pack in a
+/// packed directory) and checks it against the manifest: checksum, format version, rank,
+/// number of ranks, topology hash, compile and structural validity. If `bytes_read` is given,
+/// adds the bytes read from the directory's files other than the manifest.
 [[nodiscard]] schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uint32_t rank,
-                                                    const schema::Manifest& manifest);
+                                                    const schema::Manifest& manifest,
+                                                    std::uint64_t* bytes_read = nullptr);
+
+/// @brief Where rank `rank`'s pattern is, for messages: the rank file, or "DIR/ranks.pack
+/// (rank R)".
+[[nodiscard]] std::string rank_pattern_source(const std::filesystem::path& dir, std::uint32_t rank,
+                                              const schema::Manifest& manifest);
+
+/// @brief Whether a single-algorithm manifest describes a packed directory.
+[[nodiscard]] inline bool is_packed(const schema::Manifest& manifest) {
+    return manifest.layout() == schema::PACKED;
+}
 
 /// @brief Parses and checks manifest bytes as read_manifest does; `source` names them in messages.
 [[nodiscard]] schema::Manifest parse_manifest(const std::string& bytes, const std::string& source);
