@@ -410,10 +410,7 @@ std::vector<std::pair<std::string, std::string>> HierarchicalAlgorithm::paramete
 }
 
 void HierarchicalAlgorithm::build(Engine& engine, const Topology& topology, PatternBuilder& out) {
-    if (placement_.num_ranks() != topology.num_ranks()) {
-        throw std::invalid_argument("hierarchical: the placement has " + std::to_string(placement_.num_ranks()) +
-                                    " ranks, the topology " + std::to_string(topology.num_ranks()));
-    }
+    placement_.require_ranks(topology.num_ranks(), "hierarchical");
     Run(engine, topology, out, placement_).execute();
 }
 

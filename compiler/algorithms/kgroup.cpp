@@ -662,10 +662,7 @@ std::vector<std::pair<std::string, std::string>> KGroupAlgorithm::parameters() c
 }
 
 void KGroupAlgorithm::build(Engine& engine, const Topology& topology, PatternBuilder& out) {
-    if (settings_.topology_aware && placement_->num_ranks() != topology.num_ranks()) {
-        throw std::invalid_argument("kgroup: the placement has " + std::to_string(placement_->num_ranks()) +
-                                    " ranks, the topology " + std::to_string(topology.num_ranks()));
-    }
+    if (settings_.topology_aware) placement_->require_ranks(topology.num_ranks(), "kgroup");
     notes_ = Run(engine, topology, out, settings_, settings_.topology_aware ? &*placement_ : nullptr).execute();
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "nbr/compiler/compile.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
@@ -11,252 +12,469 @@ namespace nbr::compiler {
 
 namespace {
 
-struct OpRef {
-    std::uint32_t rank;
-    std::uint32_t step;
-    std::uint32_t index;  // operation index within the step
-    const schema::Operation* op;
-};
-
-std::string describe(const OpRef& ref) {
-    return "rank " + std::to_string(ref.rank) + " step " + std::to_string(ref.step) + " operation " +
-           std::to_string(ref.index);
-}
-
 class Violation : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
-void check_topology(const std::vector<schema::RankPattern>& patterns, std::uint64_t topology_hash,
-                    const Topology* expected) {
-    const auto n = static_cast<std::uint32_t>(patterns.size());
-    for (std::uint32_t r = 0; r < n; ++r) {
-        if (patterns[r].rank() != r || patterns[r].num_ranks() != n) {
-            throw Violation("pattern " + std::to_string(r) + " claims rank " + std::to_string(patterns[r].rank()) +
-                            " of " + std::to_string(patterns[r].num_ranks()));
-        }
-        validate_rank_pattern(patterns[r], "rank " + std::to_string(r));
-    }
-    // Every in-edge (o, s) of d must be out-slot s of o pointing at d, each edge once, and
-    // duplicate edges in the order MPI matches them (slots increasing).
-    std::vector<std::uint64_t> in_count(n, 0);
-    for (std::uint32_t d = 0; d < n; ++d) {
-        const auto& p = patterns[d];
-        std::unordered_map<std::uint32_t, std::uint32_t> last_slot;
-        for (int j = 0; j < p.in_neighbors_size(); ++j) {
-            const std::uint32_t o = p.in_neighbors(j);
-            const std::uint32_t s = p.in_source_slots(j);
-            const auto& origin = patterns[o];
-            if (s >= static_cast<std::uint32_t>(origin.out_neighbors_size()) ||
-                origin.out_neighbors(static_cast<int>(s)) != d) {
-                throw Violation("rank " + std::to_string(d) + " in-neighbor " + std::to_string(j) + " names out-slot " +
-                                std::to_string(s) + " of rank " + std::to_string(o) +
-                                ", which does not point at rank " + std::to_string(d));
-            }
-            auto [it, inserted] = last_slot.try_emplace(o, s);
-            if (!inserted) {
-                if (s <= it->second) {
-                    throw Violation("rank " + std::to_string(d) + ": in-edges from rank " + std::to_string(o) +
-                                    " are not in out-slot order (duplicate edges mismatched)");
-                }
-                it->second = s;
-            }
-        }
-        in_count[d] = static_cast<std::uint64_t>(p.in_neighbors_size());
-    }
-    std::vector<std::uint64_t> out_to(n, 0);
-    for (std::uint32_t o = 0; o < n; ++o) {
-        for (auto d : patterns[o].out_neighbors()) ++out_to[d];
-    }
-    for (std::uint32_t d = 0; d < n; ++d) {
-        if (out_to[d] != in_count[d]) {
-            throw Violation("rank " + std::to_string(d) + " lists " + std::to_string(in_count[d]) +
-                            " in-neighbors but " + std::to_string(out_to[d]) + " out-edges point at it");
+std::string describe(std::uint32_t rank, std::uint32_t step, std::uint32_t index) {
+    return "rank " + std::to_string(rank) + " step " + std::to_string(step) + " operation " + std::to_string(index);
+}
+
+/// The ranks each process holds: contiguous blocks in process order.
+class Blocks {
+public:
+    Blocks(MPI_Comm comm, std::uint32_t n) : n_(n) {
+        MPI_Comm_size(comm, &processes_);
+        MPI_Comm_rank(comm, &process_);
+        for (int q = 0; q <= processes_; ++q) {
+            begin_.push_back(static_cast<std::uint32_t>(std::uint64_t{n} * static_cast<std::uint64_t>(q) /
+                                                        static_cast<std::uint64_t>(processes_)));
         }
     }
-    if (expected != nullptr) {
-        if (expected->num_ranks() != n) {
+    [[nodiscard]] std::uint32_t begin(int q) const { return begin_[static_cast<std::size_t>(q)]; }
+    [[nodiscard]] std::uint32_t local_begin() const { return begin(process_); }
+    [[nodiscard]] std::uint32_t local_end() const { return begin(process_ + 1); }
+    [[nodiscard]] int owner(std::uint32_t rank) const {
+        return static_cast<int>(std::upper_bound(begin_.begin(), begin_.end(), rank) - begin_.begin()) - 1;
+    }
+    [[nodiscard]] int processes() const { return processes_; }
+    [[nodiscard]] std::uint32_t num_ranks() const { return n_; }
+
+private:
+    std::uint32_t n_;
+    int processes_ = 1;
+    int process_ = 0;
+    std::vector<std::uint32_t> begin_;
+};
+
+/// Words for each process, exchanged with one MPI_Alltoallv; returns what arrived, in process
+/// order (so the words one process sent keep their order).
+std::vector<std::uint32_t> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::uint32_t>>& out) {
+    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+    const auto p = out.size();
+    std::vector<int> send_counts(p), recv_counts(p), send_displs(p), recv_displs(p);
+    std::uint64_t sent = 0;
+    for (std::size_t q = 0; q < p; ++q) {
+        send_displs[q] = static_cast<int>(std::min(sent, kMax));
+        send_counts[q] = static_cast<int>(std::min<std::uint64_t>(out[q].size(), kMax));
+        sent += out[q].size();
+    }
+    MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm);
+    std::uint64_t received = 0;
+    for (std::size_t q = 0; q < p; ++q) {
+        recv_displs[q] = static_cast<int>(std::min(received, kMax));
+        received += static_cast<std::uint64_t>(recv_counts[q]);
+    }
+    int too_big = sent >= kMax || received >= kMax ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &too_big, 1, MPI_INT, MPI_MAX, comm);
+    if (too_big != 0) throw std::runtime_error("verify: more than 2^31 words in one exchange; use more processes");
+    std::vector<std::uint32_t> flat;
+    flat.reserve(sent);
+    for (const auto& words : out) flat.insert(flat.end(), words.begin(), words.end());
+    std::vector<std::uint32_t> in(received);
+    MPI_Alltoallv(flat.data(), send_counts.data(), send_displs.data(), MPI_UINT32_T, in.data(), recv_counts.data(),
+                  recv_displs.data(), MPI_UINT32_T, comm);
+    return in;
+}
+
+/// One rank's in-edges (o, s) sorted, with their positions in the in-list.
+struct InEdge {
+    std::uint32_t origin, slot, position;
+    bool operator<(const InEdge& other) const {  // by edge, then by position in the in-list
+        if (origin != other.origin) return origin < other.origin;
+        return slot != other.slot ? slot < other.slot : position < other.position;
+    }
+};
+
+std::vector<InEdge> sorted_in_edges(const schema::RankPattern& p) {
+    std::vector<InEdge> edges;
+    edges.reserve(static_cast<std::size_t>(p.in_neighbors_size()));
+    for (int j = 0; j < p.in_neighbors_size(); ++j) {
+        edges.push_back({p.in_neighbors(j), p.in_source_slots(j), static_cast<std::uint32_t>(j)});
+    }
+    std::sort(edges.begin(), edges.end());
+    return edges;
+}
+
+/// The verification of one set of patterns spread over the processes of a communicator.
+class DistributedVerify {
+public:
+    DistributedVerify(MPI_Comm comm, const std::vector<schema::RankPattern>& local, std::uint32_t n,
+                      std::uint64_t topology_hash, const Topology* expected)
+        : comm_(comm), local_(local), blocks_(comm, n), hash_(topology_hash), expected_(expected) {}
+
+    void run(VerifyReport& report) {
+        internal::collective_try(comm_, [&] { check_local_structure(); });
+        gather_out_degrees();
+        check_in_lists(exchange_words(comm_, out_edge_records()));
+        check_topology_hash();
+        internal::collective_try(comm_, [&] { check_items_in_range(); });
+        const auto sends = exchange_words(comm_, send_records());
+        internal::collective_try(comm_, [&] { match_messages(sends); });
+        internal::collective_try(comm_, [&] { check_causality_and_delivery(); });
+        sum_figures(report);
+    }
+
+private:
+    [[nodiscard]] std::uint32_t first() const { return blocks_.local_begin(); }
+    [[nodiscard]] const schema::RankPattern& pattern(std::uint32_t r) const { return local_[r - first()]; }
+
+    /// Every local pattern names its rank and N, is well formed, and (if given) has the
+    /// expected topology's lists.
+    void check_local_structure() const {
+        const auto n = blocks_.num_ranks();
+        if (local_.size() != blocks_.local_end() - first()) throw Violation("verify: wrong number of local patterns");
+        if (expected_ != nullptr && expected_->num_ranks() != n) {
             throw Violation("pattern has " + std::to_string(n) + " ranks, topology has " +
-                            std::to_string(expected->num_ranks()));
+                            std::to_string(expected_->num_ranks()));
         }
-        for (std::uint32_t r = 0; r < n; ++r) {
-            const auto& p = patterns[r];
-            const auto in = expected->in_neighbors(r);
-            const auto out = expected->out_neighbors(r);
+        for (std::uint32_t r = first(); r < blocks_.local_end(); ++r) {
+            const auto& p = pattern(r);
+            if (p.rank() != r || p.num_ranks() != n) {
+                throw Violation("pattern " + std::to_string(r) + " claims rank " + std::to_string(p.rank()) + " of " +
+                                std::to_string(p.num_ranks()));
+            }
+            validate_rank_pattern(p, "rank " + std::to_string(r));
+            if (expected_ == nullptr) continue;
+            const auto in = expected_->in_neighbors(r);
+            const auto out = expected_->out_neighbors(r);
             if (!std::equal(in.begin(), in.end(), p.in_neighbors().begin(), p.in_neighbors().end()) ||
                 !std::equal(out.begin(), out.end(), p.out_neighbors().begin(), p.out_neighbors().end())) {
                 throw Violation("rank " + std::to_string(r) + ": neighbor lists differ from the given topology");
             }
         }
     }
-    // Recompute the topology hash from the files' lists.
-    nbr::internal::Hasher hasher;
-    hasher.update(n);
-    for (std::uint32_t r = 0; r < n; ++r) {
-        const auto& p = patterns[r];
-        const std::span<const std::uint32_t> in(p.in_neighbors().data(),
-                                                static_cast<std::size_t>(p.in_neighbors_size()));
-        const std::span<const std::uint32_t> out(p.out_neighbors().data(),
-                                                 static_cast<std::size_t>(p.out_neighbors_size()));
-        hasher.update(rank_neighborhood_hash(r, in, out));
-    }
-    if (hasher.digest() != topology_hash) {
-        throw Violation("neighbor lists do not hash to the manifest's topology hash");
-    }
-    if (expected != nullptr && expected->hash() != topology_hash) {
-        throw Violation("pattern belongs to another topology than the one given");
-    }
-}
 
-void check_schedule(const std::vector<schema::RankPattern>& patterns, VerifyReport& report) {
-    const auto n = static_cast<std::uint32_t>(patterns.size());
-    // Every edge gets a dense id: the origin's first edge id plus the slot.
-    std::vector<std::uint64_t> edge_base(std::size_t{n} + 1, 0);
-    for (std::uint32_t r = 0; r < n; ++r) {
-        edge_base[r + 1] = edge_base[r] + static_cast<std::uint64_t>(patterns[r].out_neighbors_size());
-    }
-    auto edge_of = [&](const OpRef& ref, int k) {
-        const std::uint32_t origin = ref.op->origins(k);
-        const std::uint32_t slot = ref.op->slots(k);
-        if (slot >= static_cast<std::uint32_t>(patterns[origin].out_neighbors_size())) {
-            throw Violation(describe(ref) + ": item (" + std::to_string(origin) + ", " + std::to_string(slot) +
-                            ") names a slot rank " + std::to_string(origin) + " does not have");
+    void gather_out_degrees() {
+        std::vector<std::uint32_t> mine;
+        for (const auto& p : local_) mine.push_back(static_cast<std::uint32_t>(p.out_neighbors_size()));
+        std::vector<int> counts(static_cast<std::size_t>(blocks_.processes()));
+        std::vector<int> displs(counts.size());
+        for (int q = 0; q < blocks_.processes(); ++q) {
+            counts[static_cast<std::size_t>(q)] = static_cast<int>(blocks_.begin(q + 1) - blocks_.begin(q));
+            displs[static_cast<std::size_t>(q)] = static_cast<int>(blocks_.begin(q));
         }
-        return edge_base[origin] + slot;
-    };
-    // All operations, in (rank, step, operation) order.
-    struct Channel {
-        std::uint32_t src, dst;
-        OpRef ref;
-    };
-    std::vector<Channel> sends, recvs;
-    for (std::uint32_t r = 0; r < n; ++r) {
-        const auto& p = patterns[r];
-        report.steps = std::max(report.steps, static_cast<std::uint32_t>(p.steps_size()));
+        out_degree_.assign(blocks_.num_ranks(), 0);
+        MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_UINT32_T, out_degree_.data(), counts.data(),
+                       displs.data(), MPI_UINT32_T, comm_);
+    }
+
+    /// (d, o, s) for every out-edge of every local rank o, to d's process.
+    [[nodiscard]] std::vector<std::vector<std::uint32_t>> out_edge_records() const {
+        std::vector<std::vector<std::uint32_t>> out(static_cast<std::size_t>(blocks_.processes()));
+        for (std::uint32_t o = first(); o < blocks_.local_end(); ++o) {
+            const auto& list = pattern(o).out_neighbors();
+            for (int s = 0; s < list.size(); ++s) {
+                auto& words = out[static_cast<std::size_t>(blocks_.owner(list[s]))];
+                words.insert(words.end(), {list[s], o, static_cast<std::uint32_t>(s)});
+            }
+        }
+        return out;
+    }
+
+    /// Every in-edge (o, s) of d is out-slot s of o pointing at d, each edge once, duplicate
+    /// edges in the order MPI matches them (slots increasing).
+    void check_in_lists(const std::vector<std::uint32_t>& records) {
+        internal::collective_try(comm_, [&] {
+            std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> pointing(local_.size());
+            for (std::size_t i = 0; i + 2 < records.size(); i += 3) {
+                pointing[records[i] - first()].emplace_back(records[i + 1], records[i + 2]);
+            }
+            in_edges_.resize(local_.size());
+            for (std::uint32_t d = first(); d < blocks_.local_end(); ++d) {
+                check_in_list(d, pointing[d - first()]);
+            }
+        });
+    }
+
+    void check_in_list(std::uint32_t d, std::vector<std::pair<std::uint32_t, std::uint32_t>>& pointing) {
+        const auto& p = pattern(d);
+        std::sort(pointing.begin(), pointing.end());
+        for (int j = 0; j < p.in_neighbors_size(); ++j) {
+            const std::pair edge{p.in_neighbors(j), p.in_source_slots(j)};
+            if (std::binary_search(pointing.begin(), pointing.end(), edge)) continue;
+            throw Violation("rank " + std::to_string(d) + " in-neighbor " + std::to_string(j) + " names out-slot " +
+                            std::to_string(edge.second) + " of rank " + std::to_string(edge.first) +
+                            ", which does not point at rank " + std::to_string(d));
+        }
+        auto& edges = in_edges_[d - first()];
+        edges = sorted_in_edges(p);
+        for (std::size_t k = 1; k < edges.size(); ++k) {
+            // Sorted by edge: one origin's edges must sit in the in-list in slot order, each once.
+            if (edges[k].origin == edges[k - 1].origin &&
+                (edges[k].slot == edges[k - 1].slot || edges[k].position < edges[k - 1].position)) {
+                throw Violation("rank " + std::to_string(d) + ": in-edges from rank " +
+                                std::to_string(edges[k].origin) +
+                                " are not in out-slot order (duplicate edges mismatched)");
+            }
+        }
+        if (edges.size() != pointing.size()) {
+            throw Violation("rank " + std::to_string(d) + " lists " + std::to_string(edges.size()) +
+                            " in-neighbors but " + std::to_string(pointing.size()) + " out-edges point at it");
+        }
+    }
+
+    /// The neighbor lists hash to the manifest's topology hash (and the given topology's).
+    void check_topology_hash() const {
+        std::vector<std::uint64_t> mine;
+        for (std::uint32_t r = first(); r < blocks_.local_end(); ++r) {
+            const auto& p = pattern(r);
+            const std::span<const std::uint32_t> in(p.in_neighbors().data(),
+                                                    static_cast<std::size_t>(p.in_neighbors_size()));
+            const std::span<const std::uint32_t> out(p.out_neighbors().data(),
+                                                     static_cast<std::size_t>(p.out_neighbors_size()));
+            mine.push_back(rank_neighborhood_hash(r, in, out));
+        }
+        std::vector<int> counts(static_cast<std::size_t>(blocks_.processes()));
+        std::vector<int> displs(counts.size());
+        for (int q = 0; q < blocks_.processes(); ++q) {
+            counts[static_cast<std::size_t>(q)] = static_cast<int>(blocks_.begin(q + 1) - blocks_.begin(q));
+            displs[static_cast<std::size_t>(q)] = static_cast<int>(blocks_.begin(q));
+        }
+        const bool root = is_root();
+        std::vector<std::uint64_t> all(root ? blocks_.num_ranks() : 0);
+        MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(), counts.data(), displs.data(),
+                    MPI_UINT64_T, 0, comm_);
+        internal::collective_try(comm_, [&] {
+            if (!root) return;
+            nbr::internal::Hasher hasher;
+            hasher.update(blocks_.num_ranks());
+            for (auto h : all) hasher.update(h);
+            if (hasher.digest() != hash_) throw Violation("neighbor lists do not hash to the manifest's topology hash");
+            if (expected_ != nullptr && expected_->hash() != hash_) {
+                throw Violation("pattern belongs to another topology than the one given");
+            }
+        });
+    }
+
+    [[nodiscard]] bool is_root() const {
+        int process = 0;
+        MPI_Comm_rank(comm_, &process);
+        return process == 0;
+    }
+
+    /// Every item names an existing out-slot of its origin.
+    void check_items_in_range() const {
+        for (std::uint32_t r = first(); r < blocks_.local_end(); ++r) {
+            const auto& p = pattern(r);
+            for (int s = 0; s < p.steps_size(); ++s) {
+                const auto& ops = p.steps(s).operations();
+                for (int i = 0; i < ops.size(); ++i) {
+                    for (int k = 0; k < ops[i].origins_size(); ++k) {
+                        const auto origin = ops[i].origins(k);
+                        if (ops[i].slots(k) < out_degree_[origin]) continue;
+                        throw Violation(describe(r, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i)) +
+                                        ": item (" + std::to_string(origin) + ", " + std::to_string(ops[i].slots(k)) +
+                                        ") names a slot rank " + std::to_string(origin) + " does not have");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every SEND as (peer, rank, step, index, items, origins and slots) to its peer's process.
+    [[nodiscard]] std::vector<std::vector<std::uint32_t>> send_records() const {
+        std::vector<std::vector<std::uint32_t>> out(static_cast<std::size_t>(blocks_.processes()));
+        for (std::uint32_t r = first(); r < blocks_.local_end(); ++r) {
+            const auto& p = pattern(r);
+            for (int s = 0; s < p.steps_size(); ++s) {
+                const auto& ops = p.steps(s).operations();
+                for (int i = 0; i < ops.size(); ++i) {
+                    if (ops[i].kind() != schema::Operation::SEND) continue;
+                    auto& words = out[static_cast<std::size_t>(blocks_.owner(ops[i].peer()))];
+                    words.insert(words.end(),
+                                 {ops[i].peer(), r, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i),
+                                  static_cast<std::uint32_t>(ops[i].origins_size())});
+                    for (int k = 0; k < ops[i].origins_size(); ++k) {
+                        words.insert(words.end(), {ops[i].origins(k), ops[i].slots(k)});
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /// The k-th send from a to b matches the k-th receive of b from a: same step, same items.
+    void match_messages(const std::vector<std::uint32_t>& records) const {
+        struct Send {
+            std::uint32_t dst, src, step, index;
+            std::size_t items;  // position of the first origin in `records`
+            std::uint32_t count;
+        };
+        std::vector<Send> sends;
+        for (std::size_t i = 0; i + 5 <= records.size();) {
+            const Send send{records[i], records[i + 1], records[i + 2], records[i + 3], i + 5, records[i + 4]};
+            sends.push_back(send);
+            i += 5 + 2 * std::size_t{send.count};
+        }
+        struct Recv {
+            std::uint32_t dst, src, step, index;
+            const schema::Operation* op;
+        };
+        std::vector<Recv> recvs;
+        for (std::uint32_t r = first(); r < blocks_.local_end(); ++r) {
+            const auto& p = pattern(r);
+            for (int s = 0; s < p.steps_size(); ++s) {
+                const auto& ops = p.steps(s).operations();
+                for (int i = 0; i < ops.size(); ++i) {
+                    if (ops[i].kind() != schema::Operation::RECV) continue;
+                    recvs.push_back(
+                        {r, ops[i].peer(), static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i), &ops[i]});
+                }
+            }
+        }
+        // Per channel (src, dst) in step and operation order: the records of one sender arrive
+        // in its order, and stable sorts keep it.
+        const auto by_channel = [](const auto& a, const auto& b) {
+            return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+        };
+        std::stable_sort(sends.begin(), sends.end(), by_channel);
+        std::stable_sort(recvs.begin(), recvs.end(), by_channel);
+        std::size_t i = 0, j = 0;
+        while (i < sends.size() || j < recvs.size()) {
+            if (j == recvs.size() || (i < sends.size() && by_channel(sends[i], recvs[j]))) {
+                throw Violation(describe(sends[i].src, sends[i].step, sends[i].index) + ": send to rank " +
+                                std::to_string(sends[i].dst) + " has no matching receive");
+            }
+            if (i == sends.size() || by_channel(recvs[j], sends[i])) {
+                throw Violation(describe(recvs[j].dst, recvs[j].step, recvs[j].index) + ": receive from rank " +
+                                std::to_string(recvs[j].src) + " has no matching send");
+            }
+            const auto& send = sends[i];
+            const auto& recv = recvs[j];
+            const std::string where = describe(recv.dst, recv.step, recv.index);
+            if (send.step != recv.step) {
+                throw Violation(where + ": receive from rank " + std::to_string(send.src) +
+                                " is matched by a send in step " + std::to_string(send.step));
+            }
+            bool same = static_cast<int>(send.count) == recv.op->origins_size();
+            for (std::uint32_t k = 0; same && k < send.count; ++k) {
+                same = records[send.items + 2 * k] == recv.op->origins(static_cast<int>(k)) &&
+                       records[send.items + 2 * k + 1] == recv.op->slots(static_cast<int>(k));
+            }
+            if (!same) {
+                throw Violation(where + ": items differ from those " + describe(send.src, send.step, send.index) +
+                                " sends");
+            }
+            ++i;
+            ++j;
+        }
+    }
+
+    /// Per local rank: a send carries only items the rank owns or received in an earlier step;
+    /// every in-edge arrives exactly once.
+    void check_causality_and_delivery() const {
+        for (std::uint32_t r = first(); r < blocks_.local_end(); ++r) check_rank_schedule(r);
+    }
+
+    void check_rank_schedule(std::uint32_t r) const {
+        const auto& p = pattern(r);
+        const auto& edges = in_edges_[r - first()];
+        std::vector<std::uint32_t> delivered(edges.size(), 0);
+        std::unordered_map<std::uint64_t, std::uint32_t> first_step;  // item -> step it first arrives
         for (int s = 0; s < p.steps_size(); ++s) {
-            const auto& step = p.steps(s);
-            for (int i = 0; i < step.operations_size(); ++i) {
-                const auto& op = step.operations(i);
-                const OpRef ref{r, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i), &op};
-                for (int k = 0; k < op.origins_size(); ++k) (void)edge_of(ref, k);
-                if (op.kind() == schema::Operation::SEND) {
-                    sends.push_back({r, op.peer(), ref});
-                    ++report.messages;
-                    report.items_moved += static_cast<std::uint64_t>(op.origins_size());
-                } else {
-                    recvs.push_back({op.peer(), r, ref});
+            const auto& ops = p.steps(s).operations();
+            for (int i = 0; i < ops.size(); ++i) {
+                if (ops[i].kind() != schema::Operation::RECV) continue;
+                for (int k = 0; k < ops[i].origins_size(); ++k) {
+                    const auto origin = ops[i].origins(k);
+                    const auto slot = ops[i].slots(k);
+                    first_step.try_emplace((std::uint64_t{origin} << 32) | slot, static_cast<std::uint32_t>(s));
+                    const auto it = std::lower_bound(edges.begin(), edges.end(), InEdge{origin, slot, 0});
+                    if (it == edges.end() || it->origin != origin || it->slot != slot) continue;
+                    if (++delivered[static_cast<std::size_t>(it - edges.begin())] > 1) {
+                        throw Violation(describe(r, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i)) +
+                                        ": edge " + std::to_string(origin) + " -> " + std::to_string(r) + " (slot " +
+                                        std::to_string(slot) + ") is delivered more than once");
+                    }
                 }
             }
         }
+        for (int s = 0; s < p.steps_size(); ++s) {
+            const auto& ops = p.steps(s).operations();
+            for (int i = 0; i < ops.size(); ++i) {
+                if (ops[i].kind() != schema::Operation::SEND) continue;
+                check_send(r, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i), ops[i], first_step);
+            }
+        }
+        for (std::size_t k = 0; k < edges.size(); ++k) {
+            if (delivered[k] == 0) {
+                throw Violation("edge " + std::to_string(edges[k].origin) + " -> " + std::to_string(r) + " (slot " +
+                                std::to_string(edges[k].slot) + ") is never delivered");
+            }
+        }
     }
-    std::vector<std::uint32_t> send_order(sends.size());
-    for (std::uint32_t i = 0; i < send_order.size(); ++i) send_order[i] = i;  // rank order, for causality
-    // Per channel, in step and operation order (stable sorts keep it).
-    auto by_channel = [](const Channel& a, const Channel& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; };
-    std::vector<Channel> sends_by_channel = sends;
-    std::stable_sort(sends_by_channel.begin(), sends_by_channel.end(), by_channel);
-    std::stable_sort(recvs.begin(), recvs.end(), by_channel);
 
-    std::vector<std::uint8_t> delivered(edge_base[n], 0);
-    struct Receipt {
-        std::uint32_t rank;
-        std::uint32_t step;
-        std::uint64_t edge;
-    };
-    std::vector<Receipt> receipts;
-    std::size_t i = 0, j = 0;
-    while (i < sends_by_channel.size() || j < recvs.size()) {
-        if (j == recvs.size() || (i < sends_by_channel.size() && by_channel(sends_by_channel[i], recvs[j]))) {
-            throw Violation(describe(sends_by_channel[i].ref) + ": send to rank " +
-                            std::to_string(sends_by_channel[i].dst) + " has no matching receive");
+    static void check_send(std::uint32_t r, std::uint32_t step, std::uint32_t index, const schema::Operation& op,
+                           const std::unordered_map<std::uint64_t, std::uint32_t>& first_step) {
+        for (int k = 0; k < op.origins_size(); ++k) {
+            const auto origin = op.origins(k);
+            if (origin == r) continue;
+            const auto it = first_step.find((std::uint64_t{origin} << 32) | op.slots(k));
+            if (it != first_step.end() && it->second < step) continue;
+            throw Violation(describe(r, step, index) + ": sends item (" + std::to_string(origin) + ", " +
+                            std::to_string(op.slots(k)) + ") " +
+                            (it == first_step.end() ? std::string("it never receives")
+                                                    : "before it arrives (step " + std::to_string(it->second) + ")"));
         }
-        if (i == sends_by_channel.size() || by_channel(recvs[j], sends_by_channel[i])) {
-            throw Violation(describe(recvs[j].ref) + ": receive from rank " + std::to_string(recvs[j].src) +
-                            " has no matching send");
-        }
-        const OpRef& send = sends_by_channel[i].ref;
-        const OpRef& recv = recvs[j].ref;
-        const std::uint32_t src = sends_by_channel[i].src;
-        const std::uint32_t dst = sends_by_channel[i].dst;
-        if (send.step != recv.step) {
-            throw Violation(describe(recv) + ": receive from rank " + std::to_string(src) +
-                            " is matched by a send in step " + std::to_string(send.step));
-        }
-        if (send.op->origins_size() != recv.op->origins_size() ||
-            !std::equal(send.op->origins().begin(), send.op->origins().end(), recv.op->origins().begin()) ||
-            !std::equal(send.op->slots().begin(), send.op->slots().end(), recv.op->slots().begin())) {
-            throw Violation(describe(recv) + ": items differ from those " + describe(send) + " sends");
-        }
-        for (int k = 0; k < recv.op->origins_size(); ++k) {
-            const std::uint64_t e = edge_of(recv, k);
-            receipts.push_back({dst, recv.step, e});
-            const std::uint32_t origin = recv.op->origins(k);
-            if (patterns[origin].out_neighbors(static_cast<int>(recv.op->slots(k))) == dst && ++delivered[e] > 1) {
-                throw Violation(describe(recv) + ": edge " + std::to_string(origin) + " -> " + std::to_string(dst) +
-                                " (slot " + std::to_string(recv.op->slots(k)) + ") is delivered more than once");
-            }
-        }
-        ++i;
-        ++j;
     }
-    // Causality: a send carries only items its rank owns or received in an earlier step.
-    std::stable_sort(receipts.begin(), receipts.end(),
-                     [](const Receipt& a, const Receipt& b) { return a.rank < b.rank; });
-    constexpr std::uint32_t kNever = std::numeric_limits<std::uint32_t>::max();
-    std::vector<std::uint32_t> first_step(edge_base[n], kNever);
-    std::size_t next_receipt = 0, next_send = 0;
-    for (std::uint32_t r = 0; r < n; ++r) {
-        const std::size_t receipts_begin = next_receipt;
-        for (; next_receipt < receipts.size() && receipts[next_receipt].rank == r; ++next_receipt) {
-            auto& f = first_step[receipts[next_receipt].edge];
-            f = std::min(f, receipts[next_receipt].step);
-        }
-        for (; next_send < sends.size() && sends[next_send].src == r; ++next_send) {
-            const OpRef& send = sends[next_send].ref;
-            for (int k = 0; k < send.op->origins_size(); ++k) {
-                const std::uint32_t origin = send.op->origins(k);
-                if (origin == r) continue;
-                const std::uint32_t arrives = first_step[edge_of(send, k)];
-                if (arrives >= send.step) {
-                    throw Violation(describe(send) + ": sends item (" + std::to_string(origin) + ", " +
-                                    std::to_string(send.op->slots(k)) + ") " +
-                                    (arrives == kNever ? "it never receives"
-                                                       : "before it arrives (step " + std::to_string(arrives) + ")"));
+
+    void sum_figures(VerifyReport& report) const {
+        std::uint64_t mine[3] = {0, 0, 0};  // edges, messages, items
+        std::uint32_t steps = 0;
+        for (const auto& p : local_) {
+            mine[0] += static_cast<std::uint64_t>(p.out_neighbors_size());
+            steps = std::max(steps, static_cast<std::uint32_t>(p.steps_size()));
+            for (const auto& step : p.steps()) {
+                for (const auto& op : step.operations()) {
+                    if (op.kind() != schema::Operation::SEND) continue;
+                    ++mine[1];
+                    mine[2] += static_cast<std::uint64_t>(op.origins_size());
                 }
             }
         }
-        for (std::size_t k = receipts_begin; k < next_receipt; ++k) first_step[receipts[k].edge] = kNever;
+        std::uint64_t all[3] = {0, 0, 0};
+        MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, comm_);
+        MPI_Allreduce(&steps, &report.steps, 1, MPI_UINT32_T, MPI_MAX, comm_);
+        report.edges = all[0];
+        report.messages = all[1];
+        report.items_moved = all[2];
     }
-    // Completeness: every edge delivered.
-    for (std::uint32_t o = 0; o < n; ++o) {
-        const auto& out = patterns[o].out_neighbors();
-        for (int s = 0; s < out.size(); ++s) {
-            if (!delivered[edge_base[o] + static_cast<std::uint64_t>(s)]) {
-                throw Violation("edge " + std::to_string(o) + " -> " + std::to_string(out[s]) + " (slot " +
-                                std::to_string(s) + ") is never delivered");
-            }
-        }
-    }
-}
+
+    MPI_Comm comm_;
+    const std::vector<schema::RankPattern>& local_;
+    Blocks blocks_;
+    std::uint64_t hash_;
+    const Topology* expected_;
+    std::vector<std::uint32_t> out_degree_;
+    std::vector<std::vector<InEdge>> in_edges_;
+};
 
 }  // namespace
 
-VerifyReport verify_patterns(const std::vector<schema::RankPattern>& patterns, std::uint64_t topology_hash,
-                             const Topology* expected) {
+std::pair<std::uint32_t, std::uint32_t> verify_block(MPI_Comm comm, std::uint32_t num_ranks) {
+    const Blocks blocks(comm, num_ranks);
+    return {blocks.local_begin(), blocks.local_end()};
+}
+
+VerifyReport verify_patterns(MPI_Comm comm, const std::vector<schema::RankPattern>& local, std::uint32_t num_ranks,
+                             std::uint64_t topology_hash, const Topology* expected) {
     VerifyReport report;
-    report.ranks = static_cast<std::uint32_t>(patterns.size());
-    for (const auto& p : patterns) report.edges += static_cast<std::uint64_t>(p.out_neighbors_size());
+    report.ranks = num_ranks;
     try {
-        check_topology(patterns, topology_hash, expected);
-        check_schedule(patterns, report);
+        DistributedVerify(comm, local, num_ranks, topology_hash, expected).run(report);
         report.ok = true;
-    } catch (const Violation& violation) {
-        report.violation = violation.what();
-    } catch (const PatternError& error) {
+    } catch (const std::runtime_error& error) {  // the same on every process (collective_try)
         report.violation = error.what();
     }
     return report;
+}
+
+VerifyReport verify_patterns(const std::vector<schema::RankPattern>& patterns, std::uint64_t topology_hash,
+                             const Topology* expected) {
+    return verify_patterns(MPI_COMM_SELF, patterns, static_cast<std::uint32_t>(patterns.size()), topology_hash,
+                           expected);
 }
 
 std::vector<schema::RankPattern> read_all_rank_patterns(const std::filesystem::path& dir,
@@ -271,10 +489,15 @@ std::vector<schema::RankPattern> read_all_rank_patterns(const std::filesystem::p
 
 namespace {
 
-VerifyReport verify_single(const std::filesystem::path& dir, const schema::Manifest& manifest,
+VerifyReport verify_single(MPI_Comm comm, const std::filesystem::path& dir, const schema::Manifest& manifest,
                            const Topology* expected) {
-    const auto patterns = read_all_rank_patterns(dir, manifest);
-    VerifyReport report = verify_patterns(patterns, manifest.topology_hash(), expected);
+    const auto [begin, end] = verify_block(comm, manifest.num_ranks());
+    std::vector<schema::RankPattern> local;
+    local.reserve(end - begin);
+    internal::collective_try(comm, [&] {
+        for (std::uint32_t r = begin; r < end; ++r) local.push_back(read_rank_pattern(dir, r, manifest));
+    });
+    VerifyReport report = verify_patterns(comm, local, manifest.num_ranks(), manifest.topology_hash(), expected);
     if (report.ok && report.edges != manifest.num_edges()) {
         report.ok = false;
         report.violation = (dir / manifest_file_name()).string() + ": declares " +
@@ -285,12 +508,14 @@ VerifyReport verify_single(const std::filesystem::path& dir, const schema::Manif
 }
 
 /// Every variant of an auto directory, each proven on its own; figures summed (steps: the longest).
-VerifyReport verify_variants(const std::filesystem::path& dir, const schema::Manifest& manifest,
+VerifyReport verify_variants(MPI_Comm comm, const std::filesystem::path& dir, const schema::Manifest& manifest,
                              const Topology* expected) {
     VerifyReport report;
     for (int i = 0; i < manifest.variants_size(); ++i) {
         const auto& name = manifest.variants(i).name();
-        const auto one = verify_single(dir / name, read_variant_manifest(dir, manifest, i), expected);
+        schema::Manifest inner;
+        internal::collective_try(comm, [&] { inner = read_variant_manifest(dir, manifest, i); });
+        const auto one = verify_single(comm, dir / name, inner, expected);
         if (!one.ok) {
             report.violation = "variant '" + name + "': " + one.violation;
             return report;
@@ -308,17 +533,22 @@ VerifyReport verify_variants(const std::filesystem::path& dir, const schema::Man
 
 }  // namespace
 
-VerifyReport verify_directory(const std::filesystem::path& dir, const Topology* expected) {
+VerifyReport verify_directory(MPI_Comm comm, const std::filesystem::path& dir, const Topology* expected) {
     VerifyReport report;
     try {
-        const auto manifest = read_manifest(dir);
-        report = is_multi_variant(manifest) ? verify_variants(dir, manifest, expected)
-                                            : verify_single(dir, manifest, expected);
-    } catch (const PatternError& error) {
+        schema::Manifest manifest;
+        internal::collective_try(comm, [&] { manifest = read_manifest(dir); });
+        report = is_multi_variant(manifest) ? verify_variants(comm, dir, manifest, expected)
+                                            : verify_single(comm, dir, manifest, expected);
+    } catch (const std::runtime_error& error) {  // the same on every process (collective_try)
         report.ok = false;
         report.violation = error.what();
     }
     return report;
+}
+
+VerifyReport verify_directory(const std::filesystem::path& dir, const Topology* expected) {
+    return verify_directory(MPI_COMM_SELF, dir, expected);
 }
 
 }  // namespace nbr::compiler

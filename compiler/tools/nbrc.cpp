@@ -267,32 +267,30 @@ int run_inspect(const Options& o) {
     return 0;
 }
 
+/// Every process reads its block of ranks and checks it (nbr::compiler::verify_directory over
+/// the world); process 0 prints the report.
 int run_verify(const Options& o) {
-    int status = 0;
-    on_root([&] {
-        std::optional<nbr::Topology> expected;
-        if (!o.topology.empty()) {
-            expected = nbr::read_topology(o.topology, input_format(o.format), o.ranks, o.max_ranks);
-        }
-        const auto report = nbr::compiler::verify_directory(o.dir, expected ? &*expected : nullptr);
-        if (report.ok) {
-            std::cout << "OK " << o.dir << ": " << report.ranks << " ranks, " << report.edges
-                      << " edges each delivered exactly once; " << report.messages << " messages, "
-                      << report.items_moved << " items, " << report.steps << " steps"
-                      << (expected ? "; matches " + o.topology : "");
-            if (!report.variants.empty()) {
-                std::string names;
-                for (const auto& name : report.variants) names += (names.empty() ? "" : ", ") + name;
-                std::cout << "; " << report.variants.size() << " variants, each proven: " << names;
-            }
-            std::cout << "\n";
-        } else {
-            std::cerr << "nbrc verify: FAILED " << o.dir << ": " << report.violation << "\n";
-            status = 1;
-        }
-    });
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    return status;
+    std::optional<nbr::Topology> expected;
+    if (!o.topology.empty()) {
+        expected = nbr::compiler::read_topology_collective(MPI_COMM_WORLD, o.topology, input_format(o.format), o.ranks,
+                                                           o.max_ranks);
+    }
+    const auto report = nbr::compiler::verify_directory(MPI_COMM_WORLD, o.dir, expected ? &*expected : nullptr);
+    if (process_rank() != 0) return report.ok ? 0 : 1;
+    if (!report.ok) {
+        std::cerr << "nbrc verify: FAILED " << o.dir << ": " << report.violation << "\n";
+        return 1;
+    }
+    std::cout << "OK " << o.dir << ": " << report.ranks << " ranks, " << report.edges
+              << " edges each delivered exactly once; " << report.messages << " messages, " << report.items_moved
+              << " items, " << report.steps << " steps" << (expected ? "; matches " + o.topology : "");
+    if (!report.variants.empty()) {
+        std::string names;
+        for (const auto& name : report.variants) names += (names.empty() ? "" : ", ") + name;
+        std::cout << "; " << report.variants.size() << " variants, each proven: " << names;
+    }
+    std::cout << "\n";
+    return 0;
 }
 
 nbr::Placement simulation_placement(const Options& o, const nbr::simulator::Machine& machine, std::uint32_t ranks) {

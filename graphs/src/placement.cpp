@@ -4,6 +4,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "text_input.hpp"
@@ -115,6 +116,12 @@ void Placement::write(const std::string& path, const std::string& comment) const
     for (std::uint32_t r = 0; r < num_ranks(); ++r) out << r << ' ' << node_[r] << ' ' << socket_[r] << '\n';
     out.close();
     if (!out) throw InputError(path + ": write error");
+}
+
+void Placement::require_ranks(std::uint32_t ranks, const std::string& user) const {
+    if (num_ranks() == ranks) return;
+    throw std::invalid_argument(user + ": the placement has " + std::to_string(num_ranks()) + " ranks, the topology " +
+                                std::to_string(ranks));
 }
 
 std::uint32_t Placement::max_ranks_per_node() const {

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <vector>
@@ -62,65 +63,108 @@ std::uint32_t block_owner(std::uint64_t index, std::uint64_t count, std::uint32_
     return static_cast<std::uint32_t>(extra + (index - big) / base);
 }
 
-Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
-    return parse_edge_list(load(path), path, ranks, max_ranks);
+namespace {
+
+/// One line of an edge list: a `# ranks N` directive (into `declared`), a comment or blank
+/// line (false), or an edge (true, into `edge`). @throws InputError naming file and line.
+template <class Lines>
+bool parse_edge_line(std::string_view line, const Lines& lines, const std::string& path, std::uint32_t max_ranks,
+                     std::optional<std::uint32_t>& declared, Edge& edge) {
+    const auto hash = line.find('#');
+    if (hash != std::string_view::npos) {
+        const auto comment = fields_of(line.substr(hash + 1));
+        if (hash == line.find_first_not_of(" \t") && comment.size() == 2 && comment[0] == "ranks") {
+            std::uint32_t n = 0;
+            if (!parse_unsigned(comment[1], n)) {
+                throw InputError(where(path, lines.number()) + "bad '# ranks' value '" + excerpt(comment[1]) + "'");
+            }
+            if (n > max_ranks) throw InputError(where(path, lines.number()) + too_many_ranks(n, max_ranks));
+            declared = n;
+        }
+        line = line.substr(0, hash);
+    }
+    const auto fields = fields_of(line);
+    if (fields.empty()) return false;
+    if (fields.size() < 2) {
+        throw InputError(where(path, lines.number()) + "expected 'src dst', found '" + excerpt(line) + "'" +
+                         (lines.ends_with_newline() ? "" : " (file truncated?)"));
+    }
+    std::uint64_t src = 0, dst = 0;
+    if (!parse_unsigned(fields[0], src) || !parse_unsigned(fields[1], dst)) {
+        throw InputError(where(path, lines.number()) + "ranks must be non-negative integers, found '" +
+                         excerpt(fields[0]) + " " + excerpt(fields[1]) + "'");
+    }
+    if (std::max(src, dst) >= max_ranks) {
+        throw InputError(where(path, lines.number()) + "rank " + std::to_string(std::max(src, dst)) + ": " +
+                         too_many_ranks(std::max(src, dst) + 1, max_ranks));
+    }
+    edge = {static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst)};
+    return true;
 }
 
-Topology parse_edge_list(std::string_view text, const std::string& path, std::optional<std::uint32_t> ranks,
-                         std::uint32_t max_ranks) {
+/// Reads an edge list in two passes over `make_lines()`, holding only the degree counts and
+/// then the topology (not the edges, nor the text when the lines come from a file): the first
+/// checks every line and counts, the second places the edges.
+template <class MakeLines>
+Topology parse_edges(const MakeLines& make_lines, const std::string& path, std::optional<std::uint32_t> ranks,
+                     std::uint32_t max_ranks) {
     if (ranks && *ranks > max_ranks) throw InputError(path + ": " + too_many_ranks(*ranks, max_ranks));
-    LineReader lines(text);
-    std::string_view line;
-    std::vector<Edge> edges;
-    std::vector<std::size_t> line_of_edge;
     std::optional<std::uint32_t> declared;
+    std::vector<std::uint64_t> out_degree, in_degree;  // grow with the largest rank seen
     std::uint64_t max_index = 0;
     bool any = false;
-    while (lines.next(line)) {
-        const auto hash = line.find('#');
-        if (hash != std::string_view::npos) {
-            const auto comment = fields_of(line.substr(hash + 1));
-            if (hash == line.find_first_not_of(" \t") && comment.size() == 2 && comment[0] == "ranks") {
-                std::uint32_t n = 0;
-                if (!parse_unsigned(comment[1], n)) {
-                    throw InputError(where(path, lines.number()) + "bad '# ranks' value '" + excerpt(comment[1]) + "'");
-                }
-                if (n > max_ranks) throw InputError(where(path, lines.number()) + too_many_ranks(n, max_ranks));
-                declared = n;
+    {
+        auto lines = make_lines();
+        std::string_view line;
+        Edge e;
+        while (lines.next(line)) {
+            if (!parse_edge_line(line, lines, path, max_ranks, declared, e)) continue;
+            max_index = std::max<std::uint64_t>({max_index, e.src, e.dst});
+            any = true;
+            if (max_index >= out_degree.size()) {
+                out_degree.resize(max_index + 1, 0);
+                in_degree.resize(max_index + 1, 0);
             }
-            line = line.substr(0, hash);
+            ++out_degree[e.src];
+            ++in_degree[e.dst];
         }
-        const auto fields = fields_of(line);
-        if (fields.empty()) continue;
-        if (fields.size() < 2) {
-            throw InputError(where(path, lines.number()) + "expected 'src dst', found '" + excerpt(line) + "'" +
-                             (lines.ends_with_newline() ? "" : " (file truncated?)"));
-        }
-        std::uint64_t src = 0, dst = 0;
-        if (!parse_unsigned(fields[0], src) || !parse_unsigned(fields[1], dst)) {
-            throw InputError(where(path, lines.number()) + "ranks must be non-negative integers, found '" +
-                             excerpt(fields[0]) + " " + excerpt(fields[1]) + "'");
-        }
-        if (std::max(src, dst) >= max_ranks) {
-            throw InputError(where(path, lines.number()) + "rank " + std::to_string(std::max(src, dst)) + ": " +
-                             too_many_ranks(std::max(src, dst) + 1, max_ranks));
-        }
-        max_index = std::max({max_index, src, dst});
-        any = true;
-        edges.push_back({static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst)});
-        line_of_edge.push_back(lines.number());
     }
     const std::uint32_t n =
         ranks ? *ranks : (declared ? *declared : (any ? static_cast<std::uint32_t>(max_index + 1) : 0));
     if (n == 0) throw InputError(path + ": no ranks (empty edge list and no '# ranks N' line)");
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-        const Edge& e = edges[i];
-        if (e.src >= n || e.dst >= n) {
-            throw InputError(where(path, line_of_edge[i]) + "rank " + std::to_string(std::max(e.src, e.dst)) +
-                             " out of range [0, " + std::to_string(n) + ")");
+    // The edges that name a rank >= n (only if N was given): report the first one's line.
+    const auto for_each_edge = [&](const std::function<void(const Edge&, std::size_t)>& emit) {
+        auto lines = make_lines();
+        std::string_view line;
+        std::optional<std::uint32_t> ignored;
+        Edge e;
+        while (lines.next(line)) {
+            if (parse_edge_line(line, lines, path, max_ranks, ignored, e)) emit(e, lines.number());
         }
+    };
+    if (any && max_index >= n) {
+        for_each_edge([&](const Edge& e, std::size_t number) {
+            if (std::max(e.src, e.dst) < n) return;
+            throw InputError(where(path, number) + "rank " + std::to_string(std::max(e.src, e.dst)) +
+                             " out of range [0, " + std::to_string(n) + ")");
+        });
     }
-    return Topology::from_edges(n, edges);
+    out_degree.resize(n, 0);
+    in_degree.resize(n, 0);
+    return Topology::from_counted_edges(n, std::move(out_degree), std::move(in_degree), [&](const auto& emit) {
+        for_each_edge([&](const Edge& e, std::size_t) { emit(e); });
+    });
+}
+
+}  // namespace
+
+Topology read_edge_list(const std::string& path, std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
+    return parse_edges([&] { return internal::FileLineReader(path); }, path, ranks, max_ranks);
+}
+
+Topology parse_edge_list(std::string_view text, const std::string& path, std::optional<std::uint32_t> ranks,
+                         std::uint32_t max_ranks) {
+    return parse_edges([&] { return LineReader(text); }, path, ranks, max_ranks);
 }
 
 Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {

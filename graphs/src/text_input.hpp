@@ -1,8 +1,10 @@
 #pragma once
 // Line-oriented text input shared by the topology and placement readers.
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +46,65 @@ public:
 private:
     std::string_view text_;
     std::size_t pos_ = 0;
+    std::size_t number_ = 0;
+    bool ends_with_newline_ = true;
+};
+
+/// @brief The lines of a file read in blocks, with LineReader's interface: the file is never
+/// held whole (a line longer than a block grows the buffer to hold it).
+class FileLineReader {
+public:
+    explicit FileLineReader(const std::string& path) : path_(path), file_(open(path)) {}
+    bool next(std::string_view& line) {
+        auto end = buffer_.find('\n', pos_);
+        while (end == std::string::npos && offset_ < file_.size()) {
+            refill();
+            end = buffer_.find('\n', pos_);
+        }
+        if (pos_ >= buffer_.size()) return false;
+        const auto stop = end == std::string::npos ? buffer_.size() : end;
+        line = std::string_view(buffer_).substr(pos_, stop - pos_);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        ends_with_newline_ = end != std::string::npos;
+        pos_ = stop + 1;
+        ++number_;
+        return true;
+    }
+    [[nodiscard]] std::size_t number() const { return number_; }
+    [[nodiscard]] bool ends_with_newline() const { return ends_with_newline_; }
+
+private:
+    static constexpr std::uint64_t kBlock = std::uint64_t{1} << 22;
+
+    static RegularFile open(const std::string& path) {
+        try {
+            return RegularFile(path);
+        } catch (const FileError& error) {
+            throw InputError(error.what());
+        }
+    }
+    /// Drops the consumed lines and appends the next block.
+    void refill() {
+        buffer_.erase(0, std::min(pos_, buffer_.size()));
+        pos_ = 0;
+        try {
+            const auto block = file_.read_at(offset_, kBlock);
+            if (block.empty()) {
+                offset_ = file_.size();  // the file shrank: end here
+                return;
+            }
+            offset_ += block.size();
+            buffer_ += block;
+        } catch (const FileError& error) {
+            throw InputError(error.what());
+        }
+    }
+
+    std::string path_;
+    RegularFile file_;
+    std::string buffer_;
+    std::size_t pos_ = 0;
+    std::uint64_t offset_ = 0;
     std::size_t number_ = 0;
     bool ends_with_newline_ = true;
 };

@@ -1,41 +1,63 @@
 #include "nbr/graphs/topology.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <unordered_map>
+#include <utility>
 
 #include "nbr/schema/hash.hpp"
 
 namespace nbr {
 
 Topology Topology::from_edges(std::uint32_t num_ranks, std::span<const Edge> edges) {
-    Topology topo;
-    topo.num_ranks_ = num_ranks;
-    topo.out_offsets_.assign(std::size_t{num_ranks} + 1, 0);
-    topo.in_offsets_.assign(std::size_t{num_ranks} + 1, 0);
+    std::vector<std::uint64_t> out_degree(num_ranks, 0);
+    std::vector<std::uint64_t> in_degree(num_ranks, 0);
     for (const Edge& e : edges) {
         if (e.src >= num_ranks || e.dst >= num_ranks) {
             throw InputError("edge " + std::to_string(e.src) + " -> " + std::to_string(e.dst) +
                              " has an endpoint outside [0, " + std::to_string(num_ranks) + ")");
         }
-        ++topo.out_offsets_[e.src + 1];
-        ++topo.in_offsets_[e.dst + 1];
+        ++out_degree[e.src];
+        ++in_degree[e.dst];
     }
+    return from_counted_edges(num_ranks, std::move(out_degree), std::move(in_degree), [&](const auto& emit) {
+        for (const Edge& e : edges) emit(e);
+    });
+}
+
+Topology Topology::from_counted_edges(
+    std::uint32_t num_ranks, std::vector<std::uint64_t> out_degree, std::vector<std::uint64_t> in_degree,
+    const std::function<void(const std::function<void(const Edge&)>&)>& for_each_edge) {
+    Topology topo;
+    topo.num_ranks_ = num_ranks;
+    topo.out_offsets_.assign(std::size_t{num_ranks} + 1, 0);
+    topo.in_offsets_.assign(std::size_t{num_ranks} + 1, 0);
     for (std::uint32_t r = 0; r < num_ranks; ++r) {
-        topo.out_offsets_[r + 1] += topo.out_offsets_[r];
-        topo.in_offsets_[r + 1] += topo.in_offsets_[r];
+        topo.out_offsets_[r + 1] = topo.out_offsets_[r] + out_degree[r];
+        topo.in_offsets_[r + 1] = topo.in_offsets_[r] + in_degree[r];
     }
-    topo.out_targets_.resize(edges.size());
-    topo.in_sources_.resize(edges.size());
-    topo.in_slots_.resize(edges.size());
-    std::vector<std::uint64_t> out_fill(topo.out_offsets_.begin(), topo.out_offsets_.end() - 1);
-    std::vector<std::uint64_t> in_fill(topo.in_offsets_.begin(), topo.in_offsets_.end() - 1);
-    for (const Edge& e : edges) {
-        const std::uint64_t out_pos = out_fill[e.src]++;
-        const std::uint64_t in_pos = in_fill[e.dst]++;
+    if (topo.out_offsets_.back() != topo.in_offsets_.back()) throw InputError("edge counts differ");
+    const std::uint64_t edges = topo.out_offsets_.back();
+    topo.out_targets_.resize(edges);
+    topo.in_sources_.resize(edges);
+    topo.in_slots_.resize(edges);
+    // The fill positions reuse the count vectors: rank r's next free out- and in-position.
+    std::copy(topo.out_offsets_.begin(), topo.out_offsets_.end() - 1, out_degree.begin());
+    std::copy(topo.in_offsets_.begin(), topo.in_offsets_.end() - 1, in_degree.begin());
+    std::uint64_t placed = 0;
+    for_each_edge([&](const Edge& e) {
+        if (e.src >= num_ranks || e.dst >= num_ranks || out_degree[e.src] == topo.out_offsets_[e.src + 1] ||
+            in_degree[e.dst] == topo.in_offsets_[e.dst + 1]) {
+            throw InputError("the edges changed while being read");
+        }
+        const std::uint64_t out_pos = out_degree[e.src]++;
+        const std::uint64_t in_pos = in_degree[e.dst]++;
         topo.out_targets_[out_pos] = e.dst;
         topo.in_sources_[in_pos] = e.src;
         topo.in_slots_[in_pos] = static_cast<std::uint32_t>(out_pos - topo.out_offsets_[e.src]);
-    }
+        ++placed;
+    });
+    if (placed != edges) throw InputError("the edges changed while being read");
     // Edges were placed in input order on both sides, so the k-th src->dst edge in the
     // source's out-list is the k-th in the destination's in-list, as MPI matches them.
     return topo;
@@ -119,7 +141,8 @@ std::uint64_t topology_hash_of(std::span<const std::uint64_t> rank_hashes) {
 
 std::uint64_t Topology::hash() const {
     std::vector<std::uint64_t> ranks(num_ranks_);
-    for (std::uint32_t r = 0; r < num_ranks_; ++r) ranks[r] = rank_neighborhood_hash(r, in_neighbors(r), out_neighbors(r));
+    for (std::uint32_t r = 0; r < num_ranks_; ++r)
+        ranks[r] = rank_neighborhood_hash(r, in_neighbors(r), out_neighbors(r));
     return topology_hash_of(ranks);
 }
 

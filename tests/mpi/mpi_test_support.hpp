@@ -14,6 +14,7 @@
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
 #include "nbr/compiler/verify.hpp"
+#include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
@@ -86,24 +87,39 @@ inline compiler::CompileOptions common_neighbor_options(const std::filesystem::p
     return options;
 }
 
-/// @brief Options for distance halving with `placement`.
-inline compiler::CompileOptions distance_halving_options(const std::filesystem::path& out, Placement placement) {
+/// @brief Options for a quiet compile with an algorithm that takes a placement.
+inline compiler::CompileOptions placed_options(const std::filesystem::path& out, compiler::AlgorithmKind kind,
+                                               Placement placement) {
     compiler::CompileOptions options;
-    options.algorithm = compiler::AlgorithmKind::distance_halving;
+    options.algorithm = kind;
     options.algorithm_options.placement = std::move(placement);
     options.output = out;
     options.quiet = true;
     return options;
 }
 
+/// @brief Placement file `path` (written by world rank 0) with rank r on node r % nodes and
+/// socket (r / nodes) % sockets: neighbors in rank order on different nodes. Collective.
+inline Placement round_robin(const std::filesystem::path& path, std::uint32_t n, std::uint32_t nodes,
+                             std::uint32_t sockets = 1) {
+    std::string text = "# ranks " + std::to_string(n) + "\n";
+    for (std::uint32_t r = 0; r < n; ++r) {
+        text +=
+            std::to_string(r) + " " + std::to_string(r % nodes) + " " + std::to_string((r / nodes) % sockets) + "\n";
+    }
+    if (world_rank() == 0) write_file(path, text);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return Placement::read(path.string(), n);
+}
+
+/// @brief Options for distance halving with `placement`.
+inline compiler::CompileOptions distance_halving_options(const std::filesystem::path& out, Placement placement) {
+    return placed_options(out, compiler::AlgorithmKind::distance_halving, std::move(placement));
+}
+
 /// @brief Options for the hierarchical algorithm with `placement`.
 inline compiler::CompileOptions hierarchical_options(const std::filesystem::path& out, Placement placement) {
-    compiler::CompileOptions options;
-    options.algorithm = compiler::AlgorithmKind::hierarchical;
-    options.algorithm_options.placement = std::move(placement);
-    options.output = out;
-    options.quiet = true;
-    return options;
+    return placed_options(out, compiler::AlgorithmKind::hierarchical, std::move(placement));
 }
 
 /// @brief Options for kgroup with groups of `k`, threshold Θ (unset: the default, k) and,

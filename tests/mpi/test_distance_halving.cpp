@@ -27,16 +27,6 @@ using nbr::test::SharedTempDir;
 using nbr::test::world_rank;
 
 /// A placement file spreading ranks round-robin over `nodes` nodes of two sockets.
-Placement round_robin(const fs::path& path, std::uint32_t n, std::uint32_t nodes) {
-    std::string text = "# ranks " + std::to_string(n) + "\n";
-    for (std::uint32_t r = 0; r < n; ++r) {
-        text += std::to_string(r) + " " + std::to_string(r % nodes) + " " + std::to_string((r / nodes) % 2) + "\n";
-    }
-    if (world_rank() == 0) nbr::write_file(path, text);
-    MPI_Barrier(MPI_COMM_WORLD);
-    return Placement::read(path.string(), n);
-}
-
 TEST(DistanceHalving, AgentDeliversInItsHalfAndFinalPhaseCombines) {
     // L = 1. Step 0 splits {0,1} | {2,3}: rank 0 sends to 2 and 3; the upper ranks share
     // one out-neighbor each with it there (2 -> 3, 3 -> 2), ties go to the lower rank, so 2
@@ -76,7 +66,7 @@ TEST(DistanceHalving, ByteIdenticalForEveryProcessCount) {
         {"random", nbr::generate_random({200, 0.3, 4}), Placement::block(200, 24, 12)},
         {"awkward", nbr::test::awkward_topology(40), Placement::block(40, 6, 3)},
         {"can_1054", nbr::read_matrix_market((nbr::test::matrices_dir() / "can_1054.mtx").string(), 64),
-         round_robin(tmp.path() / "rr64.txt", 64, 5)},
+         nbr::test::round_robin(tmp.path() / "rr64.txt", 64, 5, 2)},
     };
     for (const auto& [name, topology, placement] : cases) {
         SCOPED_TRACE(name);
@@ -108,7 +98,7 @@ TEST(DistanceHalving, VerifiesOnIrregularGraphsAndUnevenPlacements) {
             {"1/1", Placement::block(n, 1, 1)},
             {"8/4", Placement::block(n, 8, 4)},
             {"7/3", Placement::block(n, 7, 3)},
-            {"round robin", round_robin(tmp.path() / "rr.txt", n, 3)},
+            {"round robin", nbr::test::round_robin(tmp.path() / "rr.txt", n, 3, 2)},
         };
         for (const auto& [pname, placement] : placements) {
             const auto label = name + ", placement " + pname;

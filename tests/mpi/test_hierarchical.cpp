@@ -26,14 +26,6 @@ using nbr::test::SharedTempDir;
 using nbr::test::world_rank;
 
 /// A placement file spreading ranks round-robin over `nodes` nodes.
-Placement round_robin(const fs::path& path, std::uint32_t n, std::uint32_t nodes) {
-    std::string text = "# ranks " + std::to_string(n) + "\n";
-    for (std::uint32_t r = 0; r < n; ++r) text += std::to_string(r) + " " + std::to_string(r % nodes) + " 0\n";
-    if (world_rank() == 0) nbr::write_file(path, text);
-    MPI_Barrier(MPI_COMM_WORLD);
-    return Placement::read(path.string(), n);
-}
-
 /// Compiles `edges` over 4 ranks on two nodes of 2 into `dir`, checks it with verify, and
 /// returns every rank's operations (on world rank 0; empty elsewhere).
 std::vector<std::vector<Op>> compile_two_nodes(const std::vector<nbr::Edge>& edges, const fs::path& dir) {
@@ -114,7 +106,7 @@ TEST(Hierarchical, ByteIdenticalForEveryProcessCount) {
         {"random", nbr::generate_random({200, 0.3, 4}), Placement::block(200, 24, 12)},
         {"awkward", nbr::test::awkward_topology(40), Placement::block(40, 6, 3)},
         {"can_1054", nbr::read_matrix_market((nbr::test::matrices_dir() / "can_1054.mtx").string(), 64),
-         round_robin(tmp.path() / "rr64.txt", 64, 5)},
+         nbr::test::round_robin(tmp.path() / "rr64.txt", 64, 5)},
     };
     for (const auto& [name, topology, placement] : cases) {
         SCOPED_TRACE(name);
@@ -146,7 +138,7 @@ TEST(Hierarchical, VerifiesOnIrregularGraphsAndUnevenPlacements) {
             {"1/1", Placement::block(n, 1, 1)},
             {"8/4", Placement::block(n, 8, 4)},
             {"7/7", Placement::block(n, 7, 7)},
-            {"round robin", round_robin(tmp.path() / "rr.txt", n, 3)},
+            {"round robin", nbr::test::round_robin(tmp.path() / "rr.txt", n, 3)},
         };
         for (const auto& [pname, placement] : placements) {
             const auto label = name + ", placement " + pname;

@@ -44,10 +44,20 @@ Operation* multi_item_op(RankPattern& pattern, Operation::Kind kind, int* step_o
     return nullptr;
 }
 
+/// The proof spread over the world's processes, each holding its block of `c`'s patterns.
+nbr::compiler::VerifyReport verify_spread(const Compiled& c, const nbr::Topology* expected = nullptr) {
+    const auto n = static_cast<std::uint32_t>(c.patterns.size());
+    const auto [begin, end] = nbr::compiler::verify_block(MPI_COMM_WORLD, n);
+    const std::vector<RankPattern> local(c.patterns.begin() + begin, c.patterns.begin() + end);
+    return nbr::compiler::verify_patterns(MPI_COMM_WORLD, local, n, c.hash, expected);
+}
+
+/// One process's proof and the spread one both find the violation.
 void expect_violation(const Compiled& c, const std::string& fragment) {
-    const auto report = nbr::compiler::verify_patterns(c.patterns, c.hash);
-    EXPECT_FALSE(report.ok);
-    EXPECT_NE(report.violation.find(fragment), std::string::npos) << "violation: " << report.violation;
+    for (const auto& report : {nbr::compiler::verify_patterns(c.patterns, c.hash), verify_spread(c)}) {
+        EXPECT_FALSE(report.ok);
+        EXPECT_NE(report.violation.find(fragment), std::string::npos) << "violation: " << report.violation;
+    }
 }
 
 class VerifyTest : public testing::Test {
@@ -67,6 +77,12 @@ TEST_F(VerifyTest, AcceptsRelayAndNaivePatterns) {
         const auto c = compile_relay(t);
         const auto r = nbr::compiler::verify_patterns(c.patterns, c.hash, &t);
         EXPECT_TRUE(r.ok) << r.violation;
+        const auto spread = verify_spread(c, &t);
+        EXPECT_TRUE(spread.ok) << spread.violation;
+        EXPECT_EQ(spread.edges, r.edges);
+        EXPECT_EQ(spread.messages, r.messages);
+        EXPECT_EQ(spread.items_moved, r.items_moved);
+        EXPECT_EQ(spread.steps, r.steps);
     }
 }
 
@@ -166,9 +182,39 @@ TEST_F(VerifyTest, RejectsForeignTopologyAndInconsistentLists) {
     c.patterns[4].set_in_source_slots(0, c.patterns[4].in_source_slots(0) + 1);
     expect_violation(c, "in-neighbor");
     c = compiled_;
-    report = nbr::compiler::verify_patterns(c.patterns, c.hash ^ 1);
+    c.hash ^= 1;
+    expect_violation(c, "hash");
+    EXPECT_FALSE(verify_spread(compiled_, &other).ok);
+    // Two in-list entries swapped between ranks' lists: counts no longer match.
+    c = compiled_;
+    c.patterns[2].add_in_neighbors(c.patterns[2].in_neighbors(0));
+    c.patterns[2].add_in_source_slots(c.patterns[2].in_source_slots(0));
+    expect_violation(c, "rank 2");
+}
+
+/// A pattern directory verified by every process of the world, each reading its block (both
+/// layouts); a damaged rank file is reported by name on every process.
+TEST(VerifyDirectory, SpreadOverTheProcessesReadsEachBlock) {
+    nbr::test::SharedTempDir tmp;
+    const auto topology = nbr::generate_random({40, 0.3, 9});
+    for (const auto layout : {nbr::compiler::PatternLayout::per_rank, nbr::compiler::PatternLayout::packed}) {
+        auto options = nbr::test::common_neighbor_options(tmp.path() / "p", 2);
+        options.layout = layout;
+        nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
+        const auto report = nbr::compiler::verify_directory(MPI_COMM_WORLD, tmp.path() / "p", &topology);
+        EXPECT_TRUE(report.ok) << report.violation;
+        EXPECT_EQ(report.edges, topology.num_edges());
+    }
+    if (nbr::test::world_rank() == 0) {
+        nbr::test::compile_to(MPI_COMM_SELF, topology, tmp.path() / "f");
+        auto bytes = nbr::read_file(tmp.path() / "f" / nbr::rank_file_name(39));
+        bytes[bytes.size() / 2] ^= 0x5a;
+        nbr::write_file(tmp.path() / "f" / nbr::rank_file_name(39), bytes);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto report = nbr::compiler::verify_directory(MPI_COMM_WORLD, tmp.path() / "f");
     EXPECT_FALSE(report.ok);
-    EXPECT_NE(report.violation.find("hash"), std::string::npos);
+    EXPECT_NE(report.violation.find("rank-000039.pb"), std::string::npos) << report.violation;
 }
 
 TEST(VerifyDirectory, ReportsFileProblemsByName) {

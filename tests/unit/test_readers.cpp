@@ -74,6 +74,25 @@ TEST_F(ReaderTest, EdgeListKeepsOrderDuplicatesAndSelfLoops) {
     EXPECT_EQ(list(t.in_source_slots(0)), (std::vector<std::uint32_t>{1}));
 }
 
+/// A file is read in 4 MiB blocks: lines across block boundaries (a 5 MiB comment, CRLF
+/// endings, no final newline) give the same topology as the text parsed whole.
+TEST_F(ReaderTest, EdgeListFilesAreStreamedAcrossBlocks) {
+    std::string text = "# " + std::string(5u << 20, 'x') + "\r\n";
+    for (std::uint32_t i = 0; i < 400000; ++i) {
+        text += std::to_string(i % 997) + " " + std::to_string((i * 7919u) % 1000u) + (i % 3 ? "\n" : "\r\n");
+    }
+    text += "999 0";
+    const auto path = write("big.el", text);
+    const Topology streamed = nbr::read_edge_list(path);
+    const Topology whole = nbr::parse_edge_list(text, path);
+    ASSERT_EQ(streamed.num_ranks(), 1000u);
+    ASSERT_EQ(streamed.num_edges(), 400001u);
+    EXPECT_EQ(streamed.hash(), whole.hash());
+    // An error far into the file names its line.
+    text += "\n1 two\n";
+    expect_error([&] { (void)nbr::read_edge_list(write("bad.el", text)); }, {"bad.el:400003:", "non-negative"});
+}
+
 TEST_F(ReaderTest, EdgeListRankCountFromDirectiveOrOption) {
     const auto path = write("g.el", "# ranks 6\n0 1\n");
     EXPECT_EQ(nbr::read_edge_list(path).num_ranks(), 6u);

@@ -40,6 +40,9 @@ public:
     void write(const std::string& path, const std::string& comment = {}) const;
 
     [[nodiscard]] std::uint32_t num_ranks() const noexcept { return static_cast<std::uint32_t>(node_.size()); }
+    /// @brief Throws std::invalid_argument ("USER: the placement has P ranks, the topology N")
+    /// unless the placement has `ranks` ranks.
+    void require_ranks(std::uint32_t ranks, const std::string& user) const;
     [[nodiscard]] std::uint32_t node(std::uint32_t rank) const { return node_[rank]; }
     [[nodiscard]] std::uint32_t socket(std::uint32_t rank) const { return socket_[rank]; }
     /// @brief Number of distinct nodes (node ids are renumbered densely in order of first use).

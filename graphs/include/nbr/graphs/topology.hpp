@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,15 @@ public:
     /// edges as a source, its in-list the order of its edges as a destination.
     /// @throws InputError if an endpoint is not below num_ranks.
     static Topology from_edges(std::uint32_t num_ranks, std::span<const Edge> edges);
+
+    /// @brief Builds a topology from edges that are not held in memory: `out_degree` and
+    /// `in_degree` count every rank's edges (num_ranks entries each), and `for_each_edge(emit)`
+    /// calls `emit` once per edge, in the order from_edges would see them. Holds only the
+    /// result. @throws InputError if the edges do not match the counts (a file that changed
+    /// while being read).
+    static Topology from_counted_edges(
+        std::uint32_t num_ranks, std::vector<std::uint64_t> out_degree, std::vector<std::uint64_t> in_degree,
+        const std::function<void(const std::function<void(const Edge&)>&)>& for_each_edge);
 
     /// @brief Builds a topology from every rank's ordered in- and out-lists, as MPI reports them
     /// (MPI_Dist_graph_neighbors). Every edge must appear in both lists: the k-th occurrence of
