@@ -39,7 +39,17 @@ public:
         return static_cast<int>(std::upper_bound(begin_.begin(), begin_.end(), rank) - begin_.begin()) - 1;
     }
     [[nodiscard]] int processes() const { return processes_; }
+    [[nodiscard]] int process() const { return process_; }
     [[nodiscard]] std::uint32_t num_ranks() const { return n_; }
+    /// Counts and displacements of the blocks, for gathering one value per rank.
+    [[nodiscard]] std::pair<std::vector<int>, std::vector<int>> layout() const {
+        std::vector<int> counts, displs;
+        for (int q = 0; q < processes_; ++q) {
+            counts.push_back(static_cast<int>(begin(q + 1) - begin(q)));
+            displs.push_back(static_cast<int>(begin(q)));
+        }
+        return {counts, displs};
+    }
 
 private:
     std::uint32_t n_;
@@ -149,12 +159,7 @@ private:
     void gather_out_degrees() {
         std::vector<std::uint32_t> mine;
         for (const auto& p : local_) mine.push_back(static_cast<std::uint32_t>(p.out_neighbors_size()));
-        std::vector<int> counts(static_cast<std::size_t>(blocks_.processes()));
-        std::vector<int> displs(counts.size());
-        for (int q = 0; q < blocks_.processes(); ++q) {
-            counts[static_cast<std::size_t>(q)] = static_cast<int>(blocks_.begin(q + 1) - blocks_.begin(q));
-            displs[static_cast<std::size_t>(q)] = static_cast<int>(blocks_.begin(q));
-        }
+        const auto [counts, displs] = blocks_.layout();
         out_degree_.assign(blocks_.num_ranks(), 0);
         MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_UINT32_T, out_degree_.data(), counts.data(),
                        displs.data(), MPI_UINT32_T, comm_);
@@ -226,13 +231,8 @@ private:
                                                      static_cast<std::size_t>(p.out_neighbors_size()));
             mine.push_back(rank_neighborhood_hash(r, in, out));
         }
-        std::vector<int> counts(static_cast<std::size_t>(blocks_.processes()));
-        std::vector<int> displs(counts.size());
-        for (int q = 0; q < blocks_.processes(); ++q) {
-            counts[static_cast<std::size_t>(q)] = static_cast<int>(blocks_.begin(q + 1) - blocks_.begin(q));
-            displs[static_cast<std::size_t>(q)] = static_cast<int>(blocks_.begin(q));
-        }
-        const bool root = is_root();
+        const auto [counts, displs] = blocks_.layout();
+        const bool root = blocks_.process() == 0;
         std::vector<std::uint64_t> all(root ? blocks_.num_ranks() : 0);
         MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(), counts.data(), displs.data(),
                     MPI_UINT64_T, 0, comm_);
@@ -246,12 +246,6 @@ private:
                 throw Violation("pattern belongs to another topology than the one given");
             }
         });
-    }
-
-    [[nodiscard]] bool is_root() const {
-        int process = 0;
-        MPI_Comm_rank(comm_, &process);
-        return process == 0;
     }
 
     /// Every item names an existing out-slot of its origin.

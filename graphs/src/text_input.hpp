@@ -23,18 +23,25 @@ inline std::string load(const std::string& path) {
     }
 }
 
+/// @brief The line of `text` that starts at `pos` (without its "\n" or "\r\n"), moving `pos`
+/// past it; false at the end of the text.
+inline bool cut_line(std::string_view text, std::size_t& pos, std::string_view& line, bool& ends_with_newline) {
+    if (pos >= text.size()) return false;
+    const auto end = text.find('\n', pos);
+    const auto stop = end == std::string_view::npos ? text.size() : end;
+    line = text.substr(pos, stop - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ends_with_newline = end != std::string_view::npos;
+    pos = stop + 1;
+    return true;
+}
+
 /// @brief Splits a buffer into lines, tracking 1-based line numbers.
 class LineReader {
 public:
     explicit LineReader(std::string_view text) : text_(text) {}
     bool next(std::string_view& line) {
-        if (pos_ >= text_.size()) return false;
-        const auto end = text_.find('\n', pos_);
-        const auto stop = end == std::string_view::npos ? text_.size() : end;
-        line = text_.substr(pos_, stop - pos_);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        ends_with_newline_ = end != std::string_view::npos;
-        pos_ = stop + 1;
+        if (!cut_line(text_, pos_, line, ends_with_newline_)) return false;
         ++number_;
         return true;
     }
@@ -54,19 +61,10 @@ private:
 /// held whole (a line longer than a block grows the buffer to hold it).
 class FileLineReader {
 public:
-    explicit FileLineReader(const std::string& path) : path_(path), file_(open(path)) {}
+    explicit FileLineReader(const std::string& path) : file_(open(path)) {}
     bool next(std::string_view& line) {
-        auto end = buffer_.find('\n', pos_);
-        while (end == std::string::npos && offset_ < file_.size()) {
-            refill();
-            end = buffer_.find('\n', pos_);
-        }
-        if (pos_ >= buffer_.size()) return false;
-        const auto stop = end == std::string::npos ? buffer_.size() : end;
-        line = std::string_view(buffer_).substr(pos_, stop - pos_);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        ends_with_newline_ = end != std::string::npos;
-        pos_ = stop + 1;
+        while (buffer_.find('\n', pos_) == std::string::npos && offset_ < file_.size()) refill();
+        if (!cut_line(buffer_, pos_, line, ends_with_newline_)) return false;
         ++number_;
         return true;
     }
@@ -100,7 +98,6 @@ private:
         }
     }
 
-    std::string path_;
     RegularFile file_;
     std::string buffer_;
     std::size_t pos_ = 0;
