@@ -249,12 +249,7 @@ void serialize_local(const Engine& engine, const PatternBuilder& builder, const 
 /// One file per rank; the checksums gathered in rank order into the manifest on process 0.
 void write_per_rank(MPI_Comm comm, const Engine& engine, const std::vector<std::uint64_t>& checksums,
                     schema::Manifest& manifest) {
-    std::vector<int> counts(static_cast<std::size_t>(engine.processes()));
-    std::vector<int> displs(counts.size());
-    for (int q = 0; q < engine.processes(); ++q) {
-        counts[static_cast<std::size_t>(q)] = static_cast<int>(engine.first_rank_of(q + 1) - engine.first_rank_of(q));
-        displs[static_cast<std::size_t>(q)] = static_cast<int>(engine.first_rank_of(q));
-    }
+    const auto [counts, displs] = engine.blocks().gather_layout();
     const bool root = engine.process() == 0;
     std::vector<std::uint64_t> all(root ? manifest.num_ranks() : 0);
     MPI_Gatherv(checksums.data(), static_cast<int>(checksums.size()), MPI_UINT64_T, all.data(), counts.data(),

@@ -25,28 +25,24 @@ constexpr std::size_t kRecordHeader = 3;
 // Tag of the engine's point-to-point routing messages on its private communicator.
 constexpr int kRouteTag = 1;
 
-Engine::Engine(MPI_Comm comm, std::uint32_t num_ranks) : num_ranks_(num_ranks) {
+namespace {
+
+int size_of(MPI_Comm comm) {
+    int size = 1;
+    check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    return size;
+}
+
+}  // namespace
+
+Engine::Engine(MPI_Comm comm, std::uint32_t num_ranks)
+    : processes_(size_of(comm)), num_ranks_(num_ranks), blocks_(num_ranks, processes_) {
     check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
     check_mpi(MPI_Comm_rank(comm_, &process_), "MPI_Comm_rank");
-    check_mpi(MPI_Comm_size(comm_, &processes_), "MPI_Comm_size");
-    begin_.resize(static_cast<std::size_t>(processes_) + 1);
-    const std::uint64_t base = num_ranks / static_cast<std::uint64_t>(processes_);
-    const std::uint64_t extra = num_ranks % static_cast<std::uint64_t>(processes_);
-    std::uint64_t next = 0;
-    for (int q = 0; q < processes_; ++q) {
-        begin_[static_cast<std::size_t>(q)] = static_cast<std::uint32_t>(next);
-        next += base + (static_cast<std::uint64_t>(q) < extra ? 1 : 0);
-    }
-    begin_[static_cast<std::size_t>(processes_)] = num_ranks;
 }
 
 Engine::~Engine() {
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-}
-
-int Engine::owner(std::uint32_t v) const {
-    const auto it = std::upper_bound(begin_.begin(), begin_.end(), v);
-    return static_cast<int>(it - begin_.begin()) - 1;
 }
 
 std::span<const Message> Engine::inbox(std::uint32_t v) const {

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "nbr/compiler/compile.hpp"
+#include "nbr/compiler/rank_blocks.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
@@ -24,38 +25,24 @@ std::string describe(std::uint32_t rank, std::uint32_t step, std::uint32_t index
 /// The ranks each process holds: contiguous blocks in process order.
 class Blocks {
 public:
-    Blocks(MPI_Comm comm, std::uint32_t n) : n_(n) {
-        MPI_Comm_size(comm, &processes_);
-        MPI_Comm_rank(comm, &process_);
-        for (int q = 0; q <= processes_; ++q) {
-            begin_.push_back(static_cast<std::uint32_t>(std::uint64_t{n} * static_cast<std::uint64_t>(q) /
-                                                        static_cast<std::uint64_t>(processes_)));
-        }
-    }
-    [[nodiscard]] std::uint32_t begin(int q) const { return begin_[static_cast<std::size_t>(q)]; }
-    [[nodiscard]] std::uint32_t local_begin() const { return begin(process_); }
-    [[nodiscard]] std::uint32_t local_end() const { return begin(process_ + 1); }
-    [[nodiscard]] int owner(std::uint32_t rank) const {
-        return static_cast<int>(std::upper_bound(begin_.begin(), begin_.end(), rank) - begin_.begin()) - 1;
-    }
-    [[nodiscard]] int processes() const { return processes_; }
+    Blocks(MPI_Comm comm, std::uint32_t n) : blocks_(n, size_of(comm)) { MPI_Comm_rank(comm, &process_); }
+    [[nodiscard]] std::uint32_t local_begin() const { return blocks_.begin(process_); }
+    [[nodiscard]] std::uint32_t local_end() const { return blocks_.end(process_); }
+    [[nodiscard]] int owner(std::uint32_t rank) const { return blocks_.owner(rank); }
+    [[nodiscard]] int processes() const { return blocks_.parts(); }
     [[nodiscard]] int process() const { return process_; }
-    [[nodiscard]] std::uint32_t num_ranks() const { return n_; }
+    [[nodiscard]] std::uint32_t num_ranks() const { return blocks_.num_ranks(); }
     /// Counts and displacements of the blocks, for gathering one value per rank.
-    [[nodiscard]] std::pair<std::vector<int>, std::vector<int>> layout() const {
-        std::vector<int> counts, displs;
-        for (int q = 0; q < processes_; ++q) {
-            counts.push_back(static_cast<int>(begin(q + 1) - begin(q)));
-            displs.push_back(static_cast<int>(begin(q)));
-        }
-        return {counts, displs};
-    }
+    [[nodiscard]] std::pair<std::vector<int>, std::vector<int>> layout() const { return blocks_.gather_layout(); }
 
 private:
-    std::uint32_t n_;
-    int processes_ = 1;
+    static int size_of(MPI_Comm comm) {
+        int size = 1;
+        MPI_Comm_size(comm, &size);
+        return size;
+    }
+    RankBlocks blocks_;
     int process_ = 0;
-    std::vector<std::uint32_t> begin_;
 };
 
 /// Words for each process, exchanged with one MPI_Alltoallv; returns what arrived, in process
@@ -474,10 +461,9 @@ VerifyReport verify_patterns(const std::vector<schema::RankPattern>& patterns, s
 std::vector<schema::RankPattern> read_all_rank_patterns(const std::filesystem::path& dir,
                                                         const schema::Manifest& manifest) {
     std::vector<schema::RankPattern> patterns;
-    patterns.reserve(manifest.num_ranks());
-    for (std::uint32_t r = 0; r < manifest.num_ranks(); ++r) {
-        patterns.push_back(read_rank_pattern(dir, r, manifest));
-    }
+    patterns.resize(manifest.num_ranks());
+    RankPatternReader reader(dir, manifest, 0, manifest.num_ranks());
+    for (auto& pattern : patterns) reader.next(pattern);
     return patterns;
 }
 
@@ -486,10 +472,10 @@ namespace {
 VerifyReport verify_single(MPI_Comm comm, const std::filesystem::path& dir, const schema::Manifest& manifest,
                            const Topology* expected) {
     const auto [begin, end] = verify_block(comm, manifest.num_ranks());
-    std::vector<schema::RankPattern> local;
-    local.reserve(end - begin);
+    std::vector<schema::RankPattern> local(end - begin);
     internal::collective_try(comm, [&] {
-        for (std::uint32_t r = begin; r < end; ++r) local.push_back(read_rank_pattern(dir, r, manifest));
+        RankPatternReader reader(dir, manifest, begin, end);
+        for (auto& pattern : local) reader.next(pattern);
     });
     VerifyReport report = verify_patterns(comm, local, manifest.num_ranks(), manifest.topology_hash(), expected);
     if (report.ok && report.edges != manifest.num_edges()) {

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <numeric>
+#include <span>
 #include <sstream>
 #include <vector>
 
@@ -167,15 +169,19 @@ Topology parse_edge_list(std::string_view text, const std::string& path, std::op
     return parse_edges([&] { return LineReader(text); }, path, ranks, max_ranks);
 }
 
-Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
-    return parse_matrix_market(load(path), path, ranks, max_ranks);
-}
+namespace {
 
-Topology parse_matrix_market(std::string_view text, const std::string& path, std::optional<std::uint32_t> ranks,
-                             std::uint32_t max_ranks) {
-    LineReader lines(text);
-    std::string_view line;
-    if (!lines.next(line)) throw InputError(path + ": empty file");
+/// What the header and size line of a Matrix Market file declare.
+struct MatrixMarketShape {
+    std::uint64_t rows = 0, cols = 0, entries = 0;
+    int value_columns = 0;  ///< per entry line: 0 (pattern), 1 (real, integer) or 2 (complex)
+    bool general = true;    ///< false: symmetric, skew-symmetric or hermitian (A(j,i) implied)
+    std::string field, symmetry;
+    std::uint32_t parts = 0;  ///< ranks: rows and columns are split into this many blocks
+};
+
+/// The field and symmetry of a Matrix Market header line. @throws InputError naming line 1.
+void parse_mtx_banner(std::string_view line, const std::string& path, MatrixMarketShape& shape) {
     const auto header = fields_of(line);
     if (header.size() != 5 || lower(header[0]) != "%%matrixmarket") {
         throw InputError(where(path, 1) +
@@ -189,112 +195,183 @@ Topology parse_matrix_market(std::string_view text, const std::string& path, std
         throw InputError(where(path, 1) + "format '" + excerpt(header[2]) +
                          "' is not supported: a process graph needs a sparse 'coordinate' matrix");
     }
-    const std::string field = lower(header[3]);
-    int value_columns = 0;
-    if (field == "pattern") {
-        value_columns = 0;
-    } else if (field == "integer" || field == "real" || field == "double") {
-        value_columns = 1;
-    } else if (field == "complex") {
-        value_columns = 2;
+    shape.field = lower(header[3]);
+    if (shape.field == "pattern") {
+        shape.value_columns = 0;
+    } else if (shape.field == "integer" || shape.field == "real" || shape.field == "double") {
+        shape.value_columns = 1;
+    } else if (shape.field == "complex") {
+        shape.value_columns = 2;
     } else {
         throw InputError(where(path, 1) + "unknown field '" + excerpt(header[3]) + "'");
     }
-    const std::string symmetry = lower(header[4]);
-    const bool general = symmetry == "general";
-    if (!general && symmetry != "symmetric" && symmetry != "skew-symmetric" && symmetry != "hermitian") {
+    shape.symmetry = lower(header[4]);
+    const std::string& symmetry = shape.symmetry;
+    shape.general = symmetry == "general";
+    if (!shape.general && symmetry != "symmetric" && symmetry != "skew-symmetric" && symmetry != "hermitian") {
         throw InputError(where(path, 1) + "unknown symmetry '" + excerpt(header[4]) + "'");
     }
-    if (symmetry == "hermitian" && field != "complex") {
+    if (symmetry == "hermitian" && shape.field != "complex") {
         throw InputError(where(path, 1) + "hermitian symmetry needs complex values");
     }
+}
 
-    // Size line after comments.
-    std::uint64_t rows = 0, cols = 0, entries = 0;
-    bool have_size = false;
+/// Reads the header and the size line, checks them against the rank limit and the bytes that
+/// follow, and leaves `lines` at the first entry. @throws InputError naming file and line.
+template <class Lines>
+MatrixMarketShape read_mtx_shape(Lines& lines, const std::string& path, std::optional<std::uint32_t> ranks,
+                                 std::uint32_t max_ranks) {
+    MatrixMarketShape shape;
+    std::string_view line;
+    if (!lines.next(line)) throw InputError(path + ": empty file");
+    parse_mtx_banner(line, path, shape);
     std::size_t size_line = 0;
-    while (lines.next(line)) {
+    while (size_line == 0 && lines.next(line)) {
         const auto fields = fields_of(line);
         if (fields.empty() || fields[0].front() == '%') continue;
-        if (fields.size() != 3 || !parse_unsigned(fields[0], rows) || !parse_unsigned(fields[1], cols) ||
-            !parse_unsigned(fields[2], entries)) {
+        if (fields.size() != 3 || !parse_unsigned(fields[0], shape.rows) || !parse_unsigned(fields[1], shape.cols) ||
+            !parse_unsigned(fields[2], shape.entries)) {
             throw InputError(where(path, lines.number()) + "expected the size line 'rows cols entries'");
         }
-        have_size = true;
         size_line = lines.number();
-        break;
     }
-    if (!have_size) throw InputError(path + ": size line missing (file truncated?)");
-    if (rows == 0 || cols == 0) throw InputError(path + ": matrix has no rows or no columns");
-    if (!general && rows != cols) {
-        throw InputError(path + ": " + symmetry + " matrix must be square, is " + std::to_string(rows) + "x" +
-                         std::to_string(cols));
+    if (size_line == 0) throw InputError(path + ": size line missing (file truncated?)");
+    if (shape.rows == 0 || shape.cols == 0) throw InputError(path + ": matrix has no rows or no columns");
+    if (!shape.general && shape.rows != shape.cols) {
+        throw InputError(path + ": " + shape.symmetry + " matrix must be square, is " + std::to_string(shape.rows) +
+                         "x" + std::to_string(shape.cols));
     }
-    if (!ranks && rows > max_ranks) {
-        throw InputError(where(path, size_line) + std::to_string(rows) +
-                         " rows, one rank per row: " + too_many_ranks(rows, max_ranks) + "; give --ranks");
+    if (!ranks && shape.rows > max_ranks) {
+        throw InputError(where(path, size_line) + std::to_string(shape.rows) +
+                         " rows, one rank per row: " + too_many_ranks(shape.rows, max_ranks) + "; give --ranks");
     }
     if (ranks && *ranks > max_ranks) throw InputError(path + ": " + too_many_ranks(*ranks, max_ranks));
-    const std::uint32_t parts = ranks ? *ranks : static_cast<std::uint32_t>(rows);
-    if (parts == 0) throw InputError(path + ": number of ranks must be positive");
+    shape.parts = ranks ? *ranks : static_cast<std::uint32_t>(shape.rows);
+    if (shape.parts == 0) throw InputError(path + ": number of ranks must be positive");
     // Every entry line takes at least 4 bytes ("1 1" and a line end; the last may lack it).
     const std::uint64_t room = lines.remaining() / 4 + 1;
-    if (entries > room) {
-        throw InputError(where(path, size_line) + "declares " + std::to_string(entries) + " entries, but the " +
+    if (shape.entries > room) {
+        throw InputError(where(path, size_line) + "declares " + std::to_string(shape.entries) + " entries, but the " +
                          std::to_string(lines.remaining()) + " bytes after it hold at most " + std::to_string(room) +
                          " (file truncated?)");
     }
+    return shape;
+}
 
-    std::vector<Edge> pairs;
-    pairs.reserve(general ? entries : 2 * entries);
+/// Checks one entry line and returns its 0-based (row, column). @throws InputError.
+template <class Lines>
+std::pair<std::uint64_t, std::uint64_t> parse_mtx_entry(std::span<const std::string_view> fields, const Lines& lines,
+                                                        const MatrixMarketShape& shape, const std::string& path) {
+    if (fields.size() != static_cast<std::size_t>(2 + shape.value_columns)) {
+        throw InputError(where(path, lines.number()) + "expected " + std::to_string(2 + shape.value_columns) +
+                         " columns for a '" + shape.field + "' matrix, found " + std::to_string(fields.size()) +
+                         (lines.ends_with_newline() ? "" : " (file truncated?)"));
+    }
+    std::uint64_t i = 0, j = 0;
+    if (!parse_unsigned(fields[0], i) || !parse_unsigned(fields[1], j)) {
+        throw InputError(where(path, lines.number()) + "indices must be positive integers");
+    }
+    for (int v = 0; v < shape.value_columns; ++v) {
+        if (!parse_number(fields[2 + v])) {
+            throw InputError(where(path, lines.number()) + "bad value '" + excerpt(fields[2 + v]) + "'");
+        }
+    }
+    if (i < 1 || i > shape.rows || j < 1 || j > shape.cols) {
+        throw InputError(where(path, lines.number()) + "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                         ") outside the " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) + " matrix");
+    }
+    return {i - 1, j - 1};
+}
+
+/// Checks every entry line after the size line and calls `emit(edge)` for each entry (and,
+/// unless general, its implied transpose) whose row and column blocks differ: A(i,j) makes
+/// the owner of x_j (column block) send to the owner of y_i (row block).
+template <class Lines, class Emit>
+void for_each_mtx_edge(Lines& lines, const MatrixMarketShape& shape, const std::string& path, const Emit& emit) {
+    const auto pair = [&](std::uint64_t row, std::uint64_t col) {
+        const auto col_owner = block_owner(col, shape.cols, shape.parts);
+        const auto row_owner = block_owner(row, shape.rows, shape.parts);
+        if (col_owner != row_owner) emit(Edge{col_owner, row_owner});
+    };
+    std::string_view line;
     std::uint64_t seen = 0;
     while (lines.next(line)) {
         const auto fields = fields_of(line);
         if (fields.empty() || fields[0].front() == '%') continue;
-        if (seen == entries) {
-            throw InputError(where(path, lines.number()) + "more entries than the " + std::to_string(entries) +
+        if (seen == shape.entries) {
+            throw InputError(where(path, lines.number()) + "more entries than the " + std::to_string(shape.entries) +
                              " the size line declares");
         }
-        if (fields.size() != static_cast<std::size_t>(2 + value_columns)) {
-            throw InputError(where(path, lines.number()) + "expected " + std::to_string(2 + value_columns) +
-                             " columns for a '" + field + "' matrix, found " + std::to_string(fields.size()) +
-                             (lines.ends_with_newline() ? "" : " (file truncated?)"));
-        }
-        std::uint64_t i = 0, j = 0;
-        if (!parse_unsigned(fields[0], i) || !parse_unsigned(fields[1], j)) {
-            throw InputError(where(path, lines.number()) + "indices must be positive integers");
-        }
-        for (int v = 0; v < value_columns; ++v) {
-            if (!parse_number(fields[2 + v])) {
-                throw InputError(where(path, lines.number()) + "bad value '" + excerpt(fields[2 + v]) + "'");
-            }
-        }
-        if (i < 1 || i > rows || j < 1 || j > cols) {
-            throw InputError(where(path, lines.number()) + "entry (" + std::to_string(i) + ", " + std::to_string(j) +
-                             ") outside the " + std::to_string(rows) + "x" + std::to_string(cols) + " matrix");
-        }
+        const auto [i, j] = parse_mtx_entry(fields, lines, shape, path);
         ++seen;
-        --i;
-        --j;
-        // A(i,j): the owner of x_j (column block) sends to the owner of y_i (row block).
-        const auto col_owner = block_owner(j, cols, parts);
-        const auto row_owner = block_owner(i, rows, parts);
-        if (col_owner != row_owner) pairs.push_back({col_owner, row_owner});
-        if (!general && i != j) {
-            // The implied A(j,i).
-            const auto col_owner_t = block_owner(i, cols, parts);
-            const auto row_owner_t = block_owner(j, rows, parts);
-            if (col_owner_t != row_owner_t) pairs.push_back({col_owner_t, row_owner_t});
-        }
+        pair(i, j);
+        if (!shape.general && i != j) pair(j, i);
     }
-    if (seen < entries) {
-        throw InputError(path + ": " + std::to_string(seen) + " entries found, " + std::to_string(entries) +
+    if (seen < shape.entries) {
+        throw InputError(path + ": " + std::to_string(seen) + " entries found, " + std::to_string(shape.entries) +
                          " declared (file truncated?)");
     }
-    std::sort(pairs.begin(), pairs.end(),
-              [](const Edge& a, const Edge& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; });
-    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    return Topology::from_edges(parts, pairs);
+}
+
+/// Reads a Matrix Market file in two passes over `make_lines()`, holding neither the text nor
+/// an edge array: the first checks every line and counts each source rank's edges, the second
+/// places their targets in one array, which is then sorted and freed of repeats per source.
+/// The topology has each distinct (source, destination) pair once, in ascending order.
+template <class MakeLines>
+Topology parse_mtx(const MakeLines& make_lines, const std::string& path, std::optional<std::uint32_t> ranks,
+                   std::uint32_t max_ranks) {
+    MatrixMarketShape shape;
+    std::vector<std::uint64_t> offsets;  // rank r's targets at [offsets[r], offsets[r + 1])
+    {
+        auto lines = make_lines();
+        shape = read_mtx_shape(lines, path, ranks, max_ranks);
+        offsets.assign(std::size_t{shape.parts} + 1, 0);
+        for_each_mtx_edge(lines, shape, path, [&](const Edge& e) { ++offsets[e.src + 1]; });
+    }
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    std::vector<std::uint32_t> targets(offsets.back());
+    {
+        std::vector<std::uint64_t> next(offsets.begin(), offsets.end() - 1);
+        auto lines = make_lines();
+        (void)read_mtx_shape(lines, path, ranks, max_ranks);
+        for_each_mtx_edge(lines, shape, path, [&](const Edge& e) {
+            if (next[e.src] == offsets[e.src + 1]) throw InputError(path + ": the file changed while being read");
+            targets[next[e.src]++] = e.dst;
+        });
+    }
+    std::vector<std::uint64_t> out_degree(shape.parts, 0), in_degree(shape.parts, 0);
+    std::uint64_t kept = 0;
+    for (std::uint32_t r = 0; r < shape.parts; ++r) {
+        const auto first = targets.begin() + static_cast<std::ptrdiff_t>(offsets[r]);
+        auto last = targets.begin() + static_cast<std::ptrdiff_t>(offsets[r + 1]);
+        std::sort(first, last);
+        last = std::unique(first, last);
+        offsets[r] = kept;  // compacted in place: kept never passes the old offsets[r]
+        std::copy(first, last, targets.begin() + static_cast<std::ptrdiff_t>(kept));
+        out_degree[r] = static_cast<std::uint64_t>(last - first);
+        kept += out_degree[r];
+    }
+    offsets[shape.parts] = kept;
+    targets.resize(kept);
+    for (const auto t : targets) ++in_degree[t];
+    return Topology::from_counted_edges(shape.parts, std::move(out_degree), std::move(in_degree),
+                                        [&](const auto& emit) {
+                                            for (std::uint32_t r = 0; r < shape.parts; ++r) {
+                                                for (auto k = offsets[r]; k < offsets[r + 1]; ++k)
+                                                    emit(Edge{r, targets[k]});
+                                            }
+                                        });
+}
+
+}  // namespace
+
+Topology read_matrix_market(const std::string& path, std::optional<std::uint32_t> ranks, std::uint32_t max_ranks) {
+    return parse_mtx([&] { return internal::FileLineReader(path); }, path, ranks, max_ranks);
+}
+
+Topology parse_matrix_market(std::string_view text, const std::string& path, std::optional<std::uint32_t> ranks,
+                             std::uint32_t max_ranks) {
+    return parse_mtx([&] { return LineReader(text); }, path, ranks, max_ranks);
 }
 
 Topology read_topology(const std::string& path, InputFormat format, std::optional<std::uint32_t> ranks,

@@ -70,6 +70,10 @@ public:
     }
     [[nodiscard]] std::size_t number() const { return number_; }
     [[nodiscard]] bool ends_with_newline() const { return ends_with_newline_; }
+    /// @brief Bytes after the current line.
+    [[nodiscard]] std::uint64_t remaining() const {
+        return (pos_ >= buffer_.size() ? 0 : buffer_.size() - pos_) + (file_.size() - offset_);
+    }
 
 private:
     static constexpr std::uint64_t kBlock = std::uint64_t{1} << 22;

@@ -1,5 +1,6 @@
 #include "nbr/schema/packed.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "nbr/schema/file_io.hpp"
@@ -111,24 +112,89 @@ std::string encode_packed_record(std::uint64_t compile_id, std::uint64_t rank, c
     return out;
 }
 
-PackedSlice read_packed_slice(const std::filesystem::path& dir, std::uint32_t rank, const schema::Manifest& manifest) {
-    const auto path = dir / packed_file_name();
-    const std::string file = path.string();
+struct PackedReader::State {
+    State(const std::filesystem::path& dir, const schema::Manifest& manifest_in, std::uint64_t block)
+        : file((dir / packed_file_name()).string()),
+          pack(dir / packed_file_name()),
+          manifest(manifest_in),
+          block_bytes(block) {}
+    std::string file;
+    RegularFile pack;
+    const schema::Manifest& manifest;
+    std::uint64_t block_bytes;
+    std::string index;  ///< records of ranks [index_first, index_first + index.size() / 32)
+    std::uint64_t index_first = 0;
+    std::string data;  ///< the file's bytes from data_offset
+    std::uint64_t data_offset = 0;
+};
+
+PackedReader::PackedReader(const std::filesystem::path& dir, const schema::Manifest& manifest,
+                           std::uint64_t block_bytes) {
     try {
-        const RegularFile pack(path);
-        check_header(pack.read_at(0, kPackedHeaderBytes), pack.size(), manifest, file);
-        const auto record = check_record(pack.read_at(packed_record_offset(rank), kPackedRecordBytes), rank,
-                                         pack.size(), manifest, file);
-        PackedSlice slice;
-        slice.bytes = pack.read_at(record.offset, record.length);
-        if (internal::checksum64(slice.bytes) != record.checksum) {
-            fail(PatternErrorKind::checksum, file, "rank " + std::to_string(rank) + "'s pattern corrupted");
-        }
-        slice.bytes_read = pack.bytes_read();
-        return slice;
+        state_ = std::make_unique<State>(dir, manifest, block_bytes);
+        check_header(state_->pack.read_at(0, kPackedHeaderBytes), state_->pack.size(), manifest, state_->file);
     } catch (const FileError& error) {
         throw PatternError(PatternErrorKind::io, error.what());
     }
+}
+
+PackedReader::~PackedReader() = default;
+
+std::uint64_t PackedReader::bytes_read() const noexcept {
+    return state_->pack.bytes_read();
+}
+
+PackedRecord PackedReader::record(std::uint32_t rank) {
+    State& s = *state_;
+    if (rank >= s.manifest.num_ranks()) {
+        fail(PatternErrorKind::size, s.file,
+             "rank " + std::to_string(rank) + " but the manifest describes " + std::to_string(s.manifest.num_ranks()) +
+                 " ranks");
+    }
+    const std::uint64_t held = s.index.size() / kPackedRecordBytes;
+    if (rank < s.index_first || rank >= s.index_first + held) {
+        const std::uint64_t count = std::clamp<std::uint64_t>(s.block_bytes / kPackedRecordBytes, 1,
+                                                              s.manifest.num_ranks() - std::uint64_t{rank});
+        s.index = s.pack.read_at(packed_record_offset(rank), count * kPackedRecordBytes);
+        s.index_first = rank;
+    }
+    const std::uint64_t at = (rank - s.index_first) * kPackedRecordBytes;
+    const std::string bytes = at < s.index.size() ? s.index.substr(at, kPackedRecordBytes) : std::string();
+    return check_record(bytes, rank, s.pack.size(), s.manifest, s.file);
+}
+
+std::string_view PackedReader::bytes_of(const PackedRecord& record) {
+    State& s = *state_;
+    const bool held = record.offset >= s.data_offset && record.offset - s.data_offset <= s.data.size() &&
+                      record.length <= s.data.size() - (record.offset - s.data_offset);
+    if (!held) {
+        // check_record bounded the slice by the file's size, so the read allocates no more.
+        s.data = s.pack.read_at(record.offset, std::max(record.length, s.block_bytes));
+        s.data_offset = record.offset;
+        if (s.data.size() < record.length) fail(PatternErrorKind::checksum, s.file, "truncated while being read");
+    }
+    return std::string_view(s.data).substr(record.offset - s.data_offset, record.length);
+}
+
+std::string_view PackedReader::slice(std::uint32_t rank) {
+    try {
+        const auto checked = record(rank);
+        const auto bytes = bytes_of(checked);
+        if (internal::checksum64(bytes) != checked.checksum) {
+            fail(PatternErrorKind::checksum, state_->file, "rank " + std::to_string(rank) + "'s pattern corrupted");
+        }
+        return bytes;
+    } catch (const FileError& error) {
+        throw PatternError(PatternErrorKind::io, error.what());
+    }
+}
+
+PackedSlice read_packed_slice(const std::filesystem::path& dir, std::uint32_t rank, const schema::Manifest& manifest) {
+    PackedReader reader(dir, manifest, 0);
+    PackedSlice slice;
+    slice.bytes = std::string(reader.slice(rank));
+    slice.bytes_read = reader.bytes_read();
+    return slice;
 }
 
 }  // namespace nbr

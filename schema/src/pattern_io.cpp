@@ -1,6 +1,9 @@
 #include "nbr/schema/pattern_io.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
+#include <memory>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -256,15 +259,15 @@ namespace {
 
 /// Checks bytes whose checksum matched (or, with `checksum_ok` false, did not): rank file of
 /// another compile or corrupted; then version, rank, size, topology, compile and structure.
-schema::RankPattern parse_checked(const std::string& bytes, const std::string& file, std::uint32_t rank,
-                                  const schema::Manifest& manifest, bool checksum_ok) {
+void parse_checked(std::string_view bytes, const std::string& file, std::uint32_t rank,
+                   const schema::Manifest& manifest, bool checksum_ok, schema::RankPattern& pattern) {
     if (!checksum_ok) {
-        check_same_compile(bytes, rank, manifest, file);
+        check_same_compile(std::string(bytes), rank, manifest, file);
         throw PatternError(PatternErrorKind::checksum,
                            file + ": checksum does not match the manifest (file truncated or corrupted)");
     }
-    schema::RankPattern pattern;
-    if (!pattern.ParseFromString(bytes)) {
+    if (bytes.size() > static_cast<std::size_t>(INT_MAX) ||
+        !pattern.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
         throw PatternError(PatternErrorKind::corrupt, file + ": not a valid rank pattern");
     }
     check_version(pattern.format_version(), file);
@@ -285,7 +288,6 @@ schema::RankPattern parse_checked(const std::string& bytes, const std::string& f
                                                         "recompile or copy the whole directory");
     }
     validate_rank_pattern(pattern, file);
-    return pattern;
 }
 
 void check_rank_in_range(std::uint32_t rank, const schema::Manifest& manifest, const std::string& file) {
@@ -310,7 +312,9 @@ schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uin
     if (is_packed(manifest)) {
         const auto slice = read_packed_slice(dir, rank, manifest);
         if (bytes_read != nullptr) *bytes_read += slice.bytes_read;
-        return parse_checked(slice.bytes, source, rank, manifest, true);
+        schema::RankPattern pattern;
+        parse_checked(slice.bytes, source, rank, manifest, true, pattern);
+        return pattern;
     }
     const auto bytes = read_file(dir / rank_file_name(rank));
     if (bytes_read != nullptr) *bytes_read += bytes.size();
@@ -325,7 +329,51 @@ schema::RankPattern parse_rank_pattern(const std::string& bytes, const std::stri
                            file + ": the manifest lists no rank checksums (a packed or multi-variant directory)");
     }
     const bool ok = internal::checksum64(bytes) == manifest.rank_checksums(static_cast<int>(rank));
-    return parse_checked(bytes, file, rank, manifest, ok);
+    schema::RankPattern pattern;
+    parse_checked(bytes, file, rank, manifest, ok, pattern);
+    return pattern;
+}
+
+struct RankPatternReader::State {
+    std::filesystem::path dir;
+    const schema::Manifest& manifest;
+    std::uint32_t next, end;
+    std::unique_ptr<PackedReader> packed;
+    std::uint64_t file_bytes = 0;  ///< read from rank files
+};
+
+RankPatternReader::RankPatternReader(const std::filesystem::path& dir, const schema::Manifest& manifest,
+                                     std::uint32_t begin, std::uint32_t end)
+    : state_(std::make_unique<State>(State{dir, manifest, begin, std::min(end, manifest.num_ranks()), nullptr})) {
+    if (is_packed(manifest) && state_->next < state_->end) {
+        state_->packed = std::make_unique<PackedReader>(dir, manifest, kReadBlockBytes);
+    }
+}
+
+RankPatternReader::~RankPatternReader() = default;
+
+bool RankPatternReader::next(schema::RankPattern& pattern) {
+    State& s = *state_;
+    if (s.next >= s.end) return false;
+    const std::uint32_t rank = s.next;
+    const std::string source = rank_pattern_source(s.dir, rank, s.manifest);
+    if (s.packed) {
+        parse_checked(s.packed->slice(rank), source, rank, s.manifest, true, pattern);
+    } else {
+        const auto bytes = read_file(s.dir / rank_file_name(rank));
+        s.file_bytes += bytes.size();
+        pattern = parse_rank_pattern(bytes, source, rank, s.manifest);
+    }
+    ++s.next;
+    return true;
+}
+
+std::uint32_t RankPatternReader::rank() const noexcept {
+    return state_->next - 1;
+}
+
+std::uint64_t RankPatternReader::bytes_read() const noexcept {
+    return state_->file_bytes + (state_->packed ? state_->packed->bytes_read() : 0);
 }
 
 }  // namespace nbr

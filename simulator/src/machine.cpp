@@ -63,6 +63,7 @@ LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const
                                  &L::recv_byte_overhead_ns, false) *
                      kPsPerNs;
     if (spec.has_eager_limit_bytes()) c.eager_limit = spec.eager_limit_bytes();
+    c.concurrent_injection = spec.concurrent_injection();
     c.post_recv_ps = check.value(spec, p + "post_recv_overhead_us", &L::has_post_recv_overhead_us,
                                  &L::post_recv_overhead_us, false) *
                      kPsPerUs;
@@ -151,6 +152,11 @@ void check_format(const schema::Machine& spec, const Checker& check) {
           "post_recv_overhead_us");
     needs(3, spec.uplinks_per_switch() > 0, "uplinks_per_switch");
     needs(3, spec.has_uplink(), "uplink");
+    needs(4, spec.nic_sharing() != schema::FIRST_COME, "nic_sharing");
+    needs(4,
+          spec.socket().concurrent_injection() || spec.node().concurrent_injection() ||
+              spec.network().concurrent_injection() || spec.leaf().concurrent_injection(),
+          "concurrent_injection");
 }
 
 /// Format 3: the leaf switches' uplinks, which need the switch level.
@@ -207,6 +213,7 @@ Machine machine_from_spec(const schema::Machine& spec, const std::string& source
     m.switch_ps =
         check.value(spec, "switch_us", &schema::Machine::has_switch_us, &schema::Machine::switch_us, false) * kPsPerUs;
     read_uplinks(spec, check, m);
+    m.nic_sharing = spec.nic_sharing() == schema::FAIR ? NicSharing::fair : NicSharing::first_come;
     m.sources.assign(spec.sources().begin(), spec.sources().end());
     m.spec = spec;
     return m;

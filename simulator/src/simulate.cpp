@@ -2,6 +2,7 @@
 #include "nbr/simulator/simulate.hpp"
 
 #include "event_queue.hpp"
+#include "shared_link.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -25,14 +26,15 @@ double us(Time t) {
 
 /// What happens to a message next.
 enum class Stage : std::uint8_t {
-    send,     ///< the sender's CPU packs (if staged) and pays o_s + O_s·b
-    request,  ///< rendezvous: the request reaches the receiver, whose CPU answers it
-    inject,   ///< the data leaves the sender (rank injection: g, G)
-    nic_out,  ///< off-node: through the sending node's NIC
-    up,       ///< other leaf (machines with uplinks): through the sending leaf's uplinks
-    down,     ///< other leaf: through the receiving leaf's downlinks
-    nic_in,   ///< off-node: through the receiving node's NIC
-    arrive,   ///< fully arrived: the receiver's CPU pays o_r + O_r·b and unpacks
+    send,          ///< the sender's CPU packs (if staged) and pays o_s + O_s·b
+    request,       ///< rendezvous: the request reaches the receiver, whose CPU answers it
+    inject,        ///< the data leaves the sender (rank injection: g, G)
+    nic_out,       ///< off-node: through the sending node's NIC
+    up,            ///< other leaf (machines with uplinks): through the sending leaf's uplinks
+    down,          ///< other leaf: through the receiving leaf's downlinks
+    nic_in,        ///< off-node: through the receiving node's NIC
+    nic_in_leave,  ///< fair NIC sharing: the first message on a receiving NIC leaves (if current)
+    arrive,        ///< fully arrived: the receiver's CPU pays o_r + O_r·b and unpacks
 };
 
 struct Event {
@@ -58,6 +60,7 @@ public:
           finish_depth_(program.num_ranks, 0),
           nic_out_(placement.num_nodes(), 0),
           nic_in_(placement.num_nodes(), 0),
+          shared_in_(machine.nic_sharing == NicSharing::fair ? placement.num_nodes() : 0),
           up_(machine.uplinks_per_switch > 0 ? leaves(machine, placement) : 0, 0),
           down_(up_.size(), 0),
           waiting_(program.dependencies),
@@ -187,7 +190,8 @@ private:
             case Stage::down:
                 on_uplink(e, down_[place_.node(p_.dst[e.message]) / m_.nodes_per_switch], Stage::nic_in);
                 break;
-            case Stage::nic_in: on_nic_in(e); break;
+            case Stage::nic_in: shared_in_.empty() ? on_nic_in(e) : on_nic_in_fair(e); break;
+            case Stage::nic_in_leave: on_nic_in_leave(e); break;
             case Stage::arrive: on_arrive(e); break;
         }
     }
@@ -229,9 +233,9 @@ private:
         const auto h = header_bytes(i);
         // The header leaves first: the payload follows it after a gap.
         const Time header = h > 0 ? ps(c.gap_ps + byte * static_cast<double>(h)) : 0;
-        const Time start = std::max(e.time, inject_[s]) + header;
+        const Time start = (c.concurrent_injection ? e.time : std::max(e.time, inject_[s])) + header;
         const Time transfer = ps(byte * static_cast<double>(b));
-        inject_[s] = start + ps(c.gap_ps) + transfer;
+        if (!c.concurrent_injection) inject_[s] = start + ps(c.gap_ps) + transfer;
         if (off_node(i)) {
             push(Stage::nic_out, start, i, start + transfer);
         } else {
@@ -278,6 +282,30 @@ private:
         push(Stage::arrive, std::max(start + transfer, e.aux), i);
     }
 
+    /// Fair sharing: the message shares the receiving NIC with every message on it from the
+    /// time its head arrives; its tail arrives when its share has carried it and the NIC's
+    /// per-message gap.
+    void on_nic_in_fair(const Event& e) {
+        const auto node = place_.node(p_.dst[e.message]);
+        auto& link = shared_in_[node];
+        link.join(e.time, static_cast<double>(nic_transfer(e.message)) + m_.nic_gap_ps, e.message, e.aux);
+        schedule_departure(node);
+    }
+
+    /// Event of a departure: `message` holds the node, `aux` the link's version when scheduled.
+    void schedule_departure(std::uint32_t node) {
+        const auto& link = shared_in_[node];
+        if (!link.empty()) push(Stage::nic_in_leave, link.next_departure(), node, static_cast<Time>(link.version()));
+    }
+
+    void on_nic_in_leave(const Event& e) {
+        auto& link = shared_in_[e.message];
+        if (static_cast<Time>(link.version()) != e.aux) return;  // a message joined or left since
+        const auto job = link.leave(e.time);
+        push(Stage::arrive, std::max(e.time, job.aux), job.message);
+        schedule_departure(e.message);
+    }
+
     void on_arrive(const Event& e) {
         const auto i = e.message;
         const auto d = p_.dst[i];
@@ -313,7 +341,8 @@ private:
     std::vector<Time> inject_, finish_;
     std::vector<std::uint32_t> finish_depth_;
     std::vector<Time> nic_out_, nic_in_;
-    std::vector<Time> up_, down_;  // per leaf switch
+    std::vector<internal::SharedLink> shared_in_;  // per node, with fair NIC sharing
+    std::vector<Time> up_, down_;                  // per leaf switch
     std::vector<std::uint32_t> waiting_, depth_;
     std::vector<DistanceClass> klass_;
     internal::MonotoneEventQueue<Event> queue_;

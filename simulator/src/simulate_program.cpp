@@ -22,12 +22,14 @@ public:
         first_recv_dependent_.push_back(0);
     }
 
-    void add_rank(const schema::RankPattern& pattern, const std::string& source) {
+    /// Adds the next rank's plan; `source()` names the pattern in an error.
+    template <class Source>
+    void add_rank(const schema::RankPattern& pattern, const Source& source) {
         internal::Plan plan;
         try {
             plan = internal::build_plan(pattern, program_.collective);
         } catch (const internal::PlanError& error) {
-            throw std::runtime_error(source + ": " + error.what());
+            throw std::runtime_error(source() + ": " + error.what());
         }
         const auto rank = pattern.rank();
         const auto base = static_cast<std::uint32_t>(program_.num_messages());
@@ -150,7 +152,7 @@ SimProgram make_program(std::span<const schema::RankPattern> patterns, Collectiv
     for (std::size_t r = 0; r < patterns.size(); ++r) {
         if (patterns[r].rank() != r)
             throw std::runtime_error("pattern " + std::to_string(r) + " is not rank " + std::to_string(r) + "'s");
-        builder.add_rank(patterns[r], "rank " + std::to_string(r));
+        builder.add_rank(patterns[r], [r] { return "rank " + std::to_string(r); });
     }
     auto program = builder.finish();
     if (!patterns.empty()) program.algorithm = patterns.front().algorithm();
@@ -160,8 +162,10 @@ SimProgram make_program(std::span<const schema::RankPattern> patterns, Collectiv
 SimProgram load_program(const std::filesystem::path& dir, Collective collective) {
     const auto manifest = read_manifest(dir);
     ProgramBuilder builder(manifest.num_ranks(), collective);
-    for (std::uint32_t r = 0; r < manifest.num_ranks(); ++r) {
-        builder.add_rank(read_rank_pattern(dir, r, manifest), rank_pattern_source(dir, r, manifest));
+    RankPatternReader reader(dir, manifest, 0, manifest.num_ranks());
+    schema::RankPattern pattern;
+    while (reader.next(pattern)) {
+        builder.add_rank(pattern, [&] { return rank_pattern_source(dir, reader.rank(), manifest); });
     }
     auto program = builder.finish();
     program.algorithm = manifest.algorithm();

@@ -136,6 +136,33 @@ TEST_F(ReaderTest, MatrixMarketMapsRowBlocks) {
     EXPECT_EQ(full.num_edges(), 3u);
 }
 
+TEST_F(ReaderTest, MatrixMarketFilesAreStreamedAcrossBlocks) {
+    // A symmetric matrix longer than the reader's 4 MiB block, behind a 5 MiB comment, on 64
+    // ranks: the topology is every distinct off-diagonal (column block, row block) pair, with
+    // each entry's transpose, once and in ascending order.
+    constexpr std::uint32_t n = 20000, entries = 300000, ranks = 64;
+    std::string text = "%%MatrixMarket matrix coordinate real symmetric\n%" + std::string(5u << 20, 'x') + "\r\n";
+    text += std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(entries) + "\n";
+    std::set<std::pair<std::uint32_t, std::uint32_t>> expected;
+    for (std::uint32_t k = 0; k < entries; ++k) {
+        const std::uint32_t i = (k * 7919u) % n, j = (k * 104729u + 13u) % n;
+        text += std::to_string(i + 1) + " " + std::to_string(j + 1) + " 1.5" + (k % 3 ? "\n" : "\r\n");
+        const auto bi = nbr::block_owner(i, n, ranks), bj = nbr::block_owner(j, n, ranks);
+        if (bi != bj) expected.insert({bj, bi});
+        if (bi != bj && i != j) expected.insert({bi, bj});
+    }
+    std::vector<nbr::Edge> edges;
+    for (const auto& [s, d] : expected) edges.push_back({s, d});
+    const auto path = write("big.mtx", text);
+    const Topology streamed = nbr::read_matrix_market(path, ranks);
+    EXPECT_EQ(streamed, Topology::from_edges(ranks, edges));
+    EXPECT_EQ(streamed, nbr::parse_matrix_market(text, path, ranks));
+    // An error far into the file names its line.
+    text.replace(text.rfind("1.5"), 3, "x.5");
+    expect_error([&] { (void)nbr::read_matrix_market(write("bad.mtx", text), ranks); },
+                 {"bad.mtx:" + std::to_string(entries + 3) + ":", "bad value"});
+}
+
 TEST_F(ReaderTest, MatrixMarketSymmetryKinds) {
     for (const std::string kind : {"symmetric", "skew-symmetric"}) {
         const auto path =

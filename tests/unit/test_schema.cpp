@@ -81,6 +81,13 @@ TEST_F(SchemaTest, RoundTrip) {
         const auto p = nbr::read_rank_pattern(dir_, r, manifest);
         EXPECT_EQ(nbr::serialize_deterministic(p), nbr::serialize_deterministic(sample(r)));
     }
+    nbr::RankPatternReader reader(dir_, manifest, 0, 2);
+    nbr::schema::RankPattern pattern;
+    for (std::uint32_t r = 0; r < 2; ++r) {
+        ASSERT_TRUE(reader.next(pattern));
+        EXPECT_EQ(nbr::serialize_deterministic(pattern), nbr::serialize_deterministic(sample(r)));
+    }
+    EXPECT_FALSE(reader.next(pattern));
     EXPECT_EQ(nbr::rank_file_name(7), "rank-000007.pb");
     EXPECT_EQ(nbr::rank_file_name(1234567), "rank-1234567.pb");
 }
@@ -279,6 +286,41 @@ TEST_F(PackedSchemaTest, EveryRankReadsItsOwnSlice) {
     EXPECT_EQ(error_kind([&] { (void)nbr::parse_rank_pattern(slices_[0], "s", 0, parsed); }, &message),
               nbr::PatternErrorKind::corrupt);
     EXPECT_NE(message.find("no rank checksums"), std::string::npos) << message;
+}
+
+TEST_F(PackedSchemaTest, RankPatternReaderReadsThePackInBlocksWithTheSameChecks) {
+    const auto file_size = fs::file_size(dir_ / nbr::packed_file_name());
+    nbr::schema::RankPattern pattern;
+    {
+        nbr::RankPatternReader reader(dir_, manifest_, 0, 2);
+        for (std::uint32_t r = 0; r < 2; ++r) {
+            ASSERT_TRUE(reader.next(pattern));
+            EXPECT_EQ(reader.rank(), r);
+            EXPECT_EQ(nbr::serialize_deterministic(pattern), slices_[r]);
+        }
+        EXPECT_FALSE(reader.next(pattern));
+        EXPECT_EQ(reader.bytes_read(), file_size) << "header, index and data, each read once";
+    }
+    {
+        nbr::RankPatternReader reader(dir_, manifest_, 1, 2);
+        ASSERT_TRUE(reader.next(pattern));
+        EXPECT_EQ(nbr::serialize_deterministic(pattern), slices_[1]);
+        EXPECT_EQ(reader.bytes_read(), 64 + 32 + slices_[1].size()) << "nothing of rank 0";
+    }
+    // Damage to rank 1's slice: rank 0 still reads, rank 1 fails as read_rank_pattern does.
+    auto bytes = pack(kId, slices_);
+    bytes[bytes.size() - 3] ^= 1;
+    write(bytes);
+    nbr::RankPatternReader reader(dir_, manifest_, 0, 2);
+    ASSERT_TRUE(reader.next(pattern));
+    std::string message;
+    EXPECT_EQ(error_kind([&] { (void)reader.next(pattern); }, &message), nbr::PatternErrorKind::checksum);
+    EXPECT_NE(message.find("rank 1's pattern corrupted"), std::string::npos) << message;
+    // A truncated pack fails at the header, before any rank.
+    write(pack(kId, slices_).substr(0, 100));
+    EXPECT_EQ(error_kind([&] { nbr::RankPatternReader(dir_, manifest_, 0, 2); }, &message),
+              nbr::PatternErrorKind::checksum);
+    EXPECT_NE(message.find("truncated"), std::string::npos) << message;
 }
 
 TEST_F(PackedSchemaTest, DamageIsReportedByKind) {

@@ -10,6 +10,7 @@
 #include "nbr/graphs/topology.hpp"
 #include "nbr/simulator/machine.hpp"
 #include "nbr/simulator/simulate.hpp"
+#include "shared_link.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -144,6 +145,64 @@ TEST(Simulate, NicSerializesANodesOffNodeSends) {
     // One rank per node: two NICs, no serialization (3.5 + 0.25).
     const auto spread = run(naive(4, {{0, 2}, {1, 3}}), spec(), 1, 1000);
     EXPECT_DOUBLE_EQ(spread.latency_us, 3.75);
+}
+
+TEST(Simulate, FairNicSharingFinishesMessagesThatMeetTogether) {
+    // Ranks 0 and 1, each on its own node, send to rank 2 on a third. Each message leaves its
+    // NIC at 0.5 and holds it 2.0 (tail 2.5); its head reaches rank 2's NIC at 1.5, its tail no
+    // earlier than 3.5. First come: the first is through at 3.5 (received 3.75), the second
+    // starts at 3.6 and is through at 5.6 (received 5.85).
+    const auto fan_in = naive(3, {{0, 2}, {1, 2}});
+    EXPECT_DOUBLE_EQ(run(fan_in, spec(), 1, 1000).latency_us, 5.85);
+    // Fair: both share the NIC from 1.5, each needing 2.0 + 0.1 (the NIC's gap) alone, so both
+    // are through at 1.5 + 4.2 = 5.7; rank 2's CPU takes them one after the other: 5.95, 6.2.
+    auto fair = spec();
+    fair.set_format_version(4);
+    fair.set_nic_sharing(nbr::schema::FAIR);
+    EXPECT_DOUBLE_EQ(run(fan_in, fair, 1, 1000).latency_us, 6.2);
+    // A lone message pays the receiving NIC's gap too: 2.75 + 1.0 (its NICs' byte time beyond
+    // G) + 0.1.
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), spec(), 1, 1000).latency_us, 3.75);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), fair, 1, 1000).latency_us, 3.85);
+    // Sends of one node still leave its NIC in turn (NicSerializesANodesOffNodeSends): their
+    // heads reach the other NIC at 1.5 and 3.6, and each is alone on it: the second is
+    // through at 3.6 + 2.1 = 5.7, received at 5.95.
+    EXPECT_NEAR(run(naive(4, {{0, 2}, {1, 3}}), fair, 2, 1000).latency_us, 5.95, 1e-9);
+}
+
+TEST(Simulate, ConcurrentInjectionLetsARanksMessagesOverlap) {
+    // Rank 0 sends 1000 B to ranks 1 and 2 of its socket. Its CPU posts them at 0.5 and 1.0;
+    // queued at the rank, the second is injected when the first has left (1.5), arrives at 3.5
+    // and is received at 3.75. Concurrent: injected at 1.0, arrives at 3.0, received at 3.25.
+    const auto fan_out = naive(3, {{0, 1}, {0, 2}});
+    EXPECT_DOUBLE_EQ(run(fan_out, spec(), 3, 1000).latency_us, 3.75);
+    auto concurrent = spec();
+    concurrent.set_format_version(4);
+    concurrent.mutable_socket()->set_concurrent_injection(true);
+    EXPECT_DOUBLE_EQ(run(fan_out, concurrent, 3, 1000).latency_us, 3.25);
+    // Another class still queues (ranks 1 and 2 on another node: the network class).
+    EXPECT_DOUBLE_EQ(run(fan_out, concurrent, 1, 1000).latency_us, run(fan_out, spec(), 1, 1000).latency_us);
+}
+
+TEST(SharedLink, EqualSharesInVirtualTime) {
+    nbr::simulator::internal::SharedLink link;
+    link.join(0, 10, 7, 0);
+    EXPECT_EQ(link.next_departure(), 10);  // alone: its work
+    link.join(4, 10, 8, 0);                // 6 left for the first, shared by two from 4
+    EXPECT_EQ(link.next_departure(), 16);
+    const auto version = link.version();
+    EXPECT_EQ(link.leave(16).message, 7U);
+    EXPECT_NE(link.version(), version);    // a departure scheduled before is stale
+    EXPECT_EQ(link.next_departure(), 20);  // the second's 4 left, alone again: work conserved
+    EXPECT_EQ(link.leave(20).message, 8U);
+    EXPECT_TRUE(link.empty());
+    // Equal tags leave in joining order.
+    link.join(30, 5, 1, 0);
+    link.join(30, 5, 2, 0);
+    EXPECT_EQ(link.next_departure(), 40);
+    EXPECT_EQ(link.leave(40).message, 1U);
+    EXPECT_EQ(link.next_departure(), 40);
+    EXPECT_EQ(link.leave(40).message, 2U);
 }
 
 /// One rank per node, leaves of two nodes, every class as in spec(); with `uplinks` > 0,
@@ -329,6 +388,23 @@ TEST(Machine, PresetsLoadAndRoundTrip) {
     EXPECT_EQ(nbr::simulator::load_machine("niagara").ranks_per_node, 40U);
 }
 
+TEST(Machine, SharedSmpiMachineIsThePresetWithItsSharingStated) {
+    // bench/smpi/fat-tree-32c-shared.json: the smpi preset's values, plus the platform's fair
+    // NIC sharing and its unserialized loopback (format 4).
+    const auto preset = nbr::simulator::load_machine("smpi-fat-tree-32c");
+    const auto shared = nbr::simulator::load_machine(NBR_SOURCE_DIR "/bench/smpi/fat-tree-32c-shared.json");
+    EXPECT_EQ(shared.nic_sharing, nbr::simulator::NicSharing::fair);
+    EXPECT_EQ(preset.nic_sharing, nbr::simulator::NicSharing::first_come);
+    for (const auto c : {DistanceClass::socket, DistanceClass::node, DistanceClass::network}) {
+        const bool intra = c != DistanceClass::network;
+        EXPECT_EQ(shared.cost(c).concurrent_injection, intra);
+        EXPECT_FALSE(preset.cost(c).concurrent_injection);
+        EXPECT_EQ(shared.cost(c).latency_and_byte_ps(5000), preset.cost(c).latency_and_byte_ps(5000));
+    }
+    EXPECT_EQ(shared.nic_byte_ps, preset.nic_byte_ps);
+    EXPECT_EQ(shared.uplinks_per_switch, preset.uplinks_per_switch);
+}
+
 TEST(Machine, RejectsBadFiles) {
     auto expect_error = [](const std::string& json, const std::string& needle) {
         try {
@@ -364,6 +440,13 @@ TEST(Machine, RejectsBadFiles) {
     auto early_uplinks = leaf_spec(2);  // format 2 with a format-3 field
     early_uplinks.set_format_version(2);
     expect_error(nbr::simulator::machine_to_json(early_uplinks), "'uplinks_per_switch' needs format_version 3");
+    auto early_fair = leaf_spec(2);  // format 3 with a format-4 field
+    early_fair.set_nic_sharing(nbr::schema::FAIR);
+    expect_error(nbr::simulator::machine_to_json(early_fair), "'nic_sharing' needs format_version 4");
+    auto early_concurrent = spec();
+    early_concurrent.set_format_version(3);
+    early_concurrent.mutable_node()->set_concurrent_injection(true);
+    expect_error(nbr::simulator::machine_to_json(early_concurrent), "'concurrent_injection' needs format_version 4");
     auto no_uplink = leaf_spec(2);
     no_uplink.clear_uplink();
     expect_error(nbr::simulator::machine_to_json(no_uplink), "'uplinks_per_switch' and 'uplink' go together");

@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include "nbr/compiler/rank_blocks.hpp"
+
 namespace nbr::compiler {
 
 /// @brief A message delivered to a virtual rank.
@@ -41,15 +43,17 @@ public:
     [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
 
     /// @brief First local virtual rank.
-    [[nodiscard]] std::uint32_t local_begin() const noexcept { return begin_[process_]; }
+    [[nodiscard]] std::uint32_t local_begin() const noexcept { return blocks_.begin(process_); }
     /// @brief One past the last local virtual rank.
-    [[nodiscard]] std::uint32_t local_end() const noexcept { return begin_[process_ + 1]; }
+    [[nodiscard]] std::uint32_t local_end() const noexcept { return blocks_.end(process_); }
     /// @brief Number of local virtual ranks.
     [[nodiscard]] std::uint32_t local_count() const noexcept { return local_end() - local_begin(); }
     /// @brief First virtual rank hosted by process q.
-    [[nodiscard]] std::uint32_t first_rank_of(int q) const noexcept { return begin_[q]; }
+    [[nodiscard]] std::uint32_t first_rank_of(int q) const noexcept { return blocks_.begin(q); }
     /// @brief Process hosting virtual rank v.
-    [[nodiscard]] int owner(std::uint32_t v) const;
+    [[nodiscard]] int owner(std::uint32_t v) const { return blocks_.owner(v); }
+    /// @brief The blocks of virtual ranks, one per process.
+    [[nodiscard]] const RankBlocks& blocks() const noexcept { return blocks_; }
 
     /// @brief Posting side of a superstep, bound to the virtual rank being computed.
     class Outbox {
@@ -130,7 +134,7 @@ private:
     int process_ = 0;
     int processes_ = 1;
     std::uint32_t num_ranks_;
-    std::vector<std::uint32_t> begin_;  // P + 1 entries
+    RankBlocks blocks_;
 
     // Inbox of the last routing: messages_ sorted by destination (message_dsts_), stably.
     std::vector<std::uint32_t> received_;

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "nbr/schema/pattern_io.hpp"
 
@@ -61,5 +63,29 @@ struct PackedSlice {
 /// mixed (a file of another compile).
 [[nodiscard]] PackedSlice read_packed_slice(const std::filesystem::path& dir, std::uint32_t rank,
                                             const schema::Manifest& manifest);
+
+/// @brief DIR/ranks.pack open for many ranks' slices: the header is read and checked once, and
+/// with `block_bytes` > 0 the index and the patterns are read in blocks of about that size,
+/// so that reading ranks in ascending order takes few large reads (the slices lie in rank
+/// order) instead of three small ones per rank. Every slice passes read_packed_slice's checks.
+class PackedReader {
+public:
+    /// @throws PatternError as read_packed_slice does.
+    PackedReader(const std::filesystem::path& dir, const schema::Manifest& manifest, std::uint64_t block_bytes);
+    PackedReader(const PackedReader&) = delete;
+    PackedReader& operator=(const PackedReader&) = delete;
+    ~PackedReader();
+    /// @brief Rank `rank`'s checked pattern bytes, valid until the next call.
+    /// @throws PatternError as read_packed_slice does.
+    [[nodiscard]] std::string_view slice(std::uint32_t rank);
+    /// @brief Bytes read from ranks.pack so far.
+    [[nodiscard]] std::uint64_t bytes_read() const noexcept;
+
+private:
+    struct State;
+    [[nodiscard]] PackedRecord record(std::uint32_t rank);
+    [[nodiscard]] std::string_view bytes_of(const PackedRecord& record);
+    std::unique_ptr<State> state_;
+};
 
 }  // namespace nbr

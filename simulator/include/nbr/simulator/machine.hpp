@@ -44,10 +44,17 @@ struct LinkCost {
     double recv_byte_ps = 0;            ///< O_r
     std::uint64_t eager_limit = ~0ULL;  ///< S: larger messages use rendezvous
     double post_recv_ps = 0;            ///< receiver CPU per posted receive (format 2)
+    bool concurrent_injection = false;  ///< a rank's messages do not queue for g and G (format 4)
     std::vector<SizeSegment> segments;  ///< sorted by from_bytes
 
     /// @brief Latency and byte time for a message of `bytes` bytes (segments applied).
     [[nodiscard]] std::pair<double, double> latency_and_byte_ps(std::uint64_t bytes) const;
+};
+
+/// @brief How messages that meet at a node's NIC share it.
+enum class NicSharing {
+    first_come,  ///< one after another, in arrival order
+    fair,        ///< arriving messages share the receiving NIC equally (format 4)
 };
 
 /// @brief A machine model, validated and converted to picoseconds.
@@ -60,13 +67,14 @@ struct Machine {
     std::array<LinkCost, kDistanceClasses> link;
     double nic_gap_ps = 0;
     double nic_byte_ps = 0;
-    std::uint32_t nodes_per_switch = 0;    ///< 0: no switch level (class leaf unused)
-    double call_ps = 0;                    ///< CPU per rank per call (format 2)
-    std::uint32_t cores_per_node = 0;      ///< 0: a core per rank (format 2)
-    double switch_ps = 0;                  ///< a core passing from one rank to another (format 2)
-    std::uint32_t uplinks_per_switch = 0;  ///< 0: no contention above the NIC (format 3)
-    double uplink_gap_ps = 0;              ///< per uplink: minimum time between two messages
-    double uplink_byte_ps = 0;             ///< per uplink: time per byte
+    std::uint32_t nodes_per_switch = 0;               ///< 0: no switch level (class leaf unused)
+    double call_ps = 0;                               ///< CPU per rank per call (format 2)
+    std::uint32_t cores_per_node = 0;                 ///< 0: a core per rank (format 2)
+    double switch_ps = 0;                             ///< a core passing from one rank to another (format 2)
+    std::uint32_t uplinks_per_switch = 0;             ///< 0: no contention above the NIC (format 3)
+    double uplink_gap_ps = 0;                         ///< per uplink: minimum time between two messages
+    double uplink_byte_ps = 0;                        ///< per uplink: time per byte
+    NicSharing nic_sharing = NicSharing::first_come;  ///< format 4
     std::vector<std::string> sources;
     schema::Machine spec;  ///< as read (for printing)
 
@@ -75,7 +83,7 @@ struct Machine {
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 3;
+inline constexpr std::uint32_t kMachineFormatVersion = 4;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();
