@@ -313,6 +313,28 @@ void for_each_mtx_edge(Lines& lines, const MatrixMarketShape& shape, const std::
     }
 }
 
+/// Sorts each source's targets, [offsets[r], offsets[r + 1]), and drops repeats, compacting
+/// `targets` and `offsets` in place; returns each source's number of distinct targets.
+std::vector<std::uint64_t> sort_unique_per_source(std::vector<std::uint64_t>& offsets,
+                                                  std::vector<std::uint32_t>& targets) {
+    const std::size_t sources = offsets.size() - 1;
+    std::vector<std::uint64_t> count(sources, 0);
+    std::uint64_t kept = 0;
+    for (std::size_t r = 0; r < sources; ++r) {
+        const auto first = targets.begin() + static_cast<std::ptrdiff_t>(offsets[r]);
+        auto last = targets.begin() + static_cast<std::ptrdiff_t>(offsets[r + 1]);
+        std::sort(first, last);
+        last = std::unique(first, last);
+        offsets[r] = kept;  // kept never passes the old offsets[r]
+        std::copy(first, last, targets.begin() + static_cast<std::ptrdiff_t>(kept));
+        count[r] = static_cast<std::uint64_t>(last - first);
+        kept += count[r];
+    }
+    offsets[sources] = kept;
+    targets.resize(kept);
+    return count;
+}
+
 /// Reads a Matrix Market file in two passes over `make_lines()`, holding neither the text nor
 /// an edge array: the first checks every line and counts each source rank's edges, the second
 /// places their targets in one array, which is then sorted and freed of repeats per source.
@@ -339,28 +361,15 @@ Topology parse_mtx(const MakeLines& make_lines, const std::string& path, std::op
             targets[next[e.src]++] = e.dst;
         });
     }
-    std::vector<std::uint64_t> out_degree(shape.parts, 0), in_degree(shape.parts, 0);
-    std::uint64_t kept = 0;
-    for (std::uint32_t r = 0; r < shape.parts; ++r) {
-        const auto first = targets.begin() + static_cast<std::ptrdiff_t>(offsets[r]);
-        auto last = targets.begin() + static_cast<std::ptrdiff_t>(offsets[r + 1]);
-        std::sort(first, last);
-        last = std::unique(first, last);
-        offsets[r] = kept;  // compacted in place: kept never passes the old offsets[r]
-        std::copy(first, last, targets.begin() + static_cast<std::ptrdiff_t>(kept));
-        out_degree[r] = static_cast<std::uint64_t>(last - first);
-        kept += out_degree[r];
-    }
-    offsets[shape.parts] = kept;
-    targets.resize(kept);
+    std::vector<std::uint64_t> out_degree = sort_unique_per_source(offsets, targets);
+    std::vector<std::uint64_t> in_degree(shape.parts, 0);
     for (const auto t : targets) ++in_degree[t];
-    return Topology::from_counted_edges(shape.parts, std::move(out_degree), std::move(in_degree),
-                                        [&](const auto& emit) {
-                                            for (std::uint32_t r = 0; r < shape.parts; ++r) {
-                                                for (auto k = offsets[r]; k < offsets[r + 1]; ++k)
-                                                    emit(Edge{r, targets[k]});
-                                            }
-                                        });
+    const auto for_each_edge = [&](const auto& emit) {
+        for (std::uint32_t r = 0; r < shape.parts; ++r) {
+            for (auto k = offsets[r]; k < offsets[r + 1]; ++k) emit(Edge{r, targets[k]});
+        }
+    };
+    return Topology::from_counted_edges(shape.parts, std::move(out_degree), std::move(in_degree), for_each_edge);
 }
 
 }  // namespace
