@@ -56,9 +56,15 @@ sim_cases=(
 )
 algorithms=(naive common-neighbor kgroup distance-halving hierarchical auto)
 
+# compile_options ALGO TRAFFIC_FILE: auto is told the bytes per edge of the program's v-calls
+# (--v-bytes 1:MAX, MAX the largest of the step; later matching rounds move fewer).
 compile_options() {
+  local vmax
   case $1 in
-    auto) echo "--algo auto --machine $machine ${placement[*]}" ;;
+    auto)
+      vmax=$(grep -oE "(allgatherv|alltoallv) [0-9]+ B" "$2" | awk '$2 > m { m = $2 } END { print m + 0 }')
+      echo "--algo auto --machine $machine ${placement[*]}"
+      if [ "$vmax" -gt 0 ]; then echo "--v-bytes 1:$vmax"; fi ;;
     *) echo "--algo $1 ${placement[*]}" ;;
   esac
 }
@@ -78,7 +84,7 @@ simulate_case() {
     echo "# $name: $algo ($(date +%T))"
     rm -rf "$dir/$algo"
     # shellcheck disable=SC2046
-    "${compile_launch[@]}" "$nbrc" compile "$dir/topology.el" $(compile_options "$algo") -q -o "$dir/$algo" \
+    "${compile_launch[@]}" "$nbrc" compile "$dir/topology.el" $(compile_options "$algo" "$dir/traffic.txt") -q -o "$dir/$algo" \
       2>"$dir/$algo.notes"
     # One simulation per call of the step: "COLLECTIVE BYTES B" pairs of the traffic line.
     local calls call

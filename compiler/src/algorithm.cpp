@@ -35,12 +35,9 @@ std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions&
         case AlgorithmKind::naive:
         case AlgorithmKind::common_neighbor: return {Candidate{name, kind, base}};
         case AlgorithmKind::distance_halving:
-            if (!base.placement) return {};
-            return {Candidate{name, kind, base}};
         case AlgorithmKind::hierarchical:
-            // Not yet a candidate: the published auto tables and tests describe auto's choice
-            // among the four algorithms; it joins once they are re-measured with it.
-            return {};
+            if (!base.placement) return {};  // both need to know where the ranks run
+            return {Candidate{name, kind, base}};
         case AlgorithmKind::kgroup: {
             std::vector<Candidate> out;
             for (std::uint32_t k = 2; k <= 4; ++k) {

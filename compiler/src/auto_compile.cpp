@@ -1,6 +1,7 @@
 // nbrc compile --algo auto: every candidate built once, simulated per size, the winners kept.
 #include "nbr/compiler/auto_compile.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -104,10 +105,13 @@ std::uint32_t fastest_at(const std::vector<Prediction>& predictions, std::size_t
     return predictions[0].latency_us[c][s] >= (1.0 + margin) * predictions[best].latency_us[c][s] ? best : 0;
 }
 
-/// The v-variants' candidate (`c`: 2 allgatherv, 3 alltoallv): never slower than naive, best
-/// geometric-mean speedup >= 1 + margin.
-std::uint32_t variable_choice(const std::vector<Prediction>& predictions, std::size_t c, double margin) {
+/// The v-variants' candidate (`c`: 2 allgatherv, 3 alltoallv), judged at sizes [first, last]:
+/// never slower than naive, best geometric-mean speedup >= 1 + margin.
+std::uint32_t variable_choice(const std::vector<Prediction>& predictions, std::size_t c, double margin,
+                              std::pair<std::size_t, std::size_t> range) {
     const auto& naive = predictions[0].latency_us[c];
+    const std::size_t first = range.first;
+    const std::size_t end = std::min(range.second, naive.empty() ? 0 : naive.size() - 1) + 1;
     std::uint32_t chosen = 0;
     double best = std::log1p(margin) - 1e-12;
     for (std::uint32_t i = 1; i < predictions.size(); ++i) {
@@ -115,11 +119,11 @@ std::uint32_t variable_choice(const std::vector<Prediction>& predictions, std::s
         const auto& mine = predictions[i].latency_us[c];
         double log_sum = 0;
         bool never_slower = true;
-        for (std::size_t s = 0; s < naive.size(); ++s) {
+        for (std::size_t s = first; s < end; ++s) {
             never_slower = never_slower && mine[s] <= naive[s];
             log_sum += naive[s] > 0 && mine[s] > 0 ? std::log(naive[s] / mine[s]) : 0.0;
         }
-        const double mean = naive.empty() ? 0 : log_sum / static_cast<double>(naive.size());
+        const double mean = end > first ? log_sum / static_cast<double>(end - first) : 0;
         if (never_slower && mean > best) {
             best = mean;
             chosen = i;
@@ -164,6 +168,10 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
     manifest.set_placement(options.placement->description());
     for (auto size : options.sizes) manifest.add_sizes(size);
     manifest.set_margin(options.margin);
+    if (options.variable_bytes) {
+        manifest.set_variable_from_bytes(options.variable_bytes->first);
+        manifest.set_variable_to_bytes(options.variable_bytes->second);
+    }
     std::vector<bool> used(built.size(), false);
     for (std::size_t c = 0; c < 2; ++c) {
         for (auto w : choice.winner[c]) used[w] = true;
@@ -210,6 +218,10 @@ void check_options(const Topology& topology, const AutoOptions& options) {
         if (options.sizes[s] <= options.sizes[s - 1]) throw InputError("--sizes must increase strictly");
     }
     if (!(options.margin >= 0 && options.margin < 10)) throw InputError("--margin must lie in [0, 10)");
+    if (options.variable_bytes &&
+        (options.variable_bytes->first > options.variable_bytes->second || options.variable_bytes->second == 0)) {
+        throw InputError("--v-bytes LO:HI needs LO <= HI and HI >= 1");
+    }
 }
 
 }  // namespace
@@ -220,12 +232,24 @@ std::vector<std::uint64_t> default_auto_sizes() {
     return sizes;
 }
 
-AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin) {
+std::pair<std::size_t, std::size_t> variable_size_range(
+    const std::vector<std::uint64_t>& sizes, const std::optional<std::pair<std::uint64_t, std::uint64_t>>& bytes) {
+    if (sizes.empty()) return {0, 0};
+    if (!bytes) return {0, sizes.size() - 1};
+    std::size_t first = 0;
+    while (first + 1 < sizes.size() && sizes[first + 1] <= bytes->first) ++first;
+    std::size_t last = first;
+    while (last + 1 < sizes.size() && sizes[last] < bytes->second) ++last;
+    return {first, last};
+}
+
+AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin,
+                           std::pair<std::size_t, std::size_t> variable_sizes) {
     AutoChoice choice;
     for (std::size_t c = 0; c < 2; ++c) {
         const std::size_t sizes = predictions.at(0).latency_us[c].size();
         for (std::size_t s = 0; s < sizes; ++s) choice.winner[c].push_back(fastest_at(predictions, c, s, margin));
-        choice.variable[c] = variable_choice(predictions, 2 + c, margin);
+        choice.variable[c] = variable_choice(predictions, 2 + c, margin, variable_sizes);
     }
     return choice;
 }
@@ -252,7 +276,8 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     const auto predictions = simulate_candidates(comm, staged.dir(), built, options, messages);
     progress.say("simulated " + std::to_string(candidates.size()) + " candidates at " +
                  std::to_string(options.sizes.size()) + " sizes on " + options.machine.name);
-    const auto choice = choose_variants(predictions, options.margin);
+    const auto choice =
+        choose_variants(predictions, options.margin, variable_size_range(options.sizes, options.variable_bytes));
     const auto manifest = make_manifest(topology, options, built, predictions, messages, choice);
     for (const auto& variant : manifest.variants()) report.variants.push_back(variant.name());
     collective_try(comm, [&] {

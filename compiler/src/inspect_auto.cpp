@@ -2,9 +2,13 @@
 // band's winner won.
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "nbr/common/json_text.hpp"
+#include "nbr/compiler/auto_compile.hpp"
 #include "nbr/compiler/inspect.hpp"
 
 namespace nbr::compiler {
@@ -84,23 +88,38 @@ std::string band_reason(const schema::Manifest& manifest, int band) {
     return text;
 }
 
-/// A v-variant's choice (`c`: 2 allgatherv, 3 alltoallv) and its predicted geometric-mean
-/// speedup over naive across all sizes.
-std::string variable_line(const schema::Manifest& manifest, int c) {
-    const auto v = c == 2 ? manifest.allgatherv_variant() : manifest.alltoallv_variant();
-    const auto& name = manifest.variants(static_cast<int>(v)).name();
-    const int i = candidate_index(manifest, name);
-    if (i <= 0 || latencies(manifest.candidates(i), c).empty()) return name + "\n";
-    char text[96];
-    std::snprintf(text, sizeof text, " (%.2fx faster than naive, geometric mean over the sizes)\n",
-                  speedup(manifest, i, c, 0, manifest.sizes_size()));
-    return name + text;
-}
-
 std::string byte_text(std::uint64_t bytes) {
     if (bytes >= (1U << 20) && bytes % (1U << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
     if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
     return std::to_string(bytes) + " B";
+}
+
+/// The --v-bytes range the v choice was made for, if the compile named one.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> variable_bytes(const schema::Manifest& manifest) {
+    if (manifest.variable_to_bytes() == 0) return std::nullopt;
+    return std::pair{manifest.variable_from_bytes(), manifest.variable_to_bytes()};
+}
+
+/// A v-variant's choice (`c`: 2 allgatherv, 3 alltoallv) and its predicted geometric-mean
+/// speedup over naive across the sizes it was judged at.
+std::string variable_line(const schema::Manifest& manifest, int c) {
+    const auto v = c == 2 ? manifest.allgatherv_variant() : manifest.alltoallv_variant();
+    const auto& name = manifest.variants(static_cast<int>(v)).name();
+    const std::vector<std::uint64_t> sizes(manifest.sizes().begin(), manifest.sizes().end());
+    const auto bytes = variable_bytes(manifest);
+    const auto [first, last] = variable_size_range(sizes, bytes);
+    const std::string over = !bytes || sizes.empty()
+                                 ? "the sizes"
+                                 : byte_text(sizes[first]) + " to " + byte_text(sizes[last]) + " (--v-bytes " +
+                                       std::to_string(bytes->first) + ":" + std::to_string(bytes->second) + ")";
+    const int i = candidate_index(manifest, name);
+    if (i <= 0 || latencies(manifest.candidates(i), c).empty()) {
+        return name + (bytes ? " (judged over " + over + ")" : "") + "\n";
+    }
+    char text[64];
+    std::snprintf(text, sizeof text, " (%.2fx faster than naive",
+                  speedup(manifest, i, c, static_cast<int>(first), static_cast<int>(last) + 1));
+    return name + text + ", geometric mean over " + over + ")\n";
 }
 
 void format_predictions(std::ostringstream& out, const schema::Manifest& manifest, int c) {
@@ -179,7 +198,13 @@ std::string format_auto_json(const schema::Manifest& manifest) {
         << json_string(manifest.variants(static_cast<int>(manifest.allgatherv_variant())).name())
         << ", \"alltoallv_variant\": "
         << json_string(manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name())
-        << ",\n  \"candidates\": [";
+        << ", \"variable_bytes\": ";
+    if (const auto bytes = variable_bytes(manifest)) {
+        out << "[" << bytes->first << ", " << bytes->second << "]";
+    } else {
+        out << "null";
+    }
+    out << ",\n  \"candidates\": [";
     for (int i = 0; i < manifest.candidates_size(); ++i) {
         const auto& candidate = manifest.candidates(i);
         out << (i ? ",\n" : "\n") << "    {\"name\": " << json_string(candidate.name())

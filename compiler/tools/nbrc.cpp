@@ -45,6 +45,7 @@ struct Options {
     bool quiet = false;
     std::string auto_sizes;  // compile --algo auto: empty = 1 B to 4 MiB
     double margin = 0.01;
+    std::string variable_bytes;  // compile --algo auto --v-bytes LO:HI
     nbr::compiler::PatternLayout layout = nbr::compiler::PatternLayout::automatic;
     // inspect / verify
     std::string dir;
@@ -62,6 +63,23 @@ struct Options {
     std::string baseline;
     bool print_machine = false;
 };
+
+/// Parses --v-bytes: "LO:HI" or "N" (K, M suffixes), LO <= HI.
+std::pair<std::uint64_t, std::uint64_t> parse_byte_range(const std::string& text) {
+    const auto colon = text.find(':');
+    const auto lo = text.substr(0, colon);
+    const auto hi = colon == std::string::npos ? lo : text.substr(colon + 1);
+    std::vector<std::uint64_t> bounds;
+    try {
+        bounds = nbr::simulator::parse_sizes(lo + "," + hi);
+    } catch (const std::invalid_argument& error) {
+        throw CLI::ValidationError("--v-bytes", error.what());
+    }
+    if (bounds.size() != 2 || bounds[0] > bounds[1]) {
+        throw CLI::ValidationError("--v-bytes", "expected LO:HI with LO <= HI, got '" + text + "'");
+    }
+    return {bounds[0], bounds[1]};
+}
 
 /// Parses "4,1K,2M" (binary multiples K, M, G) into byte counts.
 std::vector<std::uint64_t> parse_sizes(const std::string& text) {
@@ -150,6 +168,7 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
     });
     options.sizes = o.auto_sizes.empty() ? nbr::compiler::default_auto_sizes() : parse_sizes(o.auto_sizes);
     options.margin = o.margin;
+    if (!o.variable_bytes.empty()) options.variable_bytes = parse_byte_range(o.variable_bytes);
     options.base = o.algorithm_options;
     options.output = o.output;
     options.quiet = o.quiet;
@@ -390,6 +409,9 @@ int run(int argc, char** argv) {
     compile->add_option("--machine", o.machine,
                         "auto: the machine to choose for, a preset (" + machine_names + ") or a JSON machine file");
     compile->add_option("--sizes", o.auto_sizes, "auto: block sizes to simulate, increasing (default 1 B to 4 MiB)");
+    compile->add_option("--v-bytes", o.variable_bytes,
+                        "auto: bytes per edge of the application's blocking v-calls, LO:HI or N (the v choice "
+                        "is judged there; default every size)");
     compile->add_option("--margin", o.margin, "auto: a candidate replaces naive only if it is this much faster")
         ->check(CLI::Range(0.0, 10.0))
         ->capture_default_str();
@@ -454,6 +476,7 @@ int run(int argc, char** argv) {
         app.parse(argc, argv);
         if (simulate->parsed()) o.size_list = parse_sizes(o.sizes);
         if (compile->parsed() && !o.auto_sizes.empty()) (void)parse_sizes(o.auto_sizes);
+        if (compile->parsed() && !o.variable_bytes.empty()) (void)parse_byte_range(o.variable_bytes);
     } catch (const CLI::ParseError& error) {
         std::ostringstream sink;
         const int code = root ? app.exit(error) : app.exit(error, sink, sink);

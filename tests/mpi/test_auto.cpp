@@ -67,6 +67,31 @@ TEST(ChooseVariants, VVariantsAreChosenFromTheirOwnPredictions) {
     EXPECT_EQ(choice.variable[1], 2U);
 }
 
+TEST(ChooseVariants, AVBytesRangeJudgesTheVChoiceOnlyAtTheSizesThatBracketIt) {
+    const std::vector<std::uint64_t> sizes{1, 16, 256, 4096};
+    using nbr::compiler::variable_size_range;
+    using Range = std::pair<std::size_t, std::size_t>;
+    EXPECT_EQ(variable_size_range(sizes, std::nullopt), (Range{0, 3}));
+    EXPECT_EQ(variable_size_range(sizes, std::pair<std::uint64_t, std::uint64_t>{18, 18}), (Range{1, 2}));
+    EXPECT_EQ(variable_size_range(sizes, std::pair<std::uint64_t, std::uint64_t>{16, 16}), (Range{1, 1}));
+    EXPECT_EQ(variable_size_range(sizes, std::pair<std::uint64_t, std::uint64_t>{0, 1}), (Range{0, 0}));
+    EXPECT_EQ(variable_size_range(sizes, std::pair<std::uint64_t, std::uint64_t>{2, 300}), (Range{0, 3}));
+    EXPECT_EQ(variable_size_range(sizes, std::pair<std::uint64_t, std::uint64_t>{5000, 9000}), (Range{3, 3}));
+    // "a" is 3x faster than naive up to 256 B and slower at 4 KiB: over every size the v
+    // choice must keep naive; for v-calls of 16-200 bytes (judged at 16 and 256 B) it is "a".
+    const std::vector<nbr::compiler::Prediction> predictions{
+        prediction("naive", {10, 10, 10, 10}, {10, 10, 10, 10}),
+        prediction("a", {3, 3, 3, 12}, {3, 3, 3, 12}),
+        prediction("b", {9, 9, 9, 9}, {9, 9, 9, 9}),
+    };
+    EXPECT_EQ(nbr::compiler::choose_variants(predictions, 0.01).variable[1], 2U);
+    const auto ranged = nbr::compiler::choose_variants(
+        predictions, 0.01, variable_size_range(sizes, std::pair<std::uint64_t, std::uint64_t>{16, 200}));
+    EXPECT_EQ(ranged.variable[0], 1U);
+    EXPECT_EQ(ranged.variable[1], 1U);
+    EXPECT_EQ(ranged.winner[1], (std::vector<std::uint32_t>{1, 1, 1, 2}));  // the bands do not change
+}
+
 // ---- a hand-built auto directory ------------------------------------------------------------
 
 struct BandSpec {
@@ -356,6 +381,51 @@ TEST_F(AutoLoadErrorTest, NewerFormatIsAVersionErrorAndAFormatOneManifestMayNotH
 }
 
 // ---- compile_auto end to end ----------------------------------------------------------------
+
+/// A machine where a message costs 5 µs of CPU at each end and copying a byte 10 ns: combining
+/// the 16 parallel edges of a rank pair into one message saves 15 × 10 µs and costs
+/// 16 × b × 2 × 10 ns of packing and unpacking, so it must win below b ≈ 234 B and lose above.
+constexpr const char* kTinyMachine = R"({
+  "format_version": 1, "name": "tiny", "ranks_per_node": 1, "ranks_per_socket": 1, "copy_ns_per_byte": 10,
+  "socket": {"latency_us": 1, "send_overhead_us": 5, "recv_overhead_us": 5, "gap_us": 0, "byte_time_ns": 0.001},
+  "node": {"latency_us": 1, "send_overhead_us": 5, "recv_overhead_us": 5, "gap_us": 0, "byte_time_ns": 0.001},
+  "network": {"latency_us": 1, "send_overhead_us": 5, "recv_overhead_us": 5, "gap_us": 0, "byte_time_ns": 0.001},
+  "nic": {"gap_us": 0, "byte_time_ns": 0.001}
+})";
+
+TEST(CompileAuto, ATinyMachineGivesTheBandsItsCostsImply) {
+    if (world_rank() != 0) return;
+    nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
+    std::vector<nbr::Edge> edges;
+    for (int e = 0; e < 16; ++e) {
+        edges.push_back({0, 1});
+        edges.push_back({1, 0});
+    }
+    const auto topology = nbr::Topology::from_edges(2, edges);
+    nbr::compiler::AutoOptions options;
+    options.machine = nbr::simulator::parse_machine(kTinyMachine, "tiny.json");
+    options.placement = nbr::Placement::block(2, 1, 1);
+    options.sizes = {1, 16, 64, 1024, 4096};
+    options.output = tmp.path() / "auto";
+    options.quiet = true;
+    (void)nbr::compiler::compile_auto(MPI_COMM_SELF, topology, options);
+    nbr::schema::Manifest manifest;
+    ASSERT_TRUE(manifest.ParseFromString(nbr::read_file(options.output / nbr::manifest_file_name())));
+    for (const auto collective : {nbr::schema::ALLGATHER, nbr::schema::ALLTOALL}) {
+        std::vector<std::pair<std::uint64_t, std::string>> bands;
+        for (const auto& band : manifest.bands()) {
+            if (band.collective() == collective) {
+                bands.emplace_back(band.from_bytes(), manifest.variants(static_cast<int>(band.variant())).name());
+            }
+        }
+        ASSERT_EQ(bands.size(), 2U) << manifest.ShortDebugString();
+        EXPECT_EQ(bands[0].first, 0U);
+        EXPECT_NE(bands[0].second, "naive");  // one message per rank pair wins small blocks
+        EXPECT_EQ(bands[1], (std::pair<std::uint64_t, std::string>{1024, "naive"}));  // the copies lose large
+    }
+    // Blocking v-calls judged at every size: nothing is never slower than naive.
+    EXPECT_EQ(manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name(), "naive");
+}
 
 TEST(CompileAuto, OutputIsIdenticalForOneProcessVerifiesAndReplaysAtEverySize) {
     nbr::test::SharedTempDir tmp;

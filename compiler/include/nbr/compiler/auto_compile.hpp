@@ -1,10 +1,12 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -25,6 +27,10 @@ struct AutoOptions {
     /// A candidate replaces naive at a size only if naive's latency is at least (1 + margin)
     /// times the candidate's (docs/algorithms.md, "auto").
     double margin = 0.01;
+    /// The bytes per edge the application's blocking and nonblocking v-calls use, inclusive
+    /// (`--v-bytes LO:HI`); the v choice is judged at the simulated sizes that bracket it
+    /// (variable_size_range). Absent: at every simulated size.
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> variable_bytes;
     AlgorithmOptions base;         ///< limits of the candidates' searches, common-neighbor's Θ
     std::filesystem::path output;  ///< pattern directory to (re)place
     bool quiet = false;
@@ -34,6 +40,12 @@ struct AutoOptions {
 
 /// @brief 1 B to 4 MiB in powers of two.
 [[nodiscard]] std::vector<std::uint64_t> default_auto_sizes();
+
+/// @brief Indices [first, last] of `sizes` (increasing) the v choice is judged at: from the
+/// largest size <= lo (else the first) to the smallest size >= hi (else the last), so that
+/// every block size of [lo, hi] lies between two judged sizes. Without a range: all of them.
+[[nodiscard]] std::pair<std::size_t, std::size_t> variable_size_range(
+    const std::vector<std::uint64_t>& sizes, const std::optional<std::pair<std::uint64_t, std::uint64_t>>& bytes);
 
 /// @brief One candidate's simulated latencies (µs) per size: allgather, alltoall, and the
 /// blocking v-variants allgatherv and alltoallv (uniform blocks, with their size headers);
@@ -52,11 +64,13 @@ struct AutoChoice {
 
 /// @brief The rule of docs/algorithms.md ("auto"): per collective and size the fastest usable
 /// candidate if naive is at least (1 + margin) times slower, else naive (ties: the earlier
-/// candidate); for the v-variants (from the v predictions) the candidate never slower than
-/// naive at any size whose geometric-mean speedup over naive is highest and at least
+/// candidate); for the v-variants (from the v predictions, at the sizes of indices
+/// [variable_sizes.first, variable_sizes.second]) the candidate never slower than naive at any
+/// of those sizes whose geometric-mean speedup over naive there is highest and at least
 /// 1 + margin, else naive.
 /// Requires predictions[0] to be naive and usable.
-[[nodiscard]] AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin);
+[[nodiscard]] AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin,
+                                         std::pair<std::size_t, std::size_t> variable_sizes = {0, SIZE_MAX});
 
 /// @brief Figures of a finished auto compile (identical on every process).
 struct AutoReport {
