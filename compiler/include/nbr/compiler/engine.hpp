@@ -48,8 +48,6 @@ public:
     [[nodiscard]] std::uint32_t local_end() const noexcept { return blocks_.end(process_); }
     /// @brief Number of local virtual ranks.
     [[nodiscard]] std::uint32_t local_count() const noexcept { return local_end() - local_begin(); }
-    /// @brief First virtual rank hosted by process q.
-    [[nodiscard]] std::uint32_t first_rank_of(int q) const noexcept { return blocks_.begin(q); }
     /// @brief Process hosting virtual rank v.
     [[nodiscard]] int owner(std::uint32_t v) const { return blocks_.owner(v); }
     /// @brief The blocks of virtual ranks, one per process.
