@@ -111,7 +111,7 @@ std::uint32_t variable_choice(const std::vector<Prediction>& predictions, std::s
                               std::pair<std::size_t, std::size_t> range) {
     const auto& naive = predictions[0].latency_us[c];
     const std::size_t first = range.first;
-    const std::size_t end = std::min(range.second, naive.empty() ? 0 : naive.size() - 1) + 1;
+    const std::size_t end = naive.empty() ? 0 : std::min(range.second, naive.size() - 1) + 1;
     std::uint32_t chosen = 0;
     double best = std::log1p(margin) - 1e-12;
     for (std::uint32_t i = 1; i < predictions.size(); ++i) {
