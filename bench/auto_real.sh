@@ -3,7 +3,8 @@
 # nbr-calibrate (2 ranks bound to cores), compiles every case with --algo auto for that machine
 # file, replays the auto pattern with nbr-bench beside the native neighborhood collective in
 # one run per launch, and reports native / auto per size (bench/auto_real.py writes
-# OUT/auto_real.md; below 0.95 is marked).
+# OUT/auto_real.md; below 0.95 is marked). Each run also times the native call a second time
+# (native-control): native / native-control is the noise floor the ratios are read against.
 #
 #   pe32        2 ranks bound to cores, 32 parallel edges each way
 #   moore-r1    16 ranks, Moore (2,1)        } 16 ranks share the 2 cores (--bind-to none); the
@@ -13,7 +14,7 @@
 #   usage: bench/auto_real.sh OUT_DIR [LAUNCHES]    (default 5)
 #   env:   NBR_BUILD (default build), NBR_SIZES (default 1,4,16,...,65536),
 #          NBR_ITERS (2 ranks, default 2000), NBR_ITERS16 (16 ranks, default 500),
-#          NBR_ROUNDS (default 5: nbr-bench times the variants in turn, median round),
+#          NBR_ROUNDS (default 25: nbr-bench times the three variants in turn, median round),
 #          NBR_COLLECTIVES (default: allgather alltoall allgatherv alltoallv)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,7 @@ build=${NBR_BUILD:-$root/build}
 sizes=${NBR_SIZES:-1,4,16,64,256,1024,4096,16384,65536}
 iters=${NBR_ITERS:-2000}
 iters16=${NBR_ITERS16:-500}
-rounds=${NBR_ROUNDS:-5}
+rounds=${NBR_ROUNDS:-25}
 collectives=${NBR_COLLECTIVES:-allgather alltoall allgatherv alltoallv}
 nbrc=$build/compiler/nbrc
 cores=$(nproc)
@@ -65,7 +66,8 @@ for ((l = 1; l <= launches; ++l)); do
     for collective in $collectives; do
       # shellcheck disable=SC2086
       mpirun -np "$ranks" $bind "$build/bench/nbr-bench" --patterns "$out/$topo.auto" --collective "$collective" \
-        --sizes "$sizes" --iters "$n" --rounds "$rounds" --json "$out/run.$topo.$collective.$l.json" >/dev/null
+        --sizes "$sizes" --iters "$n" --rounds "$rounds" --control --only native,native-control,nbr \
+        --json "$out/run.$topo.$collective.$l.json" >/dev/null
     done
   done
   echo "# launch $l of $launches done ($(date +%T))"

@@ -3,7 +3,9 @@
 # niagara model, in the distance-halving paper's settings: random graphs at 2160 ranks (60
 # nodes x 36, sockets of 18) and Moore neighborhoods at 2048 ranks (64 nodes x 32, sockets of
 # 16), plus random δ = 0.05 at 1024 and 4096 ranks on niagara's own nodes of 40; allgather and
-# alltoall, 8 B to 4 MiB. Every hierarchical pattern is proven by nbrc verify first.
+# alltoall, 8 B to 4 MiB. The hierarchical algorithm in its four configurations (direct inside
+# the node, and Bruck rounds of radix 2, 3, 4: the ones auto tries). Every hierarchical
+# pattern is proven by nbrc verify first.
 # bench/hierarchical_table.py writes OUT_DIR/table.md.
 #
 #   usage: bench/hierarchical_table.sh OUT_DIR
@@ -25,6 +27,14 @@ read -r -a launch <<<"${NBR_COMPILE_LAUNCH:-mpirun -np 2}"
 sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+hierarchical="hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4"
+# nbrc compile's options for a configuration's name.
+options_of() {
+  case $1 in
+    hierarchical-bruck-r*) echo "--algo hierarchical --intra-node bruck --radix ${1#hierarchical-bruck-r}" ;;
+    *) echo "--algo $1" ;;
+  esac
+}
 
 for spec in $cases; do
   IFS=: read -r case ranks per_node per_socket <<<"$spec"
@@ -39,18 +49,19 @@ for spec in $cases; do
       random-*) "$nbrc" gen random --ranks "$ranks" --density "${case#random-}" -o "$dir/topology.el" >/dev/null ;;
     esac
   fi
-  for algo in naive distance-halving hierarchical; do
+  for algo in naive distance-halving $hierarchical; do
     [ -f "$dir/$algo.inspect.json" ] && continue
     echo "# $spec: $algo ($(date +%T))"
     start=$(date +%s.%N)
-    "${launch[@]}" "$nbrc" compile "$dir/topology.el" --algo "$algo" "${placement[@]}" -q -o "$dir/$algo"
+    # shellcheck disable=SC2046
+    "${launch[@]}" "$nbrc" compile "$dir/topology.el" $(options_of "$algo") "${placement[@]}" -q -o "$dir/$algo"
     echo "$(date +%s.%N) - $start" | bc >"$dir/$algo.compile-seconds"
-    if [ "$algo" = hierarchical ]; then
+    if [ "${algo#hierarchical}" != "$algo" ]; then
       "$nbrc" verify "$dir/$algo" --topology "$dir/topology.el" >"$dir/$algo.verify.txt"
     fi
     "$nbrc" inspect "$dir/$algo" --json >"$dir/$algo.inspect.json"
   done
-  for algo in distance-halving hierarchical; do
+  for algo in distance-halving $hierarchical; do
     for collective in allgather alltoall; do
       result=$dir/sim.$algo.$collective.json
       [ -f "$result" ] && continue

@@ -205,6 +205,8 @@ struct Options {
     int rounds = 1;   // variants timed in turn, iters / rounds calls each; the median round kept
     std::string collective = "allgather";
     std::string json;
+    std::vector<std::string> only;  // variants to time (empty: all); the others are not run
+    bool control = false;           // a second, identical native variant: the noise floor of a ratio
 #if defined(NBR_SMPI)
     bool persistent = false;   // --persistent: same messages as the blocking variants
     bool nonblocking = false;  // --nonblocking: same messages as the blocking variants
@@ -268,6 +270,36 @@ void time_rounds(std::vector<Variant>& variants, const Options& o, int warmup, s
         std::sort(t.begin(), t.end());
         out[name] = t[t.size() / 2];
     }
+}
+
+/// Drops the variants not named in `only` (none when it is empty); stops the job if `only`
+/// names a variant this run does not have (every rank has the same list).
+void keep_only(std::vector<Variant>& variants, const std::vector<std::string>& only) {
+    if (only.empty()) return;
+    for (const auto& name : only) {
+        if (std::none_of(variants.begin(), variants.end(), [&](const Variant& v) { return v.name == name; })) {
+            die("--only: no variant named " + name + " in this run");
+        }
+    }
+    variants.erase(
+        std::remove_if(variants.begin(), variants.end(),
+                       [&](const Variant& v) { return std::find(only.begin(), only.end(), v.name) == only.end(); }),
+        variants.end());
+}
+
+std::vector<std::string> variant_names(const std::vector<Variant>& variants) {
+    std::vector<std::string> names;
+    for (const auto& v : variants) names.push_back(v.name);
+    return names;
+}
+
+/// What the ratios are taken against and the data checked with: the native call, else the
+/// naive pattern's replay (SMPI), else the first variant timed.
+std::string baseline_of(const std::vector<std::string>& names) {
+    for (const char* name : {"native", "nbr-naive"}) {
+        if (std::find(names.begin(), names.end(), name) != names.end()) return name;
+    }
+    return names.front();
 }
 
 std::vector<int> parse_sizes(const std::string& text) {
@@ -335,6 +367,11 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
         ->check(CLI::PositiveNumber);
     app.add_option("--collective", o.collective)->check(CLI::IsMember(collective_names()));
     app.add_option("--json", o.json, "Write all results to this JSON file");
+    app.add_option("--only", o.only, "Time only these variants (comma-separated names, as in the output)")
+        ->delimiter(',');
+    app.add_flag("--control", o.control,
+                 "Also time native-control, the native call again: native/native-control is the noise floor of "
+                 "every ratio in the run");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -460,6 +497,11 @@ int run(const Options& o) {
             variants.push_back(
                 {"native", [&, buffer] { native_blocking(args, buffer->data(), graph); }, nullptr, nullptr, buffer});
         }
+        if (o.control) {
+            auto* buffer = buffer_of("native-control");
+            variants.push_back({"native-control", [&, buffer] { native_blocking(args, buffer->data(), graph); },
+                                nullptr, nullptr, buffer});
+        }
 #if defined(NBR_NATIVE_PERSISTENT)
         {
             auto* buffer = buffer_of("native-persistent");
@@ -511,14 +553,14 @@ int run(const Options& o) {
         add_nbr("nbr-engine", engine);
 #endif
         if (naive != nullptr) add_nbr_forms("nbr-naive", naive);
+        keep_only(variants, o.only);
         Row row{bytes, {}, {}};
         time_rounds(variants, o, warmup, row.seconds);
-        if (rows.empty()) {
-            for (auto& v : variants) order.push_back(v.name);
-        }
+        if (rows.empty()) order = variant_names(variants);
         // Data check after timing: every variant against the reference (native, or the naive
-        // replay under SMPI), plus allgather's blocks against their senders' data.
-        const std::string reference = recv.count("native") ? "native" : (recv.count("nbr-naive") ? "nbr-naive" : "nbr");
+        // replay under SMPI; with --only and neither kept, the first variant kept), plus
+        // allgather's blocks against their senders' data.
+        const std::string reference = baseline_of(variant_names(variants));
         for (auto& v : variants) {
             bool ok = *v.recv == recv[reference];
             if (!args.alltoall()) {
@@ -542,8 +584,7 @@ int run(const Options& o) {
 
     int status = 0;
     if (me == 0) {
-        const std::string base =
-            std::find(order.begin(), order.end(), "native") != order.end() ? "native" : "nbr-naive";
+        const std::string base = baseline_of(order);
         std::printf("# nbr-bench: %s, %d ranks, pattern %s (%s), %d iterations after %d warm-up, max over ranks\n",
                     o.collective.c_str(), size, o.patterns.c_str(), algorithm, o.iters, warmup);
         std::printf("%8s", "bytes");

@@ -40,29 +40,31 @@ namespace nbr::compiler::internal {
 
 namespace {
 
-/// An item on its way: the edge (origin, slot), its destination and its lane (which of its
-/// node pair's forwarders and receivers carry it).
+/// An item on its way: the edge (origin, slot), its destination, its lane (which of its node
+/// pair's forwarders and receivers carry it) and its next stop inside the node it is in (its
+/// forwarder or its destination; what the intra-node rounds route it to).
 struct Routed {
     std::uint32_t target = 0;
     std::uint32_t origin = 0;
     std::uint32_t slot = 0;
     std::uint32_t lane = 0;
+    std::uint32_t via = 0;
     friend bool operator<(const Routed& a, const Routed& b) {
         return std::tie(a.origin, a.slot) < std::tie(b.origin, b.slot);
     }
 };
 
-/// Flat words [target, origin, slot, lane, ...].
+/// Flat words [target, origin, slot, lane, via, ...].
 std::vector<std::uint32_t> to_words(const std::vector<Routed>& items) {
     std::vector<std::uint32_t> words;
-    words.reserve(4 * items.size());
-    for (const Routed& r : items) words.insert(words.end(), {r.target, r.origin, r.slot, r.lane});
+    words.reserve(5 * items.size());
+    for (const Routed& r : items) words.insert(words.end(), {r.target, r.origin, r.slot, r.lane, r.via});
     return words;
 }
 
 void append_routed(std::span<const std::uint32_t> words, std::vector<Routed>& out) {
-    for (std::size_t i = 0; i + 4 <= words.size(); i += 4) {
-        out.push_back({words[i], words[i + 1], words[i + 2], words[i + 3]});
+    for (std::size_t i = 0; i + 5 <= words.size(); i += 5) {
+        out.push_back({words[i], words[i + 1], words[i + 2], words[i + 3], words[i + 4]});
     }
 }
 
@@ -87,7 +89,7 @@ struct Coordinator {
 struct RankState {
     std::map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> forwarder_for;  // node -> (lane, forwarder)
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> receiver_for;   // (node, lane) -> receiver
-    std::vector<Routed> own_forwarded;                                               // my items I forward myself
+    std::vector<Routed> held;  // items here on their way (to forward myself, or between intra-node rounds)
     std::uint32_t lanes_forwarded = 0;
     std::uint32_t lanes_received = 0;
     std::uint64_t items_forwarded = 0;
@@ -120,25 +122,44 @@ std::vector<std::size_t> lpt(const std::vector<std::pair<std::uint64_t, Key>>& j
 
 class Run {
 public:
-    Run(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement)
+    Run(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement, IntraNode intra,
+        std::uint32_t radix)
         : engine_(engine),
           topology_(topology),
           out_(out),
           placement_(placement),
+          intra_(intra),
+          radix_(radix),
           first_(engine.local_begin()),
           states_(engine.local_count()),
-          members_(placement.num_nodes()) {
-        for (std::uint32_t r = 0; r < topology.num_ranks(); ++r) members_[placement.node(r)].push_back(r);
+          members_(placement.num_nodes()),
+          index_(topology.num_ranks()) {
+        for (std::uint32_t r = 0; r < topology.num_ranks(); ++r) {
+            index_[r] = static_cast<std::uint32_t>(members_[placement.node(r)].size());
+            members_[placement.node(r)].push_back(r);
+        }
+        std::size_t largest = 1;
+        for (const auto& ranks : members_) largest = std::max(largest, ranks.size());
+        for (std::size_t reach = 1; reach < largest; reach *= radix_) ++rounds_;
     }
 
+    /// Direct: steps 0 (hand off), 1 (forward), 2 (deliver). Bruck: steps 0..R-1 (hand-off
+    /// rounds), R (forward), R+1..2R (delivery rounds), R = ⌈log_r(largest node)⌉.
     void execute() {
         report();
         plan_forwarders();
         plan_receivers();
         inform();
-        hand_off();
-        forward();
-        deliver();
+        if (intra_ == IntraNode::direct) {
+            hand_off();
+            forward(1);
+            deliver();
+        } else {
+            hand_off_held();
+            for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(k, k);
+            forward(rounds_);
+            for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(rounds_ + 1 + k, k);
+        }
         record_metrics();
     }
 
@@ -294,29 +315,81 @@ private:
         });
     }
 
+    /// What the coordinator told v: its forwarder per node, its lanes' receivers.
+    static void learn_roles(RankState& s, std::span<const Message> inbox) {
+        for (const Message& m : inbox) {
+            const auto& w = m.payload;
+            for (std::uint32_t i = 0; i < w[0]; ++i) s.forwarder_for[w[1 + 3 * i]] = {w[2 + 3 * i], w[3 + 3 * i]};
+            const std::size_t at = 1 + 3 * w[0];
+            for (std::uint32_t i = 0; i < w[at]; ++i) {
+                s.receiver_for[{w[at + 1 + 3 * i], w[at + 2 + 3 * i]}] = w[at + 3 + 3 * i];
+            }
+            s.lanes_received = w[at + 1 + 3 * w[at]];
+        }
+    }
+
+    /// Bruck: every item starts held at its origin, its next stop its destination (inside the
+    /// node) or its lane's forwarder; self-loops are sent at once, in step 0.
+    void hand_off_held() {
+        engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, auto&) {
+            RankState& s = state(v);
+            learn_roles(s, inbox);
+            std::vector<Routed> self;
+            const auto targets = topology_.out_neighbors(v);
+            for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
+                const std::uint32_t d = targets[slot];
+                const std::uint32_t m = placement_.node(d);
+                const std::uint32_t via = m == placement_.node(v) ? d : s.forwarder_for.at(m).second;
+                const std::uint32_t lane = m == placement_.node(v) ? 0 : s.forwarder_for.at(m).first;
+                (d == v ? self : s.held).push_back({d, v, slot, lane, via});
+            }
+            if (!self.empty()) out_.add_send(v, 0, v, items_of(self));
+        });
+    }
+
+    /// One round of Bruck's index scheme inside every node, radix r: a rank sends the items
+    /// whose distance to their next stop (in node indices, cyclically) has digit `digit` = j ≠ 0
+    /// in base r to the rank j·r^digit indices after it, one message per j; the others stay.
+    void bruck_round(std::uint32_t step, std::uint32_t digit) {
+        engine_.superstep([&, step, digit](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
+            auto& held = state(v).held;
+            for (const Message& m : inbox) append_routed(m.payload, held);
+            const auto& ranks = members_[placement_.node(v)];
+            const std::size_t n = ranks.size();
+            std::size_t place = 1;
+            for (std::uint32_t k = 0; k < digit; ++k) place *= radix_;
+            std::map<std::size_t, std::vector<Routed>> moving;  // digit value -> items
+            std::vector<Routed> staying;
+            for (const Routed& r : held) {
+                const std::size_t distance = (index_[r.via] + n - index_[v]) % n;
+                const std::size_t j = distance / place % radix_;
+                (j != 0 ? moving[j] : staying).push_back(r);
+            }
+            held = std::move(staying);
+            for (auto& [j, items] : moving) {
+                const std::uint32_t partner = ranks[(index_[v] + j * place) % n];
+                std::sort(items.begin(), items.end());
+                out_.add_send(v, step, partner, items_of(items));
+                outbox.post(partner, to_words(items));
+            }
+        });
+    }
+
     /// Step 0: edges inside the node directly, the others to their lane's forwarder.
     void hand_off() {
         engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             RankState& s = state(v);
-            for (const Message& m : inbox) {
-                const auto& w = m.payload;
-                for (std::uint32_t i = 0; i < w[0]; ++i) s.forwarder_for[w[1 + 3 * i]] = {w[2 + 3 * i], w[3 + 3 * i]};
-                const std::size_t at = 1 + 3 * w[0];
-                for (std::uint32_t i = 0; i < w[at]; ++i) {
-                    s.receiver_for[{w[at + 1 + 3 * i], w[at + 2 + 3 * i]}] = w[at + 3 + 3 * i];
-                }
-                s.lanes_received = w[at + 1 + 3 * w[at]];
-            }
+            learn_roles(s, inbox);
             std::map<std::uint32_t, std::vector<Routed>> direct, handed;
             const auto targets = topology_.out_neighbors(v);
             for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
                 const std::uint32_t m = placement_.node(targets[slot]);
                 if (m == placement_.node(v)) {
-                    direct[targets[slot]].push_back({targets[slot], v, slot, 0});
+                    direct[targets[slot]].push_back({targets[slot], v, slot, 0, targets[slot]});
                     continue;
                 }
                 const auto [lane, f] = s.forwarder_for.at(m);
-                (f == v ? s.own_forwarded : handed[f]).push_back({targets[slot], v, slot, lane});
+                (f == v ? s.held : handed[f]).push_back({targets[slot], v, slot, lane, f});
             }
             for (auto& [d, items] : direct) out_.add_send(v, 0, d, items_of(items));
             for (auto& [f, items] : handed) {
@@ -326,12 +399,15 @@ private:
         });
     }
 
-    /// Step 1: one message per receiver of the lanes a forwarder serves.
-    void forward() {
-        engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
+    /// One message per receiver of the lanes a forwarder serves, in `step`. (Items of edges
+    /// inside the node that the Bruck rounds brought here have arrived: they stop here.)
+    void forward(std::uint32_t step) {
+        engine_.superstep([&, step](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             RankState& s = state(v);
-            std::vector<Routed> held = std::move(s.own_forwarded);
+            std::vector<Routed> held = std::move(s.held);
+            s.held.clear();
             for (const Message& m : inbox) append_routed(m.payload, held);
+            std::erase_if(held, [&](const Routed& r) { return placement_.same_node(r.target, v); });
             std::map<std::uint32_t, std::vector<Routed>> per_receiver;
             std::set<std::pair<std::uint32_t, std::uint32_t>> lanes;
             for (const Routed& r : held) {
@@ -341,10 +417,10 @@ private:
             }
             for (auto& [g, items] : per_receiver) {
                 std::sort(items.begin(), items.end());
-                out_.add_send(v, 1, g, items_of(items));
+                out_.add_send(v, step, g, items_of(items));
                 std::vector<Routed> onward;
                 for (const Routed& r : items) {
-                    if (r.target != g) onward.push_back(r);
+                    if (r.target != g) onward.push_back({r.target, r.origin, r.slot, r.lane, r.target});
                 }
                 if (!onward.empty()) outbox.post(g, to_words(onward));
                 s.items_forwarded += items.size();
@@ -394,24 +470,36 @@ private:
     const Topology& topology_;
     PatternBuilder& out_;
     const Placement& placement_;
+    IntraNode intra_;
+    std::size_t radix_;  // of the Bruck rounds
     std::uint32_t first_;
     std::vector<RankState> states_;
     std::vector<std::vector<std::uint32_t>> members_;    // node -> its ranks, increasing
+    std::vector<std::uint32_t> index_;                   // rank -> its index among its node's ranks
+    std::uint32_t rounds_ = 0;                           // Bruck rounds: ⌈log_r(largest node)⌉
     std::map<std::uint32_t, Coordinator> coordinators_;  // local coordinators that heard from their node
 };
 
 }  // namespace
 
-HierarchicalAlgorithm::HierarchicalAlgorithm(Placement placement) : placement_(std::move(placement)) {}
+HierarchicalAlgorithm::HierarchicalAlgorithm(Placement placement, IntraNode intra, std::uint32_t radix)
+    : placement_(std::move(placement)), intra_(intra), radix_(radix) {
+    if (intra_ == IntraNode::bruck && radix_ < 2)
+        throw std::invalid_argument("hierarchical: --radix must be at least 2");
+}
 
 std::vector<std::pair<std::string, std::string>> HierarchicalAlgorithm::parameters() const {
-    return {{"placement", placement_.description()},
-            {"ranks_per_node", std::to_string(placement_.max_ranks_per_node())}};
+    std::vector<std::pair<std::string, std::string>> out{
+        {"placement", placement_.description()},
+        {"ranks_per_node", std::to_string(placement_.max_ranks_per_node())},
+        {"intra_node", to_string(intra_)}};
+    if (intra_ == IntraNode::bruck) out.emplace_back("radix", std::to_string(radix_));
+    return out;
 }
 
 void HierarchicalAlgorithm::build(Engine& engine, const Topology& topology, PatternBuilder& out) {
     placement_.require_ranks(topology.num_ranks(), "hierarchical");
-    Run(engine, topology, out, placement_).execute();
+    Run(engine, topology, out, placement_, intra_, radix_).execute();
 }
 
 }  // namespace nbr::compiler::internal

@@ -19,6 +19,15 @@ const std::map<std::string, AlgorithmKind>& algorithm_names() {
     return names;
 }
 
+const std::map<std::string, IntraNode>& intra_node_names() {
+    static const std::map<std::string, IntraNode> names{{"direct", IntraNode::direct}, {"bruck", IntraNode::bruck}};
+    return names;
+}
+
+std::string to_string(IntraNode intra) {
+    return intra == IntraNode::bruck ? "bruck" : "direct";
+}
+
 std::string to_string(AlgorithmKind kind) {
     for (const auto& [name, value] : algorithm_names()) {
         if (value == kind) return name;
@@ -35,9 +44,20 @@ std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions&
         case AlgorithmKind::naive:
         case AlgorithmKind::common_neighbor: return {Candidate{name, kind, base}};
         case AlgorithmKind::distance_halving:
-        case AlgorithmKind::hierarchical:
-            if (!base.placement) return {};  // both need to know where the ranks run
+            if (!base.placement) return {};  // it needs to know where the ranks run
             return {Candidate{name, kind, base}};
+        case AlgorithmKind::hierarchical: {
+            if (!base.placement) return {};
+            std::vector<Candidate> out{Candidate{name, kind, base}};
+            out.back().options.intra_node = IntraNode::direct;
+            for (std::uint32_t radix = 2; radix <= 4; ++radix) {
+                Candidate candidate{name + "-bruck-r" + std::to_string(radix), kind, base};
+                candidate.options.intra_node = IntraNode::bruck;
+                candidate.options.intra_radix = radix;
+                out.push_back(std::move(candidate));
+            }
+            return out;
+        }
         case AlgorithmKind::kgroup: {
             std::vector<Candidate> out;
             for (std::uint32_t k = 2; k <= 4; ++k) {
@@ -84,7 +104,8 @@ std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOpt
                 throw std::invalid_argument(
                     "hierarchical needs a placement (--ranks-per-node and --ranks-per-socket, or --placement)");
             }
-            return std::make_unique<internal::HierarchicalAlgorithm>(*options.placement);
+            return std::make_unique<internal::HierarchicalAlgorithm>(*options.placement, options.intra_node,
+                                                                     options.intra_radix);
     }
     throw std::invalid_argument("unknown algorithm kind");
 }

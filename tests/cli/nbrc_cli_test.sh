@@ -205,6 +205,20 @@ expect 0 "the hyperedge cap (--max-hyperedges 5) bound on 256 of 256 ranks" -- \
 expect 0 "each delivered exactly once" -- $nbrc verify kgcap --topology moore2.el
 expect 2 "" -- $nbrc compile moore2.el --algo kgroup --k 1 -o x
 expect 2 "" -- $nbrc compile moore2.el --algo kgroup --max-hyperedges 0 -o x
+
+# hierarchical in Bruck rounds: the configuration recorded, the same bytes for 1 and 2
+# processes, a bad radix or configuration name refused.
+expect 0 "" -- $launch2 $nbrc compile moore2.el --algo hierarchical --intra-node bruck --radix 3 --ranks-per-node 8 \
+  -o hb2 -q
+expect 0 "" -- $nbrc compile moore2.el --algo hierarchical --intra-node bruck --radix 3 --ranks-per-node 8 -o hb1 -q
+if diff -r hb1 hb2 >/dev/null; then pass; else fail "hierarchical bruck: P=1 and P=2 outputs differ"; fi
+json=$($nbrc inspect hb2 --json)
+for key in '"intra_node": "bruck"' '"radix": "3"'; do
+  grep -qF -- "$key" <<<"$json" && pass || fail "inspect --json (hierarchical bruck) lacks $key"
+done
+expect 0 "OK" -- $nbrc verify hb2
+expect 2 "" -- $nbrc compile moore2.el --algo hierarchical --intra-node bruck --radix 1 --ranks-per-node 8 -o x
+expect 2 "" -- $nbrc compile moore2.el --algo hierarchical --intra-node tree --ranks-per-node 8 -o x
 test ! -e x && pass || fail "failed compile left a directory"
 
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.

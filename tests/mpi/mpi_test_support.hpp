@@ -117,9 +117,16 @@ inline compiler::CompileOptions distance_halving_options(const std::filesystem::
     return placed_options(out, compiler::AlgorithmKind::distance_halving, std::move(placement));
 }
 
-/// @brief Options for the hierarchical algorithm with `placement`.
-inline compiler::CompileOptions hierarchical_options(const std::filesystem::path& out, Placement placement) {
-    return placed_options(out, compiler::AlgorithmKind::hierarchical, std::move(placement));
+/// @brief Options for the hierarchical algorithm with `placement` (with Bruck rounds of
+/// `radix` inside the nodes if given, else direct).
+inline compiler::CompileOptions hierarchical_options(const std::filesystem::path& out, Placement placement,
+                                                     std::optional<std::uint32_t> radix = std::nullopt) {
+    auto options = placed_options(out, compiler::AlgorithmKind::hierarchical, std::move(placement));
+    if (radix) {
+        options.algorithm_options.intra_node = compiler::IntraNode::bruck;
+        options.algorithm_options.intra_radix = *radix;
+    }
+    return options;
 }
 
 /// @brief Options for kgroup with groups of `k`, threshold Θ (unset: the default, k) and,

@@ -221,8 +221,11 @@ inline std::vector<std::filesystem::path> compile_every_algorithm(const std::fil
     // not full for most rank counts).
     compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hi2"), Placement::block(n, 2, 1)));
     compiler::compile(MPI_COMM_WORLD, topology, packed(hierarchical_options(path(".hi3"), Placement::block(n, 3, 3))));
-    return {path(".naive"), path(".relay"), path(".cn2"),      path(".cn4"), path(".dh1"),
-            path(".dh2"),   path(".kg3"),   path(".kg4aware"), path(".hi2"), path(".hi3")};
+    // ... and in Bruck rounds of radix 2 inside nodes of 3 (two rounds: blocks relayed inside
+    // the node before and after the node pair message).
+    compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hb3"), Placement::block(n, 3, 3), 2));
+    return {path(".naive"), path(".relay"),    path(".cn2"), path(".cn4"), path(".dh1"), path(".dh2"),
+            path(".kg3"),   path(".kg4aware"), path(".hi2"), path(".hi3"), path(".hb3")};
 }
 
 }  // namespace nbr::test

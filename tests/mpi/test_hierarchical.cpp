@@ -1,5 +1,6 @@
-// hierarchical: exact behavior on a hand-checked case, determinism for every process count,
-// verify on irregular graphs and uneven placements, one message per node pair between nodes.
+// hierarchical: exact behavior on hand-checked cases (direct and Bruck rounds inside the
+// node), determinism for every process count, verify on irregular graphs and uneven
+// placements, one message per node pair between nodes, Bruck's message bound.
 #include <filesystem>
 #include <tuple>
 
@@ -25,12 +26,14 @@ using nbr::test::ops_of;
 using nbr::test::SharedTempDir;
 using nbr::test::world_rank;
 
-/// A placement file spreading ranks round-robin over `nodes` nodes.
-/// Compiles `edges` over 4 ranks on two nodes of 2 into `dir`, checks it with verify, and
-/// returns every rank's operations (on world rank 0; empty elsewhere).
-std::vector<std::vector<Op>> compile_two_nodes(const std::vector<nbr::Edge>& edges, const fs::path& dir) {
+/// Compiles `edges` over 4 ranks placed by `placement` (default: two nodes of 2) into `dir`,
+/// checks it with verify, and returns every rank's operations (on world rank 0; empty
+/// elsewhere).
+std::vector<std::vector<Op>> compile_two_nodes(const std::vector<nbr::Edge>& edges, const fs::path& dir,
+                                               std::optional<std::uint32_t> radix = std::nullopt,
+                                               const Placement& placement = Placement::block(4, 2, 2)) {
     const auto topology = nbr::Topology::from_edges(4, edges);
-    nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::hierarchical_options(dir, Placement::block(4, 2, 2)));
+    nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::hierarchical_options(dir, placement, radix));
     if (world_rank() != 0) return {};
     EXPECT_TRUE(nbr::compiler::verify_directory(dir, &topology).ok);
     std::vector<std::vector<Op>> ops;
@@ -99,6 +102,67 @@ TEST(Hierarchical, LanesWhenANodeHasMoreRanksThanNodePairs) {
                       }));
 }
 
+TEST(Hierarchical, BruckRoundsInsideOneNode) {
+    // One node of 4 ranks; out(0) = [3], out(2) = [0, 2]. Radix 2 (two rounds): 0 -> 3 is 3 =
+    // 0b11 indices on, so 0 -> 1 in round 0 and 1 -> 3 in round 1; 2 -> 0 is 2 = 0b10 on
+    // (cyclically), so 2 -> 0 in round 1; the self-loop is sent at once, in step 0.
+    SharedTempDir tmp;
+    const std::vector<nbr::Edge> edges{{0, 3}, {2, 0}, {2, 2}};
+    using K = Operation;
+    {
+        const auto ops = compile_two_nodes(edges, tmp.path() / "r2", 2, Placement::block(4, 4, 4));
+        if (world_rank() == 0) {
+            EXPECT_EQ(ops[0], (std::vector<Op>{{0, K::SEND, 1, {{0, 0}}}, {1, K::RECV, 2, {{2, 0}}}}));
+            EXPECT_EQ(ops[1], (std::vector<Op>{{0, K::RECV, 0, {{0, 0}}}, {1, K::SEND, 3, {{0, 0}}}}));
+            EXPECT_EQ(ops[2], (std::vector<Op>{
+                                  {0, K::RECV, 2, {{2, 1}}},
+                                  {0, K::SEND, 2, {{2, 1}}},
+                                  {1, K::SEND, 0, {{2, 0}}},
+                              }));
+            EXPECT_EQ(ops[3], (std::vector<Op>{{1, K::RECV, 1, {{0, 0}}}}));
+        }
+    }
+    {
+        // Radix 3 (two rounds of up to 2 messages): 3 is "10" in base 3, so 0 -> 3 in round
+        // 1; 2 is "02", so 2 -> 0 (2 + 2 mod 4) in round 0.
+        const auto ops = compile_two_nodes(edges, tmp.path() / "r3", 3, Placement::block(4, 4, 4));
+        if (world_rank() == 0) {
+            EXPECT_EQ(ops[0], (std::vector<Op>{{0, K::RECV, 2, {{2, 0}}}, {1, K::SEND, 3, {{0, 0}}}}));
+            EXPECT_TRUE(ops[1].empty());
+            EXPECT_EQ(ops[2], (std::vector<Op>{
+                                  {0, K::RECV, 2, {{2, 1}}},
+                                  {0, K::SEND, 2, {{2, 1}}},
+                                  {0, K::SEND, 0, {{2, 0}}},
+                              }));
+            EXPECT_EQ(ops[3], (std::vector<Op>{{1, K::RECV, 0, {{0, 0}}}}));
+        }
+    }
+}
+
+TEST(Hierarchical, BruckRoundsAroundTheNodePairMessage) {
+    // Nodes {0, 1} and {2, 3}, out(1) = [3], out(2) = [0], radix 2: one round per node, so
+    // hand-off in step 0, the node pair messages in step 1, delivery in step 2. LPT as in
+    // HandOffForwardAndDeliver: node 0 forwards through 0 and receives at 1, node 1 forwards
+    // through 2 and receives at 3. So 1 hands (1,0) to 0, which sends it to 3 (its
+    // destination); 2 sends (2,0) to 1, which delivers it to 0.
+    SharedTempDir tmp;
+    const auto ops = compile_two_nodes({{1, 3}, {2, 0}}, tmp.path() / "p", 2);
+    if (world_rank() != 0) return;
+    using K = Operation;
+    EXPECT_EQ(ops[0], (std::vector<Op>{
+                          {0, K::RECV, 1, {{1, 0}}},
+                          {1, K::SEND, 3, {{1, 0}}},
+                          {2, K::RECV, 1, {{2, 0}}},
+                      }));
+    EXPECT_EQ(ops[1], (std::vector<Op>{
+                          {0, K::SEND, 0, {{1, 0}}},
+                          {1, K::RECV, 2, {{2, 0}}},
+                          {2, K::SEND, 0, {{2, 0}}},
+                      }));
+    EXPECT_EQ(ops[2], (std::vector<Op>{{1, K::SEND, 1, {{2, 0}}}}));
+    EXPECT_EQ(ops[3], (std::vector<Op>{{1, K::RECV, 0, {{1, 0}}}}));
+}
+
 TEST(Hierarchical, ByteIdenticalForEveryProcessCount) {
     SharedTempDir tmp;
     const std::vector<std::tuple<std::string, nbr::Topology, Placement>> cases{
@@ -110,10 +174,12 @@ TEST(Hierarchical, ByteIdenticalForEveryProcessCount) {
     };
     for (const auto& [name, topology, placement] : cases) {
         SCOPED_TRACE(name);
-        const auto s = nbr::test::compile_for_any_process_count(
-            topology, nbr::test::hierarchical_options("", placement), tmp.path() / name);
-        if (world_rank() == 0) {
-            EXPECT_GT(s.metrics.at("lanes_forwarded").max, 0.0);
+        for (const auto radix : {std::optional<std::uint32_t>{}, std::optional<std::uint32_t>{3}}) {
+            const auto s = nbr::test::compile_for_any_process_count(
+                topology, nbr::test::hierarchical_options("", placement, radix), tmp.path() / name);
+            if (world_rank() == 0) {
+                EXPECT_GT(s.metrics.at("lanes_forwarded").max, 0.0);
+            }
         }
     }
 }
@@ -141,11 +207,14 @@ TEST(Hierarchical, VerifiesOnIrregularGraphsAndUnevenPlacements) {
             {"round robin", nbr::test::round_robin(tmp.path() / "rr.txt", n, 3)},
         };
         for (const auto& [pname, placement] : placements) {
-            const auto label = name + ", placement " + pname;
-            const auto s = nbr::test::compile_and_verify(
-                topology, nbr::test::hierarchical_options(tmp.path() / "v", placement), label);
-            if (world_rank() == 0) {
-                EXPECT_EQ(s.ranks, n) << label;
+            for (const auto radix :
+                 {std::optional<std::uint32_t>{}, std::optional<std::uint32_t>{2}, std::optional<std::uint32_t>{3}}) {
+                const auto label = name + ", placement " + pname + ", radix " + (radix ? std::to_string(*radix) : "-");
+                const auto s = nbr::test::compile_and_verify(
+                    topology, nbr::test::hierarchical_options(tmp.path() / "v", placement, radix), label);
+                if (world_rank() == 0) {
+                    EXPECT_EQ(s.ranks, n) << label;
+                }
             }
         }
     }
@@ -179,6 +248,29 @@ TEST(Hierarchical, OneMessagePerNodePairOrLanesSpreadOverTheNode) {
             EXPECT_EQ(s.metrics.at("lanes_forwarded").max, 1);
             EXPECT_EQ(s.metrics.at("lanes_received").max, 1);
         }
+    }
+}
+
+TEST(Hierarchical, BruckRoundsBoundTheMessagesInsideANode) {
+    // 240 ranks on 6 nodes of 40, δ = 0.3 (72 out-neighbors a rank, 11–12 inside its node):
+    // directly, a rank sends about 40 messages inside its node (hand-offs and deliveries);
+    // in Bruck rounds of radix r at most (r − 1)·⌈log_r 40⌉ in each of the two phases, and
+    // one node pair message.
+    SharedTempDir tmp;
+    const auto topology = nbr::generate_random({240, 0.3, 1});
+    const auto placement = Placement::block(240, 40, 20);
+    const auto inside = [](const nbr::compiler::PatternSummary& s) {
+        return s.metrics.at("sends_same_socket").mean + s.metrics.at("sends_other_socket").mean;
+    };
+    const auto direct =
+        nbr::test::compile_and_verify(topology, nbr::test::hierarchical_options(tmp.path() / "d", placement), "direct");
+    for (const auto& [radix, bound] : {std::pair{2U, 2 * 6 + 1}, std::pair{4U, 2 * 3 * 3 + 1}}) {
+        const auto s = nbr::test::compile_and_verify(
+            topology, nbr::test::hierarchical_options(tmp.path() / "b", placement, radix), "bruck");
+        if (world_rank() != 0) continue;
+        EXPECT_LE(s.sends_per_rank.max, bound) << radix;
+        EXPECT_LT(inside(s), 0.5 * inside(direct)) << radix;
+        EXPECT_EQ(s.metrics.at("sends_off_node").max, 1) << radix;  // the node pair messages as before
     }
 }
 

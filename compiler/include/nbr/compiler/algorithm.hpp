@@ -28,6 +28,16 @@ enum class AlgorithmKind {
 [[nodiscard]] const std::map<std::string, AlgorithmKind>& algorithm_names();
 [[nodiscard]] std::string to_string(AlgorithmKind kind);
 
+/// @brief hierarchical: how blocks move inside a node, before and after the node pair's message.
+enum class IntraNode {
+    direct,  ///< one message per rank pair: to the forwarder, from the receiver to each destination
+    bruck    ///< ⌈log_r n⌉ combined rounds over the node's n ranks (Bruck's index scheme, radix r)
+};
+
+/// @brief Names of IntraNode (`--intra-node`, the manifest).
+[[nodiscard]] const std::map<std::string, IntraNode>& intra_node_names();
+[[nodiscard]] std::string to_string(IntraNode intra);
+
 /// @brief Tunables of the algorithms; each algorithm reads the ones it needs.
 struct AlgorithmOptions {
     /// Θ. common-neighbor: friends share at least Θ out-neighbors (default 4, the paper's);
@@ -44,6 +54,10 @@ struct AlgorithmOptions {
     std::uint32_t max_hyperedges = 256;
     /// kgroup: partial intersections a rank's search may compute.
     std::uint64_t max_combinations = 100'000;
+    /// hierarchical: the hand-off and the delivery inside a node, direct or in Bruck rounds.
+    IntraNode intra_node = IntraNode::direct;
+    /// hierarchical, Bruck rounds: the radix r (a rank sends up to r − 1 messages per round).
+    std::uint32_t intra_radix = 2;
 };
 
 /// @brief A distributed pattern construction, written per virtual rank.
