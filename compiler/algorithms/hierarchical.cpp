@@ -339,8 +339,7 @@ private:
             for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
                 const std::uint32_t d = targets[slot];
                 const std::uint32_t m = placement_.node(d);
-                const std::uint32_t via = m == placement_.node(v) ? d : s.forwarder_for.at(m).second;
-                const std::uint32_t lane = m == placement_.node(v) ? 0 : s.forwarder_for.at(m).first;
+                const auto [lane, via] = m == placement_.node(v) ? std::pair{0U, d} : s.forwarder_for.at(m);
                 (d == v ? self : s.held).push_back({d, v, slot, lane, via});
             }
             if (!self.empty()) out_.add_send(v, 0, v, items_of(self));
@@ -351,13 +350,13 @@ private:
     /// whose distance to their next stop (in node indices, cyclically) has digit `digit` = j ≠ 0
     /// in base r to the rank j·r^digit indices after it, one message per j; the others stay.
     void bruck_round(std::uint32_t step, std::uint32_t digit) {
-        engine_.superstep([&, step, digit](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
+        std::size_t place = 1;  // r^digit
+        for (std::uint32_t k = 0; k < digit; ++k) place *= radix_;
+        engine_.superstep([&, step, place](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             auto& held = state(v).held;
             for (const Message& m : inbox) append_routed(m.payload, held);
             const auto& ranks = members_[placement_.node(v)];
             const std::size_t n = ranks.size();
-            std::size_t place = 1;
-            for (std::uint32_t k = 0; k < digit; ++k) place *= radix_;
             std::map<std::size_t, std::vector<Routed>> moving;  // digit value -> items
             std::vector<Routed> staying;
             for (const Routed& r : held) {

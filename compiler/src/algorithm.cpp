@@ -25,7 +25,10 @@ const std::map<std::string, IntraNode>& intra_node_names() {
 }
 
 std::string to_string(IntraNode intra) {
-    return intra == IntraNode::bruck ? "bruck" : "direct";
+    for (const auto& [name, value] : intra_node_names()) {
+        if (value == intra) return name;
+    }
+    throw std::invalid_argument("unknown intra-node configuration");
 }
 
 std::string to_string(AlgorithmKind kind) {

@@ -9,7 +9,7 @@
 namespace nbr::compiler {
 
 /// @brief Adds --threshold, the kgroup options (--k, --topology-aware, --max-hyperedges,
-/// --max-combinations) and hierarchical's --intra-node to `app`, bound to `options`.
+/// --max-combinations) and hierarchical's --intra-node and --radix to `app`, bound to `options`.
 inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
     app->add_option("--threshold", options.threshold,
                     "Θ. common-neighbor: friends share at least Θ out-neighbors (default 4); "
@@ -28,7 +28,8 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     app->add_option("--intra-node", options.intra_node,
-                    "hierarchical: blocks inside a node directly (default), or in ⌈log2 n⌉ combined rounds (bruck)")
+                    "hierarchical: blocks inside a node directly (default), or in ⌈log_r n⌉ combined rounds "
+                    "(bruck, r = --radix)")
         ->transform(CLI::CheckedTransformer(intra_node_names()));
     app->add_option("--radix", options.intra_radix, "hierarchical --intra-node bruck: ranks a round reaches (≥ 2)")
         ->check(CLI::Range(2U, 1024U))
