@@ -10,18 +10,36 @@
 // free one: the files are written in a hidden directory that is renamed into place, so a
 // capture is complete or absent. `nbrc compile DIR/NNNNNN` compiles it. Failures are reported
 // on rank 0's stderr and never reach the application.
+//
+// It also counts the neighborhood collectives called on each captured communicator (calls and
+// block sizes per shape, nbr/graphs/captured_calls.hpp) and, when the communicator is freed
+// (MPI_Comm_free) or MPI is finalized, the ranks reduce them and rank 0 writes
+// DIR/NNNNNN/calls.txt: what `nbrc compile --algo auto` judges the v-variants by. Where the
+// MPI library's Fortran binding bypasses these C wrappers (Open MPI), capture_fortran.cpp
+// wraps its entry points.
 #include <unistd.h>
 
 #include <hwloc.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
+#include "capture.hpp"
+#include "collective_table.hpp"
 #include "nbr/graphs/adjacency.hpp"
 #include "nbr/schema/file_io.hpp"
 #include "neighbors.hpp"
@@ -29,6 +47,82 @@
 namespace {
 
 namespace fs = std::filesystem;
+
+using nbr::CallKind;
+
+/// One shape's calls as this rank saw them (doubles: reduced with MPI_DOUBLE; exact to 2^53).
+struct Seen {
+    double calls = 0;
+    double block_min = std::numeric_limits<double>::infinity();
+    double block_max = 0;
+    double mean_min = std::numeric_limits<double>::infinity();
+    double mean_max = 0;
+    double edges = 0;
+    double bytes = 0;
+};
+
+/// A captured communicator: its calls so far, and on rank 0 where its capture went.
+struct Tracked {
+    std::uint64_t order = 0;  // creation order
+    std::uint64_t outdegree = 0;
+    std::string dir;  // rank 0: the capture directory (empty elsewhere, or if it was not written)
+    std::array<Seen, nbr::kCallKinds> kinds{};
+};
+
+std::map<MPI_Comm, Tracked> tracked;  // the live captured communicators
+std::uint64_t creations = 0;
+double calls_recorded = 0;  // on this rank, over all captured communicators
+
+/// One call's blocks: `blocks(j)` bytes on out-edge j.
+template <class Blocks>
+void record(MPI_Comm comm, CallKind kind, Blocks&& blocks) {
+    const auto it = tracked.find(comm);
+    if (it == tracked.end()) return;
+    Seen& s = it->second.kinds[static_cast<std::size_t>(kind)];
+    ++s.calls;
+    ++calls_recorded;
+    const auto edges = it->second.outdegree;
+    if (edges == 0) return;
+    double sum = 0;
+    for (std::uint64_t j = 0; j < edges; ++j) {
+        const double b = blocks(j);
+        s.block_min = std::min(s.block_min, b);
+        s.block_max = std::max(s.block_max, b);
+        sum += b;
+    }
+    const double mean = sum / static_cast<double>(edges);
+    s.mean_min = std::min(s.mean_min, mean);
+    s.mean_max = std::max(s.mean_max, mean);
+    s.edges += static_cast<double>(edges);
+    s.bytes += sum;
+}
+
+double type_bytes(int count, MPI_Datatype type) {
+    int size = 0;
+    if (count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
+    return static_cast<double>(count) * size;
+}
+
+}  // namespace
+
+void nbr::interpose::record_fixed(MPI_Comm comm, CallKind kind, int sendcount, MPI_Datatype sendtype, int recvcount,
+                                  MPI_Datatype recvtype) {
+    const double block = std::max(type_bytes(sendcount, sendtype), type_bytes(recvcount, recvtype));
+    record(comm, kind, [&](std::uint64_t) { return block; });
+}
+
+void nbr::interpose::record_allgatherv(MPI_Comm comm, CallKind kind, int sendcount, MPI_Datatype sendtype) {
+    const double block = type_bytes(sendcount, sendtype);
+    record(comm, kind, [&](std::uint64_t) { return block; });
+}
+
+void nbr::interpose::record_alltoallv(MPI_Comm comm, CallKind kind, const int sendcounts[], MPI_Datatype sendtype) {
+    int size = 0;
+    if (PMPI_Type_size(sendtype, &size) != MPI_SUCCESS) size = 0;
+    record(comm, kind, [&](std::uint64_t j) { return static_cast<double>(std::max(sendcounts[j], 0)) * size; });
+}
+
+namespace {
 
 /// Where the calling process runs (placement file columns).
 struct Location {
@@ -183,13 +277,81 @@ void capture_collectively(MPI_Comm comm, const char* function) {
         return;
     }
     const Gathered all = gather(comm, rank, size, in, out, locate(comm, rank));
+    Tracked& t = tracked[comm];  // (a handle MPI reuses after a free it did not show us starts over)
+    t = Tracked{creations++, out.size(), {}, {}};
     if (rank != 0) return;
     try {
         const auto path = write_capture(dir, all, size, function);
+        t.dir = path.string();
         std::fprintf(stderr, "nbr-capture: %s: %d ranks -> %s\n", function, size, path.c_str());
     } catch (const std::exception& error) {
         std::fprintf(stderr, "nbr-capture: %s not captured: %s\n", function, error.what());
     }
+}
+
+/// Reduces a captured communicator's calls over its ranks (collective over it); rank 0 writes
+/// them into its capture directory.
+void write_calls(MPI_Comm comm, const Tracked& t) {
+    constexpr std::size_t n = nbr::kCallKinds;
+    std::array<double, 2 * n> low{};   // per kind: block_min, mean_min
+    std::array<double, 3 * n> high{};  // per kind: calls, block_max, mean_max
+    std::array<double, 2 * n> sum{};   // per kind: edges, bytes
+    for (std::size_t k = 0; k < n; ++k) {
+        const Seen& s = t.kinds[k];
+        low[2 * k] = s.block_min;
+        low[2 * k + 1] = s.mean_min;
+        high[3 * k] = s.calls;
+        high[3 * k + 1] = s.block_max;
+        high[3 * k + 2] = s.mean_max;
+        sum[2 * k] = s.edges;
+        sum[2 * k + 1] = s.bytes;
+    }
+    PMPI_Allreduce(MPI_IN_PLACE, low.data(), static_cast<int>(low.size()), MPI_DOUBLE, MPI_MIN, comm);
+    PMPI_Allreduce(MPI_IN_PLACE, high.data(), static_cast<int>(high.size()), MPI_DOUBLE, MPI_MAX, comm);
+    PMPI_Allreduce(MPI_IN_PLACE, sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE, MPI_SUM, comm);
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    if (rank != 0 || t.dir.empty()) return;
+    nbr::CapturedCalls calls;
+    for (std::size_t k = 0; k < n; ++k) {
+        auto& c = calls.kinds[k];
+        c.calls = static_cast<std::uint64_t>(high[3 * k]);
+        c.edges = static_cast<std::uint64_t>(sum[2 * k]);
+        c.bytes = static_cast<std::uint64_t>(sum[2 * k + 1]);
+        if (c.edges == 0) continue;  // (the minima are still infinite)
+        c.block_min = static_cast<std::uint64_t>(low[2 * k]);
+        c.block_max = static_cast<std::uint64_t>(high[3 * k + 1]);
+        c.mean_min = static_cast<std::uint64_t>(std::floor(low[2 * k + 1]));
+        c.mean_max = static_cast<std::uint64_t>(std::ceil(high[3 * k + 2]));
+    }
+    nbr::write_captured_calls(t.dir, calls);
+}
+
+/// Writes a captured communicator's calls (collective over it) and forgets it; never throws.
+void finish(MPI_Comm comm) {
+    const auto it = tracked.find(comm);
+    if (it == tracked.end()) return;
+    try {
+        write_calls(comm, it->second);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nbr-capture: calls of %s not recorded: %s\n", it->second.dir.c_str(), error.what());
+    }
+    tracked.erase(it);
+}
+
+/// At MPI_Finalize: the calls of the captured communicators still alive, in creation order.
+/// Skipped when no rank saw a call: under Open MPI's Fortran binding the wrappers see neither
+/// the calls nor the frees, and the communicators may be gone.
+void finish_all() {
+    const char* dir = std::getenv("NBR_CAPTURE");
+    if (dir == nullptr || *dir == '\0') return;
+    double seen = calls_recorded;
+    PMPI_Allreduce(MPI_IN_PLACE, &seen, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (seen == 0) return;
+    std::vector<std::pair<std::uint64_t, MPI_Comm>> live;
+    for (const auto& [comm, t] : tracked) live.emplace_back(t.order, comm);
+    std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [order, comm] : live) finish(comm);
 }
 
 /// Captures a new topology communicator; never lets an exception reach the application.
@@ -208,5 +370,62 @@ void capture(MPI_Comm comm, const char* function) {
 void nbr::interpose::on_topology_created(MPI_Comm comm, const char* function) {
     capture(comm, function);
 }
+
+void nbr::interpose::on_comm_free(MPI_Comm comm) {
+    finish(comm);
+}
+
+void nbr::interpose::on_finalize() {
+    try {
+        finish_all();
+    } catch (...) {
+        std::fprintf(stderr, "nbr-capture: calls not recorded at MPI_Finalize\n");
+    }
+}
+
+namespace {
+
+using nbr::interpose::kind_of;
+
+// The C binding's arguments to the recorders.
+void record_c_FIXED(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_FIXED) {
+    (void)sendbuf, (void)recvbuf;
+    nbr::interpose::record_fixed(comm, kind, sendcount, sendtype, recvcount, recvtype);
+}
+void record_c_ALLGATHERV(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_ALLGATHERV) {
+    (void)sendbuf, (void)recvbuf, (void)recvcounts, (void)displs, (void)recvtype;
+    nbr::interpose::record_allgatherv(comm, kind, sendcount, sendtype);
+}
+void record_c_ALLTOALLV(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_ALLTOALLV) {
+    (void)sendbuf, (void)sdispls, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtype;
+    nbr::interpose::record_alltoallv(comm, kind, sendcounts, sendtype);
+}
+
+}  // namespace
+
+extern "C" {
+
+// The 12 neighborhood collectives (collective_table.hpp): counted on captured communicators,
+// then MPI's own entry with the arguments untouched.
+#define NBR_CAPTURE_WRAPPER(mode, shape, Cname, fname)                                 \
+    NBR_CAT(NBR_WHEN_, NBR_HAVE_##mode)                                                \
+    (int NBR_C_NAME(mode, Cname)(NBR_C_PARAMS_##shape, NBR_C_TAIL_PARAMS_##mode) {     \
+        record_c_##shape(comm, kind_of(NBR_STR(Cname)), NBR_C_ARGS_##shape);           \
+        return NBR_PMPI_NAME(mode, Cname)(NBR_C_ARGS_##shape, NBR_C_TAIL_ARGS_##mode); \
+    })
+
+NBR_NEIGHBOR_COLLECTIVES(NBR_CAPTURE_WRAPPER)
+
+int MPI_Comm_free(MPI_Comm* comm) {
+    if (comm != nullptr) nbr::interpose::on_comm_free(*comm);
+    return PMPI_Comm_free(comm);
+}
+
+int MPI_Finalize(void) {
+    nbr::interpose::on_finalize();
+    return PMPI_Finalize();
+}
+
+}  // extern "C"
 
 // The constructors, C and Fortran, are wrapped in constructors.cpp.

@@ -34,6 +34,9 @@ static_assert(0 NBR_NEIGHBOR_COLLECTIVES(NBR_COUNT_COLLECTIVE) == 12,
 #define NBR_CAT(a, b) NBR_CAT_(a, b)
 #define NBR_STR_(a) #a
 #define NBR_STR(a) NBR_STR_(a)
+/// NBR_CAT(NBR_WHEN_, flag)(text): the text if flag is 1, nothing if 0.
+#define NBR_WHEN_0(...)
+#define NBR_WHEN_1(...) __VA_ARGS__
 
 // ---- C binding ---------------------------------------------------------------------------------
 

@@ -376,8 +376,6 @@ extern "C" {
     start_with_proxy([&](nbr_request_t* r) { return nbr_##fname(__VA_ARGS__, p, r); }, false, call, request)
 #define NBR_C_REPLAY_PERSISTENT(fname, call, ...) \
     start_with_proxy([&](nbr_request_t* r) { return nbr_##fname(__VA_ARGS__, p, 0, r); }, true, call, request)
-#define NBR_WHEN_0(...)
-#define NBR_WHEN_1(...) __VA_ARGS__
 #define NBR_C_WRAPPER(mode, shape, Cname, fname)                                                     \
     NBR_CAT(NBR_WHEN_, NBR_HAVE_##mode)                                                              \
     (int NBR_C_NAME(mode, Cname)(NBR_C_PARAMS_##shape, NBR_C_TAIL_PARAMS_##mode) {                   \

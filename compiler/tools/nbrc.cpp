@@ -17,6 +17,7 @@
 #include "nbr/compiler/inspect.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/adjacency.hpp"
+#include "nbr/graphs/captured_calls.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/readers.hpp"
 #include "nbr/schema/packed.hpp"
@@ -169,6 +170,19 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
     options.sizes = o.auto_sizes.empty() ? nbr::compiler::default_auto_sizes() : parse_sizes(o.auto_sizes);
     options.margin = o.margin;
     if (!o.variable_bytes.empty()) options.variable_bytes = parse_byte_range(o.variable_bytes);
+    std::string captured_note;
+    if (o.variable_bytes.empty() && nbr::is_capture_dir(o.input)) {
+        collective_try(MPI_COMM_WORLD, [&] {
+            const auto calls = nbr::read_captured_calls(o.input);
+            if (calls && calls->variable_bytes()) {
+                options.variable_bytes = calls->variable_bytes();
+                captured_note = "the v-calls judged at " + std::to_string(options.variable_bytes->first) + ":" +
+                                std::to_string(options.variable_bytes->second) +
+                                " bytes per edge, what the application's v-calls moved (" + nbr::kCaptureCallsFile +
+                                "; --v-bytes overrides)";
+            }
+        });
+    }
     options.base = o.algorithm_options;
     options.output = o.output;
     options.quiet = o.quiet;
@@ -176,6 +190,7 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
     options.layout = o.layout;
     const auto report = nbr::compiler::compile_auto(MPI_COMM_WORLD, topology, options);
     if (process_rank() == 0) {
+        if (!captured_note.empty()) std::cerr << "nbrc compile: note: " << captured_note << "\n";
         for (const auto& note : report.notes) std::cerr << "nbrc compile: note: " << note << "\n";
     }
     if (process_rank() == 0 && !o.quiet) {
@@ -411,7 +426,7 @@ int run(int argc, char** argv) {
     compile->add_option("--sizes", o.auto_sizes, "auto: block sizes to simulate, increasing (default 1 B to 4 MiB)");
     compile->add_option("--v-bytes", o.variable_bytes,
                         "auto: bytes per edge of the application's blocking v-calls, LO:HI or N (the v choice "
-                        "is judged there; default every size)");
+                        "is judged there; default: a capture's calls.txt, else every size)");
     compile->add_option("--margin", o.margin, "auto: a candidate replaces naive only if it is this much faster")
         ->check(CLI::Range(0.0, 10.0))
         ->capture_default_str();

@@ -38,6 +38,23 @@ check 'grep -qx "2: 1 3 ; 1 3" cap/000003/neighbors.adj' "Cartesian lists: $(cat
 check '[ "$(grep -cE "^[0-3] [0-9]+ [0-9]+ [0-9]+ [0-9]+$" cap/000000/placement.txt)" -eq 4 ]' \
   "placement: $(cat cap/000000/placement.txt)"
 
+# The calls on each communicator (calls.txt, written when it was freed): on the graph, 5
+# iterations x 8 sizes of MPI_Ineighbor_allgather (1 B to 16 KiB blocks on 3 out-edges of 4
+# ranks) and one MPI_Neighbor_alltoallv whose rank r sends 1 + r%5 + j bytes on edge j (means
+# 2..5 over the ranks, 42 bytes in all); one MPI_Neighbor_alltoall of an int on the ring;
+# nothing on the others.
+check 'grep -qx "allgather 40 1 16384 1 16384 480 1310700" cap/000000/calls.txt' "graph calls: $(cat cap/000000/calls.txt)"
+check 'grep -qx "alltoallv 1 1 6 2 5 12 42" cap/000000/calls.txt' "graph v-calls: $(cat cap/000000/calls.txt)"
+check 'grep -qx "alltoall 1 4 4 4 4 8 32" cap/000003/calls.txt' "ring calls: $(cat cap/000003/calls.txt)"
+check 'grep -qx "allgather 0 0 0 0 0 0 0" cap/000001/calls.txt' "calls of an unused graph: $(cat cap/000001/calls.txt)"
+# auto judges the v-calls at the sizes the application used, unless --v-bytes says otherwise.
+auto=$("$nbrc" compile cap/000000 --algo auto --machine niagara -o auto 2>&1)
+check '[ $? -eq 0 ] && grep -q "v-calls judged at 2:5 bytes per edge" <<<"$auto"' "auto on the capture: $auto"
+check '"$nbrc" inspect auto --json | grep -qF "\"variable_bytes\": [2, 5]"' \
+  "auto did not record the captured v-call range: $("$nbrc" inspect auto --json | grep variable)"
+auto=$("$nbrc" compile cap/000000 --algo auto --machine niagara --v-bytes 64 -o auto64 2>&1)
+check '[ $? -eq 0 ] && ! grep -q "v-calls judged" <<<"$auto"' "--v-bytes did not override the capture: $auto"
+
 # Compile the capture (its placement serves distance-halving), verify, replay.
 check '"$nbrc" compile cap/000000 --algo common-neighbor --threshold 1 -q -o cn' "compile of the capture failed"
 check '"$nbrc" verify cn --topology cap/000000 | grep -q "12 edges each delivered exactly once"' "verify failed"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Unmodified Fortran programs (tests/apps/neighbor_app.F90 with `use mpi`, neighbor_app_f08.f90
 # with `use mpi_f08`; no nbr module or library): run natively, run under libnbr-capture,
-# compile the capture, verify it, then run under libnbr-preload with NBR_REPORT=1. The data
-# checks must pass in every run and the report must count every replayed call.
+# compile the capture, verify it (and the calls it counted), then run under libnbr-preload with
+# NBR_REPORT=1. The data checks must pass in every run and the report must count every
+# replayed call.
 # F08: "replayed" where the libraries wrap the mpi_f08 entry points (Open MPI); "native" where
 # MPI's f08 binding bypasses every wrapper (MPICH 4.0: TS 29113 entry points calling MPICH's
 # internals), so the program must run natively and unharmed under both libraries.
@@ -28,6 +29,11 @@ check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under c
 check '[ "$(grep -c "^nbr-capture: MPI_Dist_graph_create_adjacent: 4 ranks -> " <<<"$out")" -eq 1 ]' \
   "not captured exactly once: $out"
 check 'grep -qx "0: 3 2 3 ; 1 2 1" cap/000000/neighbors.adj' "lists: $(cat cap/000000/neighbors.adj 2>&1)"
+# The calls, seen through the Fortran binding (Open MPI: the capture's Fortran wrappers; MPICH:
+# its C ones): 30 allgathers (8 sizes x 3, 5 mixed rounds, 1 persistent init) and the
+# alltoallv whose rank r sends 1 + r%5 + j bytes on edge j (means 2..5, 42 bytes in all).
+check 'grep -q "^allgather 30 " cap/000000/calls.txt' "allgather calls: $(cat cap/000000/calls.txt 2>&1)"
+check 'grep -qx "alltoallv 1 1 6 2 5 12 42" cap/000000/calls.txt' "alltoallv calls: $(cat cap/000000/calls.txt 2>&1)"
 mkdir patterns
 check '"$nbrc" compile cap/000000 --algo common-neighbor --threshold 1 -q -o patterns/cn' "compile failed"
 check '"$nbrc" verify patterns/cn --topology cap/000000 >/dev/null' "verify failed"
