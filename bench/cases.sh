@@ -2,6 +2,16 @@
 # BENCH_CASES: Moore neighborhoods (d, r) and Erdős–Rényi graphs (density δ, seed 1).
 BENCH_CASES="moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"
 
+# algo_options NAME: nbrc compile's options for an algorithm or configuration name:
+# hierarchical-bruck-rR is the hierarchical algorithm with Bruck rounds of radix R inside the
+# node (the names auto gives its candidates); any other name is an --algo value.
+algo_options() {
+  case $1 in
+    hierarchical-bruck-r*) echo "--algo hierarchical --intra-node bruck --radix ${1#hierarchical-bruck-r}" ;;
+    *) echo "--algo $1" ;;
+  esac
+}
+
 # prepare_case NBRC OUT CASE RANKS ALGOS...: generates OUT/CASE-RANKS/topology.el and compiles
 # the naive pattern and every algorithm in ALGOS into OUT/CASE-RANKS/ALGO (with ALGO.inspect.json),
 # skipping what is there already. NBR_COMPILE_LAUNCH (e.g. "mpirun -np 2") runs the compiler
@@ -23,9 +33,9 @@ prepare_case() {
   fi
   for algo in naive "$@"; do
     if [ ! -f "$work/$algo.inspect.json" ]; then
-      # shellcheck disable=SC2086
-      ${NBR_COMPILE_LAUNCH:-} "$nbrc" compile "$work/topology.el" --algo "$algo" ${NBR_COMPILE_ARGS:-} -q \
-        -o "$work/$algo"
+      # shellcheck disable=SC2046,SC2086
+      ${NBR_COMPILE_LAUNCH:-} "$nbrc" compile "$work/topology.el" $(algo_options "$algo") ${NBR_COMPILE_ARGS:-} \
+        -q -o "$work/$algo"
       "$nbrc" inspect "$work/$algo" --json >"$work/$algo.inspect.json"
     fi
   done

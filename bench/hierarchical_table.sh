@@ -16,6 +16,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../scripts/env.sh
 source "$root/scripts/env.sh"
+# shellcheck source=cases.sh
+source "$root/bench/cases.sh"
 out=$1
 default_cases="random-0.05:2160:36:18 random-0.1:2160:36:18 random-0.3:2160:36:18"
 default_cases+=" moore-2-2:2048:32:16 moore-3-1:2048:32:16 moore-3-2:2048:32:16"
@@ -28,13 +30,6 @@ sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 hierarchical="hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4"
-# nbrc compile's options for a configuration's name.
-options_of() {
-  case $1 in
-    hierarchical-bruck-r*) echo "--algo hierarchical --intra-node bruck --radix ${1#hierarchical-bruck-r}" ;;
-    *) echo "--algo $1" ;;
-  esac
-}
 
 for spec in $cases; do
   IFS=: read -r case ranks per_node per_socket <<<"$spec"
@@ -54,7 +49,7 @@ for spec in $cases; do
     echo "# $spec: $algo ($(date +%T))"
     start=$(date +%s.%N)
     # shellcheck disable=SC2046
-    "${launch[@]}" "$nbrc" compile "$dir/topology.el" $(options_of "$algo") "${placement[@]}" -q -o "$dir/$algo"
+    "${launch[@]}" "$nbrc" compile "$dir/topology.el" $(algo_options "$algo") "${placement[@]}" -q -o "$dir/$algo"
     echo "$(date +%s.%N) - $start" | bc >"$dir/$algo.compile-seconds"
     if [ "${algo#hierarchical}" != "$algo" ]; then
       "$nbrc" verify "$dir/$algo" --topology "$dir/topology.el" >"$dir/$algo.verify.txt"

@@ -336,7 +336,10 @@ Options parse(int argc, char** argv) {
             o.collective = value();
         else if (a == "--json")
             o.json = value();
-        else if (a == "--persistent")
+        else if (a == "--only") {
+            std::stringstream names(value());
+            for (std::string name; std::getline(names, name, ',');) o.only.push_back(name);
+        } else if (a == "--persistent")
             o.persistent = true;
         else if (a == "--nonblocking")
             o.nonblocking = true;

@@ -11,7 +11,11 @@
 # libnbr builds its plans at load time, so warm-up is off (NBR_SMPI_WARMUP); averaging more
 # calls moves the result by a few percent (Moore 2,2 at 1024 ranks, 4 B: 20.2 us for one call,
 # 19.1 us mean of four) at proportional host cost.
-# NBR_SMPI_RUNS=1 skips the second (determinism) run.
+# NBR_SMPI_RUNS=1 skips the second (determinism) run. NBR_SMPI_COLLECTIVE picks the collective
+# (allgather, the default, alltoall, allgatherv, alltoallv). NBR_SMPI_ONLY=nbr times the
+# pattern alone (nbr-bench --only): a script that simulates several patterns of one topology
+# then simulates the naive pattern once instead of beside each (on dense topologies the naive
+# call is most of the host time).
 #
 # Per-message software overheads: SMPI charges none by default, yet that per-message cost is
 # what message combining saves. We charge NBR_SMPI_OS / NBR_SMPI_OR seconds per send / receive
@@ -30,6 +34,8 @@ or=${NBR_SMPI_OR:-0.5e-6}
 build=${NBR_SMPI_BUILD:-$root/build-smpi}
 warmup=${NBR_SMPI_WARMUP:-0}
 runs=${NBR_SMPI_RUNS:-2}
+collective=${NBR_SMPI_COLLECTIVE:-allgather}
+only=${NBR_SMPI_ONLY:-}
 
 # shellcheck source=common.sh
 source "$root/bench/smpi/common.sh"
@@ -42,7 +48,7 @@ run() {
   smpi_run -np "$ranks" -platform "$platform" -hostfile "$hostfile" --cfg=smpi/simulate-computation:no \
     --cfg=smpi/os:"0:${os}:0" --cfg=smpi/ois:"0:${os}:0" --cfg=smpi/or:"0:${or}:0" \
     "$build/bench/nbr-bench" --patterns "$patterns" --naive "$naive" --sizes "$sizes" --iters "$iters" \
-    --warmup "$warmup" "$@"
+    --warmup "$warmup" --collective "$collective" ${only:+--only "$only"} "$@"
 }
 if [ "$runs" -lt 2 ]; then
   run ${json:+--json "$json"}

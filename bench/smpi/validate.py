@@ -10,14 +10,23 @@ import os
 import sys
 
 ALGOS = ["naive"] + os.environ.get("NBR_VALIDATE_ALGOS", "common-neighbor kgroup distance-halving").split()
-SHORT = {"naive": "naive", "common-neighbor": "cn", "kgroup": "kg", "distance-halving": "dh", "hierarchical": "hi"}
+SHORT = {"naive": "naive", "common-neighbor": "cn", "kgroup": "kg", "distance-halving": "dh", "hierarchical": "hi",
+         "hierarchical-bruck-r2": "hb2", "hierarchical-bruck-r3": "hb3", "hierarchical-bruck-r4": "hb4"}
+# Result files of a collective other than allgather carry its name (validate.sh).
+COLLECTIVE = os.environ.get("NBR_VALIDATE_COLLECTIVE", "allgather")
+TAG = "" if COLLECTIVE == "allgather" else "." + COLLECTIVE
 
 
 def smpi_times(work):
-    """SMPI seconds per algorithm and size (naive from every run: the runs agree)."""
+    """SMPI microseconds per algorithm and size: each pattern's own run ("nbr"); the naive one
+    from its own run, or in runs before each pattern was timed alone, beside every pattern
+    (those runs agree)."""
     times = {}
-    for algo in ALGOS[1:]:
-        with open(os.path.join(work, algo + ".smpi.json")) as f:
+    for algo in ALGOS:
+        path = os.path.join(work, algo + TAG + ".smpi.json")
+        if algo == "naive" and not os.path.exists(path):
+            continue
+        with open(path) as f:
             for r in json.load(f)["results"]:
                 name = algo if r["variant"] == "nbr" else "naive"
                 times.setdefault(name, {})[r["bytes"]] = r["seconds"] * 1e6
@@ -27,7 +36,7 @@ def smpi_times(work):
 def model_times(work):
     times = {}
     for algo in ALGOS:
-        with open(os.path.join(work, algo + ".model.json")) as f:
+        with open(os.path.join(work, algo + TAG + ".model.json")) as f:
             times[algo] = {r["bytes"]: r["latency_us"] for r in json.load(f)["results"]}
     return times
 
