@@ -20,7 +20,7 @@
 #          NBR_APPS_PLACEMENT  ranks per node:per socket (default 32:16, the distance-halving
 #                              paper's 2048-rank runs)
 #          NBR_APPS_LAUNCHES   launches per local configuration (default 5; 0 skips part 2)
-#          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2")
+#          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"; empty: no mpirun)
 # Cases already done in OUT_DIR are kept, so an interrupted run resumes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +34,7 @@ launches=${NBR_APPS_LAUNCHES:-5}
 build=${NBR_BUILD:-$root/build}
 nbrc=$build/compiler/nbrc
 examples=$build/examples
-read -r -a compile_launch <<<"${NBR_COMPILE_LAUNCH:-mpirun -np 2}"
+read -r -a compile_launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 matrices=$root/../shared/matrices
 placement=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")
 mkdir -p "$out"

@@ -17,7 +17,7 @@
 #                             six cases at 1024 and 4096 ranks on the machine's placement, and
 #                             the distance-halving paper's settings: random graphs at 2160
 #                             ranks on nodes of 36, Moore neighborhoods at 2048 on nodes of 32)
-#          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2")
+#          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"; empty: no mpirun)
 # Cases already compiled in OUT_DIR are kept, so an interrupted run resumes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,7 +35,7 @@ default_cases+=" moore-2-2:2048:32:16 moore-3-1:2048:32:16 moore-3-2:2048:32:16"
 default_cases+=" random-0.05:2160:36:18 random-0.1:2160:36:18 random-0.3:2160:36:18"
 cases=${NBR_AUTO_CASES:-$default_cases}
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
-launch=${NBR_COMPILE_LAUNCH:-mpirun -np 2}
+launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 

@@ -9,7 +9,7 @@
 #   - compile cost with 2 processes (nbr-compile-bench) at 2160 and 4096 ranks.
 #
 #   usage: bench/halving_table.sh OUT_DIR
-#   env:   NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"),
+#   env:   NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"; empty: no mpirun),
 #          NBR_HALVING_SKIP_COST=1 to leave out the compile-cost runs
 # Cases already done in OUT_DIR are skipped, so an interrupted run resumes.
 set -euo pipefail
@@ -18,7 +18,7 @@ source "$root/scripts/env.sh"
 out=$1
 build=${NBR_BUILD:-$root/build}
 nbrc=$build/compiler/nbrc
-launch=${NBR_COMPILE_LAUNCH:-mpirun -np 2}
+launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
 sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

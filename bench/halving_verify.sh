@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/env.sh"
 out=$1
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
-launch=${NBR_COMPILE_LAUNCH:-mpirun -np 2}
+launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
 mkdir -p "$out"
 
 check() {  # check NAME: compile OUT/NAME.el with both placements and verify

@@ -10,7 +10,7 @@
 #
 #   usage: bench/hierarchical_table.sh OUT_DIR
 #   env:   NBR_HIER_CASES "case:ranks:per_node:per_socket ..." (cases as in bench/cases.sh)
-#          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2")
+#          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"; empty: no mpirun)
 # Cases already done in OUT_DIR are kept, so an interrupted run resumes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +25,7 @@ default_cases+=" random-0.05:1024:40:20 random-0.05:4096:40:20"
 cases=${NBR_HIER_CASES:-$default_cases}
 build=${NBR_BUILD:-$root/build}
 nbrc=$build/compiler/nbrc
-read -r -a launch <<<"${NBR_COMPILE_LAUNCH:-mpirun -np 2}"
+read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

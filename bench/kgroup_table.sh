@@ -14,7 +14,7 @@
 #     random δ = 0.2 at 1024 ranks.
 #
 #   usage: bench/kgroup_table.sh OUT_DIR
-#   env:   NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"),
+#   env:   NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"; empty: no mpirun),
 #          NBR_KGROUP_SKIP_COST=1 to leave out the compile-cost runs,
 #          NBR_KGROUP_SKIP="moore-4-3 ..." to leave out cases (Moore d = 4, r = 3 has 2400
 #          neighbors per rank: about 1-2 minutes per compile and verify, 17 patterns)
@@ -25,7 +25,7 @@ source "$root/scripts/env.sh"
 out=$1
 build=${NBR_BUILD:-$root/build}
 nbrc=$build/compiler/nbrc
-launch=${NBR_COMPILE_LAUNCH:-mpirun -np 2}
+launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
 sizes=4,16,64,256,1K,4K,16K,64K,256K,1M,4M
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
