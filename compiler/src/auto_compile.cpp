@@ -171,6 +171,7 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
     if (options.variable_bytes) {
         manifest.set_variable_from_bytes(options.variable_bytes->first);
         manifest.set_variable_to_bytes(options.variable_bytes->second);
+        manifest.set_variable_bytes_source(options.variable_bytes_source);
     }
     std::vector<bool> used(built.size(), false);
     for (std::size_t c = 0; c < 2; ++c) {

@@ -100,6 +100,12 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> variable_bytes(const sche
     return std::pair{manifest.variable_from_bytes(), manifest.variable_to_bytes()};
 }
 
+/// Who stated the v range: the user (`--v-bytes`, also in manifests older than the field) or a
+/// capture's calls.txt.
+std::string variable_source(const schema::Manifest& manifest) {
+    return manifest.variable_bytes_source().empty() ? "--v-bytes" : manifest.variable_bytes_source();
+}
+
 /// A v-variant's choice (`c`: 2 allgatherv, 3 alltoallv) and its predicted geometric-mean
 /// speedup over naive across the sizes it was judged at.
 std::string variable_line(const schema::Manifest& manifest, int c) {
@@ -110,8 +116,9 @@ std::string variable_line(const schema::Manifest& manifest, int c) {
     const auto [first, last] = variable_size_range(sizes, bytes);
     const std::string over = !bytes || sizes.empty()
                                  ? "the sizes"
-                                 : byte_text(sizes[first]) + " to " + byte_text(sizes[last]) + " (--v-bytes " +
-                                       std::to_string(bytes->first) + ":" + std::to_string(bytes->second) + ")";
+                                 : byte_text(sizes[first]) + " to " + byte_text(sizes[last]) + " (" +
+                                       variable_source(manifest) + " " + std::to_string(bytes->first) + ":" +
+                                       std::to_string(bytes->second) + ")";
     const int i = candidate_index(manifest, name);
     if (i <= 0 || latencies(manifest.candidates(i), c).empty()) {
         return name + (bytes ? " (judged over " + over + ")" : "") + "\n";
@@ -200,9 +207,10 @@ std::string format_auto_json(const schema::Manifest& manifest) {
         << json_string(manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name())
         << ", \"variable_bytes\": ";
     if (const auto bytes = variable_bytes(manifest)) {
-        out << "[" << bytes->first << ", " << bytes->second << "]";
+        out << "[" << bytes->first << ", " << bytes->second
+            << "], \"variable_bytes_source\": " << json_string(variable_source(manifest));
     } else {
-        out << "null";
+        out << "null, \"variable_bytes_source\": null";
     }
     out << ",\n  \"candidates\": [";
     for (int i = 0; i < manifest.candidates_size(); ++i) {

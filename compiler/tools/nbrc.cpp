@@ -176,6 +176,7 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
             const auto calls = nbr::read_captured_calls(o.input);
             if (calls && calls->variable_bytes()) {
                 options.variable_bytes = calls->variable_bytes();
+                options.variable_bytes_source = nbr::kCaptureCallsFile;
                 captured_note = "the v-calls judged at " + std::to_string(options.variable_bytes->first) + ":" +
                                 std::to_string(options.variable_bytes->second) +
                                 " bytes per edge, what the application's v-calls moved (" + nbr::kCaptureCallsFile +

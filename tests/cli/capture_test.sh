@@ -50,7 +50,7 @@ check 'grep -qx "allgather 0 0 0 0 0 0 0" cap/000001/calls.txt' "calls of an unu
 # auto judges the v-calls at the sizes the application used, unless --v-bytes says otherwise.
 auto=$("$nbrc" compile cap/000000 --algo auto --machine niagara -o auto 2>&1)
 check '[ $? -eq 0 ] && grep -q "v-calls judged at 2:5 bytes per edge" <<<"$auto"' "auto on the capture: $auto"
-check '"$nbrc" inspect auto --json | grep -qF "\"variable_bytes\": [2, 5]"' \
+check '"$nbrc" inspect auto --json | grep -qF "\"variable_bytes\": [2, 5], \"variable_bytes_source\": \"calls.txt\""' \
   "auto did not record the captured v-call range: $("$nbrc" inspect auto --json | grep variable)"
 auto=$("$nbrc" compile cap/000000 --algo auto --machine niagara --v-bytes 64 -o auto64 2>&1)
 check '[ $? -eq 0 ] && ! grep -q "v-calls judged" <<<"$auto"' "--v-bytes did not override the capture: $auto"

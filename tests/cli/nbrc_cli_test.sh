@@ -71,7 +71,7 @@ expect 0 "alltoallv, 64 ranks" -- $nbrc simulate a2 --machine niagara --sizes 1,
 # --v-bytes: the v choice judged at the sizes bracketing the application's v-call sizes.
 expect 0 "" -- $nbrc compile random.el --algo auto --machine niagara --sizes 1,64,4K --v-bytes 2:60 -q -o av
 expect 0 "over 1 B to 64 B (--v-bytes 2:60)" -- $nbrc inspect av
-expect 0 '"variable_bytes": [2, 60]' -- $nbrc inspect av --json
+expect 0 '"variable_bytes": [2, 60], "variable_bytes_source": "--v-bytes"' -- $nbrc inspect av --json
 expect 0 '"variable_bytes": null' -- $nbrc inspect a2 --json
 expect 2 "LO <= HI" -- $nbrc compile random.el --algo auto --machine niagara --v-bytes 64:1 -o a3
 expect 2 "is not a size" -- $nbrc compile random.el --algo auto --machine niagara --v-bytes 1:x -o a3

@@ -31,6 +31,8 @@ struct AutoOptions {
     /// (`--v-bytes LO:HI`); the v choice is judged at the simulated sizes that bracket it
     /// (variable_size_range). Absent: at every simulated size.
     std::optional<std::pair<std::uint64_t, std::uint64_t>> variable_bytes;
+    /// Who stated variable_bytes ("--v-bytes", or "calls.txt" of a capture); recorded.
+    std::string variable_bytes_source = "--v-bytes";
     AlgorithmOptions base;         ///< limits of the candidates' searches, common-neighbor's Θ
     std::filesystem::path output;  ///< pattern directory to (re)place
     bool quiet = false;
