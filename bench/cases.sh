@@ -2,12 +2,20 @@
 # BENCH_CASES: Moore neighborhoods (d, r) and Erdős–Rényi graphs (density δ, seed 1).
 BENCH_CASES="moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"
 
-# algo_options NAME: nbrc compile's options for an algorithm or configuration name:
-# hierarchical-bruck-rR is the hierarchical algorithm with Bruck rounds of radix R inside the
-# node (the names auto gives its candidates); any other name is an --algo value.
+# algo_options NAME: nbrc compile's options for an algorithm or configuration name (the names
+# auto gives its candidates): hierarchical[-cube-kK][-bruck-rR] is the hierarchical algorithm
+# across nodes along a cube of radix K (k0: every node in one round) instead of in lanes, with
+# Bruck rounds of radix R inside the node; any other name is an --algo value.
 algo_options() {
   case $1 in
-    hierarchical-bruck-r*) echo "--algo hierarchical --intra-node bruck --radix ${1#hierarchical-bruck-r}" ;;
+    hierarchical-*)
+      local rest=${1#hierarchical} options="--algo hierarchical"
+      if [[ $rest =~ ^-cube-k([0-9]+) ]]; then
+        options+=" --across-nodes cube --node-radix ${BASH_REMATCH[1]}"
+        rest=${rest#-cube-k"${BASH_REMATCH[1]}"}
+      fi
+      [[ $rest =~ ^-bruck-r([0-9]+)$ ]] && options+=" --intra-node bruck --radix ${BASH_REMATCH[1]}"
+      echo "$options" ;;
     *) echo "--algo $1" ;;
   esac
 }

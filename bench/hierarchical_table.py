@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Summarize bench/hierarchical_table.sh: per case and collective, the simulated speedup over
 naive of distance halving and of the hierarchical algorithm at every size (its fastest
-configuration there: d = direct inside the node, r2/r3/r4 = Bruck rounds of that radix), and
+configuration there: d = direct inside the node, r2/r3/r4 = Bruck rounds of that radix, prefixed
+by cK· for the cube of nodes of radix K instead of lanes, c0 = every node in one round), and
 hierarchical over distance halving (above 1: hierarchical faster); then per case the messages
 per rank and the compile time.
 
@@ -28,19 +29,29 @@ def results(directory, algo, collective):
     return {r["bytes"]: r for r in data["results"]}
 
 
-CONFIGURATIONS = {"hierarchical": "d", "hierarchical-bruck-r2": "r2", "hierarchical-bruck-r3": "r3",
-                  "hierarchical-bruck-r4": "r4"}
+def label(algo):
+    """"hierarchical" -> "d", "hierarchical-bruck-r3" -> "r3", "hierarchical-cube-k2-bruck-r3" -> "c2·r3"."""
+    rest = algo[len("hierarchical"):]
+    prefix = ""
+    if rest.startswith("-cube-k"):
+        k, _, rest = rest[len("-cube-k"):].partition("-")
+        prefix, rest = f"c{k}·", "-" + rest if rest else ""
+    return prefix + (rest[len("-bruck-"):] if rest.startswith("-bruck-") else "d")
+
+
+def configurations(case, collective):
+    """The hierarchical configurations simulated in `case`, by name."""
+    return sorted(p.name[len("sim."):-len(f".{collective}.json")]
+                  for p in case.glob(f"sim.hierarchical*.{collective}.json"))
 
 
 def fastest(case, collective, size):
     """(latency, speedup, label) of the hierarchical configuration fastest at `size`."""
     best = None
-    for algo, label in CONFIGURATIONS.items():
-        if not (case / f"sim.{algo}.{collective}.json").exists():
-            continue
+    for algo in configurations(case, collective):
         r = results(case, algo, collective)[size]
         if best is None or r["latency_us"] < best[0]:
-            best = (r["latency_us"], r["speedup"], label)
+            best = (r["latency_us"], r["speedup"], label(algo))
     return best
 
 
@@ -68,23 +79,32 @@ def speedups(out):
 def messages(out):
     print("### Messages per rank and compile time (2 processes)\n")
     print("| case | naive sends/rank | distance halving: mean, max | hierarchical: mean, max | Bruck r2: mean, max | "
-          "hierarchical off-node sends/rank: mean, max | items forwarded: mean, max | "
-          "compile s: distance halving, hierarchical, Bruck r2 |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "cube k2: mean, max | hierarchical off-node sends/rank: mean, max | cube k2 off-node: mean, max | "
+          "items forwarded: mean, max | compile s: distance halving, hierarchical, Bruck r2, cube k2 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for case in sorted(p for p in out.iterdir() if (p / "hierarchical.inspect.json").exists()):
         naive = json.load(open(case / "naive.inspect.json"))
         dh = json.load(open(case / "distance-halving.inspect.json"))
         hi = json.load(open(case / "hierarchical.inspect.json"))
         br = json.load(open(case / "hierarchical-bruck-r2.inspect.json"))
+        cube = case / "hierarchical-cube-k2.inspect.json"
+        ck = json.load(open(cube)) if cube.exists() else None
         off, fwd = hi["metrics"]["sends_off_node"], hi["metrics"]["items_forwarded"]
-        seconds = [float((case / f"{a}.compile-seconds").read_text())
-                   for a in ("distance-halving", "hierarchical", "hierarchical-bruck-r2")]
+        names = ("distance-halving", "hierarchical", "hierarchical-bruck-r2", "hierarchical-cube-k2")
+        seconds = [f"{float((case / f'{a}.compile-seconds').read_text()):.1f}"
+                   if (case / f"{a}.compile-seconds").exists() else "–" for a in names]
+
+        def sends(j, key=None):
+            if j is None:
+                return "–"
+            m = j["metrics"][key] if key else j["sends_per_rank"]
+            return f"{m['mean']:.{2 if key else 1}f}, {m['max']:.0f}"
         print(f"| {case_name(case)} | {naive['sends_per_rank']['mean']:.1f} | "
               f"{dh['sends_per_rank']['mean']:.1f}, {dh['sends_per_rank']['max']:.0f} | "
               f"{hi['sends_per_rank']['mean']:.1f}, {hi['sends_per_rank']['max']:.0f} | "
-              f"{br['sends_per_rank']['mean']:.1f}, {br['sends_per_rank']['max']:.0f} | "
-              f"{off['mean']:.2f}, {off['max']:.0f} | {fwd['mean']:.1f}, {fwd['max']:.0f} | "
-              f"{seconds[0]:.1f}, {seconds[1]:.1f}, {seconds[2]:.1f} |")
+              f"{br['sends_per_rank']['mean']:.1f}, {br['sends_per_rank']['max']:.0f} | {sends(ck)} | "
+              f"{off['mean']:.2f}, {off['max']:.0f} | {sends(ck, 'sends_off_node')} | "
+              f"{fwd['mean']:.1f}, {fwd['max']:.0f} | {', '.join(seconds)} |")
     print()
 
 

@@ -3,13 +3,14 @@
 # niagara model, in the distance-halving paper's settings: random graphs at 2160 ranks (60
 # nodes x 36, sockets of 18) and Moore neighborhoods at 2048 ranks (64 nodes x 32, sockets of
 # 16), plus random δ = 0.05 at 1024 and 4096 ranks on niagara's own nodes of 40; allgather and
-# alltoall, 8 B to 4 MiB. The hierarchical algorithm in its four configurations (direct inside
-# the node, and Bruck rounds of radix 2, 3, 4: the ones auto tries). Every hierarchical
-# pattern is proven by nbrc verify first.
+# alltoall, 8 B to 4 MiB. The hierarchical algorithm in the configurations auto tries: across
+# nodes in lanes or along a cube of nodes, inside the node directly or in Bruck rounds (names
+# as in bench/cases.sh). Every hierarchical pattern is proven by nbrc verify first.
 # bench/hierarchical_table.py writes OUT_DIR/table.md.
 #
 #   usage: bench/hierarchical_table.sh OUT_DIR
 #   env:   NBR_HIER_CASES "case:ranks:per_node:per_socket ..." (cases as in bench/cases.sh)
+#          NBR_HIER_CONFIGS (default: the hierarchical candidates auto tries)
 #          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"; empty: no mpirun)
 # Cases already done in OUT_DIR are kept, so an interrupted run resumes.
 set -euo pipefail
@@ -29,7 +30,7 @@ read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-hierarchical="hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4"
+hierarchical=${NBR_HIER_CONFIGS:-"hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4"}
 
 for spec in $cases; do
   IFS=: read -r case ranks per_node per_socket <<<"$spec"

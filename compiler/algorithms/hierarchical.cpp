@@ -26,6 +26,14 @@
 //   hand off  - every rank adds its step-0 sends and tells each forwarder the items it gets;
 //   forward   - forwarders add their step-1 sends and tell each receiver the items it gets;
 //   deliver   - receivers add their step-2 sends.
+//
+// Across nodes along a virtual k-ary n-cube (--across-nodes cube) there are no lanes and no
+// coordinators: the node indices 0..m−1 (nodes with ranks, in node order) are routed by
+// Bruck's index scheme in base k, ⌈log_k m⌉ rounds; in round t a rank sends every item it
+// holds whose node distance has digit t = j ≠ 0 to the rank of its own node index on the node
+// j·k^t further (modulo that node's size), one message per j. Items start at their origin, so
+// no hand-off precedes the rounds; the destination node then delivers (directly, or in Bruck
+// rounds inside it).
 // Every decision depends on inboxes (ordered by source) and sorted containers only, so the
 // output is the same for every compiler process count.
 #include "hierarchical.hpp"
@@ -101,6 +109,36 @@ std::uint32_t lane_of(std::size_t position, std::size_t senders, std::uint32_t l
     return static_cast<std::uint32_t>(position * lanes / senders);
 }
 
+/// Takes from `held` the items whose cyclic distance (`distance(item)`) has base-`radix` digit
+/// j ≠ 0 at `place` = radix^t, grouped by j; the others stay. Distances lose that digit
+/// without borrowing, since the lower digits are already 0.
+template <class Distance>
+std::map<std::size_t, std::vector<Routed>> take_digit(std::vector<Routed>& held, std::size_t place, std::size_t radix,
+                                                      Distance distance) {
+    std::map<std::size_t, std::vector<Routed>> moving;
+    std::vector<Routed> staying;
+    for (const Routed& r : held) {
+        const std::size_t j = distance(r) / place % radix;
+        (j != 0 ? moving[j] : staying).push_back(r);
+    }
+    held = std::move(staying);
+    return moving;
+}
+
+/// radix^digit.
+std::size_t power(std::size_t radix, std::uint32_t digit) {
+    std::size_t place = 1;
+    for (std::uint32_t k = 0; k < digit; ++k) place *= radix;
+    return place;
+}
+
+/// ⌈log_radix n⌉: the rounds of Bruck's index scheme over n places.
+std::uint32_t rounds_for(std::size_t n, std::size_t radix) {
+    std::uint32_t rounds = 0;
+    for (std::size_t reach = 1; reach < n; reach *= radix) ++rounds;
+    return rounds;
+}
+
 /// Longest processing time first: each job (load, key), heaviest first, ties by key, to the
 /// rank of the node with the least load so far (the lower index on ties). Returns the index
 /// chosen per job, in the jobs' order.
@@ -122,30 +160,43 @@ std::vector<std::size_t> lpt(const std::vector<std::pair<std::uint64_t, Key>>& j
 
 class Run {
 public:
-    Run(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement, IntraNode intra,
-        std::uint32_t radix)
+    Run(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement,
+        const HierarchicalShape& shape)
         : engine_(engine),
           topology_(topology),
           out_(out),
           placement_(placement),
-          intra_(intra),
-          radix_(radix),
+          intra_(shape.intra),
+          radix_(shape.radix),
+          across_(shape.across),
           first_(engine.local_begin()),
           states_(engine.local_count()),
           members_(placement.num_nodes()),
-          index_(topology.num_ranks()) {
+          index_(topology.num_ranks()),
+          node_index_(placement.num_nodes(), 0) {
         for (std::uint32_t r = 0; r < topology.num_ranks(); ++r) {
             index_[r] = static_cast<std::uint32_t>(members_[placement.node(r)].size());
             members_[placement.node(r)].push_back(r);
         }
         std::size_t largest = 1;
-        for (const auto& ranks : members_) largest = std::max(largest, ranks.size());
-        for (std::size_t reach = 1; reach < largest; reach *= radix_) ++rounds_;
+        for (std::uint32_t node = 0; node < members_.size(); ++node) {
+            largest = std::max(largest, members_[node].size());
+            if (members_[node].empty()) continue;
+            node_index_[node] = static_cast<std::uint32_t>(nodes_.size());
+            nodes_.push_back(node);
+        }
+        rounds_ = rounds_for(largest, radix_);
+        node_radix_ = shape.node_radix == 0 ? std::max<std::size_t>(nodes_.size(), 2) : shape.node_radix;
+        node_rounds_ = rounds_for(nodes_.size(), node_radix_);
     }
 
     /// Direct: steps 0 (hand off), 1 (forward), 2 (deliver). Bruck: steps 0..R-1 (hand-off
     /// rounds), R (forward), R+1..2R (delivery rounds), R = ⌈log_r(largest node)⌉.
     void execute() {
+        if (across_ == AcrossNodes::cube) {
+            execute_cube();
+            return;
+        }
         report();
         plan_forwarders();
         plan_receivers();
@@ -164,7 +215,92 @@ public:
     }
 
 private:
+    /// Cube: steps 0..D−1 across nodes (D = ⌈log_k m⌉), then the delivery: direct in step D
+    /// (edges inside the node directly in step 0), or Bruck rounds in steps D..D+R−1.
+    void execute_cube() {
+        start_cube();
+        for (std::uint32_t t = 0; t < node_rounds_; ++t) cube_round(t);
+        if (intra_ == IntraNode::direct) {
+            deliver_held(node_rounds_);
+        } else {
+            for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(node_rounds_ + k, k);
+        }
+        record_metrics();
+    }
+
     RankState& state(std::uint32_t v) { return states_[v - first_]; }
+
+    /// Sorts `items`, adds v's send of them to `peer` in `step` and tells `peer` what it gets.
+    void send_held(std::uint32_t v, std::uint32_t step, std::uint32_t peer, std::vector<Routed>& items,
+                   Engine::Outbox& outbox) {
+        std::sort(items.begin(), items.end());
+        out_.add_send(v, step, peer, items_of(items));
+        outbox.post(peer, to_words(items));
+    }
+
+    /// Cube: every item starts held at its origin, its next stop inside a node its destination.
+    /// Self-loops are sent at once, in step 0; with direct delivery so are the edges inside the
+    /// node.
+    void start_cube() {
+        engine_.superstep([&](std::uint32_t v, auto, auto&) {
+            RankState& s = state(v);
+            std::vector<Routed> self;
+            std::map<std::uint32_t, std::vector<Routed>> direct;
+            const auto targets = topology_.out_neighbors(v);
+            for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
+                const std::uint32_t d = targets[slot];
+                const Routed item{d, v, slot, 0, d};
+                if (d == v) {
+                    self.push_back(item);
+                } else if (intra_ == IntraNode::direct && placement_.same_node(d, v)) {
+                    direct[d].push_back(item);
+                } else {
+                    s.held.push_back(item);
+                }
+            }
+            if (!self.empty()) out_.add_send(v, 0, v, items_of(self));
+            for (auto& [d, items] : direct) out_.add_send(v, 0, d, items_of(items));
+        });
+    }
+
+    /// Cube round t (step t): items whose node distance has base-k digit t = j ≠ 0 go to the
+    /// rank of v's node index on the node j·k^t further, one message per j.
+    void cube_round(std::uint32_t t) {
+        const std::size_t place = power(node_radix_, t);
+        engine_.superstep([&, t, place](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
+            RankState& s = state(v);
+            for (const Message& m : inbox) append_routed(m.payload, s.held);
+            const std::size_t m = nodes_.size();
+            const std::size_t here = node_index_[placement_.node(v)];
+            auto moving = take_digit(s.held, place, node_radix_, [&](const Routed& r) {
+                return (node_index_[placement_.node(r.target)] + m - here) % m;
+            });
+            for (auto& [j, items] : moving) {
+                const auto& ranks = members_[nodes_[(here + j * place) % m]];
+                const std::uint32_t partner = ranks[index_[v] % ranks.size()];
+                for (const Routed& r : items) s.items_forwarded += r.origin != v ? 1 : 0;
+                send_held(v, t, partner, items, outbox);
+            }
+        });
+    }
+
+    /// Direct delivery in `step`: one message per destination with every item for it held
+    /// here (items for v itself have arrived).
+    void deliver_held(std::uint32_t step) {
+        engine_.superstep([&, step](std::uint32_t v, std::span<const Message> inbox, auto&) {
+            std::vector<Routed> held = std::move(state(v).held);
+            for (const Message& m : inbox) append_routed(m.payload, held);
+            std::map<std::uint32_t, std::vector<Routed>> per_target;
+            for (const Routed& r : held) {
+                if (r.target != v) per_target[r.target].push_back(r);
+            }
+            for (auto& [d, items] : per_target) {
+                std::sort(items.begin(), items.end());
+                out_.add_send(v, step, d, items_of(items));
+            }
+        });
+    }
+
     [[nodiscard]] std::uint32_t coordinator(std::uint32_t node) const { return members_[node].front(); }
 
     /// [n, (node, items)*] per direction: what v sends to and receives from other nodes.
@@ -350,27 +486,15 @@ private:
     /// whose distance to their next stop (in node indices, cyclically) has digit `digit` = j ≠ 0
     /// in base r to the rank j·r^digit indices after it, one message per j; the others stay.
     void bruck_round(std::uint32_t step, std::uint32_t digit) {
-        std::size_t place = 1;  // r^digit
-        for (std::uint32_t k = 0; k < digit; ++k) place *= radix_;
+        const std::size_t place = power(radix_, digit);
         engine_.superstep([&, step, place](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             auto& held = state(v).held;
             for (const Message& m : inbox) append_routed(m.payload, held);
             const auto& ranks = members_[placement_.node(v)];
             const std::size_t n = ranks.size();
-            std::map<std::size_t, std::vector<Routed>> moving;  // digit value -> items
-            std::vector<Routed> staying;
-            for (const Routed& r : held) {
-                const std::size_t distance = (index_[r.via] + n - index_[v]) % n;
-                const std::size_t j = distance / place % radix_;
-                (j != 0 ? moving[j] : staying).push_back(r);
-            }
-            held = std::move(staying);
-            for (auto& [j, items] : moving) {
-                const std::uint32_t partner = ranks[(index_[v] + j * place) % n];
-                std::sort(items.begin(), items.end());
-                out_.add_send(v, step, partner, items_of(items));
-                outbox.post(partner, to_words(items));
-            }
+            auto moving =
+                take_digit(held, place, radix_, [&](const Routed& r) { return (index_[r.via] + n - index_[v]) % n; });
+            for (auto& [j, items] : moving) send_held(v, step, ranks[(index_[v] + j * place) % n], items, outbox);
         });
     }
 
@@ -471,34 +595,43 @@ private:
     const Placement& placement_;
     IntraNode intra_;
     std::size_t radix_;  // of the Bruck rounds
+    AcrossNodes across_;
     std::uint32_t first_;
     std::vector<RankState> states_;
     std::vector<std::vector<std::uint32_t>> members_;    // node -> its ranks, increasing
     std::vector<std::uint32_t> index_;                   // rank -> its index among its node's ranks
     std::uint32_t rounds_ = 0;                           // Bruck rounds: ⌈log_r(largest node)⌉
+    std::vector<std::uint32_t> node_index_;              // node -> its index among the nodes with ranks
+    std::vector<std::uint32_t> nodes_;                   // the nodes with ranks, increasing
+    std::size_t node_radix_ = 2;                         // cube: k (the node count for one round)
+    std::uint32_t node_rounds_ = 0;                      // cube rounds: ⌈log_k(nodes)⌉
     std::map<std::uint32_t, Coordinator> coordinators_;  // local coordinators that heard from their node
 };
 
 }  // namespace
 
-HierarchicalAlgorithm::HierarchicalAlgorithm(Placement placement, IntraNode intra, std::uint32_t radix)
-    : placement_(std::move(placement)), intra_(intra), radix_(radix) {
-    if (intra_ == IntraNode::bruck && radix_ < 2)
+HierarchicalAlgorithm::HierarchicalAlgorithm(Placement placement, HierarchicalShape shape)
+    : placement_(std::move(placement)), shape_(shape) {
+    if (shape_.intra == IntraNode::bruck && shape_.radix < 2)
         throw std::invalid_argument("hierarchical: --radix must be at least 2");
+    if (shape_.across == AcrossNodes::cube && shape_.node_radix == 1)
+        throw std::invalid_argument("hierarchical: --node-radix must be 0 or at least 2");
 }
 
 std::vector<std::pair<std::string, std::string>> HierarchicalAlgorithm::parameters() const {
     std::vector<std::pair<std::string, std::string>> out{
         {"placement", placement_.description()},
         {"ranks_per_node", std::to_string(placement_.max_ranks_per_node())},
-        {"intra_node", to_string(intra_)}};
-    if (intra_ == IntraNode::bruck) out.emplace_back("radix", std::to_string(radix_));
+        {"intra_node", to_string(shape_.intra)}};
+    if (shape_.intra == IntraNode::bruck) out.emplace_back("radix", std::to_string(shape_.radix));
+    out.emplace_back("across_nodes", to_string(shape_.across));
+    if (shape_.across == AcrossNodes::cube) out.emplace_back("node_radix", std::to_string(shape_.node_radix));
     return out;
 }
 
 void HierarchicalAlgorithm::build(Engine& engine, const Topology& topology, PatternBuilder& out) {
     placement_.require_ranks(topology.num_ranks(), "hierarchical");
-    Run(engine, topology, out, placement_, intra_, radix_).execute();
+    Run(engine, topology, out, placement_, shape_).execute();
 }
 
 }  // namespace nbr::compiler::internal

@@ -5,14 +5,24 @@
 
 namespace nbr::compiler::internal {
 
+/// @brief How the hierarchical pattern moves blocks inside nodes and between them.
+struct HierarchicalShape {
+    IntraNode intra = IntraNode::direct;
+    std::uint32_t radix = 2;  ///< of the Bruck rounds inside a node
+    AcrossNodes across = AcrossNodes::lanes;
+    std::uint32_t node_radix = 2;  ///< of the cube of nodes; 0: every node in one round
+};
+
 /// @brief Node-aware aggregation (nbr's own design, docs/algorithms.md): every edge between
 /// two nodes travels origin → forwarder on the origin's node → receiver on the destination's
 /// node → destination, one message per node pair in the middle; the forwarders and receivers
-/// of a node are its ranks, assigned per node pair by load. Inside a node, blocks move
-/// directly (one message per rank pair) or in Bruck's ⌈log_r n⌉ combined rounds.
+/// of a node are its ranks, assigned per node pair by load. Or, across nodes along a virtual
+/// k-ary n-cube: each rank forwards dimension by dimension to the rank of its own index on
+/// another node, then the destination node delivers. Inside a node, blocks move directly
+/// (one message per rank pair) or in Bruck's ⌈log_r n⌉ combined rounds.
 class HierarchicalAlgorithm final : public Algorithm {
 public:
-    HierarchicalAlgorithm(Placement placement, IntraNode intra, std::uint32_t radix);
+    HierarchicalAlgorithm(Placement placement, HierarchicalShape shape);
 
     [[nodiscard]] std::string name() const override { return "hierarchical"; }
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> parameters() const override;
@@ -20,8 +30,7 @@ public:
 
 private:
     Placement placement_;
-    IntraNode intra_;
-    std::uint32_t radix_;
+    HierarchicalShape shape_;
 };
 
 }  // namespace nbr::compiler::internal

@@ -10,6 +10,19 @@
 
 namespace nbr::compiler {
 
+namespace {
+
+/// The name of `value` in a name table.
+template <class Enum>
+std::string name_in(const std::map<std::string, Enum>& names, Enum value, const char* what) {
+    for (const auto& [name, v] : names) {
+        if (v == value) return name;
+    }
+    throw std::invalid_argument(std::string("unknown ") + what);
+}
+
+}  // namespace
+
 const std::map<std::string, AlgorithmKind>& algorithm_names() {
     static const std::map<std::string, AlgorithmKind> names{{"naive", AlgorithmKind::naive},
                                                             {"common-neighbor", AlgorithmKind::common_neighbor},
@@ -25,17 +38,20 @@ const std::map<std::string, IntraNode>& intra_node_names() {
 }
 
 std::string to_string(IntraNode intra) {
-    for (const auto& [name, value] : intra_node_names()) {
-        if (value == intra) return name;
-    }
-    throw std::invalid_argument("unknown intra-node configuration");
+    return name_in(intra_node_names(), intra, "intra-node configuration");
+}
+
+const std::map<std::string, AcrossNodes>& across_nodes_names() {
+    static const std::map<std::string, AcrossNodes> names{{"lanes", AcrossNodes::lanes}, {"cube", AcrossNodes::cube}};
+    return names;
+}
+
+std::string to_string(AcrossNodes across) {
+    return name_in(across_nodes_names(), across, "across-nodes configuration");
 }
 
 std::string to_string(AlgorithmKind kind) {
-    for (const auto& [name, value] : algorithm_names()) {
-        if (value == kind) return name;
-    }
-    throw std::invalid_argument("unknown algorithm kind");
+    return name_in(algorithm_names(), kind, "algorithm kind");
 }
 
 namespace {
@@ -57,6 +73,19 @@ std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions&
                 Candidate candidate{name + "-bruck-r" + std::to_string(radix), kind, base};
                 candidate.options.intra_node = IntraNode::bruck;
                 candidate.options.intra_radix = radix;
+                out.push_back(std::move(candidate));
+            }
+            // Across nodes along a cube: radix 4, and every node in one round (k0); inside the
+            // node directly, and for radix 4 also in Bruck rounds of radix 3.
+            for (const auto& [node_radix, radix] : {std::pair{4U, 0U}, std::pair{0U, 0U}, std::pair{4U, 3U}}) {
+                Candidate candidate{name + "-cube-k" + std::to_string(node_radix), kind, base};
+                candidate.options.across_nodes = AcrossNodes::cube;
+                candidate.options.node_radix = node_radix;
+                candidate.options.intra_node = radix == 0 ? IntraNode::direct : IntraNode::bruck;
+                if (radix != 0) {
+                    candidate.options.intra_radix = radix;
+                    candidate.name += "-bruck-r" + std::to_string(radix);
+                }
                 out.push_back(std::move(candidate));
             }
             return out;
@@ -107,8 +136,9 @@ std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOpt
                 throw std::invalid_argument(
                     "hierarchical needs a placement (--ranks-per-node and --ranks-per-socket, or --placement)");
             }
-            return std::make_unique<internal::HierarchicalAlgorithm>(*options.placement, options.intra_node,
-                                                                     options.intra_radix);
+            return std::make_unique<internal::HierarchicalAlgorithm>(
+                *options.placement, internal::HierarchicalShape{options.intra_node, options.intra_radix,
+                                                                options.across_nodes, options.node_radix});
     }
     throw std::invalid_argument("unknown algorithm kind");
 }

@@ -221,6 +221,21 @@ expect 2 "" -- $nbrc compile moore2.el --algo hierarchical --intra-node bruck --
 expect 2 "" -- $nbrc compile moore2.el --algo hierarchical --intra-node tree --ranks-per-node 8 -o x
 test ! -e x && pass || fail "failed compile left a directory"
 
+# hierarchical along a cube of nodes: likewise.
+expect 0 "" -- $launch2 $nbrc compile moore2.el --algo hierarchical --across-nodes cube --node-radix 3 \
+  --ranks-per-node 4 -o hc2 -q
+expect 0 "" -- $nbrc compile moore2.el --algo hierarchical --across-nodes cube --node-radix 3 --ranks-per-node 4 -o hc1 -q
+if diff -r hc1 hc2 >/dev/null; then pass; else fail "hierarchical cube: P=1 and P=2 outputs differ"; fi
+json=$($nbrc inspect hc2 --json)
+for key in '"across_nodes": "cube"' '"node_radix": "3"'; do
+  grep -qF -- "$key" <<<"$json" && pass || fail "inspect --json (hierarchical cube) lacks $key"
+done
+expect 0 "OK" -- $nbrc verify hc2 --topology moore2.el
+expect 2 "must be 0 or at least 2" -- $nbrc compile moore2.el --algo hierarchical --across-nodes cube --node-radix 1 \
+  --ranks-per-node 8 -o x
+expect 2 "" -- $nbrc compile moore2.el --algo hierarchical --across-nodes ring --ranks-per-node 8 -o x
+test ! -e x && pass || fail "failed compile left a directory"
+
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4

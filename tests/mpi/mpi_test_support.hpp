@@ -129,6 +129,17 @@ inline compiler::CompileOptions hierarchical_options(const std::filesystem::path
     return options;
 }
 
+/// @brief Options for the hierarchical algorithm across nodes along a cube of radix
+/// `node_radix` (0: one round), with Bruck rounds of `radix` inside the nodes if given.
+inline compiler::CompileOptions cube_options(const std::filesystem::path& out, Placement placement,
+                                             std::uint32_t node_radix,
+                                             std::optional<std::uint32_t> radix = std::nullopt) {
+    auto options = hierarchical_options(out, std::move(placement), radix);
+    options.algorithm_options.across_nodes = compiler::AcrossNodes::cube;
+    options.algorithm_options.node_radix = node_radix;
+    return options;
+}
+
 /// @brief Options for kgroup with groups of `k`, threshold Θ (unset: the default, k) and,
 /// if `placement` is given, the topology-aware variant.
 inline compiler::CompileOptions kgroup_options(const std::filesystem::path& out, std::uint32_t k,

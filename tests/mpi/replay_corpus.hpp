@@ -224,8 +224,11 @@ inline std::vector<std::filesystem::path> compile_every_algorithm(const std::fil
     // ... and in Bruck rounds of radix 2 inside nodes of 3 (two rounds: blocks relayed inside
     // the node before and after the node pair message).
     compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hb3"), Placement::block(n, 3, 3), 2));
+    // ... and across nodes of 2 along a cube of radix 2 (blocks forwarded node to node over
+    // ⌈log2(n/2)⌉ rounds), delivered in a Bruck round inside the node.
+    compiler::compile(MPI_COMM_WORLD, topology, cube_options(path(".hc2"), Placement::block(n, 2, 1), 2, 2));
     return {path(".naive"), path(".relay"),    path(".cn2"), path(".cn4"), path(".dh1"), path(".dh2"),
-            path(".kg3"),   path(".kg4aware"), path(".hi2"), path(".hi3"), path(".hb3")};
+            path(".kg3"),   path(".kg4aware"), path(".hi2"), path(".hi3"), path(".hb3"), path(".hc2")};
 }
 
 }  // namespace nbr::test

@@ -1,6 +1,7 @@
 // hierarchical: exact behavior on hand-checked cases (direct and Bruck rounds inside the
-// node), determinism for every process count, verify on irregular graphs and uneven
-// placements, one message per node pair between nodes, Bruck's message bound.
+// node, lanes and the cube of nodes across them), determinism for every process count, verify
+// on irregular graphs and uneven placements, one message per node pair between nodes, the
+// message bounds of the Bruck rounds and of the cube.
 #include <filesystem>
 #include <tuple>
 
@@ -26,19 +27,26 @@ using nbr::test::ops_of;
 using nbr::test::SharedTempDir;
 using nbr::test::world_rank;
 
-/// Compiles `edges` over 4 ranks placed by `placement` (default: two nodes of 2) into `dir`,
-/// checks it with verify, and returns every rank's operations (on world rank 0; empty
-/// elsewhere).
-std::vector<std::vector<Op>> compile_two_nodes(const std::vector<nbr::Edge>& edges, const fs::path& dir,
-                                               std::optional<std::uint32_t> radix = std::nullopt,
-                                               const Placement& placement = Placement::block(4, 2, 2)) {
-    const auto topology = nbr::Topology::from_edges(4, edges);
-    nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::hierarchical_options(dir, placement, radix));
+/// Compiles `topology` with `options` (output: `dir`), checks it with verify and returns
+/// every rank's operations (on world rank 0; empty elsewhere).
+std::vector<std::vector<Op>> compile_ops(const nbr::Topology& topology, nbr::compiler::CompileOptions options,
+                                         const fs::path& dir) {
+    options.output = dir;
+    nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
     if (world_rank() != 0) return {};
     EXPECT_TRUE(nbr::compiler::verify_directory(dir, &topology).ok);
     std::vector<std::vector<Op>> ops;
     for (const auto& pattern : nbr::test::read_patterns(dir)) ops.push_back(ops_of(pattern));
     return ops;
+}
+
+/// compile_ops for `edges` over 4 ranks placed by `placement` (default: two nodes of 2),
+/// across nodes in lanes, inside them directly or in Bruck rounds of `radix`.
+std::vector<std::vector<Op>> compile_two_nodes(const std::vector<nbr::Edge>& edges, const fs::path& dir,
+                                               std::optional<std::uint32_t> radix = std::nullopt,
+                                               const Placement& placement = Placement::block(4, 2, 2)) {
+    return compile_ops(nbr::Topology::from_edges(4, edges), nbr::test::hierarchical_options(dir, placement, radix),
+                       dir);
 }
 
 TEST(Hierarchical, HandOffForwardAndDeliver) {
@@ -163,6 +171,67 @@ TEST(Hierarchical, BruckRoundsAroundTheNodePairMessage) {
     EXPECT_EQ(ops[3], (std::vector<Op>{{1, K::RECV, 0, {{1, 0}}}}));
 }
 
+/// compile_ops for `edges` over `n` ranks along the cube of nodes of radix `node_radix`, with
+/// Bruck rounds of `radix` inside the node if given.
+std::vector<std::vector<Op>> compile_cube(std::uint32_t n, const std::vector<nbr::Edge>& edges,
+                                          const Placement& placement, std::uint32_t node_radix,
+                                          std::optional<std::uint32_t> radix, const fs::path& dir) {
+    return compile_ops(nbr::Topology::from_edges(n, edges), nbr::test::cube_options(dir, placement, node_radix, radix),
+                       dir);
+}
+
+TEST(Hierarchical, CubeRoundsAcrossNodes) {
+    // Four nodes of 2: {0, 1}, {2, 3}, {4, 5}, {6, 7}; radix 2, so two rounds across nodes.
+    // 0 -> 7: node distance 3 = 0b11: round 0 to node 1 at 0's index (rank 2), round 1 to
+    // node 3 (rank 6), which delivers to 7 in step 2. 5 -> 2: node distance 3 (cyclically):
+    // to node 3 at index 1 (rank 7), then to node 1 (rank 3), which delivers to 2. 1 -> 0
+    // inside the node and the self-loop 3 -> 3 go at once, in step 0.
+    SharedTempDir tmp;
+    using K = Operation;
+    const std::vector<nbr::Edge> edges{{0, 7}, {1, 0}, {3, 3}, {5, 2}};
+    const auto ops = compile_cube(8, edges, Placement::block(8, 2, 2), 2, std::nullopt, tmp.path() / "c2");
+    if (world_rank() == 0) {
+        EXPECT_EQ(ops[0], (std::vector<Op>{{0, K::RECV, 1, {{1, 0}}}, {0, K::SEND, 2, {{0, 0}}}}));
+        EXPECT_EQ(ops[1], (std::vector<Op>{{0, K::SEND, 0, {{1, 0}}}}));
+        EXPECT_EQ(ops[2],
+                  (std::vector<Op>{{0, K::RECV, 0, {{0, 0}}}, {1, K::SEND, 6, {{0, 0}}}, {2, K::RECV, 3, {{5, 0}}}}));
+        EXPECT_EQ(ops[3], (std::vector<Op>{
+                              {0, K::RECV, 3, {{3, 0}}},
+                              {0, K::SEND, 3, {{3, 0}}},
+                              {1, K::RECV, 7, {{5, 0}}},
+                              {2, K::SEND, 2, {{5, 0}}},
+                          }));
+        EXPECT_TRUE(ops[4].empty());
+        EXPECT_EQ(ops[5], (std::vector<Op>{{0, K::SEND, 7, {{5, 0}}}}));
+        EXPECT_EQ(ops[6], (std::vector<Op>{{1, K::RECV, 2, {{0, 0}}}, {2, K::SEND, 7, {{0, 0}}}}));
+        EXPECT_EQ(ops[7],
+                  (std::vector<Op>{{0, K::RECV, 5, {{5, 0}}}, {1, K::SEND, 3, {{5, 0}}}, {2, K::RECV, 6, {{0, 0}}}}));
+    }
+    // Radix 0 (every node in one round; here k = 3) and uneven nodes {0, 1, 2}, {3}, {4, 5}:
+    // 2 -> 5 goes to node 2 at index 2 mod 2 = 0 (rank 4), which delivers it in step 1;
+    // 5 -> 3 goes to node 1 at index 1 mod 1 = 0: rank 3, its destination.
+    const auto uneven = Placement::parse("# ranks 6\n0 0 0\n1 0 0\n2 0 0\n3 1 0\n4 2 0\n5 2 0\n", "uneven", 6);
+    const std::vector<nbr::Edge> more{{2, 5}, {5, 3}, {1, 0}};
+    for (const auto radix : {std::optional<std::uint32_t>{}, std::optional<std::uint32_t>{2}}) {
+        const auto uneven_ops = compile_cube(6, more, uneven, 0, radix, tmp.path() / "c0");
+        if (world_rank() != 0) continue;
+        // Directly inside the node, 1 -> 0 goes at once; in Bruck rounds of radix 2 (two, for
+        // the node of 3) it is 2 = 0b10 indices on (cyclically): round 1, step 1 + 1.
+        const std::uint32_t inside = radix ? 2 : 0;
+        EXPECT_EQ(uneven_ops[0], (std::vector<Op>{{inside, K::RECV, 1, {{1, 0}}}}));
+        EXPECT_EQ(uneven_ops[1], (std::vector<Op>{{inside, K::SEND, 0, {{1, 0}}}}));
+        EXPECT_EQ(uneven_ops[2], (std::vector<Op>{{0, K::SEND, 4, {{2, 0}}}}));
+        EXPECT_EQ(uneven_ops[3], (std::vector<Op>{{0, K::RECV, 5, {{5, 0}}}}));
+        EXPECT_EQ(uneven_ops[4], (std::vector<Op>{{0, K::RECV, 2, {{2, 0}}}, {1, K::SEND, 5, {{2, 0}}}}));
+        EXPECT_EQ(uneven_ops[5], (std::vector<Op>{{0, K::SEND, 3, {{5, 0}}}, {1, K::RECV, 4, {{2, 0}}}}));
+    }
+    const auto s = nbr::test::summary_of(tmp.path() / "c2");
+    if (world_rank() == 0) {
+        EXPECT_EQ(s.metrics.at("items_forwarded").max, 1);  // 2 and 7 each forward one item
+        EXPECT_EQ(s.metrics.at("lanes_forwarded").max, 0);
+    }
+}
+
 TEST(Hierarchical, ByteIdenticalForEveryProcessCount) {
     SharedTempDir tmp;
     const std::vector<std::tuple<std::string, nbr::Topology, Placement>> cases{
@@ -179,6 +248,15 @@ TEST(Hierarchical, ByteIdenticalForEveryProcessCount) {
                 topology, nbr::test::hierarchical_options("", placement, radix), tmp.path() / name);
             if (world_rank() == 0) {
                 EXPECT_GT(s.metrics.at("lanes_forwarded").max, 0.0);
+            }
+        }
+        for (const auto& [node_radix, radix] :
+             {std::pair{2U, std::optional<std::uint32_t>{}}, std::pair{0U, std::optional<std::uint32_t>{3}}}) {
+            const auto s = nbr::test::compile_for_any_process_count(
+                topology, nbr::test::cube_options("", placement, node_radix, radix), tmp.path() / name);
+            if (world_rank() == 0) {
+                // In one round across nodes every block crosses from its origin.
+                EXPECT_EQ(s.metrics.at("items_forwarded").max > 0.0, node_radix != 0);
             }
         }
     }
@@ -212,6 +290,19 @@ TEST(Hierarchical, VerifiesOnIrregularGraphsAndUnevenPlacements) {
                 const auto label = name + ", placement " + pname + ", radix " + (radix ? std::to_string(*radix) : "-");
                 const auto s = nbr::test::compile_and_verify(
                     topology, nbr::test::hierarchical_options(tmp.path() / "v", placement, radix), label);
+                if (world_rank() == 0) {
+                    EXPECT_EQ(s.ranks, n) << label;
+                }
+            }
+            // The cube of nodes: radix 2 and 3 across (several rounds with 3 to 81 nodes),
+            // 0 (one round); inside the node directly and in Bruck rounds.
+            for (const auto& [node_radix, radix] :
+                 {std::pair{2U, std::optional<std::uint32_t>{}}, std::pair{3U, std::optional<std::uint32_t>{2}},
+                  std::pair{0U, std::optional<std::uint32_t>{3}}}) {
+                const auto label = name + ", placement " + pname + ", cube " + std::to_string(node_radix) + ", radix " +
+                                   (radix ? std::to_string(*radix) : "-");
+                const auto s = nbr::test::compile_and_verify(
+                    topology, nbr::test::cube_options(tmp.path() / "v", placement, node_radix, radix), label);
                 if (world_rank() == 0) {
                     EXPECT_EQ(s.ranks, n) << label;
                 }
@@ -271,6 +362,24 @@ TEST(Hierarchical, BruckRoundsBoundTheMessagesInsideANode) {
         EXPECT_LE(s.sends_per_rank.max, bound) << radix;
         EXPECT_LT(inside(s), 0.5 * inside(direct)) << radix;
         EXPECT_EQ(s.metrics.at("sends_off_node").max, 1) << radix;  // the node pair messages as before
+    }
+}
+
+TEST(Hierarchical, CubeBoundsTheMessagesAcrossNodes) {
+    // 240 ranks on 6 nodes of 40, δ = 0.3: every rank sends to all 5 other nodes. Along the
+    // cube of radix k a rank sends at most (k − 1)·⌈log_k 6⌉ messages across nodes (one per
+    // digit value and round; radix 0: one round to each of the 5), and each of its own blocks
+    // crosses at most ⌈log_k 6⌉ node boundaries. For allgather a block goes to a node once.
+    SharedTempDir tmp;
+    const auto topology = nbr::generate_random({240, 0.3, 1});
+    const auto placement = Placement::block(240, 40, 20);
+    for (const auto& [node_radix, bound] : {std::pair{2U, 3}, std::pair{3U, 4}, std::pair{0U, 5}}) {
+        const auto s = nbr::test::compile_and_verify(
+            topology, nbr::test::cube_options(tmp.path() / "c", placement, node_radix), "cube");
+        if (world_rank() != 0) continue;
+        EXPECT_LE(s.metrics.at("sends_off_node").max, bound) << node_radix;
+        EXPECT_GE(s.metrics.at("sends_off_node").max, node_radix == 0 ? 5 : 2) << node_radix;
+        EXPECT_EQ(s.metrics.at("lanes_forwarded").max, 0) << node_radix;
     }
 }
 

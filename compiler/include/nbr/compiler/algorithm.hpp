@@ -38,6 +38,16 @@ enum class IntraNode {
 [[nodiscard]] const std::map<std::string, IntraNode>& intra_node_names();
 [[nodiscard]] std::string to_string(IntraNode intra);
 
+/// @brief hierarchical: how blocks cross between nodes.
+enum class AcrossNodes {
+    lanes,  ///< one message per lane of a node pair: hand-off to a forwarder, then straight to the node
+    cube    ///< store and forward along a virtual k-ary n-cube of nodes, rank index to rank index
+};
+
+/// @brief Names of AcrossNodes (`--across-nodes`, the manifest).
+[[nodiscard]] const std::map<std::string, AcrossNodes>& across_nodes_names();
+[[nodiscard]] std::string to_string(AcrossNodes across);
+
 /// @brief Tunables of the algorithms; each algorithm reads the ones it needs.
 struct AlgorithmOptions {
     /// Θ. common-neighbor: friends share at least Θ out-neighbors (default 4, the paper's);
@@ -58,6 +68,11 @@ struct AlgorithmOptions {
     IntraNode intra_node = IntraNode::direct;
     /// hierarchical, Bruck rounds: the radix r (a rank sends up to r − 1 messages per round).
     std::uint32_t intra_radix = 2;
+    /// hierarchical: across nodes in lanes (one message per lane of a node pair) or along a cube.
+    AcrossNodes across_nodes = AcrossNodes::lanes;
+    /// hierarchical, cube: its radix k (a rank sends up to k − 1 messages per round across nodes);
+    /// 0: one round, every node reached directly.
+    std::uint32_t node_radix = 2;
 };
 
 /// @brief A distributed pattern construction, written per virtual rank.

@@ -9,7 +9,8 @@
 namespace nbr::compiler {
 
 /// @brief Adds --threshold, the kgroup options (--k, --topology-aware, --max-hyperedges,
-/// --max-combinations) and hierarchical's --intra-node and --radix to `app`, bound to `options`.
+/// --max-combinations) and hierarchical's --intra-node, --radix, --across-nodes and --node-radix to
+/// `app`, bound to `options`.
 inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
     app->add_option("--threshold", options.threshold,
                     "Θ. common-neighbor: friends share at least Θ out-neighbors (default 4); "
@@ -33,6 +34,19 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
         ->transform(CLI::CheckedTransformer(intra_node_names()));
     app->add_option("--radix", options.intra_radix, "hierarchical --intra-node bruck: ranks a round reaches (≥ 2)")
         ->check(CLI::Range(2U, 1024U))
+        ->capture_default_str();
+    app->add_option("--across-nodes", options.across_nodes,
+                    "hierarchical: between nodes in lanes, one message per node pair (default), or along a "
+                    "virtual k-ary n-cube of nodes (cube, k = --node-radix)")
+        ->transform(CLI::CheckedTransformer(across_nodes_names()));
+    app->add_option("--node-radix", options.node_radix,
+                    "hierarchical --across-nodes cube: nodes a round reaches (≥ 2; 0: every node in one round)")
+        ->check(CLI::Range(0U, 1U << 24))
+        ->check(CLI::Validator(
+            [](const std::string& value) {
+                return value == "1" ? std::string("must be 0 or at least 2") : std::string();
+            },
+            "0|>=2"))
         ->capture_default_str();
 }
 
