@@ -79,18 +79,18 @@ def speedups(out):
 def messages(out):
     print("### Messages per rank and compile time (2 processes)\n")
     print("| case | naive sends/rank | distance halving: mean, max | hierarchical: mean, max | Bruck r2: mean, max | "
-          "cube k2: mean, max | hierarchical off-node sends/rank: mean, max | cube k2 off-node: mean, max | "
-          "items forwarded: mean, max | compile s: distance halving, hierarchical, Bruck r2, cube k2 |")
+          "cube k4: mean, max | hierarchical off-node sends/rank: mean, max | cube k4 off-node: mean, max | "
+          "items forwarded: mean, max | compile s: distance halving, hierarchical, Bruck r2, cube k4 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for case in sorted(p for p in out.iterdir() if (p / "hierarchical.inspect.json").exists()):
         naive = json.load(open(case / "naive.inspect.json"))
         dh = json.load(open(case / "distance-halving.inspect.json"))
         hi = json.load(open(case / "hierarchical.inspect.json"))
         br = json.load(open(case / "hierarchical-bruck-r2.inspect.json"))
-        cube = case / "hierarchical-cube-k2.inspect.json"
+        cube = case / "hierarchical-cube-k4.inspect.json"
         ck = json.load(open(cube)) if cube.exists() else None
         off, fwd = hi["metrics"]["sends_off_node"], hi["metrics"]["items_forwarded"]
-        names = ("distance-halving", "hierarchical", "hierarchical-bruck-r2", "hierarchical-cube-k2")
+        names = ("distance-halving", "hierarchical", "hierarchical-bruck-r2", "hierarchical-cube-k4")
         seconds = [f"{float((case / f'{a}.compile-seconds').read_text()):.1f}"
                    if (case / f"{a}.compile-seconds").exists() else "–" for a in names]
 

@@ -30,7 +30,8 @@ read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-hierarchical=${NBR_HIER_CONFIGS:-"hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4"}
+hierarchical=${NBR_HIER_CONFIGS:-"hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4
+  hierarchical-cube-k4 hierarchical-cube-k0 hierarchical-cube-k4-bruck-r3 hierarchical-cube-k0-bruck-r3"}
 
 for spec in $cases; do
   IFS=: read -r case ranks per_node per_socket <<<"$spec"

@@ -75,9 +75,10 @@ std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions&
                 candidate.options.intra_radix = radix;
                 out.push_back(std::move(candidate));
             }
-            // Across nodes along a cube: radix 4, and every node in one round (k0); inside the
-            // node directly, and for radix 4 also in Bruck rounds of radix 3.
-            for (const auto& [node_radix, radix] : {std::pair{4U, 0U}, std::pair{0U, 0U}, std::pair{4U, 3U}}) {
+            // Across nodes along a cube of radix 4, or every node in one round (k0); inside the
+            // node directly or in Bruck rounds of radix 3.
+            for (const auto& [node_radix, radix] :
+                 {std::pair{4U, 0U}, std::pair{0U, 0U}, std::pair{4U, 3U}, std::pair{0U, 3U}}) {
                 Candidate candidate{name + "-cube-k" + std::to_string(node_radix), kind, base};
                 candidate.options.across_nodes = AcrossNodes::cube;
                 candidate.options.node_radix = node_radix;
