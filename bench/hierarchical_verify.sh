@@ -12,7 +12,9 @@
 #
 #   usage: bench/hierarchical_verify.sh OUT_DIR
 #   env:   NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"; empty: no mpirun),
-#          NBR_SHARED_DIR (default ../shared beside the project), NBR_HIER_CONFIGS (configuration names)
+#          NBR_SHARED_DIR (default ../shared beside the project), NBR_HIER_CONFIGS (configuration names),
+#          NBR_HIER_VERIFY_ONLY (an extended regular expression: only the cases whose name matches,
+#          "matrices" for the shared matrices, e.g. "random" or "moore-4-3")
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../scripts/env.sh
@@ -46,7 +48,10 @@ check() {  # check LABEL FILE RANKS PLACEMENT-OPTIONS...: every configuration, c
   done
 }
 
+only=${NBR_HIER_VERIFY_ONLY:-.}
+[[ matrices =~ $only ]] || shared=/nonexistent
 for matrix in "$shared"/matrices/*.mtx; do
+  [ -f "$matrix" ] || continue
   for ranks in 16 64; do
     round_robin "$ranks" 5 "$out/rr.txt"
     name="$(basename "$matrix" .mtx)/$ranks"
@@ -73,7 +78,7 @@ while read -r name ranks generator; do
   check "$name/$ranks, nodes of 36 (last not full)" "$out/$name-$ranks.el" - --ranks-per-node 36 --ranks-per-socket 18
   check "$name/$ranks, round robin over 100" "$out/$name-$ranks.el" - --placement "$out/rr.txt"
   rm -f "$out/$name-$ranks.el"
-done < <(graphs)
+done < <(graphs | grep -E "^[^ ]*($only)" || true)
 
 echo "failures: $failures"
 [ "$failures" -eq 0 ]

@@ -7,11 +7,26 @@ usage: validate.py OUT_DIR CASE:RANKS:PER_NODE...
 """
 import json
 import os
+import re
 import sys
 
 ALGOS = ["naive"] + os.environ.get("NBR_VALIDATE_ALGOS", "common-neighbor kgroup distance-halving").split()
-SHORT = {"naive": "naive", "common-neighbor": "cn", "kgroup": "kg", "distance-halving": "dh", "hierarchical": "hi",
+NAMES = {"naive": "naive", "common-neighbor": "cn", "kgroup": "kg", "distance-halving": "dh", "hierarchical": "hi",
          "hierarchical-bruck-r2": "hb2", "hierarchical-bruck-r3": "hb3", "hierarchical-bruck-r4": "hb4"}
+
+
+class Short(dict):
+    """Column names: NAMES, or for the hierarchical cube configurations hc4, hc0, hc4·r3 (the
+    node radix, then the Bruck radix inside the node); any other name as it is."""
+
+    def __missing__(self, algo):
+        match = re.fullmatch(r"hierarchical-cube-k(\d+)(?:-bruck-r(\d+))?", algo)
+        if not match:
+            return algo
+        return f"hc{match[1]}" + (f"·r{match[2]}" if match[2] else "")
+
+
+SHORT = Short(NAMES)
 # Result files of a collective other than allgather carry its name (validate.sh).
 COLLECTIVE = os.environ.get("NBR_VALIDATE_COLLECTIVE", "allgather")
 TAG = "" if COLLECTIVE == "allgather" else "." + COLLECTIVE
