@@ -204,7 +204,7 @@ public:
         if (intra_ == IntraNode::direct) {
             hand_off();
             forward(1);
-            deliver();
+            deliver_held(2);
         } else {
             hand_off_held();
             for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(k, k);
@@ -284,8 +284,8 @@ private:
         });
     }
 
-    /// Direct delivery in `step`: one message per destination with every item for it held
-    /// here (items for v itself have arrived).
+    /// Direct delivery in `step` (lanes: step 2, by the receivers; cube: after the rounds): one
+    /// message per destination with every item for it held here (items for v have arrived).
     void deliver_held(std::uint32_t step) {
         engine_.superstep([&, step](std::uint32_t v, std::span<const Message> inbox, auto&) {
             std::vector<Routed> held = std::move(state(v).held);
@@ -549,20 +549,6 @@ private:
                 s.items_forwarded += items.size();
             }
             s.lanes_forwarded = static_cast<std::uint32_t>(lanes.size());
-        });
-    }
-
-    /// Step 2: one message per destination a receiver delivers to.
-    void deliver() {
-        engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, auto&) {
-            std::vector<Routed> held;
-            for (const Message& m : inbox) append_routed(m.payload, held);
-            std::map<std::uint32_t, std::vector<Routed>> per_target;
-            for (const Routed& r : held) per_target[r.target].push_back(r);
-            for (auto& [d, items] : per_target) {
-                std::sort(items.begin(), items.end());
-                out_.add_send(v, 2, d, items_of(items));
-            }
         });
     }
 
