@@ -1,7 +1,7 @@
 // kgroup on common-neighbor's verification corpus for k = 2..6, topology-agnostic and -aware:
-// every shared matrix at 16 and 64 ranks, Moore d = 2..4 with r = 1..3 up to 1024 ranks (and
-// d = 2 at 4096), random graphs with δ = 0.05..0.8, irregular graphs. Each pattern is proven by
-// verify against its topology. The denser 4096-rank Moore cases are verified by
+// every shared matrix at 16 and 64 ranks, Moore d = 2..4 with r = 1..3 up to 1024 ranks,
+// random graphs with δ = 0.05..0.8, irregular graphs. Each pattern is proven by verify against
+// its topology. The 4096-rank Moore cases (k = 2..6, 8, 16) are verified by
 // bench/kgroup_table.sh.
 #include <filesystem>
 
@@ -53,11 +53,11 @@ TEST(KGroupSweep, MooreNeighborhoods) {
     SharedTempDir tmp;
     int cases = 0;
     for (const auto& m : nbr::test::moore_sweep_cases()) {
-        if (m.ranks == 4096 && m.dims > 2) continue;  // hundreds to thousands of neighbors: bench/
+        if (m.ranks == 4096) continue;  // 7-8 s per compile: bench/kgroup_table.sh
         sweep(nbr::generate_moore(m), nbr::test::moore_label(m), tmp.path() / "m");
         ++cases;
     }
-    EXPECT_GE(cases, 12);
+    EXPECT_GE(cases, 9);
 }
 
 TEST(KGroupSweep, RandomGraphs) {
