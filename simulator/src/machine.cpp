@@ -153,6 +153,7 @@ void check_format(const schema::Machine& spec, const Checker& check) {
     needs(3, spec.uplinks_per_switch() > 0, "uplinks_per_switch");
     needs(3, spec.has_uplink(), "uplink");
     needs(4, spec.nic_sharing() != schema::FIRST_COME, "nic_sharing");
+    needs(5, spec.nic_send_sharing() != schema::FIRST_COME, "nic_send_sharing");
     needs(4,
           spec.socket().concurrent_injection() || spec.node().concurrent_injection() ||
               spec.network().concurrent_injection() || spec.leaf().concurrent_injection(),
@@ -214,6 +215,7 @@ Machine machine_from_spec(const schema::Machine& spec, const std::string& source
         check.value(spec, "switch_us", &schema::Machine::has_switch_us, &schema::Machine::switch_us, false) * kPsPerUs;
     read_uplinks(spec, check, m);
     m.nic_sharing = spec.nic_sharing() == schema::FAIR ? NicSharing::fair : NicSharing::first_come;
+    m.nic_send_sharing = spec.nic_send_sharing() == schema::FAIR ? NicSharing::fair : NicSharing::first_come;
     m.sources.assign(spec.sources().begin(), spec.sources().end());
     m.spec = spec;
     return m;

@@ -15,6 +15,7 @@ namespace nbr::simulator {
 namespace {
 
 using Time = std::int64_t;  // picoseconds
+constexpr Time kUnknown = -1;
 
 Time ps(double value) {
     return static_cast<Time>(std::llround(value));
@@ -26,15 +27,16 @@ double us(Time t) {
 
 /// What happens to a message next.
 enum class Stage : std::uint8_t {
-    send,          ///< the sender's CPU packs (if staged) and pays o_s + O_s·b
-    request,       ///< rendezvous: the request reaches the receiver, whose CPU answers it
-    inject,        ///< the data leaves the sender (rank injection: g, G)
-    nic_out,       ///< off-node: through the sending node's NIC
-    up,            ///< other leaf (machines with uplinks): through the sending leaf's uplinks
-    down,          ///< other leaf: through the receiving leaf's downlinks
-    nic_in,        ///< off-node: through the receiving node's NIC
-    nic_in_leave,  ///< fair NIC sharing: the first message on a receiving NIC leaves (if current)
-    arrive,        ///< fully arrived: the receiver's CPU pays o_r + O_r·b and unpacks
+    send,           ///< the sender's CPU packs (if staged) and pays o_s + O_s·b
+    request,        ///< rendezvous: the request reaches the receiver, whose CPU answers it
+    inject,         ///< the data leaves the sender (rank injection: g, G)
+    nic_out,        ///< off-node: through the sending node's NIC
+    nic_out_leave,  ///< fair sending NIC: the first message on a sending NIC leaves (if current)
+    up,             ///< other leaf (machines with uplinks): through the sending leaf's uplinks
+    down,           ///< other leaf: through the receiving leaf's downlinks
+    nic_in,         ///< off-node: through the receiving node's NIC
+    nic_in_leave,   ///< fair NIC sharing: the first message on a receiving NIC leaves (if current)
+    arrive,         ///< fully arrived: the receiver's CPU pays o_r + O_r·b and unpacks
 };
 
 struct Event {
@@ -61,6 +63,9 @@ public:
           nic_out_(placement.num_nodes(), 0),
           nic_in_(placement.num_nodes(), 0),
           shared_in_(machine.nic_sharing == NicSharing::fair ? placement.num_nodes() : 0),
+          shared_out_(machine.nic_send_sharing == NicSharing::fair ? placement.num_nodes() : 0),
+          send_tail_(shared_out_.empty() ? 0 : program.num_messages(), kUnknown),
+          held_arrival_(send_tail_.size(), kUnknown),
           up_(machine.uplinks_per_switch > 0 ? leaves(machine, placement) : 0, 0),
           down_(up_.size(), 0),
           waiting_(program.dependencies),
@@ -185,7 +190,8 @@ private:
             case Stage::send: on_send(e); break;
             case Stage::request: on_request(e); break;
             case Stage::inject: on_inject(e); break;
-            case Stage::nic_out: on_nic_out(e); break;
+            case Stage::nic_out: shared_out_.empty() ? on_nic_out(e) : on_nic_out_fair(e); break;
+            case Stage::nic_out_leave: on_nic_out_leave(e); break;
             case Stage::up: on_uplink(e, up_[place_.node(p_.src[e.message]) / m_.nodes_per_switch], Stage::down); break;
             case Stage::down:
                 on_uplink(e, down_[place_.node(p_.dst[e.message]) / m_.nodes_per_switch], Stage::nic_in);
@@ -279,7 +285,7 @@ private:
         const Time start = std::max(e.time, nic_in_[node]);
         const Time transfer = nic_transfer(i);
         nic_in_[node] = start + ps(m_.nic_gap_ps) + transfer;
-        push(Stage::arrive, std::max(start + transfer, e.aux), i);
+        arrive_off_node(i, std::max(start + transfer, e.aux));
     }
 
     /// Fair sharing: the message shares the receiving NIC with every message on it from the
@@ -289,21 +295,63 @@ private:
         const auto node = place_.node(p_.dst[e.message]);
         auto& link = shared_in_[node];
         link.join(e.time, static_cast<double>(nic_transfer(e.message)) + m_.nic_gap_ps, e.message, e.aux);
-        schedule_departure(node);
+        schedule_departure(shared_in_, node, Stage::nic_in_leave);
     }
 
-    /// Event of a departure: `message` holds the node, `aux` the link's version when scheduled.
-    void schedule_departure(std::uint32_t node) {
-        const auto& link = shared_in_[node];
-        if (!link.empty()) push(Stage::nic_in_leave, link.next_departure(), node, static_cast<Time>(link.version()));
+    /// Event of a departure from `links[node]`: `message` holds the node, `aux` the link's
+    /// version when scheduled.
+    void schedule_departure(const std::vector<internal::SharedLink>& links, std::uint32_t node, Stage stage) {
+        const auto& link = links[node];
+        if (!link.empty()) push(stage, link.next_departure(), node, static_cast<Time>(link.version()));
     }
 
     void on_nic_in_leave(const Event& e) {
         auto& link = shared_in_[e.message];
         if (static_cast<Time>(link.version()) != e.aux) return;  // a message joined or left since
         const auto job = link.leave(e.time);
-        push(Stage::arrive, std::max(e.time, job.aux), job.message);
-        schedule_departure(e.message);
+        arrive_off_node(job.message, std::max(e.time, job.aux));
+        schedule_departure(shared_in_, e.message, Stage::nic_in_leave);
+    }
+
+    /// Fair sending NIC: the message shares its node's NIC with every message on it; its head
+    /// moves on at once (`aux`, the tail leaving the rank, is then only a lower bound of the
+    /// tail), its tail leaves when its share has carried it.
+    void on_nic_out_fair(const Event& e) {
+        const auto i = e.message;
+        const auto node = place_.node(p_.src[i]);
+        shared_out_[node].join(e.time, static_cast<double>(nic_transfer(i)) + m_.nic_gap_ps, i, e.aux);
+        schedule_departure(shared_out_, node, Stage::nic_out_leave);
+        if (via_uplinks(i)) {
+            push(Stage::up, e.time, i, e.aux);
+            return;
+        }
+        const Time latency = ps(cost(i).latency_and_byte_ps(bytes(i)).first);
+        push(Stage::nic_in, e.time + latency, i, e.aux + latency);
+    }
+
+    void on_nic_out_leave(const Event& e) {
+        auto& link = shared_out_[e.message];
+        if (static_cast<Time>(link.version()) != e.aux) return;  // a message joined or left since
+        const auto job = link.leave(e.time);
+        const auto i = job.message;
+        const Time tail = std::max(e.time, job.aux);
+        complete(p_.src[i], tail, depth_[i]);
+        send_tail_[i] = tail;
+        if (held_arrival_[i] != kUnknown) arrive_off_node(i, held_arrival_[i]);
+        schedule_departure(shared_out_, e.message, Stage::nic_out_leave);
+    }
+
+    /// An off-node message's tail has passed the receiving NIC at `t`: it arrives then, or,
+    /// with a fair sending NIC, not before its tail left the sending NIC plus the latency
+    /// (held until that is known).
+    void arrive_off_node(std::uint32_t i, Time t) {
+        if (shared_out_.empty()) {
+            push(Stage::arrive, t, i);
+        } else if (send_tail_[i] == kUnknown) {
+            held_arrival_[i] = t;
+        } else {
+            push(Stage::arrive, std::max(t, send_tail_[i] + ps(cost(i).latency_and_byte_ps(bytes(i)).first)), i);
+        }
     }
 
     void on_arrive(const Event& e) {
@@ -341,8 +389,11 @@ private:
     std::vector<Time> inject_, finish_;
     std::vector<std::uint32_t> finish_depth_;
     std::vector<Time> nic_out_, nic_in_;
-    std::vector<internal::SharedLink> shared_in_;  // per node, with fair NIC sharing
-    std::vector<Time> up_, down_;                  // per leaf switch
+    std::vector<internal::SharedLink> shared_in_;   // per node, with fair sharing of the receiving NIC
+    std::vector<internal::SharedLink> shared_out_;  // per node, with fair sharing of the sending NIC
+    std::vector<Time> send_tail_;                   // per message, fair sending NIC: its tail left the NIC
+    std::vector<Time> held_arrival_;                // per message: through the receiving NIC, waiting for that
+    std::vector<Time> up_, down_;                   // per leaf switch
     std::vector<std::uint32_t> waiting_, depth_;
     std::vector<DistanceClass> klass_;
     internal::MonotoneEventQueue<Event> queue_;

@@ -239,7 +239,7 @@ test ! -e x && pass || fail "failed compile left a directory"
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
-grep -q '"format_version": 4' cal.json && grep -q '"call_overhead_us"' cal.json &&
+grep -q '"format_version": 5' cal.json && grep -q '"call_overhead_us"' cal.json &&
   grep -q '"post_recv_overhead_us"' cal.json && pass || fail "calibrated format-4 file or its costs missing: $(cat cal.json)"
 expect 0 "predicted" -- $launch2 $calibrate --class network --base cal.json --sizes 8 --repeat 3 -o cal2.json
 grep -q '"network: measured by nbr-calibrate' cal2.json && grep -q '"socket: measured by nbr-calibrate' cal2.json &&

@@ -170,6 +170,33 @@ TEST(Simulate, FairNicSharingFinishesMessagesThatMeetTogether) {
     EXPECT_NEAR(run(naive(4, {{0, 2}, {1, 3}}), fair, 2, 1000).latency_us, 5.95, 1e-9);
 }
 
+TEST(Simulate, FairSendingNicLetsANodesMessagesLeaveTogether) {
+    // Ranks 0 and 1 (node 0) send 1000 B to rank 2 (node 1) and rank 4 (node 2). First come:
+    // the first holds node 0's NIC 0.5-2.5 (+ gap), is through node 1's NIC at 3.5 and
+    // received at 3.75; the second leaves from 2.6, its head reaches node 2's NIC at 3.6, its
+    // tail is through at 5.6, received at 5.85.
+    const auto fan_out = naive(6, {{0, 2}, {1, 4}});
+    EXPECT_DOUBLE_EQ(run(fan_out, spec(), 2, 1000).latency_us, 5.85);
+    // Fair: both share node 0's NIC from 0.5, each needing 2.0 + 0.1 alone, so both tails
+    // leave at 0.5 + 4.2 = 4.7. Their heads move on at once (through the receiving NICs at
+    // 3.5), but a tail arrives no earlier than it left plus L: 5.7, received at 5.95.
+    auto fair = spec();
+    fair.set_format_version(5);
+    fair.set_nic_send_sharing(nbr::schema::FAIR);
+    EXPECT_DOUBLE_EQ(run(fan_out, fair, 2, 1000).latency_us, 5.95);
+    // Fair at both NICs: each message is alone on its receiving NIC (1.5 + 2.1 = 3.6), so
+    // the sending NIC decides again.
+    fair.set_nic_sharing(nbr::schema::FAIR);
+    EXPECT_DOUBLE_EQ(run(fan_out, fair, 2, 1000).latency_us, 5.95);
+    // A lone message pays its sending NIC's gap (as the fair receiving NIC's): its tail leaves
+    // at 0.5 + 2.1 = 2.6 and arrives at 3.6, received at 3.85 (first come: 3.75).
+    fair.set_nic_sharing(nbr::schema::FIRST_COME);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), fair, 1, 1000).latency_us, 3.85);
+    // Messages inside a node do not use the NIC.
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), fair, 2, 1000).latency_us,
+                     run(naive(2, {{0, 1}}), spec(), 2, 1000).latency_us);
+}
+
 TEST(Simulate, ConcurrentInjectionLetsARanksMessagesOverlap) {
     // Rank 0 sends 1000 B to ranks 1 and 2 of its socket. Its CPU posts them at 0.5 and 1.0;
     // queued at the rank, the second is injected when the first has left (1.5), arrives at 3.5
@@ -390,11 +417,13 @@ TEST(Machine, PresetsLoadAndRoundTrip) {
 
 TEST(Machine, SharedSmpiMachineIsThePresetWithItsSharingStated) {
     // bench/smpi/fat-tree-32c-shared.json: the smpi preset's values, plus the platform's fair
-    // NIC sharing and its unserialized loopback (format 4).
+    // NIC sharing in both directions and its unserialized loopback (formats 4 and 5).
     const auto preset = nbr::simulator::load_machine("smpi-fat-tree-32c");
     const auto shared = nbr::simulator::load_machine(NBR_SOURCE_DIR "/bench/smpi/fat-tree-32c-shared.json");
     EXPECT_EQ(shared.nic_sharing, nbr::simulator::NicSharing::fair);
+    EXPECT_EQ(shared.nic_send_sharing, nbr::simulator::NicSharing::fair);
     EXPECT_EQ(preset.nic_sharing, nbr::simulator::NicSharing::first_come);
+    EXPECT_EQ(preset.nic_send_sharing, nbr::simulator::NicSharing::first_come);
     for (const auto c : {DistanceClass::socket, DistanceClass::node, DistanceClass::network}) {
         const bool intra = c != DistanceClass::network;
         EXPECT_EQ(shared.cost(c).concurrent_injection, intra);
@@ -447,6 +476,10 @@ TEST(Machine, RejectsBadFiles) {
     early_concurrent.set_format_version(3);
     early_concurrent.mutable_node()->set_concurrent_injection(true);
     expect_error(nbr::simulator::machine_to_json(early_concurrent), "'concurrent_injection' needs format_version 4");
+    auto early_send_fair = spec();  // format 4 with a format-5 field
+    early_send_fair.set_format_version(4);
+    early_send_fair.set_nic_send_sharing(nbr::schema::FAIR);
+    expect_error(nbr::simulator::machine_to_json(early_send_fair), "'nic_send_sharing' needs format_version 5");
     auto no_uplink = leaf_spec(2);
     no_uplink.clear_uplink();
     expect_error(nbr::simulator::machine_to_json(no_uplink), "'uplinks_per_switch' and 'uplink' go together");

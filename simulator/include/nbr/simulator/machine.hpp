@@ -54,7 +54,7 @@ struct LinkCost {
 /// @brief How messages that meet at a node's NIC share it.
 enum class NicSharing {
     first_come,  ///< one after another, in arrival order
-    fair,        ///< arriving messages share the receiving NIC equally (format 4)
+    fair,        ///< the messages on the NIC share it equally (receiving: format 4, sending: 5)
 };
 
 /// @brief A machine model, validated and converted to picoseconds.
@@ -67,14 +67,15 @@ struct Machine {
     std::array<LinkCost, kDistanceClasses> link;
     double nic_gap_ps = 0;
     double nic_byte_ps = 0;
-    std::uint32_t nodes_per_switch = 0;               ///< 0: no switch level (class leaf unused)
-    double call_ps = 0;                               ///< CPU per rank per call (format 2)
-    std::uint32_t cores_per_node = 0;                 ///< 0: a core per rank (format 2)
-    double switch_ps = 0;                             ///< a core passing from one rank to another (format 2)
-    std::uint32_t uplinks_per_switch = 0;             ///< 0: no contention above the NIC (format 3)
-    double uplink_gap_ps = 0;                         ///< per uplink: minimum time between two messages
-    double uplink_byte_ps = 0;                        ///< per uplink: time per byte
-    NicSharing nic_sharing = NicSharing::first_come;  ///< format 4
+    std::uint32_t nodes_per_switch = 0;                    ///< 0: no switch level (class leaf unused)
+    double call_ps = 0;                                    ///< CPU per rank per call (format 2)
+    std::uint32_t cores_per_node = 0;                      ///< 0: a core per rank (format 2)
+    double switch_ps = 0;                                  ///< a core passing from one rank to another (format 2)
+    std::uint32_t uplinks_per_switch = 0;                  ///< 0: no contention above the NIC (format 3)
+    double uplink_gap_ps = 0;                              ///< per uplink: minimum time between two messages
+    double uplink_byte_ps = 0;                             ///< per uplink: time per byte
+    NicSharing nic_sharing = NicSharing::first_come;       ///< receiving NIC (format 4)
+    NicSharing nic_send_sharing = NicSharing::first_come;  ///< sending NIC (format 5)
     std::vector<std::string> sources;
     schema::Machine spec;  ///< as read (for printing)
 
@@ -83,7 +84,7 @@ struct Machine {
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 4;
+inline constexpr std::uint32_t kMachineFormatVersion = 5;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();
