@@ -84,6 +84,9 @@ def main():
                   + " | ".join(f"{e:+.1f} %" for e in errs)
                   + f" | {SHORT[ws]} | {SHORT[wm]} | {regret:.3f} |")
     errors.sort()
+    if not errors:
+        print("\nno cells with SMPI results: nothing to compare")
+        return
     print(f"\n{len(errors)} predictions: median error {errors[len(errors) // 2]:.1f} %, "
           f"largest {errors[-1]:.1f} %; the model picks SMPI's winner (or one within 1 %) "
           f"in {agree} of {total} cells; the worst pick costs {max(regrets):.3f}x SMPI's best.")
