@@ -2,10 +2,10 @@
 # The hierarchical algorithm against naive and distance halving with nbrc simulate on the
 # niagara model, in the distance-halving paper's settings: random graphs at 2160 ranks (60
 # nodes x 36, sockets of 18) and Moore neighborhoods at 2048 ranks (64 nodes x 32, sockets of
-# 16), plus random δ = 0.05 at 1024 and 4096 ranks on niagara's own nodes of 40; allgather and
-# alltoall, 8 B to 4 MiB. The hierarchical algorithm in the configurations auto tries: across
-# nodes in lanes or along a cube of nodes, inside the node directly or in Bruck rounds (names
-# as in bench/cases.sh). Every hierarchical pattern is proven by nbrc verify first.
+# 16), plus random δ = 0.05 at 1024 and 4096 ranks and δ = 0.1, 0.2 at 1024 on niagara's own
+# nodes of 40; allgather and alltoall, 8 B to 4 MiB. The hierarchical algorithm in the
+# configurations auto tries: across nodes in lanes or along a cube of nodes, inside the node
+# directly or in Bruck rounds (names as in bench/cases.sh). Every hierarchical pattern is proven by nbrc verify first.
 # bench/hierarchical_table.py writes OUT_DIR/table.md.
 #
 #   usage: bench/hierarchical_table.sh OUT_DIR
@@ -22,7 +22,7 @@ source "$root/bench/cases.sh"
 out=$1
 default_cases="random-0.05:2160:36:18 random-0.1:2160:36:18 random-0.3:2160:36:18"
 default_cases+=" moore-2-2:2048:32:16 moore-3-1:2048:32:16 moore-3-2:2048:32:16"
-default_cases+=" random-0.05:1024:40:20 random-0.05:4096:40:20"
+default_cases+=" random-0.05:1024:40:20 random-0.1:1024:40:20 random-0.2:1024:40:20 random-0.05:4096:40:20"
 cases=${NBR_HIER_CASES:-$default_cases}
 build=${NBR_BUILD:-$root/build}
 nbrc=$build/compiler/nbrc
