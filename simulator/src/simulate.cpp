@@ -169,6 +169,8 @@ private:
         const double alone = byte * static_cast<double>(b);
         return {ps(alone), ps((alone + m_.uplink_gap_ps) / m_.uplinks_per_switch)};
     }
+    /// L of message i's class at its size.
+    [[nodiscard]] Time latency(std::uint32_t i) const { return ps(cost(i).latency_and_byte_ps(bytes(i)).first); }
     [[nodiscard]] bool via_uplinks(std::uint32_t i) const {
         return m_.uplinks_per_switch > 0 && klass_[i] == DistanceClass::network;
     }
@@ -214,7 +216,7 @@ private:
         const double header = h > 0 ? c.send_overhead_ps + c.send_byte_ps * static_cast<double>(h) : 0.0;
         cpu = start + ps(pack) + ps(header + c.send_overhead_ps + c.send_byte_ps * static_cast<double>(b));
         if (b > c.eager_limit) {
-            push(Stage::request, cpu + ps(c.latency_and_byte_ps(b).first), i);
+            push(Stage::request, cpu + latency(i), i);
         } else {
             push(Stage::inject, cpu, i);
         }
@@ -227,7 +229,7 @@ private:
         const LinkCost& c = cost(i);
         Time& cpu = cpu_[core_[d]];
         cpu = std::max(e.time + wake_[d], cpu) + ps(c.recv_overhead_ps);
-        push(Stage::inject, cpu + ps(c.latency_and_byte_ps(bytes(i)).first), i);
+        push(Stage::inject, cpu + latency(i), i);
     }
 
     void on_inject(const Event& e) {
@@ -235,7 +237,7 @@ private:
         const auto s = p_.src[i];
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
-        const auto [latency, byte] = c.latency_and_byte_ps(b);
+        const double byte = c.latency_and_byte_ps(b).second;
         const auto h = header_bytes(i);
         // The header leaves first: the payload follows it after a gap.
         const Time header = h > 0 ? ps(c.gap_ps + byte * static_cast<double>(h)) : 0;
@@ -246,14 +248,13 @@ private:
             push(Stage::nic_out, start, i, start + transfer);
         } else {
             complete(s, start + transfer, depth_[i]);
-            push(Stage::arrive, start + transfer + ps(latency), i);
+            push(Stage::arrive, start + transfer + latency(i), i);
         }
     }
 
     void on_nic_out(const Event& e) {
         const auto i = e.message;
         const auto node = place_.node(p_.src[i]);
-        const auto b = bytes(i);
         const Time start = std::max(e.time, nic_out_[node]);
         const Time transfer = nic_transfer(i);
         nic_out_[node] = start + ps(m_.nic_gap_ps) + transfer;
@@ -263,8 +264,7 @@ private:
             push(Stage::up, start, i, tail);
             return;
         }
-        const Time latency = ps(cost(i).latency_and_byte_ps(b).first);
-        push(Stage::nic_in, start + latency, i, tail + latency);
+        push(Stage::nic_in, start + latency(i), i, tail + latency(i));
     }
 
     /// Through a leaf's uplinks (or downlinks), first come, first served; the message's
@@ -275,8 +275,8 @@ private:
         const auto [alone, shared] = uplink_transfer(i);
         free = start + shared;
         const Time tail = std::max(start + alone, e.aux);
-        const Time latency = next == Stage::nic_in ? ps(cost(i).latency_and_byte_ps(bytes(i)).first) : 0;
-        push(next, start + latency, i, tail + latency);
+        const Time after = next == Stage::nic_in ? latency(i) : 0;
+        push(next, start + after, i, tail + after);
     }
 
     void on_nic_in(const Event& e) {
@@ -325,8 +325,7 @@ private:
             push(Stage::up, e.time, i, e.aux);
             return;
         }
-        const Time latency = ps(cost(i).latency_and_byte_ps(bytes(i)).first);
-        push(Stage::nic_in, e.time + latency, i, e.aux + latency);
+        push(Stage::nic_in, e.time + latency(i), i, e.aux + latency(i));
     }
 
     void on_nic_out_leave(const Event& e) {
@@ -350,7 +349,7 @@ private:
         } else if (send_tail_[i] == kUnknown) {
             held_arrival_[i] = t;
         } else {
-            push(Stage::arrive, std::max(t, send_tail_[i] + ps(cost(i).latency_and_byte_ps(bytes(i)).first)), i);
+            push(Stage::arrive, std::max(t, send_tail_[i] + latency(i)), i);
         }
     }
 

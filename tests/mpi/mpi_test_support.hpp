@@ -184,8 +184,8 @@ inline compiler::PatternSummary compile_and_verify(const Topology& topology, con
 }
 
 /// @brief Compiles `topology` with all processes into `dir`.parallel and, on rank 0, with
-/// one process into `dir`.serial (when there is more than one process); expects
-/// byte-identical files and a pattern that verify proves. Returns the parallel pattern's summary on rank 0.
+/// one process into `dir`.serial; expects byte-identical files and a pattern that verify
+/// proves. Returns the parallel pattern's summary on rank 0.
 inline compiler::PatternSummary compile_for_any_process_count(const Topology& topology,
                                                               compiler::CompileOptions options,
                                                               const std::filesystem::path& dir) {
@@ -194,13 +194,11 @@ inline compiler::PatternSummary compile_for_any_process_count(const Topology& to
     compiler::compile(MPI_COMM_WORLD, topology, options);
     compiler::PatternSummary summary;
     if (world_rank() == 0) {
-        if (world_size() > 1) {  // on one process the second compile would be the first again
-            options.output = dir.string() + ".serial";
-            compiler::compile(MPI_COMM_SELF, topology, options);
-            for (const auto& entry : std::filesystem::directory_iterator(options.output)) {
-                EXPECT_EQ(read_file(entry.path()), read_file(parallel / entry.path().filename()))
-                    << entry.path().filename();
-            }
+        options.output = dir.string() + ".serial";
+        compiler::compile(MPI_COMM_SELF, topology, options);
+        for (const auto& entry : std::filesystem::directory_iterator(options.output)) {
+            EXPECT_EQ(read_file(entry.path()), read_file(parallel / entry.path().filename()))
+                << entry.path().filename();
         }
         const auto report = compiler::verify_directory(parallel, &topology);
         EXPECT_TRUE(report.ok) << report.violation;
