@@ -1,6 +1,6 @@
 // common-neighbor on the topologies the issue lists: every shared matrix, Moore d = 2..4 with
-// r = 1..3 at N = 64..4096, random graphs with δ = 0.05..0.8, irregular graphs. Each pattern
-// is proven by verify against its topology.
+// r = 1..3 at N = 64..4096 (d = 3, 4 at 4096: bench/verify_heavy.sh), random graphs with
+// δ = 0.05..0.8, irregular graphs. Each pattern is proven by verify against its topology.
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -29,11 +29,13 @@ TEST(CommonNeighborSweep, EverySharedMatrix) {
 
 TEST(CommonNeighborSweep, MooreNeighborhoods) {
     SharedTempDir tmp;
-    const auto cases = nbr::test::moore_sweep_cases();
-    for (const auto& m : cases) {
+    int cases = 0;
+    for (const auto& m : nbr::test::moore_sweep_cases()) {
+        if (m.ranks == 4096 && m.dims > 2) continue;  // up to 9.8 M edges: bench/verify_heavy.sh
         nbr::test::compile_and_verify(nbr::generate_moore(m), tmp.path() / "m", nbr::test::moore_label(m));
+        ++cases;
     }
-    EXPECT_GE(cases.size(), 12u);
+    EXPECT_GE(cases, 12);
 }
 
 TEST(CommonNeighborSweep, RandomGraphs) {
