@@ -415,23 +415,24 @@ TEST(Machine, PresetsLoadAndRoundTrip) {
     EXPECT_EQ(nbr::simulator::load_machine("niagara").ranks_per_node, 40U);
 }
 
-TEST(Machine, SharedSmpiMachineIsThePresetWithItsSharingStated) {
-    // bench/smpi/fat-tree-32c-shared.json: the smpi preset's values, plus the platform's fair
-    // NIC sharing in both directions and its unserialized loopback (formats 4 and 5).
+TEST(Machine, SmpiPresetStatesThePlatformsSharing) {
+    // The smpi preset states the platform's fair NIC sharing in both directions and its
+    // unserialized loopback (formats 4 and 5); bench/smpi/fat-tree-32c-fcfs.json keeps the
+    // same values without them (format 3), for the tables computed with it.
     const auto preset = nbr::simulator::load_machine("smpi-fat-tree-32c");
-    const auto shared = nbr::simulator::load_machine(NBR_SOURCE_DIR "/bench/smpi/fat-tree-32c-shared.json");
-    EXPECT_EQ(shared.nic_sharing, nbr::simulator::NicSharing::fair);
-    EXPECT_EQ(shared.nic_send_sharing, nbr::simulator::NicSharing::fair);
-    EXPECT_EQ(preset.nic_sharing, nbr::simulator::NicSharing::first_come);
-    EXPECT_EQ(preset.nic_send_sharing, nbr::simulator::NicSharing::first_come);
+    const auto fcfs = nbr::simulator::load_machine(NBR_SOURCE_DIR "/bench/smpi/fat-tree-32c-fcfs.json");
+    EXPECT_EQ(preset.nic_sharing, nbr::simulator::NicSharing::fair);
+    EXPECT_EQ(preset.nic_send_sharing, nbr::simulator::NicSharing::fair);
+    EXPECT_EQ(fcfs.nic_sharing, nbr::simulator::NicSharing::first_come);
+    EXPECT_EQ(fcfs.nic_send_sharing, nbr::simulator::NicSharing::first_come);
     for (const auto c : {DistanceClass::socket, DistanceClass::node, DistanceClass::network}) {
         const bool intra = c != DistanceClass::network;
-        EXPECT_EQ(shared.cost(c).concurrent_injection, intra);
-        EXPECT_FALSE(preset.cost(c).concurrent_injection);
-        EXPECT_EQ(shared.cost(c).latency_and_byte_ps(5000), preset.cost(c).latency_and_byte_ps(5000));
+        EXPECT_EQ(preset.cost(c).concurrent_injection, intra);
+        EXPECT_FALSE(fcfs.cost(c).concurrent_injection);
+        EXPECT_EQ(preset.cost(c).latency_and_byte_ps(5000), fcfs.cost(c).latency_and_byte_ps(5000));
     }
-    EXPECT_EQ(shared.nic_byte_ps, preset.nic_byte_ps);
-    EXPECT_EQ(shared.uplinks_per_switch, preset.uplinks_per_switch);
+    EXPECT_EQ(preset.nic_byte_ps, fcfs.nic_byte_ps);
+    EXPECT_EQ(preset.uplinks_per_switch, fcfs.uplinks_per_switch);
 }
 
 TEST(Machine, RejectsBadFiles) {
