@@ -2,9 +2,8 @@
 # The part of an algorithm's verification corpus too heavy for CI (the rest is its sweep,
 # tests/mpi/test_<algorithm>_sweep.cpp): Moore d = 3, 4 with r = 1..3 at 4096 ranks (up to
 # 9.8 M edges) and random graphs with δ = 0.1 .. 0.8 at 2160 ranks, each with two placements
-# (one for algorithms that ignore the placement),
-# compiled with 2 processes and proven by nbrc verify against the topology. Prints one line
-# per pattern; exits non-zero if any fails.
+# (one for algorithms that ignore the placement), compiled with 2 processes and proven by
+# nbrc verify against the topology. Prints one line per pattern; exits non-zero if any fails.
 #
 #   usage: bench/verify_heavy.sh OUT_DIR [ALGO]    (ALGO: distance-halving (default),
 #                                                    common-neighbor, or any other --algo)
@@ -17,7 +16,7 @@ nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
 launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
 mkdir -p "$out"
 
-check() {  # check NAME: compile OUT/NAME.el with both placements and verify
+check() {  # check NAME: compile OUT/NAME.el with each placement and verify
   local name=$1 placement placements=("40 20" "36 18")
   case $algo in naive | common-neighbor) placements=("40 20") ;; esac  # no placement: one compile
   for placement in "${placements[@]}"; do
