@@ -27,7 +27,7 @@ for ((l = 1; l <= launches; ++l)); do
   "${launch[@]}" "$app" "$iterations" >"$out/native.$l.txt"
   "${launch[@]}" env LD_PRELOAD="$build/interpose/libnbr-preload.so" NBR_PATTERNS="$out/patterns" NBR_REPORT=1 \
     "$app" "$iterations" >"$out/preload.$l.txt"
-  grep -q "nbr: replayed .* calls on 1 communicators" "$out/preload.$l.txt" || {
+  grep -q "nbr: replayed .* calls on 1 communicator" "$out/preload.$l.txt" || {
     echo "preload_overhead: the pattern was not replayed" >&2
     exit 1
   }

@@ -1,5 +1,7 @@
 """Helpers shared by the benchmark table scripts (simulate_table.py, halving_table.py, kgroup_table.py)."""
 
+import sys
+
 
 def size_label(b):
     """4 -> "4 B", 1024 -> "1 KiB", 4194304 -> "4 MiB"."""
@@ -10,12 +12,15 @@ def size_label(b):
 
 
 def pyplot():
-    """matplotlib.pyplot on the non-interactive backend, or None without matplotlib."""
+    """matplotlib.pyplot on the non-interactive backend, or None (with a note on stderr) without
+    matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        print(f"note: no matplotlib for {sys.executable}: plots not drawn (apt install python3-matplotlib)",
+              file=sys.stderr)
         return None
     return plt
 

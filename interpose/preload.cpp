@@ -312,7 +312,10 @@ void finalize_report() {
     PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) std::printf("nbr: replayed %llu calls on %llu communicators\n", total[0], total[1]);
+    if (rank == 0) {
+        std::printf("nbr: replayed %llu call%s on %llu communicator%s\n", total[0], total[0] == 1 ? "" : "s", total[1],
+                    total[1] == 1 ? "" : "s");
+    }
     std::fflush(stdout);
 }
 

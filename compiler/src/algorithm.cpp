@@ -57,8 +57,11 @@ std::string to_string(AlgorithmKind kind) {
 namespace {
 
 /// The configurations of one algorithm that auto tries.
-std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions& base) {
+std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions& given) {
     const std::string name = to_string(kind);
+    AlgorithmOptions base = given;  // auto sets every configuration's radices itself
+    base.intra_radix_from_machine = false;
+    base.node_radix_from_machine = false;
     switch (kind) {
         case AlgorithmKind::naive:
         case AlgorithmKind::common_neighbor: return {Candidate{name, kind, base}};
@@ -136,6 +139,10 @@ std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOpt
             if (!options.placement) {
                 throw std::invalid_argument(
                     "hierarchical needs a placement (--ranks-per-node and --ranks-per-socket, or --placement)");
+            }
+            if (options.intra_radix_from_machine || options.node_radix_from_machine) {
+                throw std::invalid_argument(
+                    "hierarchical: the radices from the machine model need a machine (--machine)");
             }
             return std::make_unique<internal::HierarchicalAlgorithm>(
                 *options.placement, internal::HierarchicalShape{options.intra_node, options.intra_radix,

@@ -15,6 +15,7 @@
 #include "nbr/compiler/auto_compile.hpp"
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/inspect.hpp"
+#include "nbr/compiler/radix_model.hpp"
 #include "nbr/compiler/verify.hpp"
 #include "nbr/graphs/adjacency.hpp"
 #include "nbr/graphs/captured_calls.hpp"
@@ -211,12 +212,20 @@ int run_compile(const Options& o) {
     options.algorithm = nbr::compiler::algorithm_names().at(o.algorithm);
     options.algorithm_options = o.algorithm_options;
     options.algorithm_options.placement = compile_placement(o, topology.num_ranks());
+    std::string radix_note;
+    if (options.algorithm == nbr::compiler::AlgorithmKind::hierarchical && !o.machine.empty()) {
+        collective_try(MPI_COMM_WORLD, [&] {
+            radix_note = nbr::compiler::resolve_model_radices(options.algorithm_options, topology,
+                                                              nbr::simulator::load_machine(o.machine));
+        });
+    }
     options.output = o.output;
     options.quiet = o.quiet;
     options.source = o.input;
     options.layout = o.layout;
     const auto report = nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
     if (process_rank() == 0) {
+        if (!radix_note.empty()) std::cerr << "nbrc compile: note: " << radix_note << "\n";
         for (const auto& note : report.notes) std::cerr << "nbrc compile: note: " << note << "\n";
     }
     if (process_rank() == 0 && !o.quiet) {
@@ -231,8 +240,12 @@ int run_compile(const Options& o) {
 int compile_usage_error(const Options& o) {
     const bool placed = !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket || !capture_placement(o).empty();
     const char* error = nullptr;
+    const auto& a = o.algorithm_options;
     if (o.algorithm == "auto" && o.machine.empty()) {
         error = "--algo auto needs --machine NAME|FILE";
+    } else if (o.algorithm == "hierarchical" && (a.intra_radix_from_machine || a.node_radix_from_machine) &&
+               o.machine.empty()) {
+        error = "hierarchical --radix/--node-radix machine needs --machine NAME|FILE";
     } else if (o.algorithm == "distance-halving" && !placed) {
         error = "distance-halving needs a placement: --ranks-per-node N --ranks-per-socket L, or --placement FILE";
     } else if (o.algorithm == "hierarchical" && !placed) {
@@ -423,7 +436,9 @@ int run(int argc, char** argv) {
         machine_names += (machine_names.empty() ? "" : ", ") + name;
     }
     compile->add_option("--machine", o.machine,
-                        "auto: the machine to choose for, a preset (" + machine_names + ") or a JSON machine file");
+                        "auto: the machine to choose for; hierarchical --radix/--node-radix machine: the machine "
+                        "whose model chooses the radices; a preset (" +
+                            machine_names + ") or a JSON machine file");
     compile->add_option("--sizes", o.auto_sizes, "auto: block sizes to simulate, increasing (default 1 B to 4 MiB)");
     compile->add_option("--v-bytes", o.variable_bytes,
                         "auto: bytes per edge of the application's blocking v-calls, LO:HI or N (the v choice "

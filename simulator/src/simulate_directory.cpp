@@ -53,9 +53,13 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
         auto it = programs.find(v);
         if (it == programs.end()) {
             const auto start = std::chrono::steady_clock::now();
-            if (multi) (void)read_variant_manifest(dir, manifest, static_cast<int>(v));
-            const auto sub = multi ? dir / manifest.variants(static_cast<int>(v)).name() : dir;
-            it = programs.emplace(v, load_program(sub, request.collective)).first;
+            if (multi) {
+                const auto sub = dir / manifest.variants(static_cast<int>(v)).name();
+                const auto variant = read_variant_manifest(dir, manifest, static_cast<int>(v));
+                it = programs.emplace(v, load_program(sub, variant, request.collective)).first;
+            } else {
+                it = programs.emplace(v, load_program(dir, manifest, request.collective)).first;
+            }
             it->second.size_headers = request.variable;
             load_seconds += seconds_since(start);
         }

@@ -160,7 +160,10 @@ SimProgram make_program(std::span<const schema::RankPattern> patterns, Collectiv
 }
 
 SimProgram load_program(const std::filesystem::path& dir, Collective collective) {
-    const auto manifest = read_manifest(dir);
+    return load_program(dir, read_manifest(dir), collective);
+}
+
+SimProgram load_program(const std::filesystem::path& dir, const schema::Manifest& manifest, Collective collective) {
     ProgramBuilder builder(manifest.num_ranks(), collective);
     RankPatternReader reader(dir, manifest, 0, manifest.num_ranks());
     schema::RankPattern pattern;

@@ -41,7 +41,7 @@ check '"$nbrc" inspect patterns/cn | grep -q "common-neighbor"' "not a common-ne
 out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/patterns" NBR_REPORT=1 "$app_f" 3)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under the preload failed: $out"
 # 8 sizes x 3 nonblocking allgathers, 1 alltoallv, 5 mixed rounds, 1 persistent init.
-check 'grep -qx "nbr: replayed 31 calls on 1 communicators" <<<"$out"' "report: $out"
+check 'grep -qx "nbr: replayed 31 calls on 1 communicator" <<<"$out"' "report: $out"
 check '! grep -q "not completed or freed\|nbr: MPI_\|no pattern" <<<"$out"' "a failed call or left requests: $out"
 # The same under an auto directory (variants chosen per size for the niagara model).
 mkdir auto
@@ -49,7 +49,7 @@ check '"$nbrc" compile cap/000000 --algo auto --machine niagara -q -o auto/a' "a
 check '"$nbrc" verify auto/a --topology cap/000000 >/dev/null' "auto verify failed"
 out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/auto" NBR_REPORT=1 "$app_f" 3)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under the preload with auto failed: $out"
-check 'grep -qx "nbr: replayed 31 calls on 1 communicators" <<<"$out"' "auto report: $out"
+check 'grep -qx "nbr: replayed 31 calls on 1 communicator" <<<"$out"' "auto report: $out"
 
 # `use mpi_f08`, no ierror arguments: the same topology, so the same patterns match.
 # shellcheck disable=SC2086
@@ -65,7 +65,7 @@ if [ "$f08" = replayed ]; then
   check 'cmp -s <(grep -v "^#" cap/000000/neighbors.adj) <(grep -v "^#" cap08/000000/neighbors.adj)' \
     "f08 capture differs from the use-mpi one: $(cat cap08/000000/neighbors.adj 2>&1)"
   # 7 sizes x 2 nonblocking allgathers, 1 alltoallv, 1 more nonblocking allgather.
-  check 'grep -qx "nbr: replayed 16 calls on 1 communicators" <<<"$out_preload"' "f08 report: $out_preload"
+  check 'grep -qx "nbr: replayed 16 calls on 1 communicator" <<<"$out_preload"' "f08 report: $out_preload"
 else
   check '[ ! -e cap08 ] && ! grep -q "^nbr-capture:" <<<"$out"' "f08 unexpectedly captured: $out"
   # Its MPI_Finalize bypasses the wrappers too: no report line.

@@ -235,6 +235,17 @@ expect 2 "must be 0 or at least 2" -- $nbrc compile moore2.el --algo hierarchica
   --ranks-per-node 8 -o x
 expect 2 "" -- $nbrc compile moore2.el --algo hierarchical --across-nodes ring --ranks-per-node 8 -o x
 test ! -e x && pass || fail "failed compile left a directory"
+# Radices from the machine model: needs --machine; the note says what was chosen; the pattern
+# is proven and the same for 1 and 2 compiler processes.
+expect 2 "needs --machine" -- $nbrc compile random.el --algo hierarchical --radix machine --ranks-per-node 8 -o x
+expect 2 "or machine" -- $nbrc compile random.el --algo hierarchical --node-radix cube --ranks-per-node 8 -o x
+expect 0 "radices from the machine model (niagara, 8 B per block)" -- $launch2 $nbrc compile random.el \
+  --algo hierarchical --radix machine --across-nodes cube --node-radix machine --machine niagara --ranks-per-node 8 \
+  --ranks-per-socket 4 -o hm2 -q
+expect 0 "across 8 nodes" -- $nbrc compile random.el --algo hierarchical --radix machine --across-nodes cube \
+  --node-radix machine --machine niagara --ranks-per-node 8 --ranks-per-socket 4 -o hm1 -q
+if diff -r hm1 hm2 >/dev/null; then pass; else fail "hierarchical --radix machine: P=1 and P=2 outputs differ"; fi
+expect 0 "OK" -- $nbrc verify hm2 --topology random.el
 
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json

@@ -73,6 +73,12 @@ struct AlgorithmOptions {
     /// hierarchical, cube: its radix k (a rank sends up to k − 1 messages per round across nodes);
     /// 0: one round, every node reached directly.
     std::uint32_t node_radix = 2;
+    /// hierarchical: `--radix machine` (Bruck rounds or direct, and the radix) and `--node-radix
+    /// machine`: chosen by resolve_model_radices (radix_model.hpp) from a machine model, for blocks of
+    /// `model_bytes`, before the algorithm is made; make_algorithm rejects options still asking.
+    bool intra_radix_from_machine = false;
+    bool node_radix_from_machine = false;
+    std::uint64_t model_bytes = 8;
 };
 
 /// @brief A distributed pattern construction, written per virtual rank.

@@ -8,8 +8,30 @@
 
 namespace nbr::compiler {
 
+namespace internal {
+
+/// A radix option's number: `lowest` (0 or 2) or at least 2, up to 2^24.
+inline std::uint32_t parse_radix(const std::string& value, const char* option, std::uint32_t lowest) {
+    std::uint64_t radix = 0;
+    std::size_t used = 0;
+    try {
+        radix = std::stoull(value, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const bool ok = used == value.size() && !value.empty() && value[0] != '-' && radix <= (1U << 24) &&
+                    (radix >= 2 || radix == lowest);
+    if (!ok) {
+        throw CLI::ValidationError(option, std::string("must be ") + (lowest == 0 ? "0 or " : "") +
+                                               "at least 2 (up to 16777216), or machine; got '" + value + "'");
+    }
+    return static_cast<std::uint32_t>(radix);
+}
+
+}  // namespace internal
+
 /// @brief Adds --threshold, the kgroup options (--k, --topology-aware, --max-hyperedges,
-/// --max-combinations) and hierarchical's --intra-node, --radix, --across-nodes and --node-radix to
+/// --max-combinations) and hierarchical's --intra-node, --radix, --across-nodes, --node-radix and --model-bytes to
 /// `app`, bound to `options`.
 inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
     app->add_option("--threshold", options.threshold,
@@ -32,21 +54,32 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
                     "hierarchical: blocks inside a node directly (default), or in ⌈log_r n⌉ combined rounds "
                     "(bruck, r = --radix)")
         ->transform(CLI::CheckedTransformer(intra_node_names()));
-    app->add_option("--radix", options.intra_radix, "hierarchical --intra-node bruck: ranks a round reaches (≥ 2)")
-        ->check(CLI::Range(2U, 1024U))
-        ->capture_default_str();
+    app->add_option_function<std::string>(
+           "--radix",
+           [&options](const std::string& value) {
+               options.intra_radix_from_machine = value == "machine";
+               if (!options.intra_radix_from_machine) options.intra_radix = internal::parse_radix(value, "--radix", 2);
+           },
+           "hierarchical --intra-node bruck: ranks a round reaches (≥ 2); machine: Bruck rounds or direct and "
+           "the radix from the --machine model")
+        ->default_str("2");
     app->add_option("--across-nodes", options.across_nodes,
                     "hierarchical: between nodes in lanes, one message per node pair (default), or along a "
                     "virtual k-ary n-cube of nodes (cube, k = --node-radix)")
         ->transform(CLI::CheckedTransformer(across_nodes_names()));
-    app->add_option("--node-radix", options.node_radix,
-                    "hierarchical --across-nodes cube: nodes a round reaches (≥ 2; 0: every node in one round)")
-        ->check(CLI::Range(0U, 1U << 24))
-        ->check(CLI::Validator(
-            [](const std::string& value) {
-                return value == "1" ? std::string("must be 0 or at least 2") : std::string();
-            },
-            "0|>=2"))
+    app->add_option_function<std::string>(
+           "--node-radix",
+           [&options](const std::string& value) {
+               options.node_radix_from_machine = value == "machine";
+               if (!options.node_radix_from_machine)
+                   options.node_radix = internal::parse_radix(value, "--node-radix", 0);
+           },
+           "hierarchical --across-nodes cube: nodes a round reaches (≥ 2; 0: every node in one round; machine: "
+           "from the --machine model)")
+        ->default_str("2");
+    app->add_option("--model-bytes", options.model_bytes,
+                    "hierarchical --radix/--node-radix machine: the bytes per block the radices are chosen for")
+        ->check(CLI::PositiveNumber)
         ->capture_default_str();
 }
 

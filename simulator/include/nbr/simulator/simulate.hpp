@@ -51,6 +51,9 @@ struct SimProgram {
 /// @brief Reads a pattern directory rank by rank (checked as nbr_load_pattern checks each
 /// file) and builds the program without keeping the patterns in memory.
 [[nodiscard]] SimProgram load_program(const std::filesystem::path& dir, Collective collective);
+/// @brief As above, with the directory's manifest already read (and checked).
+[[nodiscard]] SimProgram load_program(const std::filesystem::path& dir, const schema::Manifest& manifest,
+                                      Collective collective);
 
 /// @brief Traffic of one distance class: per-rank messages and bytes sent.
 struct ClassTraffic {
