@@ -10,7 +10,7 @@ import math
 import os
 import sys
 
-from table_support import case_label, pyplot, size_label
+from table_support import placed_case_label, pyplot, size_label
 
 COLLECTIVES = ("allgather", "alltoall")
 
@@ -37,14 +37,8 @@ def summarize(m, coll):
 
 
 def case_name(path):
-    """"moore-2-2-2048-32" -> ("Moore d=2 r=2", 2048, 32 per node) label."""
-    base = os.path.basename(path)[:-len(".json")]
-    parts = base.split("-")
-    per_node = None
-    if len(parts) == (4 if parts[0] == "random" else 5):
-        per_node = parts.pop()
-    label, ranks = case_label("-".join(parts))
-    return f"{label}, {ranks}" + (f" ({per_node}/node)" if per_node else ""), ranks
+    """"moore-2-2-2048-32.json" -> ("Moore d=2 r=2, 2048 (32/node)", 2048)."""
+    return placed_case_label(os.path.basename(path)[:-len(".json")])
 
 
 def table(out, machine):

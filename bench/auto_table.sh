@@ -48,15 +48,8 @@ for spec in $cases; do
     [ -f "$dir.json" ] && continue
     mkdir -p "$dir"
     topology="$out/topologies/$case-$ranks.el"
-    if [ ! -f "$topology" ]; then
-      mkdir -p "$out/topologies"
-      case $case in
-        moore-*-*)
-          IFS=- read -r _ d r <<<"$case"
-          "$nbrc" gen moore --ranks "$ranks" --dims "$d" --radius "$r" -o "$topology" >/dev/null ;;
-        random-*) "$nbrc" gen random --ranks "$ranks" --density "${case#random-}" -o "$topology" >/dev/null ;;
-      esac
-    fi
+    mkdir -p "$out/topologies"
+    gen_case "$nbrc" "$case" "$ranks" "$topology"
     echo "# $machine $spec ($(date +%T))"
     start=$(date +%s.%N)
     # shellcheck disable=SC2086

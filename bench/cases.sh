@@ -20,25 +20,31 @@ algo_options() {
   esac
 }
 
+# gen_case NBRC CASE RANKS FILE: writes the topology of a case name (moore-D-R: Moore
+# neighborhood of dimension D and radius R; random-DELTA: random graph of density DELTA) at
+# RANKS ranks to FILE, unless FILE exists.
+gen_case() {
+  local nbrc=$1 case=$2 ranks=$3 file=$4 d r
+  [ -f "$file" ] && return
+  case $case in
+    moore-*-*)
+      IFS=- read -r _ d r <<<"$case"
+      "$nbrc" gen moore --ranks "$ranks" --dims "$d" --radius "$r" -o "$file" >/dev/null ;;
+    random-*) "$nbrc" gen random --ranks "$ranks" --density "${case#random-}" -o "$file" >/dev/null ;;
+    *) echo "unknown case $case" >&2; return 1 ;;
+  esac
+}
+
 # prepare_case NBRC OUT CASE RANKS ALGOS...: generates OUT/CASE-RANKS/topology.el and compiles
 # the naive pattern and every algorithm in ALGOS into OUT/CASE-RANKS/ALGO (with ALGO.inspect.json),
 # skipping what is there already. NBR_COMPILE_LAUNCH (e.g. "mpirun -np 2") runs the compiler
 # in parallel (same output for any process count); NBR_COMPILE_ARGS are added to every compile
 # (e.g. "--ranks-per-node 32 --ranks-per-socket 16", which distance-halving needs).
 prepare_case() {
-  local nbrc=$1 out=$2 case=$3 ranks=$4 work="$2/$3-$4" d r algo
+  local nbrc=$1 out=$2 case=$3 ranks=$4 work="$2/$3-$4" algo
   shift 4
   mkdir -p "$work"
-  if [ ! -f "$work/topology.el" ]; then
-    case $case in
-      moore-*-*)
-        IFS=- read -r _ d r <<<"$case"
-        "$nbrc" gen moore --ranks "$ranks" --dims "$d" --radius "$r" -o "$work/topology.el" ;;
-      random-*)
-        "$nbrc" gen random --ranks "$ranks" --density "${case#random-}" -o "$work/topology.el" ;;
-      *) echo "unknown case $case" >&2; return 1 ;;
-    esac
-  fi
+  gen_case "$nbrc" "$case" "$ranks" "$work/topology.el"
   for algo in naive "$@"; do
     if [ ! -f "$work/$algo.inspect.json" ]; then
       # shellcheck disable=SC2046,SC2086

@@ -12,14 +12,12 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from table_support import size_label  # noqa: E402
+from table_support import placed_case_label, size_label  # noqa: E402
 
 
 def case_name(directory):
-    parts = directory.name.split("-")
-    if parts[0] == "random":
-        return f"random δ={parts[1]}, {parts[2]} ({parts[3]}/node)"
-    return f"Moore d={parts[1]} r={parts[2]}, {parts[3]} ({parts[4]}/node)"
+    """"random-0.05-2160-36" -> "random δ=0.05, 2160 (36/node)"; Moore likewise."""
+    return placed_case_label(directory.name)[0]
 
 
 def latency(case, name, machine, size):

@@ -53,14 +53,7 @@ for spec in $cases; do
   dir=$out/$case-$ranks-$per_node
   mkdir -p "$dir"
   placement=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")
-  if [ ! -f "$dir/topology.el" ]; then
-    case $case in
-      moore-*-*)
-        IFS=- read -r _ d r <<<"$case"
-        "$nbrc" gen moore --ranks "$ranks" --dims "$d" --radius "$r" -o "$dir/topology.el" >/dev/null ;;
-      random-*) "$nbrc" gen random --ranks "$ranks" --density "${case#random-}" -o "$dir/topology.el" >/dev/null ;;
-    esac
-  fi
+  gen_case "$nbrc" "$case" "$ranks" "$dir/topology.el"
   echo "# $spec ($(date +%T))"
   for name in $sweep; do
     # shellcheck disable=SC2046

@@ -31,3 +31,12 @@ def case_label(name):
     if parts[0] == "random":
         return f"random δ={parts[1]}", int(parts[2])
     return f"Moore d={parts[1]} r={parts[2]}", int(parts[3])
+
+
+def placed_case_label(name):
+    """"random-0.05-2160-36" -> ("random δ=0.05, 2160 (36/node)", 2160); without the ranks per
+    node ("moore-2-2-1024") -> ("Moore d=2 r=2, 1024", 1024)."""
+    parts = name.split("-")
+    per_node = parts.pop() if len(parts) == (4 if parts[0] == "random" else 5) else None
+    label, ranks = case_label("-".join(parts))
+    return f"{label}, {ranks}" + (f" ({per_node}/node)" if per_node else ""), ranks
