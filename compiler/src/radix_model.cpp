@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
@@ -39,7 +40,8 @@ double round_ps(const simulator::Machine& machine, const Level& level, double me
 }
 
 std::string radix_text(std::uint32_t radix, std::uint32_t members) {
-    return radix >= members ? "one round (direct)" : "radix " + std::to_string(radix);
+    if (radix >= members) return "in one round";
+    return "radix " + std::to_string(radix) + " (" + std::to_string(rounds_for(members, radix)) + " rounds)";
 }
 
 }  // namespace
@@ -142,20 +144,22 @@ std::string resolve_model_radices(AlgorithmOptions& options, const Topology& top
     const auto chosen = model_radices(machine, loads, options.model_bytes);
     const bool both = options.intra_radix_from_machine && options.node_radix_from_machine;
     std::ostringstream note;
-    note << "radices from the machine model (" << machine.name << ", " << options.model_bytes << " B per block):";
+    note << std::fixed << std::setprecision(2) << "radices from the machine model (" << machine.name << ", "
+         << options.model_bytes << " B per block):";
     if (options.intra_radix_from_machine) {
         const bool one_round = chosen.intra_radix >= loads.largest_node;
         options.intra_node = one_round ? IntraNode::direct : IntraNode::bruck;
         options.intra_radix = one_round ? 2 : chosen.intra_radix;
         note << " inside nodes of up to " << loads.largest_node << " ranks "
-             << radix_text(chosen.intra_radix, loads.largest_node) << " (" << chosen.intra_us << " µs a phase)";
+             << (one_round ? "directly, in one round" : radix_text(chosen.intra_radix, loads.largest_node)) << ", "
+             << chosen.intra_us << " µs a phase";
         options.intra_radix_from_machine = false;
     }
     if (options.node_radix_from_machine) {
         options.node_radix = chosen.node_radix;
-        note << (both ? "," : "") << " across " << loads.nodes << " nodes "
-             << radix_text(chosen.node_radix == 0 ? loads.nodes : chosen.node_radix, loads.nodes) << " ("
-             << chosen.across_us << " µs)";
+        note << (both ? ";" : "") << " across " << loads.nodes << " nodes "
+             << radix_text(chosen.node_radix == 0 ? loads.nodes : chosen.node_radix, loads.nodes) << ", "
+             << chosen.across_us << " µs";
         if (options.across_nodes != AcrossNodes::cube) note << ", used with --across-nodes cube";
         options.node_radix_from_machine = false;
     }
