@@ -408,243 +408,286 @@ std::string json_escape(const std::string& s) {
     return out;
 }
 
-int run(const Options& o) {
-    const int me = rank_of(MPI_COMM_WORLD);
-    int size = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const Kind kind = kind_of(o.collective);
-    const int warmup = o.warmup >= 0 ? o.warmup : std::max(10, o.iters / 10);
-
-    nbr_pattern_t plain = nullptr;
-    check(nbr_load_pattern(o.patterns.c_str(), MPI_COMM_WORLD, &plain), "loading --patterns");
-    int indegree = 0, outdegree = 0;
-    nbr_pattern_neighbors_count(plain, &indegree, &outdegree);
-    std::vector<int> sources(static_cast<std::size_t>(indegree) + 1),
-        destinations(static_cast<std::size_t>(outdegree) + 1);
-    nbr_pattern_neighbors(plain, indegree, sources.data(), outdegree, destinations.data());
+/// The patterns a run replays, the communicators it replays them on and the rank's neighbors;
+/// frees them at the end of the run.
+struct Setup {
+    int indegree = 0;
+    int outdegree = 0;
+    std::vector<int> sources;
+    std::vector<int> destinations;
     const char* algorithm = "";
-    nbr_pattern_algorithm(plain, &algorithm);
-
     MPI_Comm comm = MPI_COMM_WORLD;  // where the patterns are replayed
-    nbr_pattern_t pattern = plain;
-#if !defined(NBR_SMPI)
-    MPI_Comm graph = MPI_COMM_NULL;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, indegree, sources.data(), MPI_UNWEIGHTED, outdegree,
-                                   destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
-    check(nbr_load_pattern(o.patterns.c_str(), graph, &pattern), "loading --patterns on the dist-graph communicator");
-    comm = graph;
-    MPI_Comm p2p_comm = MPI_COMM_NULL;
-    MPI_Comm_dup(graph, &p2p_comm);
-    // nbr's own engine even where blocking calls would go to the native collective (naive plans).
-    nbr_pattern_t engine = nullptr;
-    check(nbr_load_pattern_flags(o.patterns.c_str(), graph, NBR_LOAD_NO_NATIVE, &engine),
-          "loading --patterns for nbr-engine");
-#endif
+    nbr_pattern_t plain = nullptr;   // --patterns on MPI_COMM_WORLD
+    nbr_pattern_t pattern = nullptr;
     nbr_pattern_t naive = nullptr;
-    if (!o.naive.empty()) check(nbr_load_pattern(o.naive.c_str(), comm, &naive), "loading --naive");
+#if !defined(NBR_SMPI)
+    MPI_Comm graph = MPI_COMM_NULL;  // the dist-graph communicator of the pattern's neighbors
+    MPI_Comm p2p = MPI_COMM_NULL;    // its duplicate for the hand-posted schedule
+    nbr_pattern_t engine = nullptr;  // nbr's own engine even where blocking calls would go native
+#endif
 
-    struct Row {
-        int bytes;
-        std::map<std::string, double> seconds;
-        std::map<std::string, bool> correct;
-    };
-    std::vector<Row> rows;
-    std::vector<std::string> order;
-    for (const int bytes : o.sizes) {
-        const Args args = make_args(kind, bytes, indegree, outdegree, me);
-        const std::size_t recv_bytes = static_cast<std::size_t>(bytes) * std::max(indegree, 1);
-        std::map<std::string, std::vector<unsigned char>> recv;
-        std::vector<Variant> variants;
-        auto buffer_of = [&](const std::string& name) {
-            auto& buffer = recv[name];
-            buffer.assign(recv_bytes, 0);
-            return &buffer;
-        };
-        auto add_nbr = [&](const std::string& name, nbr_pattern_t p) {
-            auto* buffer = buffer_of(name);
-            variants.push_back({name, [&, p, buffer] { check(nbr_blocking(args, buffer->data(), p), "replay"); },
-                                nullptr, nullptr, buffer});
-        };
-        auto add_nbr_nonblocking = [&](const std::string& name, nbr_pattern_t p) {
-            auto* buffer = buffer_of(name);
-            variants.push_back({name,
-                                [&, p, buffer] {
-                                    nbr_request_t request = nullptr;
-                                    check(nbr_nonblocking(args, buffer->data(), p, &request), "nonblocking replay");
-                                    check(nbr_wait(&request), "nbr_wait");
-                                },
-                                nullptr, nullptr, buffer});
-        };
-        auto add_nbr_persistent = [&](const std::string& name, nbr_pattern_t p) {
-            auto* buffer = buffer_of(name);
-            auto request = std::make_shared<nbr_request_t>(nullptr);
-            variants.push_back({name,
+    explicit Setup(const Options& o) {
+        check(nbr_load_pattern(o.patterns.c_str(), MPI_COMM_WORLD, &plain), "loading --patterns");
+        nbr_pattern_neighbors_count(plain, &indegree, &outdegree);
+        sources.resize(static_cast<std::size_t>(indegree) + 1);
+        destinations.resize(static_cast<std::size_t>(outdegree) + 1);
+        nbr_pattern_neighbors(plain, indegree, sources.data(), outdegree, destinations.data());
+        nbr_pattern_algorithm(plain, &algorithm);
+        pattern = plain;
+#if !defined(NBR_SMPI)
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, indegree, sources.data(), MPI_UNWEIGHTED, outdegree,
+                                       destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
+        check(nbr_load_pattern(o.patterns.c_str(), graph, &pattern),
+              "loading --patterns on the dist-graph communicator");
+        comm = graph;
+        MPI_Comm_dup(graph, &p2p);
+        check(nbr_load_pattern_flags(o.patterns.c_str(), graph, NBR_LOAD_NO_NATIVE, &engine),
+              "loading --patterns for nbr-engine");
+#endif
+        if (!o.naive.empty()) check(nbr_load_pattern(o.naive.c_str(), comm, &naive), "loading --naive");
+    }
+    ~Setup() {
+        if (naive != nullptr) nbr_pattern_free(&naive);
+        if (pattern != plain) nbr_pattern_free(&pattern);
+        nbr_pattern_free(&plain);
+#if !defined(NBR_SMPI)
+        nbr_pattern_free(&engine);
+        MPI_Comm_free(&p2p);
+        MPI_Comm_free(&graph);
+#endif
+    }
+    Setup(const Setup&) = delete;
+    Setup& operator=(const Setup&) = delete;
+};
+
+/// The variants of one message size: the call arguments, a receive buffer per variant, and
+/// the calls filling them (which refer to both, so a SizeRun stays where it was made).
+struct SizeRun {
+    Args args;
+    std::size_t recv_bytes = 0;
+    std::map<std::string, std::vector<unsigned char>> recv;
+    std::vector<Variant> variants;
+
+    SizeRun(Kind kind, int bytes, const Setup& s, int me)
+        : args(make_args(kind, bytes, s.indegree, s.outdegree, me)),
+          recv_bytes(static_cast<std::size_t>(bytes) * static_cast<std::size_t>(std::max(s.indegree, 1))) {}
+    SizeRun(const SizeRun&) = delete;
+    SizeRun& operator=(const SizeRun&) = delete;
+
+    std::vector<unsigned char>* buffer(const std::string& name) {
+        auto& b = recv[name];
+        b.assign(recv_bytes, 0);
+        return &b;
+    }
+    void add(const std::string& name, std::function<void(std::vector<unsigned char>*)> call) {
+        auto* b = buffer(name);
+        variants.push_back({name, [call = std::move(call), b] { call(b); }, nullptr, nullptr, b});
+    }
+};
+
+/// nbr's replay of `p` as a blocking call, and (as the options ask) persistent and nonblocking.
+void add_nbr_forms(SizeRun& run, const Options& o, const std::string& name, nbr_pattern_t p) {
+    const Args& args = run.args;
+    run.add(name, [&args, p](auto* b) { check(nbr_blocking(args, b->data(), p), "replay"); });
+    if (o.persistent) {
+        auto* b = run.buffer(name + "-persistent");
+        auto request = std::make_shared<nbr_request_t>(nullptr);
+        run.variants.push_back({name + "-persistent",
                                 [request] {
                                     check(nbr_start(request.get()), "nbr_start");
                                     check(nbr_wait(request.get()), "nbr_wait");
                                 },
-                                [&, p, buffer, request] {
-                                    check(nbr_persistent_init(args, buffer->data(), p, request.get()),
-                                          "persistent init");
+                                [&args, p, b, request] {
+                                    check(nbr_persistent_init(args, b->data(), p, request.get()), "persistent init");
                                 },
-                                [request] { nbr_request_free(request.get()); }, buffer});
-        };
-        auto add_nbr_forms = [&](const std::string& name, nbr_pattern_t p) {
-            add_nbr(name, p);
-            if (o.persistent) add_nbr_persistent(name + "-persistent", p);
-            if (o.nonblocking) add_nbr_nonblocking(name + "-nonblocking", p);
-        };
-#if !defined(NBR_SMPI)
-        {
-            auto* buffer = buffer_of("native");
-            variants.push_back(
-                {"native", [&, buffer] { native_blocking(args, buffer->data(), graph); }, nullptr, nullptr, buffer});
-        }
-        if (o.control) {
-            auto* buffer = buffer_of("native-control");
-            variants.push_back({"native-control", [&, buffer] { native_blocking(args, buffer->data(), graph); },
-                                nullptr, nullptr, buffer});
-        }
-#if defined(NBR_NATIVE_PERSISTENT)
-        {
-            auto* buffer = buffer_of("native-persistent");
-            auto request = std::make_shared<MPI_Request>(MPI_REQUEST_NULL);
-            variants.push_back(
-                {"native-persistent",
-                 [request] {
-                     MPI_Start(request.get());
-                     MPI_Wait(request.get(), MPI_STATUS_IGNORE);
-                 },
-                 [&, buffer, request] { native_persistent_init(args, buffer->data(), graph, request.get()); },
-                 [request] { MPI_Request_free(request.get()); }, buffer});
-        }
-#endif
-        {
-            // The naive schedule posted by hand through MPI's point-to-point API: the floor for
-            // any replayer built on it (the native collective calls the layer below the API).
-            auto* buffer = buffer_of("p2p");
-            auto requests = std::make_shared<std::vector<MPI_Request>>(indegree + outdegree);
-            variants.push_back({"p2p",
-                                [&, buffer, requests] {
-                                    MPI_Request* r = requests->data();
-                                    for (int i = 0; i < indegree; ++i) {
-                                        MPI_Irecv(buffer->data() + static_cast<std::size_t>(i) * bytes, bytes, MPI_BYTE,
-                                                  sources[static_cast<std::size_t>(i)], 0, p2p_comm, r++);
-                                    }
-                                    for (int j = 0; j < outdegree; ++j) {
-                                        const std::size_t block = args.alltoall() ? static_cast<std::size_t>(j) : 0;
-                                        MPI_Isend(args.send.data() + block * bytes, bytes, MPI_BYTE,
-                                                  destinations[static_cast<std::size_t>(j)], 0, p2p_comm, r++);
-                                    }
-                                    MPI_Waitall(indegree + outdegree, requests->data(), MPI_STATUSES_IGNORE);
-                                },
-                                nullptr, nullptr, buffer});
-        }
-        {
-            auto* buffer = buffer_of("native-nonblocking");
-            variants.push_back({"native-nonblocking",
-                                [&, buffer] {
-                                    MPI_Request request = MPI_REQUEST_NULL;
-                                    native_nonblocking(args, buffer->data(), graph, &request);
-                                    MPI_Wait(&request, MPI_STATUS_IGNORE);
-                                },
-                                nullptr, nullptr, buffer});
-        }
-#endif
-        add_nbr_forms("nbr", pattern);
-#if !defined(NBR_SMPI)
-        add_nbr("nbr-engine", engine);
-#endif
-        if (naive != nullptr) add_nbr_forms("nbr-naive", naive);
-        keep_only(variants, o.only);
-        Row row{bytes, {}, {}};
-        time_rounds(variants, o, warmup, row.seconds);
-        if (rows.empty()) order = variant_names(variants);
-        // Data check after timing: every variant against the reference (native, or the naive
-        // replay under SMPI; with --only and neither kept, the first variant kept), plus
-        // allgather's blocks against their senders' data.
-        const std::string reference = baseline_of(variant_names(variants));
-        for (auto& v : variants) {
-            bool ok = *v.recv == recv[reference];
-            if (!args.alltoall()) {
-                for (int b = 0; b < indegree && ok; ++b) {
-                    for (int i = 0; i < bytes; ++i) {
-                        const auto expected =
-                            static_cast<unsigned char>(sources[static_cast<std::size_t>(b)] * 31 + i * 7 + 1);
-                        if ((*v.recv)[static_cast<std::size_t>(b) * bytes + i] != expected) {
-                            ok = false;
-                            break;
-                        }
-                    }
-                }
-            }
-            int mine = ok ? 1 : 0, all = 0;
-            MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-            row.correct[v.name] = all == 1;
-        }
-        rows.push_back(row);
+                                [request] { nbr_request_free(request.get()); }, b});
     }
+    if (o.nonblocking) {
+        run.add(name + "-nonblocking", [&args, p](auto* b) {
+            nbr_request_t request = nullptr;
+            check(nbr_nonblocking(args, b->data(), p, &request), "nonblocking replay");
+            check(nbr_wait(&request), "nbr_wait");
+        });
+    }
+}
 
+#if !defined(NBR_SMPI)
+/// The naive schedule posted by hand through MPI's point-to-point API: the floor for any
+/// replayer built on it (the native collective calls the layer below the API).
+void add_p2p(SizeRun& run, const Setup& s) {
+    auto requests = std::make_shared<std::vector<MPI_Request>>(s.indegree + s.outdegree);
+    const Args& args = run.args;
+    run.add("p2p", [&args, &s, requests](auto* b) {
+        const int bytes = args.bytes;
+        MPI_Request* r = requests->data();
+        for (int i = 0; i < s.indegree; ++i) {
+            MPI_Irecv(b->data() + static_cast<std::size_t>(i) * bytes, bytes, MPI_BYTE,
+                      s.sources[static_cast<std::size_t>(i)], 0, s.p2p, r++);
+        }
+        for (int j = 0; j < s.outdegree; ++j) {
+            const std::size_t block = args.alltoall() ? static_cast<std::size_t>(j) : 0;
+            MPI_Isend(args.send.data() + block * bytes, bytes, MPI_BYTE, s.destinations[static_cast<std::size_t>(j)], 0,
+                      s.p2p, r++);
+        }
+        MPI_Waitall(s.indegree + s.outdegree, requests->data(), MPI_STATUSES_IGNORE);
+    });
+}
+
+/// The native collective: blocking (twice with --control), persistent where the library has
+/// it, nonblocking; and the hand-posted schedule.
+void add_native(SizeRun& run, const Options& o, const Setup& s) {
+    const Args& args = run.args;
+    const MPI_Comm graph = s.graph;
+    run.add("native", [&args, graph](auto* b) { native_blocking(args, b->data(), graph); });
+    if (o.control) run.add("native-control", [&args, graph](auto* b) { native_blocking(args, b->data(), graph); });
+#if defined(NBR_NATIVE_PERSISTENT)
+    {
+        auto* b = run.buffer("native-persistent");
+        auto request = std::make_shared<MPI_Request>(MPI_REQUEST_NULL);
+        run.variants.push_back(
+            {"native-persistent",
+             [request] {
+                 MPI_Start(request.get());
+                 MPI_Wait(request.get(), MPI_STATUS_IGNORE);
+             },
+             [&args, graph, b, request] { native_persistent_init(args, b->data(), graph, request.get()); },
+             [request] { MPI_Request_free(request.get()); }, b});
+    }
+#endif
+    add_p2p(run, s);
+    run.add("native-nonblocking", [&args, graph](auto* b) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        native_nonblocking(args, b->data(), graph, &request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+    });
+}
+#endif
+
+/// Whether `v` received what the reference variant did and, for allgather, each block its
+/// sender's data; agreed over all ranks.
+bool data_correct(const Variant& v, const std::vector<unsigned char>& reference, const Args& args, const Setup& s) {
+    bool ok = *v.recv == reference;
+    if (!args.alltoall()) {
+        for (int b = 0; b < s.indegree && ok; ++b) {
+            for (int i = 0; i < args.bytes && ok; ++i) {
+                const auto expected =
+                    static_cast<unsigned char>(s.sources[static_cast<std::size_t>(b)] * 31 + i * 7 + 1);
+                ok = (*v.recv)[static_cast<std::size_t>(b) * args.bytes + i] == expected;
+            }
+        }
+    }
+    int mine = ok ? 1 : 0, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all == 1;
+}
+
+struct Row {
+    int bytes;
+    std::map<std::string, double> seconds;
+    std::map<std::string, bool> correct;
+};
+
+/// Times every variant at one size, then checks their data against the reference (native, or
+/// the naive replay under SMPI; with --only and neither kept, the first variant kept).
+Row run_size(const Options& o, const Setup& s, int bytes, int warmup, std::vector<std::string>& names) {
+    SizeRun run(kind_of(o.collective), bytes, s, rank_of(MPI_COMM_WORLD));
+#if !defined(NBR_SMPI)
+    add_native(run, o, s);
+#endif
+    add_nbr_forms(run, o, "nbr", s.pattern);
+#if !defined(NBR_SMPI)
+    run.add("nbr-engine", [&run, &s](auto* b) { check(nbr_blocking(run.args, b->data(), s.engine), "replay"); });
+#endif
+    if (s.naive != nullptr) add_nbr_forms(run, o, "nbr-naive", s.naive);
+    keep_only(run.variants, o.only);
+    Row row{bytes, {}, {}};
+    time_rounds(run.variants, o, warmup, row.seconds);
+    names = variant_names(run.variants);
+    const auto& reference = run.recv[baseline_of(names)];
+    for (const auto& v : run.variants) row.correct[v.name] = data_correct(v, reference, run.args, s);
+    return row;
+}
+
+/// The table on stdout (times and ratios to the baseline, then any data mismatch); 1 if a
+/// variant's data was wrong.
+int print_table(const Options& o, const Setup& s, const std::vector<Row>& rows, const std::vector<std::string>& order,
+                int warmup) {
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::string base = baseline_of(order);
+    std::printf("# nbr-bench: %s, %d ranks, pattern %s (%s), %d iterations after %d warm-up, max over ranks\n",
+                o.collective.c_str(), size, o.patterns.c_str(), s.algorithm, o.iters, warmup);
+    std::printf("%8s", "bytes");
+    for (const auto& name : order) std::printf(" %14s", (name + " us").c_str());
+    for (const auto& name : order) {
+        if (name != base) std::printf(" %16s", (base + "/" + name).c_str());
+    }
+    std::printf("\n");
     int status = 0;
-    if (me == 0) {
-        const std::string base = baseline_of(order);
-        std::printf("# nbr-bench: %s, %d ranks, pattern %s (%s), %d iterations after %d warm-up, max over ranks\n",
-                    o.collective.c_str(), size, o.patterns.c_str(), algorithm, o.iters, warmup);
-        std::printf("%8s", "bytes");
-        for (const auto& name : order) std::printf(" %14s", (name + " us").c_str());
+    for (const auto& row : rows) {
+        std::printf("%8d", row.bytes);
+        for (const auto& name : order) std::printf(" %14.2f", row.seconds.at(name) * 1e6);
         for (const auto& name : order) {
-            if (name != base) std::printf(" %16s", (base + "/" + name).c_str());
+            if (name != base) std::printf(" %16.2f", row.seconds.at(base) / row.seconds.at(name));
         }
         std::printf("\n");
-        for (const auto& row : rows) {
-            std::printf("%8d", row.bytes);
-            for (const auto& name : order) std::printf(" %14.2f", row.seconds.at(name) * 1e6);
-            for (const auto& name : order) {
-                if (name != base) std::printf(" %16.2f", row.seconds.at(base) / row.seconds.at(name));
+        for (const auto& [name, ok] : row.correct) {
+            if (!ok) {
+                std::printf("# DATA MISMATCH: %s at %d bytes\n", name.c_str(), row.bytes);
+                status = 1;
             }
-            std::printf("\n");
-            for (const auto& [name, ok] : row.correct) {
-                if (!ok) {
-                    std::printf("# DATA MISMATCH: %s at %d bytes\n", name.c_str(), row.bytes);
-                    status = 1;
-                }
-            }
-        }
-        if (status == 0) std::printf("# data checked after timing: all variants correct\n");
-        if (!o.json.empty()) {
-            std::ofstream out(o.json);
-            out << "{\n  \"collective\": \"" << o.collective << "\",\n  \"ranks\": " << size << ",\n  \"patterns\": \""
-                << json_escape(o.patterns) << "\",\n  \"algorithm\": \"" << json_escape(algorithm)
-                << "\",\n  \"iters\": " << o.iters << ",\n  \"warmup\": " << warmup << ",\n  \"rounds\": " << o.rounds
-                << ",\n  \"baseline\": \"" << base << "\",\n";
-#if defined(NBR_SMPI)
-            out << "  \"simulated\": true,\n";
-#else
-            out << "  \"simulated\": false,\n";
-#endif
-            out << "  \"results\": [\n";
-            bool first = true;
-            for (const auto& row : rows) {
-                for (const auto& name : order) {
-                    out << (first ? "" : ",\n") << "    {\"bytes\": " << row.bytes << ", \"variant\": \"" << name
-                        << "\", \"seconds\": " << row.seconds.at(name)
-                        << ", \"ratio_to_baseline\": " << row.seconds.at(base) / row.seconds.at(name)
-                        << ", \"correct\": " << (row.correct.at(name) ? "true" : "false") << "}";
-                    first = false;
-                }
-            }
-            out << "\n  ]\n}\n";
         }
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (naive != nullptr) nbr_pattern_free(&naive);
-    if (pattern != plain) nbr_pattern_free(&pattern);
-    nbr_pattern_free(&plain);
-#if !defined(NBR_SMPI)
-    nbr_pattern_free(&engine);
-    MPI_Comm_free(&p2p_comm);
-    MPI_Comm_free(&graph);
+    if (status == 0) std::printf("# data checked after timing: all variants correct\n");
+    return status;
+}
+
+/// The same results as JSON (--json).
+void write_json(const Options& o, const Setup& s, const std::vector<Row>& rows, const std::vector<std::string>& order,
+                int warmup) {
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::string base = baseline_of(order);
+    std::ofstream out(o.json);
+    out << "{\n  \"collective\": \"" << o.collective << "\",\n  \"ranks\": " << size << ",\n  \"patterns\": \""
+        << json_escape(o.patterns) << "\",\n  \"algorithm\": \"" << json_escape(s.algorithm)
+        << "\",\n  \"iters\": " << o.iters << ",\n  \"warmup\": " << warmup << ",\n  \"rounds\": " << o.rounds
+        << ",\n  \"baseline\": \"" << base << "\",\n";
+#if defined(NBR_SMPI)
+    out << "  \"simulated\": true,\n";
+#else
+    out << "  \"simulated\": false,\n";
 #endif
+    out << "  \"results\": [\n";
+    bool first = true;
+    for (const auto& row : rows) {
+        for (const auto& name : order) {
+            out << (first ? "" : ",\n") << "    {\"bytes\": " << row.bytes << ", \"variant\": \"" << name
+                << "\", \"seconds\": " << row.seconds.at(name)
+                << ", \"ratio_to_baseline\": " << row.seconds.at(base) / row.seconds.at(name)
+                << ", \"correct\": " << (row.correct.at(name) ? "true" : "false") << "}";
+            first = false;
+        }
+    }
+    out << "\n  ]\n}\n";
+}
+
+int run(const Options& o) {
+    const int warmup = o.warmup >= 0 ? o.warmup : std::max(10, o.iters / 10);
+    const Setup setup(o);
+    std::vector<Row> rows;
+    std::vector<std::string> order;
+    for (const int bytes : o.sizes) {
+        std::vector<std::string> names;
+        rows.push_back(run_size(o, setup, bytes, warmup, names));
+        if (order.empty()) order = names;
+    }
+    int status = 0;
+    if (rank_of(MPI_COMM_WORLD) == 0) {
+        status = print_table(o, setup, rows, order, warmup);
+        if (!o.json.empty()) write_json(o, setup, rows, order, warmup);
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;
 }
 
