@@ -62,6 +62,7 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
            },
            "hierarchical --intra-node bruck: ranks a round reaches (≥ 2); machine: Bruck rounds or direct and "
            "the radix from the --machine model")
+        ->type_name("N|machine")
         ->default_str("2");
     app->add_option("--across-nodes", options.across_nodes,
                     "hierarchical: between nodes in lanes, one message per node pair (default), or along a "
@@ -76,6 +77,7 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
            },
            "hierarchical --across-nodes cube: nodes a round reaches (≥ 2; 0: every node in one round; machine: "
            "from the --machine model)")
+        ->type_name("N|machine")
         ->default_str("2");
     app->add_option("--model-bytes", options.model_bytes,
                     "hierarchical --radix/--node-radix machine: the bytes per block the radices are chosen for")
