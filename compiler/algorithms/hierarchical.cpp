@@ -38,6 +38,8 @@
 // output is the same for every compiler process count.
 #include "hierarchical.hpp"
 
+#include "nbr/compiler/radix_model.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -133,12 +135,6 @@ std::size_t power(std::size_t radix, std::uint32_t digit) {
 }
 
 /// ⌈log_radix n⌉: the rounds of Bruck's index scheme over n places.
-std::uint32_t rounds_for(std::size_t n, std::size_t radix) {
-    std::uint32_t rounds = 0;
-    for (std::size_t reach = 1; reach < n; reach *= radix) ++rounds;
-    return rounds;
-}
-
 /// Longest processing time first: each job (load, key), heaviest first, ties by key, to the
 /// rank of the node with the least load so far (the lower index on ties). Returns the index
 /// chosen per job, in the jobs' order.
@@ -185,9 +181,9 @@ public:
             node_index_[node] = static_cast<std::uint32_t>(nodes_.size());
             nodes_.push_back(node);
         }
-        rounds_ = rounds_for(largest, radix_);
+        rounds_ = bruck_rounds(largest, radix_);
         node_radix_ = shape.node_radix == 0 ? std::max<std::size_t>(nodes_.size(), 2) : shape.node_radix;
-        node_rounds_ = rounds_for(nodes_.size(), node_radix_);
+        node_rounds_ = bruck_rounds(nodes_.size(), node_radix_);
     }
 
     /// Direct: steps 0 (hand off), 1 (forward), 2 (deliver). Bruck: steps 0..R-1 (hand-off

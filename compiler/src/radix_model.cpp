@@ -14,13 +14,6 @@ namespace {
 
 constexpr double kPsPerUs = 1e6;
 
-/// Rounds of radix r over n members: ⌈log_r n⌉ (0 for a single member).
-std::uint32_t rounds_for(std::uint32_t n, std::uint32_t r) {
-    std::uint32_t rounds = 0;
-    for (std::uint64_t reach = 1; reach < n; reach *= r) ++rounds;
-    return rounds;
-}
-
 /// One round: `messages` messages of `message_bytes` each way per member (ps).
 double round_ps(const simulator::Machine& machine, const Level& level, double messages, double message_bytes) {
     const auto& c = machine.cost(level.link);
@@ -41,10 +34,16 @@ double round_ps(const simulator::Machine& machine, const Level& level, double me
 
 std::string radix_text(std::uint32_t radix, std::uint32_t members) {
     if (radix >= members) return "in one round";
-    return "radix " + std::to_string(radix) + " (" + std::to_string(rounds_for(members, radix)) + " rounds)";
+    return "radix " + std::to_string(radix) + " (" + std::to_string(bruck_rounds(members, radix)) + " rounds)";
 }
 
 }  // namespace
+
+std::uint32_t bruck_rounds(std::uint64_t n, std::uint64_t radix) {
+    std::uint32_t rounds = 0;
+    for (std::uint64_t reach = 1; reach < n; reach *= radix) ++rounds;
+    return rounds;
+}
 
 LevelLoads level_loads(const Topology& topology, const Placement& placement) {
     placement.require_ranks(topology.num_ranks(), "the radix model");
@@ -91,8 +90,9 @@ double bruck_rounds_us(const simulator::Machine& machine, const Level& level, st
                        std::uint64_t bytes) {
     if (radix < 2) throw std::invalid_argument("bruck_rounds_us: the radix must be at least 2");
     double total = 0;
+    const std::uint32_t rounds = bruck_rounds(level.members, radix);
     std::uint64_t place = 1;
-    for (std::uint32_t t = 0; t < rounds_for(level.members, radix); ++t, place *= radix) {
+    for (std::uint32_t t = 0; t < rounds; ++t, place *= radix) {
         // Digit t takes values 0..values-1 over the members; items spread evenly over them.
         const auto span = (level.members + place - 1) / place;
         const double values = static_cast<double>(std::min<std::uint64_t>(radix, span));
@@ -119,7 +119,7 @@ ModelRadices model_radices(const simulator::Machine& machine, const LevelLoads& 
                 us = t;
                 chosen = r;
             }
-            if (rounds_for(level.members, r) == 1) break;  // larger radices: the same single round
+            if (bruck_rounds(level.members, r) == 1) break;  // larger radices: the same single round
         }
         return chosen;
     };

@@ -29,6 +29,9 @@ struct LevelLoads {
 /// @brief Counts the loads of `topology` on `placement` (one pass over the edges).
 [[nodiscard]] LevelLoads level_loads(const Topology& topology, const Placement& placement);
 
+/// @brief Bruck's rounds of radix `radix` (≥ 2) over `n` members: ⌈log_radix n⌉, 0 for one member.
+[[nodiscard]] std::uint32_t bruck_rounds(std::uint64_t n, std::uint64_t radix);
+
 /// @brief A level of the hierarchy as the estimate sees it.
 struct Level {
     std::uint32_t members = 1;  ///< ranks (inside a node) or nodes (across) routed over
