@@ -5,6 +5,11 @@ find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
 
 set(NBR_TEST_ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+# The tests' scratch directories go under the build tree (nbr::test::temp_root(), the CLI
+# scripts' mktemp): what a test that aborts leaves behind goes with the build, not into /tmp.
+set(NBR_TEST_TMPDIR "${CMAKE_BINARY_DIR}/test-tmp")
+file(MAKE_DIRECTORY "${NBR_TEST_TMPDIR}")
+list(APPEND NBR_TEST_ENVIRONMENT "NBR_TEST_TMPDIR=${NBR_TEST_TMPDIR}")
 if(NBR_SANITIZE)
   list(APPEND NBR_TEST_ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1" "NBR_SANITIZED=1")
 endif()

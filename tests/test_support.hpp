@@ -12,6 +12,7 @@
 #include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr_pattern.pb.h"
+#include "temp_root.hpp"
 
 namespace nbr::test {
 

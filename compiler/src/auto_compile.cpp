@@ -2,8 +2,16 @@
 #include "nbr/compiler/auto_compile.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <functional>
 #include <limits>
+#include <numeric>
+#include <optional>
+#include <queue>
+#include <stdexcept>
 
 #include "nbr/compiler/compile.hpp"
 #include "nbr/schema/file_io.hpp"
@@ -25,7 +33,8 @@ struct Built {
     std::string algorithm;
     std::vector<std::pair<std::string, std::string>> parameters;
     std::uint64_t compile_id = 0;
-    std::string note;  // the algorithm's notes (limits that bound)
+    std::string note;         // the algorithm's notes (limits that bound)
+    std::uint64_t sends = 0;  // the pattern's messages, what its simulations cost
 };
 
 int process_of(MPI_Comm comm) {
@@ -37,7 +46,7 @@ int process_of(MPI_Comm comm) {
 /// Builds one candidate and writes it to `dir`.
 Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& candidate, const fs::path& dir,
                       const AutoOptions& options) {
-    Built built{candidate, {}, {}, 0, {}};
+    Built built{candidate, {}, {}, 0, {}, 0};
     auto algorithm = make_algorithm(candidate.kind, candidate.options);
     built.algorithm = algorithm->name();
     built.parameters = algorithm->parameters();
@@ -46,17 +55,88 @@ Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& 
     collective_try(comm, [&] { algorithm->build(engine, topology, builder); });
     for (const auto& note : algorithm->notes()) built.note += (built.note.empty() ? "" : "; ") + note;
     builder.derive_receives(engine);
+    built.sends = internal::count_messages(engine, builder);
     built.compile_id =
         internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir, options.source, options.layout);
     return built;
 }
 
-/// Simulates every written candidate for the four collectives at every size: each (candidate,
-/// collective) program is loaded once and simulated as the fixed-size call and as the
-/// v-variant (with size headers). The units are spread round-robin over the processes and
-/// the results summed.
+/// A unit of simulation: one candidate's program for one collective, as the fixed-size call
+/// and as the v-variant, at the sizes [first, end).
+struct SimUnit {
+    std::size_t candidate = 0;
+    std::size_t collective = 0;  // 0 allgather, 1 alltoall
+    std::size_t first = 0, end = 0;
+    double cost = 0;  // in messages simulated, the load counted as one simulation
+};
+
+/// The units for `processes` processes: one per (candidate, collective), or, where that would
+/// give fewer than `per_process` per process, each split into runs of sizes (never below one
+/// size), so that the deal can balance them.
+std::vector<SimUnit> plan_units(const std::vector<Built>& built, std::size_t sizes, int processes,
+                                std::size_t per_process) {
+    const std::size_t pairs = 2 * built.size();
+    const std::size_t wanted = std::max<std::size_t>(per_process, 1) * static_cast<std::size_t>(std::max(processes, 1));
+    const std::size_t runs = std::clamp<std::size_t>((wanted + pairs - 1) / std::max<std::size_t>(pairs, 1), 1,
+                                                     std::max<std::size_t>(sizes, 1));
+    std::vector<SimUnit> units;
+    for (std::size_t i = 0; i < built.size(); ++i) {
+        for (std::size_t c = 0; c < 2; ++c) {
+            for (std::size_t k = 0; k < runs; ++k) {
+                const std::size_t first = k * sizes / runs;
+                const std::size_t end = (k + 1) * sizes / runs;
+                if (first == end) continue;
+                const double simulations = 1.0 + 2.0 * static_cast<double>(end - first);
+                units.push_back(SimUnit{i, c, first, end, simulations * static_cast<double>(built[i].sends)});
+            }
+        }
+    }
+    return units;
+}
+
+/// This process's simulations: its units in candidate order (a program loaded once for the
+/// runs of sizes it holds), progress reported from process 0 every half minute.
+double simulate_units(const fs::path& dir, const std::vector<Built>& built, const std::vector<SimUnit>& units,
+                      const AutoOptions& options, std::vector<double>& table, std::vector<std::uint64_t>& messages,
+                      const internal::Progress& progress) {
+    constexpr std::size_t kKinds = 4;
+    const std::size_t sizes = options.sizes.size();
+    const std::clock_t cpu = std::clock();  // the process's CPU time: its share even when oversubscribed
+    auto reported = std::chrono::steady_clock::now();
+    std::optional<simulator::SimProgram> program;
+    std::pair<std::size_t, std::size_t> loaded{SIZE_MAX, SIZE_MAX};
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        const auto& unit = units[u];
+        const std::pair<std::size_t, std::size_t> key{unit.candidate, unit.collective};
+        if (key != loaded) {
+            const auto collective =
+                unit.collective == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
+            program = simulator::load_program(dir / built[unit.candidate].candidate.name, collective);
+            loaded = key;
+        }
+        if (unit.collective == 0 && unit.first == 0) messages[unit.candidate] = program->num_messages();
+        for (const std::size_t kind : {unit.collective, unit.collective + 2}) {  // fixed-size, then the v-variant
+            program->size_headers = kind >= 2;
+            for (std::size_t s = unit.first; s < unit.end; ++s) {
+                table[(unit.candidate * kKinds + kind) * sizes + s] =
+                    simulator::simulate(*program, options.machine, *options.placement, options.sizes[s]).latency_us;
+            }
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now - reported >= std::chrono::seconds(30) && u + 1 < units.size()) {
+            reported = now;
+            progress.say("simulating: " + std::to_string(u + 1) + " of " + std::to_string(units.size()) +
+                         " units done on process 0");
+        }
+    }
+    return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
+}
+
+/// Simulates every written candidate for the four collectives at every size: the units
+/// (plan_units) are dealt longest first over the processes and the results summed.
 std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, const std::vector<Built>& built,
-                                            const AutoOptions& options, std::vector<std::uint64_t>& messages) {
+                                            const AutoOptions& options, std::vector<std::uint64_t>& messages,
+                                            const internal::Progress& progress, AutoReport& report) {
     int processes = 1;
     MPI_Comm_size(comm, &processes);
     const int process = process_of(comm);
@@ -64,28 +144,22 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
     constexpr std::size_t kKinds = 4;
     std::vector<double> table(built.size() * kKinds * sizes, 0.0);
     messages.assign(built.size(), 0);
-    collective_try(comm, [&] {
-        std::size_t unit = 0;
-        for (std::size_t i = 0; i < built.size(); ++i) {
-            for (std::size_t c = 0; c < 2; ++c, ++unit) {
-                if (static_cast<int>(unit % static_cast<std::size_t>(processes)) != process) continue;
-                const auto collective = c == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
-                auto program = simulator::load_program(dir / built[i].candidate.name, collective);
-                if (c == 0) messages[i] = program.num_messages();
-                for (const std::size_t kind : {c, c + 2}) {  // fixed-size, then the v-variant
-                    program.size_headers = kind >= 2;
-                    for (std::size_t s = 0; s < sizes; ++s) {
-                        table[(i * kKinds + kind) * sizes + s] =
-                            simulator::simulate(program, options.machine, *options.placement, options.sizes[s])
-                                .latency_us;
-                    }
-                }
-            }
-        }
-    });
+    const auto units = plan_units(built, sizes, processes, options.units_per_process);
+    std::vector<double> costs;
+    for (const auto& unit : units) costs.push_back(unit.cost);
+    const auto deal = internal::deal_longest_first(costs, processes);
+    std::vector<SimUnit> mine;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        if (deal[u] == process) mine.push_back(units[u]);
+    }
+    double seconds = 0;
+    collective_try(comm, [&] { seconds = simulate_units(dir, built, mine, options, table, messages, progress); });
     // One process computed each entry, the others hold 0: the sums are exact.
     MPI_Allreduce(MPI_IN_PLACE, table.data(), static_cast<int>(table.size()), MPI_DOUBLE, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, messages.data(), static_cast<int>(messages.size()), MPI_UINT64_T, MPI_SUM, comm);
+    report.simulation_units = units.size();
+    MPI_Allreduce(&seconds, &report.busiest_simulation_seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(&seconds, &report.total_simulation_seconds, 1, MPI_DOUBLE, MPI_SUM, comm);
     std::vector<Prediction> out(built.size());
     for (std::size_t i = 0; i < built.size(); ++i) {
         out[i].name = built[i].candidate.name;
@@ -95,6 +169,14 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
         }
     }
     return out;
+}
+
+/// "busiest process 12.3 s of 23.0 s CPU in all": how evenly the simulations were spread.
+std::string balance_text(const AutoReport& report) {
+    char text[96];
+    std::snprintf(text, sizeof text, "busiest process %.1f s of %.1f s CPU in all", report.busiest_simulation_seconds,
+                  report.total_simulation_seconds);
+    return text;
 }
 
 std::uint32_t fastest_at(const std::vector<Prediction>& predictions, std::size_t c, std::size_t s, double margin) {
@@ -274,9 +356,10 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
         progress.say("candidate " + candidate.name + " built");
     }
     std::vector<std::uint64_t> messages;
-    const auto predictions = simulate_candidates(comm, staged.dir(), built, options, messages);
+    const auto predictions = simulate_candidates(comm, staged.dir(), built, options, messages, progress, report);
     progress.say("simulated " + std::to_string(candidates.size()) + " candidates at " +
-                 std::to_string(options.sizes.size()) + " sizes on " + options.machine.name);
+                 std::to_string(options.sizes.size()) + " sizes on " + options.machine.name + " (" +
+                 std::to_string(report.simulation_units) + " units; " + balance_text(report) + ")");
     const auto choice =
         choose_variants(predictions, options.margin, variable_size_range(options.sizes, options.variable_bytes));
     const auto manifest = make_manifest(topology, options, built, predictions, messages, choice);
@@ -296,5 +379,28 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     progress.say("wrote " + std::to_string(report.variants.size()) + " variants to " + options.output.string());
     return report;
 }
+
+namespace internal {
+
+std::vector<int> deal_longest_first(const std::vector<double>& costs, int processes) {
+    if (processes < 1) throw std::invalid_argument("deal_longest_first: no processes");
+    std::vector<std::size_t> order(costs.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return costs[a] > costs[b]; });
+    // (load, process), least loaded first, ties to the lower process.
+    using Load = std::pair<double, int>;
+    std::priority_queue<Load, std::vector<Load>, std::greater<>> loads;
+    for (int p = 0; p < processes; ++p) loads.emplace(0.0, p);
+    std::vector<int> deal(costs.size(), 0);
+    for (const std::size_t u : order) {
+        auto [load, p] = loads.top();
+        loads.pop();
+        deal[u] = p;
+        loads.emplace(load + costs[u], p);
+    }
+    return deal;
+}
+
+}  // namespace internal
 
 }  // namespace nbr::compiler

@@ -35,6 +35,12 @@ double Progress::seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
+std::uint64_t count_messages(const Engine& engine, const PatternBuilder& builder) {
+    std::uint64_t local = 0;
+    for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) local += builder.sends(v).size();
+    return engine.sum(local);
+}
+
 void collective_try(MPI_Comm comm, const std::function<void()>& action) {
     std::string message;
     int failed_input = 0;
@@ -365,11 +371,7 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
     internal::collective_try(comm, [&] { algorithm.build(engine, topology, builder); });
     report.notes = algorithm.notes();
     builder.derive_receives(engine);
-    std::uint64_t local_messages = 0;
-    for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
-        local_messages += builder.sends(v).size();
-    }
-    report.messages = engine.sum(local_messages);
+    report.messages = internal::count_messages(engine, builder);
     report.build_seconds = progress.seconds();
     progress.say("pattern built in " + std::to_string(engine.supersteps()) + " supersteps, " +
                  std::to_string(report.messages) + " messages");

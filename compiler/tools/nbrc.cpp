@@ -159,6 +159,13 @@ std::optional<nbr::Placement> compile_placement(const Options& o, std::uint32_t 
 
 nbr::Placement simulation_placement(const Options& o, const nbr::simulator::Machine& machine, std::uint32_t ranks);
 
+/// A note of compile on process 0, written in one piece so that mpirun does not interleave
+/// it with the standard output.
+void print_note(const std::string& note) {
+    if (process_rank() != 0) return;
+    std::cerr << ("nbrc compile: note: " + note + "\n") << std::flush;
+}
+
 /// compile --algo auto: the candidates on the given placement (else the capture's, else the
 /// machine's block placement), simulated on --machine.
 int run_compile_auto(const Options& o, const nbr::Topology& topology) {
@@ -191,10 +198,8 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
     options.source = o.input;
     options.layout = o.layout;
     const auto report = nbr::compiler::compile_auto(MPI_COMM_WORLD, topology, options);
-    if (process_rank() == 0) {
-        if (!captured_note.empty()) std::cerr << "nbrc compile: note: " << captured_note << "\n";
-        for (const auto& note : report.notes) std::cerr << "nbrc compile: note: " << note << "\n";
-    }
+    if (!captured_note.empty()) print_note(captured_note);
+    for (const auto& note : report.notes) print_note(note);
     if (process_rank() == 0 && !o.quiet) {
         std::string kept;
         for (const auto& name : report.variants) kept += (kept.empty() ? "" : ", ") + name;
@@ -224,10 +229,8 @@ int run_compile(const Options& o) {
     options.source = o.input;
     options.layout = o.layout;
     const auto report = nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
-    if (process_rank() == 0) {
-        if (!radix_note.empty()) std::cerr << "nbrc compile: note: " << radix_note << "\n";
-        for (const auto& note : report.notes) std::cerr << "nbrc compile: note: " << note << "\n";
-    }
+    if (!radix_note.empty()) print_note(radix_note);
+    for (const auto& note : report.notes) print_note(note);
     if (process_rank() == 0 && !o.quiet) {
         std::cout << "compiled " << o.input << " -> " << o.output << ": " << report.ranks << " ranks, " << report.edges
                   << " edges, " << report.messages << " messages (" << o.algorithm << ")\n";

@@ -4,7 +4,7 @@
 # runs APP under $launch4 with LIB preloaded into the application's processes only (not the
 # launcher), stderr merged. An instrumented application loads the instrumented library ahead
 # of ASan's runtime, hence verify_asan_link_order=0.
-work=$(mktemp -d)
+work=$(mktemp -d -p "${NBR_TEST_TMPDIR:-${TMPDIR:-/tmp}}")
 trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work"' EXIT
 failures=0
 passes=0

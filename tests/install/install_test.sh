@@ -7,7 +7,7 @@
 #   install_test.sh BUILD_DIR SOURCE_DIR MPI_C_COMPILER "LAUNCH_1" "LAUNCH_4"
 set -euo pipefail
 build=$1 source=$2 mpicc=$3 launch1=$4 launch4=$5
-work=$(mktemp -d)
+work=$(mktemp -d -p "${NBR_TEST_TMPDIR:-${TMPDIR:-/tmp}}")
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 

@@ -17,6 +17,7 @@
 #include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/schema/pattern_io.hpp"
+#include "test_support.hpp"
 
 namespace nbr::test {
 
@@ -29,7 +30,7 @@ public:
         MPI_Comm_rank(comm, &rank);
         std::string path;
         if (rank == 0) {
-            std::string pattern = (std::filesystem::temp_directory_path() / "nbr_test_XXXXXX").string();
+            std::string pattern = (nbr::test::temp_root() / "nbr_test_XXXXXX").string();
             if (mkdtemp(pattern.data()) != nullptr) path = pattern;
         }
         int length = static_cast<int>(path.size());

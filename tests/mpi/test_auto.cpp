@@ -1,8 +1,11 @@
 // Auto (multi-variant) pattern directories: the compiler's choice rule, a hand-built directory
 // whose bands are known (every call runs the variant its band names and delivers what MPI
 // delivers), compile_auto end to end, and the load errors of the format.
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <numeric>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -90,6 +93,39 @@ TEST(ChooseVariants, AVBytesRangeJudgesTheVChoiceOnlyAtTheSizesThatBracketIt) {
     EXPECT_EQ(ranged.variable[0], 1U);
     EXPECT_EQ(ranged.variable[1], 1U);
     EXPECT_EQ(ranged.winner[1], (std::vector<std::uint32_t>{1, 1, 1, 2}));  // the bands do not change
+}
+
+// ---- the simulations dealt out ---------------------------------------------------------------
+
+TEST(DealLongestFirst, CostliestFirstToTheLeastLoadedProcessTiesToTheLower) {
+    using nbr::compiler::internal::deal_longest_first;
+    // 5 -> 0; 4 -> 1; 3 -> 1 (4 < 5); 3 -> 0 (5 < 7); 3 -> 1 (7 < 8).
+    EXPECT_EQ(deal_longest_first({3, 5, 3, 4, 3}, 2), (std::vector<int>{1, 0, 0, 1, 1}));
+    EXPECT_EQ(deal_longest_first({1, 1, 1}, 1), (std::vector<int>{0, 0, 0}));
+    EXPECT_EQ(deal_longest_first({2, 2}, 4), (std::vector<int>{0, 1}));
+    EXPECT_TRUE(deal_longest_first({}, 3).empty());
+    EXPECT_THROW((void)deal_longest_first({1}, 0), std::invalid_argument);
+}
+
+TEST(DealLongestFirst, TheBusiestProcessStaysWithinFourThirdsOfTheBound) {
+    // Costs spread like auto's units (a few heavy candidates, many light); the busiest process
+    // must stay within 4/3 of max(mean load, costliest unit), Graham's bound for the rule.
+    std::vector<double> costs;
+    std::uint64_t state = 12345;
+    for (int u = 0; u < 200; ++u) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double r = static_cast<double>(state >> 11) / 9007199254740992.0;
+        costs.push_back(u % 17 == 0 ? 50 + 50 * r : 1 + 9 * r);
+    }
+    for (const int processes : {2, 3, 7, 16, 64}) {
+        const auto deal = nbr::compiler::internal::deal_longest_first(costs, processes);
+        std::vector<double> load(static_cast<std::size_t>(processes), 0.0);
+        for (std::size_t u = 0; u < costs.size(); ++u) load.at(static_cast<std::size_t>(deal[u])) += costs[u];
+        const double total = std::accumulate(costs.begin(), costs.end(), 0.0);
+        const double bound = std::max(total / processes, *std::max_element(costs.begin(), costs.end()));
+        EXPECT_LE(*std::max_element(load.begin(), load.end()), 4.0 / 3.0 * bound) << processes;
+        EXPECT_EQ(deal, nbr::compiler::internal::deal_longest_first(costs, processes));
+    }
 }
 
 // ---- a hand-built auto directory ------------------------------------------------------------
@@ -438,7 +474,9 @@ TEST(CompileAuto, OutputIsIdenticalForOneProcessVerifiesAndReplaysAtEverySize) {
         options.sizes = {1, 16, 256, 4096};
         options.output = tmp.path() / "auto";
         options.quiet = true;
+        options.units_per_process = 64;  // every size its own unit here, one unit per pair alone
         const auto report = nbr::compiler::compile_auto(MPI_COMM_WORLD, topology, options);
+
         EXPECT_FALSE(report.variants.empty());
         if (world_rank() == 0) {
             const auto verified = nbr::compiler::verify_directory(options.output, &topology);
@@ -446,7 +484,10 @@ TEST(CompileAuto, OutputIsIdenticalForOneProcessVerifiesAndReplaysAtEverySize) {
             EXPECT_EQ(verified.variants, report.variants);
             auto single = options;
             single.output = tmp.path() / "auto-1";
-            (void)nbr::compiler::compile_auto(MPI_COMM_SELF, topology, single);
+            single.units_per_process = 1;
+            const auto one = nbr::compiler::compile_auto(MPI_COMM_SELF, topology, single);
+            // One unit per (candidate, collective) alone; with 64 per process, one per size.
+            EXPECT_EQ(report.simulation_units, options.sizes.size() * one.simulation_units);
             for (const auto& entry : fs::recursive_directory_iterator(options.output)) {
                 if (!entry.is_regular_file()) continue;
                 const auto other = single.output / fs::relative(entry.path(), options.output);

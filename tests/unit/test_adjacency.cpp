@@ -9,6 +9,7 @@
 
 #include "nbr/graphs/adjacency.hpp"
 #include "nbr/schema/file_io.hpp"
+#include "temp_root.hpp"
 
 namespace {
 
@@ -48,7 +49,7 @@ TEST(Adjacency, InListsKeepTheirOrderAndDuplicatesPairUpInOrder) {
 }
 
 TEST(Adjacency, WrittenFileReadsBackIdenticalWithTheSameHash) {
-    const auto path = std::filesystem::temp_directory_path() / ("nbr_adj_" + std::to_string(::getpid()) + ".adj");
+    const auto path = nbr::test::temp_root() / ("nbr_adj_" + std::to_string(::getpid()) + ".adj");
     nbr::write_adjacency(path, awkward(), "captured\nby a test");
     const Topology back = nbr::read_topology(path.string(), nbr::InputFormat::automatic);
     std::filesystem::remove(path);
@@ -57,7 +58,7 @@ TEST(Adjacency, WrittenFileReadsBackIdenticalWithTheSameHash) {
 }
 
 TEST(Adjacency, CaptureDirectoryIsReadThroughItsNeighborsFile) {
-    const auto dir = std::filesystem::temp_directory_path() / ("nbr_capture_" + std::to_string(::getpid()));
+    const auto dir = nbr::test::temp_root() / ("nbr_capture_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     nbr::write_adjacency(dir / nbr::kCaptureTopologyFile, awkward());
     EXPECT_TRUE(nbr::is_capture_dir(dir));
@@ -67,7 +68,7 @@ TEST(Adjacency, CaptureDirectoryIsReadThroughItsNeighborsFile) {
 }
 
 TEST(Adjacency, CapturesOfARunAreListedInNameOrder) {
-    const auto root = std::filesystem::temp_directory_path() / ("nbr_captures_" + std::to_string(::getpid()));
+    const auto root = nbr::test::temp_root() / ("nbr_captures_" + std::to_string(::getpid()));
     for (const char* name : {"000001", "000000", "notes"}) std::filesystem::create_directories(root / name);
     nbr::write_adjacency(root / "000001" / nbr::kCaptureTopologyFile, awkward());
     nbr::write_adjacency(root / "000000" / nbr::kCaptureTopologyFile, awkward());

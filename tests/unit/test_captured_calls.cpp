@@ -8,6 +8,7 @@
 
 #include "nbr/graphs/captured_calls.hpp"
 #include "nbr/graphs/topology.hpp"
+#include "temp_root.hpp"
 
 namespace {
 
@@ -76,7 +77,7 @@ TEST(CapturedCalls, BadFilesAreRejectedWithFileAndLine) {
 }
 
 TEST(CapturedCalls, WrittenIntoACaptureDirectoryAndReadBack) {
-    const auto dir = std::filesystem::temp_directory_path() / ("nbr_test_calls_" + std::to_string(getpid()));
+    const auto dir = nbr::test::temp_root() / ("nbr_test_calls_" + std::to_string(getpid()));
     std::filesystem::create_directories(dir);
     EXPECT_FALSE(nbr::read_captured_calls(dir));  // a capture without calls.txt
     nbr::write_captured_calls(dir, example());

@@ -18,8 +18,8 @@ using nbr::Topology;
 class ReaderTest : public testing::Test {
 protected:
     void SetUp() override {
-        dir_ = std::filesystem::temp_directory_path() / ("nbr_readers_" + std::to_string(::getpid()) + "_" +
-                                                         testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir_ = nbr::test::temp_root() / ("nbr_readers_" + std::to_string(::getpid()) + "_" +
+                                         testing::UnitTest::GetInstance()->current_test_info()->name());
         std::filesystem::create_directories(dir_);
     }
     void TearDown() override { std::filesystem::remove_all(dir_); }

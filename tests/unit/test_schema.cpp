@@ -8,6 +8,7 @@
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/packed.hpp"
 #include "nbr/schema/pattern_io.hpp"
+#include "temp_root.hpp"
 
 namespace {
 
@@ -40,8 +41,8 @@ nbr::schema::RankPattern sample(std::uint32_t rank) {
 class SchemaTest : public testing::Test {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("nbr_schema_" + std::to_string(::getpid()) + "_" +
-                                            testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir_ = nbr::test::temp_root() / ("nbr_schema_" + std::to_string(::getpid()) + "_" +
+                                         testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::create_directories(dir_);
         nbr::schema::Manifest manifest;
         manifest.set_format_version(nbr::kSingleFormatVersion);

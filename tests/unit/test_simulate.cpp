@@ -505,7 +505,7 @@ TEST(Placement, BlockAndFile) {
     EXPECT_EQ(block.max_ranks_per_node(), 4U);
     EXPECT_THROW((void)Placement::block(4, 2, 3), nbr::InputError);
 
-    const auto dir = std::filesystem::temp_directory_path() / ("nbr_placement_" + std::to_string(::getpid()));
+    const auto dir = nbr::test::temp_root() / ("nbr_placement_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     block.write((dir / "p.txt").string());
     const auto read = Placement::read((dir / "p.txt").string(), 10);

@@ -36,6 +36,10 @@ struct AutoOptions {
     AlgorithmOptions base;         ///< limits of the candidates' searches, common-neighbor's Θ
     std::filesystem::path output;  ///< pattern directory to (re)place
     bool quiet = false;
+    /// The simulations are dealt out in units (a candidate's program for one collective over a
+    /// run of sizes); a (candidate, collective) pair is split into runs of sizes where it would
+    /// otherwise give fewer than this many units per process. Output does not depend on it.
+    std::size_t units_per_process = 4;
     std::string source;                               ///< recorded in the manifest
     PatternLayout layout = PatternLayout::automatic;  ///< of every variant's directory
 };
@@ -74,6 +78,17 @@ struct AutoChoice {
 [[nodiscard]] AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin,
                                          std::pair<std::size_t, std::size_t> variable_sizes = {0, SIZE_MAX});
 
+namespace internal {
+
+/// @brief Deals units of work to `processes` processes by Graham's longest-processing-time
+/// rule: the costliest unit first, each to the process with the least cost so far (ties: the
+/// lower process; equal costs: the lower unit first). The busiest process carries at most
+/// 4/3 of the best possible deal's. Deterministic: the same costs and process count give
+/// the same deal. @return the process of each unit
+[[nodiscard]] std::vector<int> deal_longest_first(const std::vector<double>& costs, int processes);
+
+}  // namespace internal
+
 /// @brief Figures of a finished auto compile (identical on every process).
 struct AutoReport {
     std::uint32_t ranks = 0;
@@ -81,6 +96,9 @@ struct AutoReport {
     std::vector<std::string> variants;  ///< kept, in manifest order
     std::vector<std::string> notes;     ///< candidates whose search limits bound (patterns exact all the same)
     double seconds = 0;
+    std::size_t simulation_units = 0;       ///< (candidate, collective, run of sizes) units dealt out
+    double busiest_simulation_seconds = 0;  ///< CPU time the busiest process simulated
+    double total_simulation_seconds = 0;    ///< CPU time simulating, summed over the processes
 };
 
 /// @brief Builds every candidate (auto_candidates) once, simulates each for allgather and

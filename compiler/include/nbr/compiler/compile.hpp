@@ -116,6 +116,9 @@ std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const Pat
                                   const Topology& topology, const Algorithm& algorithm,
                                   const std::filesystem::path& dir, const std::string& source, PatternLayout layout);
 
+/// @brief The messages of a built pattern: its sends over all ranks. Collective.
+[[nodiscard]] std::uint64_t count_messages(const Engine& engine, const PatternBuilder& builder);
+
 /// @brief Runs `action` on every process; if it throws on any, every process throws a
 /// std::runtime_error carrying the message of the lowest failing process. Collective.
 void collective_try(MPI_Comm comm, const std::function<void()>& action);
