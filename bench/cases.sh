@@ -5,9 +5,13 @@ BENCH_CASES="moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"
 # algo_options NAME: nbrc compile's options for an algorithm or configuration name (the names
 # auto gives its candidates): hierarchical[-cube-kK][-bruck-rR] is the hierarchical algorithm
 # across nodes along a cube of radix K (k0: every node in one round) instead of in lanes, with
-# Bruck rounds of radix R inside the node; any other name is an --algo value.
+# Bruck rounds of radix R inside the node; kgroup-kK[-aware] groups of K, topology-aware or
+# not; any other name is an --algo value.
 algo_options() {
   case $1 in
+    kgroup-k*)
+      local k=${1#kgroup-k}
+      [[ $k == *-aware ]] && echo "--algo kgroup --k ${k%-aware} --topology-aware" || echo "--algo kgroup --k $k" ;;
     hierarchical-*)
       local rest=${1#hierarchical} options="--algo hierarchical"
       if [[ $rest =~ ^-cube-k([0-9]+) ]]; then

@@ -111,6 +111,7 @@ double simulate_units(const fs::path& dir, const std::vector<Built>& built, cons
         if (key != loaded) {
             const auto collective =
                 unit.collective == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
+            program.reset();  // one program in memory at a time
             program = simulator::load_program(dir / built[unit.candidate].candidate.name, collective);
             loaded = key;
         }

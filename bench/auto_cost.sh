@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Compile cost of `nbrc compile --algo auto` against the sum of its candidates, with 2 compiler
+# processes: one auto compile (wall time and peak memory of each process, and its own split
+# into building the candidates and simulating them), then each candidate it built compiled
+# alone by nbr-compile-bench (build and write). Resumable; writes OUT/<case>-<ranks>/ and
+# prints OUT/auto_cost.md.
+#   usage: bench/auto_cost.sh OUT [CASE:RANKS...]   (default: random-0.2:4096 moore-3-2:4096)
+#   CASE as in bench/cases.sh (moore-D-R, random-DELTA, seed 1). NBR_BUILD (default build/);
+#   NBR_AUTO_MACHINE (default niagara) with its block placement, which
+#   NBR_AUTO_PLACEMENT (default "--ranks-per-node 40 --ranks-per-socket 20", niagara's) gives
+#   the candidates alone; NBR_COMPILE_LAUNCH (default "mpirun -np 2 --bind-to core").
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/env.sh"
+source "$root/bench/cases.sh"
+out=${1:?usage: bench/auto_cost.sh OUT [CASE:RANKS...]}
+shift
+cells=("$@")
+[ ${#cells[@]} -gt 0 ] || cells=(random-0.2:4096 moore-3-2:4096)
+build=${NBR_BUILD:-$root/build}
+machine=${NBR_AUTO_MACHINE:-niagara}
+placement=${NBR_AUTO_PLACEMENT:---ranks-per-node 40 --ranks-per-socket 20}
+read -r -a launch <<<"${NBR_COMPILE_LAUNCH:-mpirun -np 2 --bind-to core}"
+nbrc=$build/compiler/nbrc
+bench=$build/bench/nbr-compile-bench
+mkdir -p "$out"
+
+# bench_topology CASE RANKS: nbr-compile-bench's generator options for a case.
+bench_topology() {
+  local d r
+  case $1 in
+    moore-*-*) IFS=- read -r _ d r <<<"$1"; echo "--moore $2,$d,$r" ;;
+    random-*) echo "--random $2,${1#random-},1" ;;
+  esac
+}
+
+for cell in "${cells[@]}"; do
+  IFS=: read -r case ranks <<<"$cell"
+  dir=$out/$case-$ranks
+  mkdir -p "$dir"
+  gen_case "$nbrc" "$case" "$ranks" "$dir/topology.el"
+  if ! grep -qs "^exit 0" "$dir/auto.log"; then
+    echo "$cell: auto ..." >&2
+    # shellcheck disable=SC2086
+    { "${launch[@]}" /usr/bin/time -f "process: wall %e s, peak %M KiB" "$nbrc" compile "$dir/topology.el" \
+        --ranks "$ranks" --algo auto --machine "$machine" -o "$dir/auto" 2>&1 && echo "exit 0" || echo "exit $?"; } \
+      >"$dir/auto.log"
+  fi
+  for name in $("$nbrc" inspect "$dir/auto" --json |
+                python3 -c 'import json,sys; print(" ".join(c["name"] for c in json.load(sys.stdin)["candidates"]))'); do
+    grep -qs "\"candidate\": \"$name\"" "$dir/candidates.jsonl" && continue
+    echo "$cell: $name ..." >&2
+    rm -f "$dir/one.jsonl"
+    # shellcheck disable=SC2046,SC2086
+    "${launch[@]}" "$bench" $(bench_topology "$case" "$ranks") $(algo_options "$name") $placement \
+      --json "$dir/one.jsonl" >/dev/null
+    python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); r["candidate"]=sys.argv[2]; print(json.dumps(r))' \
+      "$dir/one.jsonl" "$name" >>"$dir/candidates.jsonl"
+  done
+  rm -f "$dir/one.jsonl"
+done
+python3 "$root/bench/auto_cost.py" "$out" "${cells[@]}" | tee "$out/auto_cost.md"
