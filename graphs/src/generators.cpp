@@ -54,7 +54,8 @@ Topology generate_moore(const MooreParams& params) {
         if (extent < 2 * params.radius + 1) {
             std::string shape;
             for (std::size_t k = 0; k < grid.size(); ++k) {
-                shape += (k ? "x" : "") + std::to_string(grid[k]);
+                if (k > 0) shape += 'x';
+                shape += std::to_string(grid[k]);
             }
             throw InputError("Moore radius " + std::to_string(params.radius) +
                              " needs every grid dimension >= " + std::to_string(2 * params.radius + 1) + ", but " +
