@@ -38,6 +38,7 @@
 // output is the same for every compiler process count.
 #include "hierarchical.hpp"
 
+#include "nbr/compiler/longest_first.hpp"
 #include "nbr/compiler/radix_model.hpp"
 
 #include <algorithm>
@@ -132,26 +133,6 @@ std::size_t power(std::size_t radix, std::uint32_t digit) {
     std::size_t place = 1;
     for (std::uint32_t k = 0; k < digit; ++k) place *= radix;
     return place;
-}
-
-/// ⌈log_radix n⌉: the rounds of Bruck's index scheme over n places.
-/// Longest processing time first: each job (load, key), heaviest first, ties by key, to the
-/// rank of the node with the least load so far (the lower index on ties). Returns the index
-/// chosen per job, in the jobs' order.
-template <class Key>
-std::vector<std::size_t> lpt(const std::vector<std::pair<std::uint64_t, Key>>& jobs, std::vector<std::uint64_t>& load) {
-    std::vector<std::size_t> order(jobs.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return std::pair(jobs[b].first, jobs[a].second) < std::pair(jobs[a].first, jobs[b].second);
-    });
-    std::vector<std::size_t> chosen(jobs.size());
-    for (const std::size_t j : order) {
-        const auto least = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-        load[least] += jobs[j].first;
-        chosen[j] = least;
-    }
-    return chosen;
 }
 
 class Run {
@@ -364,7 +345,7 @@ private:
                 for (std::uint32_t l = 0; l < lanes; ++l) jobs.push_back({items[l], {m, l}});
             }
             c.load.assign(ranks.size(), 0);
-            const auto chosen = lpt(jobs, c.load);
+            const auto chosen = internal::longest_first(jobs, c.load);
             for (std::size_t j = 0; j < jobs.size(); ++j) {
                 const auto [m, l] = jobs[j].second;
                 auto& f = c.forwarders[m];
@@ -394,7 +375,7 @@ private:
                 for (std::uint32_t l = 0; l < m.payload[1]; ++l) jobs.push_back({m.payload[2 + l], {m.payload[0], l}});
                 c.receivers[m.payload[0]].resize(m.payload[1]);
             }
-            const auto chosen = lpt(jobs, c.load);
+            const auto chosen = internal::longest_first(jobs, c.load);
             for (std::size_t j = 0; j < jobs.size(); ++j) {
                 c.receivers[jobs[j].second.first][jobs[j].second.second] = ranks[chosen[j]];
             }

@@ -6,14 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <functional>
 #include <limits>
-#include <numeric>
 #include <optional>
-#include <queue>
 #include <stdexcept>
 
 #include "nbr/compiler/compile.hpp"
+#include "nbr/compiler/longest_first.hpp"
 #include "nbr/schema/file_io.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/pattern_io.hpp"
@@ -385,21 +383,11 @@ namespace internal {
 
 std::vector<int> deal_longest_first(const std::vector<double>& costs, int processes) {
     if (processes < 1) throw std::invalid_argument("deal_longest_first: no processes");
-    std::vector<std::size_t> order(costs.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return costs[a] > costs[b]; });
-    // (load, process), least loaded first, ties to the lower process.
-    using Load = std::pair<double, int>;
-    std::priority_queue<Load, std::vector<Load>, std::greater<>> loads;
-    for (int p = 0; p < processes; ++p) loads.emplace(0.0, p);
-    std::vector<int> deal(costs.size(), 0);
-    for (const std::size_t u : order) {
-        auto [load, p] = loads.top();
-        loads.pop();
-        deal[u] = p;
-        loads.emplace(load + costs[u], p);
-    }
-    return deal;
+    std::vector<std::pair<double, std::size_t>> jobs;
+    for (std::size_t u = 0; u < costs.size(); ++u) jobs.emplace_back(costs[u], u);
+    std::vector<double> load(static_cast<std::size_t>(processes), 0.0);
+    const auto chosen = longest_first(jobs, load);
+    return {chosen.begin(), chosen.end()};
 }
 
 }  // namespace internal

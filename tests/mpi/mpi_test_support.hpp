@@ -17,7 +17,7 @@
 #include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/schema/pattern_io.hpp"
-#include "test_support.hpp"
+#include "temp_root.hpp"
 
 namespace nbr::test {
 
