@@ -53,6 +53,7 @@ struct Options {
     std::string dir;
     std::optional<std::uint32_t> rank;
     bool json = false;
+    bool critical_path = false;
     std::string topology;
     // simulate
     std::string machine;
@@ -365,6 +366,7 @@ int run_simulate(const Options& o) {
                                                                     : nbr::simulator::Collective::allgather;
         request.variable = o.collective.back() == 'v';
         request.sizes = o.size_list;
+        request.options.critical_path = o.critical_path;
         const auto report = nbr::simulator::simulate_directory(
             request, machine, [&](std::uint32_t ranks) { return simulation_placement(o, machine, ranks); });
         std::cout << (o.json ? nbr::simulator::format_report_json(report) : nbr::simulator::format_report(report));
@@ -504,6 +506,9 @@ int run(int argc, char** argv) {
                      "the speedup")
         ->check(CLI::ExistingDirectory);
     simulate->add_flag("--json", o.json, "JSON output");
+    simulate->add_flag("--critical-path", o.critical_path,
+                       "Also show, per size, the chain of operations the last rank waited for (about 100 bytes "
+                       "per message more memory)");
     simulate->add_flag("--print-machine", o.print_machine, "Print the machine's JSON and exit");
 
     try {

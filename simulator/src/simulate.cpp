@@ -1,12 +1,14 @@
 // The discrete-event LogGOPS simulation of one replay (model: docs/simulate.md).
 #include "nbr/simulator/simulate.hpp"
 
+#include "critical_path.hpp"
 #include "event_queue.hpp"
 #include "shared_link.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 
@@ -15,6 +17,7 @@ namespace nbr::simulator {
 namespace {
 
 using Time = std::int64_t;  // picoseconds
+using Op = internal::PathTrace::Op;
 constexpr Time kUnknown = -1;
 
 Time ps(double value) {
@@ -49,7 +52,8 @@ struct Event {
 
 class Simulation {
 public:
-    Simulation(const SimProgram& program, const Machine& machine, const Placement& placement, std::uint64_t block)
+    Simulation(const SimProgram& program, const Machine& machine, const Placement& placement, std::uint64_t block,
+               const SimOptions& options)
         : p_(program),
           m_(machine),
           place_(placement),
@@ -72,6 +76,9 @@ public:
           depth_(program.num_messages(), 1),
           klass_(program.num_messages()) {
         for (std::uint64_t i = 0; i < program.num_messages(); ++i) klass_[i] = distance(p_.src[i], p_.dst[i]);
+        if (options.critical_path) {
+            trace_ = std::make_unique<internal::PathTrace>(program.num_messages(), program.num_ranks, cpu_.size());
+        }
     }
 
     void run() {
@@ -129,8 +136,10 @@ private:
         std::vector<double> start(p_.num_ranks, m_.call_ps);
         for (std::uint32_t i = 0; i < p_.num_messages(); ++i) start[p_.dst[i]] += cost(i).post_recv_ps;
         for (std::uint32_t r = 0; r < p_.num_ranks; ++r) {
+            const Time begin = cpu_[core_[r]];
             cpu_[core_[r]] += ps(start[r]);
-            complete(r, cpu_[core_[r]], 0);
+            if (trace_) trace_->call(r, core_[r], begin, cpu_[core_[r]]);
+            complete(r, cpu_[core_[r]], 0, {Op::Kind::call, r});
         }
     }
 
@@ -179,12 +188,16 @@ private:
         queue_.push(Event{time, order_++, aux, message, stage});
     }
 
-    /// The rank's collective is complete once its last operation is.
-    void complete(std::uint32_t rank, Time time, std::uint32_t depth) {
+    /// The rank's collective is complete once its last operation (`op`) is.
+    void complete(std::uint32_t rank, Time time, std::uint32_t depth, Op op) {
         if (time >= finish_[rank]) {
             finish_[rank] = time;
             finish_depth_[rank] = depth;
+            if (trace_) trace_->finished(rank, op);
         }
+    }
+    void queued(std::uint32_t i, Time delay) {
+        if (trace_) trace_->queued(i, delay);
     }
 
     void handle(const Event& e) {
@@ -215,6 +228,7 @@ private:
         const double pack = p_.packed[i] ? m_.copy_byte_ps * static_cast<double>(b) : 0.0;
         const double header = h > 0 ? c.send_overhead_ps + c.send_byte_ps * static_cast<double>(h) : 0.0;
         cpu = start + ps(pack) + ps(header + c.send_overhead_ps + c.send_byte_ps * static_cast<double>(b));
+        if (trace_) trace_->send(i, core_[s], e.time, start, cpu);
         if (b > c.eager_limit) {
             push(Stage::request, cpu + latency(i), i);
         } else {
@@ -228,7 +242,9 @@ private:
         const auto d = p_.dst[i];
         const LinkCost& c = cost(i);
         Time& cpu = cpu_[core_[d]];
-        cpu = std::max(e.time + wake_[d], cpu) + ps(c.recv_overhead_ps);
+        const Time start = std::max(e.time + wake_[d], cpu);
+        cpu = start + ps(c.recv_overhead_ps);
+        if (trace_) trace_->answer(i, core_[d], e.time, start, cpu);
         push(Stage::inject, cpu + latency(i), i);
     }
 
@@ -242,12 +258,13 @@ private:
         // The header leaves first: the payload follows it after a gap.
         const Time header = h > 0 ? ps(c.gap_ps + byte * static_cast<double>(h)) : 0;
         const Time start = (c.concurrent_injection ? e.time : std::max(e.time, inject_[s])) + header;
+        if (!c.concurrent_injection) queued(i, inject_[s] - e.time);
         const Time transfer = ps(byte * static_cast<double>(b));
         if (!c.concurrent_injection) inject_[s] = start + ps(c.gap_ps) + transfer;
         if (off_node(i)) {
             push(Stage::nic_out, start, i, start + transfer);
         } else {
-            complete(s, start + transfer, depth_[i]);
+            complete(s, start + transfer, depth_[i], {Op::Kind::tail, i});
             push(Stage::arrive, start + transfer + latency(i), i);
         }
     }
@@ -258,8 +275,9 @@ private:
         const Time start = std::max(e.time, nic_out_[node]);
         const Time transfer = nic_transfer(i);
         nic_out_[node] = start + ps(m_.nic_gap_ps) + transfer;
+        queued(i, start - e.time);
         const Time tail = std::max(start + transfer, e.aux);
-        complete(p_.src[i], tail, depth_[i]);
+        complete(p_.src[i], tail, depth_[i], {Op::Kind::tail, i});
         if (via_uplinks(i)) {
             push(Stage::up, start, i, tail);
             return;
@@ -272,6 +290,7 @@ private:
     void on_uplink(const Event& e, Time& free, Stage next) {
         const auto i = e.message;
         const Time start = std::max(e.time, free);
+        queued(i, start - e.time);
         const auto [alone, shared] = uplink_transfer(i);
         free = start + shared;
         const Time tail = std::max(start + alone, e.aux);
@@ -285,6 +304,7 @@ private:
         const Time start = std::max(e.time, nic_in_[node]);
         const Time transfer = nic_transfer(i);
         nic_in_[node] = start + ps(m_.nic_gap_ps) + transfer;
+        queued(i, start - e.time);
         arrive_off_node(i, std::max(start + transfer, e.aux));
     }
 
@@ -295,6 +315,7 @@ private:
         const auto node = place_.node(p_.dst[e.message]);
         auto& link = shared_in_[node];
         link.join(e.time, static_cast<double>(nic_transfer(e.message)) + m_.nic_gap_ps, e.message, e.aux);
+        if (trace_) trace_->joined(e.message, true, e.time);
         schedule_departure(shared_in_, node, Stage::nic_in_leave);
     }
 
@@ -309,6 +330,7 @@ private:
         auto& link = shared_in_[e.message];
         if (static_cast<Time>(link.version()) != e.aux) return;  // a message joined or left since
         const auto job = link.leave(e.time);
+        shared_slowdown(job.message, true, e.time);
         arrive_off_node(job.message, std::max(e.time, job.aux));
         schedule_departure(shared_in_, e.message, Stage::nic_in_leave);
     }
@@ -320,6 +342,7 @@ private:
         const auto i = e.message;
         const auto node = place_.node(p_.src[i]);
         shared_out_[node].join(e.time, static_cast<double>(nic_transfer(i)) + m_.nic_gap_ps, i, e.aux);
+        if (trace_) trace_->joined(i, false, e.time);
         schedule_departure(shared_out_, node, Stage::nic_out_leave);
         if (via_uplinks(i)) {
             push(Stage::up, e.time, i, e.aux);
@@ -333,11 +356,18 @@ private:
         if (static_cast<Time>(link.version()) != e.aux) return;  // a message joined or left since
         const auto job = link.leave(e.time);
         const auto i = job.message;
+        shared_slowdown(i, false, e.time);
         const Time tail = std::max(e.time, job.aux);
-        complete(p_.src[i], tail, depth_[i]);
+        complete(p_.src[i], tail, depth_[i], {Op::Kind::tail, i});
         send_tail_[i] = tail;
         if (held_arrival_[i] != kUnknown) arrive_off_node(i, held_arrival_[i]);
         schedule_departure(shared_out_, e.message, Stage::nic_out_leave);
+    }
+
+    /// Trace: a message that left a shared NIC at `now` took longer than alone by the difference.
+    void shared_slowdown(std::uint32_t i, bool in, Time now) {
+        if (trace_)
+            queued(i, now - trace_->joined_at(i, in) - ps(static_cast<double>(nic_transfer(i)) + m_.nic_gap_ps));
     }
 
     /// An off-node message's tail has passed the receiving NIC at `t`: it arrives then, or,
@@ -364,15 +394,18 @@ private:
         const double header =
             h > 0 ? c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(h) + c.post_recv_ps : 0.0;
         Time& cpu = cpu_[core_[d]];
-        const Time done = std::max(e.time + wake_[d], cpu) + ps(header) +
-                          ps(c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(b)) + ps(unpack);
+        const Time start = std::max(e.time + wake_[d], cpu);
+        const Time done =
+            start + ps(header) + ps(c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(b)) + ps(unpack);
         cpu = done;
+        if (trace_) trace_->receive(i, core_[d], e.time, start, done);
         ++delivered_;
-        complete(d, done, depth_[i]);
+        complete(d, done, depth_[i], {Op::Kind::receive, i});
         for (auto k = p_.first_dependent[i]; k < p_.first_dependent[i + 1]; ++k) {
             const auto next = p_.dependents[k];
             if (--waiting_[next] == 0) {
                 depth_[next] = depth_[i] + 1;  // the receive that released it is on its critical path
+                if (trace_) trace_->released(next, i);
                 push(Stage::send, done, next);
             }
         }
@@ -396,6 +429,7 @@ private:
     std::vector<std::uint32_t> waiting_, depth_;
     std::vector<DistanceClass> klass_;
     internal::MonotoneEventQueue<Event> queue_;
+    std::unique_ptr<internal::PathTrace> trace_;  // with SimOptions::critical_path
     std::uint64_t order_ = 0, events_ = 0, delivered_ = 0;
 };
 
@@ -424,6 +458,10 @@ SimResult Simulation::result() const {
         r.completion_median_us = quantile(sorted, 0.5);
         r.completion_p90_us = quantile(sorted, 0.9);
         r.completion_p99_us = quantile(sorted, 0.99);
+        if (trace_) {
+            r.path = trace_->walk(r.last_rank, finish_[r.last_rank], wake_, p_.src, p_.dst, klass_,
+                                  [this](std::uint32_t i) { return bytes(i); });
+        }
     }
     // Traffic by distance class, per sending rank.
     std::vector<std::array<std::uint64_t, 2 * kDistanceClasses>> per_rank(p_.num_ranks);
@@ -448,13 +486,13 @@ SimResult Simulation::result() const {
 }  // namespace
 
 SimResult simulate(const SimProgram& program, const Machine& machine, const Placement& placement,
-                   std::uint64_t block_bytes) {
+                   std::uint64_t block_bytes, const SimOptions& options) {
     if (placement.num_ranks() != program.num_ranks) {
         throw std::runtime_error("placement has " + std::to_string(placement.num_ranks()) + " ranks, the pattern " +
                                  std::to_string(program.num_ranks));
     }
     const auto start = std::chrono::steady_clock::now();
-    Simulation simulation(program, machine, placement, block_bytes);
+    Simulation simulation(program, machine, placement, block_bytes, options);
     simulation.run();
     auto result = simulation.result();
     result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -43,7 +43,7 @@ std::uint32_t variant_for(const schema::Manifest& manifest, const SimRequest& re
 
 DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manifest& manifest,
                            const SimRequest& request, const Machine& machine, const Placement& placement,
-                           double& load_seconds) {
+                           const SimOptions& options, double& load_seconds) {
     DirectoryRun run;
     run.algorithm = manifest.algorithm();
     std::map<std::uint32_t, SimProgram> programs;  // by variant (0 for a single-algorithm directory)
@@ -64,7 +64,7 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
             load_seconds += seconds_since(start);
         }
         if (run.results.empty()) run.messages = it->second.num_messages();
-        run.results.push_back(simulate(it->second, machine, placement, size));
+        run.results.push_back(simulate(it->second, machine, placement, size, options));
         if (multi) run.results.back().variant = manifest.variants(static_cast<int>(v)).name();
     }
     return run;
@@ -84,7 +84,8 @@ SimReport simulate_directory(const SimRequest& request, const Machine& machine,
     report.machine = machine.name;
     report.placement = placement.description();
     report.nodes = placement.num_nodes();
-    auto run = run_directory(request.pattern, manifest, request, machine, placement, report.load_seconds);
+    auto run =
+        run_directory(request.pattern, manifest, request, machine, placement, request.options, report.load_seconds);
     report.algorithm = run.algorithm;
     report.messages = run.messages;
     report.results = std::move(run.results);
@@ -96,7 +97,7 @@ SimReport simulate_directory(const SimRequest& request, const Machine& machine,
                              std::to_string(manifest.num_ranks()));
         }
         double ignored = 0;
-        auto base = run_directory(request.baseline, base_manifest, request, machine, placement, ignored);
+        auto base = run_directory(request.baseline, base_manifest, request, machine, placement, {}, ignored);
         report.baseline = request.baseline.string();
         report.baseline_algorithm = base.algorithm;
         report.baseline_messages = base.messages;

@@ -1,4 +1,5 @@
 // Text and JSON reports of `nbrc simulate`.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -31,6 +32,112 @@ std::string traffic_json(const SimResult& r) {
     return out + "}";
 }
 
+/// Consecutive operations of one kind, rank and distance class (a CPU working through a run of
+/// sends or receives) shown as one.
+struct PathRun {
+    PathStep first;
+    std::uint32_t count = 1;
+    bool one_peer = true;
+    double end_us = 0, queued_us = 0;
+    std::uint64_t bytes = 0;
+};
+
+std::vector<PathRun> path_runs(const std::vector<PathStep>& path) {
+    std::vector<PathRun> runs;
+    for (const auto& step : path) {
+        const auto& last = runs.empty() ? step : runs.back().first;
+        if (!runs.empty() && last.kind == step.kind && last.rank == step.rank && last.distance == step.distance &&
+            step.kind != PathStep::Kind::transfer) {
+            auto& run = runs.back();
+            ++run.count;
+            run.one_peer = run.one_peer && run.first.peer == step.peer;
+            run.end_us = step.end_us;
+            run.bytes += step.bytes;
+            continue;
+        }
+        runs.push_back({step, 1, true, step.end_us, step.queued_us, step.bytes});
+    }
+    return runs;
+}
+
+/// Where the critical path's time went: CPU operations, messages on their way (without
+/// queueing), queueing, and the rest (waits for a core, gaps).
+struct PathTotals {
+    double cpu = 0, transfer = 0, queued = 0, other = 0;
+    std::uint32_t messages = 0;
+};
+
+PathTotals path_totals(const SimResult& r) {
+    PathTotals t;
+    for (const auto& step : r.path) {
+        const double span = step.end_us - step.start_us;
+        if (step.kind == PathStep::Kind::transfer) {
+            t.transfer += span - step.queued_us;
+            t.queued += step.queued_us;
+            ++t.messages;
+        } else {
+            t.cpu += span;
+        }
+    }
+    t.other = r.latency_us - t.cpu - t.transfer - t.queued;
+    if (t.other < 1e-9) t.other = 0;  // rounding
+    return t;
+}
+
+std::string path_json(const SimResult& r) {
+    const auto t = path_totals(r);
+    std::ostringstream out;
+    out << ",\n     \"path\": {\"cpu_us\": " << number(t.cpu) << ", \"transfer_us\": " << number(t.transfer)
+        << ", \"queued_us\": " << number(t.queued) << ", \"other_us\": " << number(t.other) << ", \"steps\": [";
+    const auto runs = path_runs(r.path);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto& run = runs[i];
+        out << (i ? ",\n       " : "\n       ") << "{\"kind\": \"" << to_string(run.first.kind)
+            << "\", \"rank\": " << run.first.rank;
+        if (run.first.kind != PathStep::Kind::call) {
+            out << ", \"peer\": " << (run.one_peer ? std::to_string(run.first.peer) : std::string("null"))
+                << ", \"distance\": \"" << to_string(run.first.distance) << "\", \"bytes\": " << run.bytes;
+        }
+        out << ", \"count\": " << run.count << ", \"start_us\": " << number(run.first.start_us)
+            << ", \"end_us\": " << number(run.end_us);
+        if (run.first.kind == PathStep::Kind::transfer) out << ", \"queued_us\": " << number(run.queued_us);
+        out << "}";
+    }
+    out << "]}";
+    return out.str();
+}
+
+std::string path_text(const SimResult& r) {
+    const auto t = path_totals(r);
+    char line[256];
+    std::ostringstream out;
+    std::snprintf(line, sizeof line,
+                  "critical path at %llu B: rank %u done at %.3f us; CPU %.3f, messages on their way %.3f, queued "
+                  "%.3f, other %.3f (%u messages)\n",
+                  static_cast<unsigned long long>(r.bytes), r.last_rank, r.latency_us, t.cpu, t.transfer, t.queued,
+                  t.other, t.messages);
+    out << line;
+    for (const auto& run : path_runs(r.path)) {
+        const auto& s = run.first;
+        std::string what = to_string(s.kind);
+        if (run.count > 1) what += " x" + std::to_string(run.count);
+        std::snprintf(line, sizeof line, "  %10.3f %10.3f  %-12s rank %u", s.start_us, run.end_us, what.c_str(),
+                      s.rank);
+        out << line;
+        if (s.kind != PathStep::Kind::call) {
+            const char* arrow = s.kind == PathStep::Kind::send || s.kind == PathStep::Kind::transfer ? "->" : "<-";
+            out << " " << arrow << " " << (run.one_peer ? std::to_string(s.peer) : std::string("several")) << " ("
+                << to_string(s.distance) << ", " << run.bytes << " B)";
+        }
+        if (s.kind == PathStep::Kind::transfer && run.queued_us > 0) {
+            std::snprintf(line, sizeof line, ", queued %.3f", run.queued_us);
+            out << line;
+        }
+        out << "\n";
+    }
+    return out.str();
+}
+
 std::string result_json(const SimResult& r, const SimResult* baseline) {
     std::ostringstream out;
     out << "    {\"bytes\": " << r.bytes << ", \"latency_us\": " << number(r.latency_us);
@@ -46,11 +153,24 @@ std::string result_json(const SimResult& r, const SimResult* baseline) {
         << ", \"max\": " << number(r.completion_max_us) << "},\n"
         << "     \"critical_path\": {\"messages\": " << r.critical_path_messages << ", \"last_rank\": " << r.last_rank
         << "},\n     \"per_rank\": " << traffic_json(r) << ",\n"
-        << "     \"events\": " << r.events << ", \"host_seconds\": " << number(r.host_seconds) << "}";
+        << "     \"events\": " << r.events << ", \"host_seconds\": " << number(r.host_seconds);
+    if (!r.path.empty()) out << path_json(r);
+    out << "}";
     return out.str();
 }
 
 }  // namespace
+
+const char* to_string(PathStep::Kind kind) {
+    switch (kind) {
+        case PathStep::Kind::call: return "call";
+        case PathStep::Kind::send: return "send";
+        case PathStep::Kind::transfer: return "transfer";
+        case PathStep::Kind::answer: return "answer";
+        case PathStep::Kind::receive: return "receive";
+    }
+    return "?";
+}
 
 std::string format_report(const SimReport& s) {
     std::ostringstream out;
@@ -96,6 +216,9 @@ std::string format_report(const SimReport& s) {
     }
     double host = 0;
     for (const auto& r : s.results) host += r.host_seconds;
+    for (const auto& r : s.results) {
+        if (!r.path.empty()) out << path_text(r);
+    }
     std::snprintf(line, sizeof line, "host: load %.2f s, simulation %.2f s (%.2g messages/s), peak memory %.0f MiB\n",
                   s.load_seconds, host, host > 0 ? static_cast<double>(s.messages * s.results.size()) / host : 0.0,
                   s.peak_memory_mib);

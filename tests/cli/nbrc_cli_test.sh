@@ -137,6 +137,17 @@ assert all(x["latency_us"] > 0 and x["baseline_latency_us"] > 0 for x in r), r
 assert r[1]["latency_us"] > r[0]["latency_us"], r
 assert d["collective"] == "alltoall" and d["machine"] == "niagara" and d["nodes"] == 2, d
 ' <<<"$json" && pass || fail "simulate --json: $json"
+# --critical-path: the chain of operations ending at the last rank's completion.
+json=$($nbrc simulate cn2 --machine niagara --sizes 8 --collective alltoall --critical-path --json)
+python3 -c '
+import json, sys
+r = json.load(sys.stdin)["results"][0]
+p = r["path"]
+assert p["steps"][-1]["kind"] == "receive" and p["steps"][-1]["rank"] == r["critical_path"]["last_rank"], p
+assert abs(p["steps"][-1]["end_us"] - r["latency_us"]) < 1e-4, p
+assert abs(p["cpu_us"] + p["transfer_us"] + p["queued_us"] + p["other_us"] - r["latency_us"]) < 1e-4, p
+' <<<"$json" && pass || fail "simulate --critical-path --json: $json"
+expect 0 "critical path at 8 B: rank" -- $nbrc simulate cn2 --machine niagara --sizes 8 --critical-path
 # The v-variant: a combined pattern's staged messages carry size headers and cost more.
 v=$($nbrc simulate cn2 --machine niagara --sizes 8 --collective alltoallv --json)
 f=$($nbrc simulate cn2 --machine niagara --sizes 8 --collective alltoall --json)

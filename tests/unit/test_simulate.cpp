@@ -94,10 +94,38 @@ nbr::schema::Machine spec() {
 }
 
 SimResult run(const std::vector<nbr::schema::RankPattern>& p, const nbr::schema::Machine& m, std::uint32_t per_node,
-              std::uint64_t block, Collective c = Collective::allgather) {
+              std::uint64_t block, Collective c = Collective::allgather, bool critical_path = false) {
     const auto program = nbr::simulator::make_program(p, c);
     const auto machine = nbr::simulator::machine_from_spec(m, "test");
-    return nbr::simulator::simulate(program, machine, Placement::block(program.num_ranks, per_node, per_node), block);
+    nbr::simulator::SimOptions options;
+    options.critical_path = critical_path;
+    return nbr::simulator::simulate(program, machine, Placement::block(program.num_ranks, per_node, per_node), block,
+                                    options);
+}
+
+using Kind = nbr::simulator::PathStep::Kind;
+
+/// A critical path step as (kind, rank, peer, start, end, queued).
+struct Expected {
+    Kind kind;
+    std::uint32_t rank, peer;
+    double start, end, queued;
+};
+
+void expect_path(const SimResult& r, const std::vector<Expected>& expected) {
+    ASSERT_EQ(r.path.size(), expected.size());
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+        const auto& s = r.path[k];
+        const auto& e = expected[k];
+        SCOPED_TRACE("step " + std::to_string(k));
+        EXPECT_EQ(s.kind, e.kind);
+        EXPECT_EQ(s.rank, e.rank);
+        EXPECT_EQ(s.peer, e.peer);
+        EXPECT_NEAR(s.start_us, e.start, 1e-9);
+        EXPECT_NEAR(s.end_us, e.end, 1e-9);
+        EXPECT_NEAR(s.queued_us, e.queued, 1e-9);
+    }
+    EXPECT_NEAR(r.path.back().end_us, r.latency_us, 1e-9);
 }
 
 TEST(Simulate, OneMessage) {
@@ -124,6 +152,61 @@ TEST(Simulate, ChainOfDependentMessages) {
     EXPECT_DOUBLE_EQ(r.latency_us, 7.0);
     EXPECT_EQ(r.last_rank, 2U);
     EXPECT_EQ(r.critical_path_messages, 2U);
+}
+
+TEST(Simulate, CriticalPathFollowsAMessageThroughItsRelay) {
+    // The chain above, step by step (times as computed there).
+    const auto p = patterns(3, {{0, 2}},
+                            {{0, {{0, Operation::SEND, 1, {{0, 0}}}}},
+                             {1, {{0, Operation::RECV, 0, {{0, 0}}}, {1, Operation::SEND, 2, {{0, 0}}}}},
+                             {2, {{1, Operation::RECV, 1, {{0, 0}}}}}});
+    EXPECT_TRUE(run(p, spec(), 3, 1000).path.empty());  // only when asked for
+    const auto r = run(p, spec(), 3, 1000, Collective::allgather, true);
+    EXPECT_DOUBLE_EQ(r.latency_us, 7.0);  // the same with the trace
+    expect_path(r, {{Kind::send, 0, 1, 0, 1.0, 0},
+                    {Kind::transfer, 0, 1, 1.0, 3.0, 0},
+                    {Kind::receive, 1, 0, 3.0, 3.25, 0},
+                    {Kind::send, 1, 2, 3.25, 4.25, 0},
+                    {Kind::transfer, 1, 2, 4.25, 6.25, 0},
+                    {Kind::receive, 2, 1, 6.25, 7.0, 0}});
+    EXPECT_EQ(r.path[1].bytes, 1000U);
+}
+
+TEST(Simulate, CriticalPathShowsTheReceiversBusyCpuAndTheCallCost) {
+    // Fan-in (below): rank 0's second receive waits for its first, not for its message.
+    auto r = run(naive(3, {{1, 0}, {2, 0}}), spec(), 3, 1000, Collective::allgather, true);
+    expect_path(r, {{Kind::send, 1, 0, 0, 0.5, 0},
+                    {Kind::transfer, 1, 0, 0.5, 2.5, 0},
+                    {Kind::receive, 0, 1, 2.5, 2.75, 0},
+                    {Kind::receive, 0, 2, 2.75, 3.0, 0}});
+    // With a per-call cost the first send waits for the call start on its rank.
+    auto m = spec();
+    m.set_format_version(2);
+    m.set_call_overhead_us(0.4);
+    r = run(naive(2, {{0, 1}}), m, 2, 1000, Collective::allgather, true);
+    ASSERT_EQ(r.path.size(), 4U);
+    EXPECT_EQ(r.path[0].kind, Kind::call);
+    EXPECT_EQ(r.path[0].rank, 0U);
+    EXPECT_NEAR(r.path[0].end_us, 0.4, 1e-9);
+    EXPECT_NEAR(r.path[1].start_us, 0.4, 1e-9);
+}
+
+TEST(Simulate, CriticalPathNamesTheQueueAtTheNic) {
+    // The NIC case below: the second message waits 2.6 - 0.5 = 2.1 for the sending NIC.
+    const auto r = run(naive(4, {{0, 2}, {1, 3}}), spec(), 2, 1000, Collective::allgather, true);
+    expect_path(
+        r, {{Kind::send, 1, 3, 0, 0.5, 0}, {Kind::transfer, 1, 3, 0.5, 5.6, 2.1}, {Kind::receive, 3, 1, 5.6, 5.85, 0}});
+    EXPECT_EQ(r.path[1].distance, DistanceClass::network);
+    // Fair sharing (FairNicSharingFinishesMessagesThatMeetTogether): each message is through
+    // the receiving NIC at 5.7 instead of 1.5 + 2.1 alone, slowed by 2.1.
+    auto fair = spec();
+    fair.set_format_version(4);
+    fair.set_nic_sharing(nbr::schema::FAIR);
+    const auto shared = run(naive(3, {{0, 2}, {1, 2}}), fair, 1, 1000, Collective::allgather, true);
+    expect_path(shared, {{Kind::send, 0, 2, 0, 0.5, 0},
+                         {Kind::transfer, 0, 2, 0.5, 5.7, 2.1},
+                         {Kind::receive, 2, 0, 5.7, 5.95, 0},
+                         {Kind::receive, 2, 1, 5.95, 6.2, 0}});
 }
 
 TEST(Simulate, FanInSerializesOnTheReceiversCpu) {
@@ -269,6 +352,18 @@ TEST(Simulate, RendezvousWaitsForTheReceiver) {
     m.mutable_socket()->set_eager_limit_bytes(500);
     EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 1000).latency_us, 5.0);
     EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 500).latency_us, 0.5 + 0.5 + 1 + 0.25);  // eager at the limit
+}
+
+TEST(Simulate, CriticalPathThroughARendezvous) {
+    // The request (0.5 -> 1.5), the receiver's answer (1.5 -> 1.75), the data (-> 4.75).
+    auto m = spec();
+    m.mutable_socket()->set_eager_limit_bytes(500);
+    const auto r = run(naive(2, {{0, 1}}), m, 2, 1000, Collective::allgather, true);
+    expect_path(r, {{Kind::send, 0, 1, 0, 0.5, 0},
+                    {Kind::transfer, 0, 1, 0.5, 1.5, 0},
+                    {Kind::answer, 1, 0, 1.5, 1.75, 0},
+                    {Kind::transfer, 0, 1, 1.75, 4.75, 0},
+                    {Kind::receive, 1, 0, 4.75, 5.0, 0}});
 }
 
 TEST(Simulate, CombinedMessageWaitsForBothInputs) {

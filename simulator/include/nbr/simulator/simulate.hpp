@@ -63,6 +63,29 @@ struct ClassTraffic {
     std::uint64_t bytes_max = 0;
 };
 
+/// @brief One operation on the critical path: the chain of operations, each waiting for the
+/// one before it (its core busy, or its message or dependency not there yet), that ends in
+/// the last completion.
+struct PathStep {
+    enum class Kind : std::uint8_t {
+        call,      ///< the call start on `rank`: per-call cost and posting its receives
+        send,      ///< `rank`'s CPU sends to `peer` (pack, o_s + O_s·b)
+        transfer,  ///< the message from `rank` to `peer` on its way (latency, bytes, queues)
+        answer,    ///< rendezvous: `rank`'s CPU answers `peer`'s request
+        receive,   ///< `rank`'s CPU completes the receive from `peer` (o_r + O_r·b, unpack)
+    };
+    Kind kind = Kind::call;
+    std::uint32_t rank = 0;
+    std::uint32_t peer = 0;
+    DistanceClass distance = DistanceClass::socket;
+    std::uint64_t bytes = 0;
+    double start_us = 0, end_us = 0;
+    /// transfer: time spent waiting behind other messages at the rank's injection, the NICs
+    /// and uplinks, or slowed by sharing them (included in end − start)
+    double queued_us = 0;
+};
+[[nodiscard]] const char* to_string(PathStep::Kind kind);
+
 /// @brief Outcome of one simulated replay at one block size.
 struct SimResult {
     std::uint64_t bytes = 0;  ///< block size (bytes per neighbor)
@@ -75,8 +98,16 @@ struct SimResult {
     std::array<ClassTraffic, kDistanceClasses> traffic;
     std::uint64_t messages = 0;
     std::uint64_t events = 0;
-    double host_seconds = 0;  ///< wall time of the simulation on this host
-    std::string variant;      ///< auto directories: the variant the bands choose at this size
+    double host_seconds = 0;     ///< wall time of the simulation on this host
+    std::string variant;         ///< auto directories: the variant the bands choose at this size
+    std::vector<PathStep> path;  ///< with SimOptions::critical_path: earliest first
+};
+
+/// @brief What a simulation records beyond the latencies.
+struct SimOptions {
+    /// The critical path of the rank that finishes last (SimResult::path), at about 100
+    /// bytes per message more memory.
+    bool critical_path = false;
 };
 
 /// @brief Simulates one replay of `program` with blocks of `block_bytes` bytes on `machine`
@@ -85,7 +116,7 @@ struct SimResult {
 /// @throws std::runtime_error if the placement's rank count differs or the program
 /// deadlocks (a send whose receives never complete).
 [[nodiscard]] SimResult simulate(const SimProgram& program, const Machine& machine, const Placement& placement,
-                                 std::uint64_t block_bytes);
+                                 std::uint64_t block_bytes, const SimOptions& options = {});
 
 /// @brief Everything `nbrc simulate` reports: one pattern (and optionally a baseline
 /// pattern of the same topology) simulated at several block sizes.
@@ -118,6 +149,7 @@ struct SimRequest {
     /// size headers, and an auto directory runs the compiler's v choice at every size.
     bool variable = false;
     std::vector<std::uint64_t> sizes;
+    SimOptions options;  ///< for the pattern (the baseline is simulated without)
 };
 
 /// @brief Loads the request's patterns and simulates them at every size on `machine`, with

@@ -1,0 +1,143 @@
+// The critical path of a simulated replay: what the rank that finishes last waited for, op
+// by op (docs/simulate.md, "Critical path").
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "nbr/simulator/simulate.hpp"
+
+namespace nbr::simulator::internal {
+
+/// @brief Records, per message and per rank, when each CPU operation started and ended and
+/// what it waited for, so that the chain of operations ending in the last completion can be
+/// walked back. Kept only when a critical path is asked for (about 100 bytes per message).
+class PathTrace {
+public:
+    using Time = std::int64_t;  ///< picoseconds
+
+    /// @brief What occupied a core or completed a rank: a call start, a send, a rendezvous
+    /// answer, a receive, or (for completions only) a send's tail leaving.
+    struct Op {
+        enum class Kind : std::uint8_t { none, call, send, answer, receive, tail };
+        Kind kind = Kind::none;
+        std::uint32_t index = 0;  ///< rank (call) or message
+    };
+
+    PathTrace(std::uint64_t messages, std::uint32_t ranks, std::size_t cores)
+        : message_(messages), rank_(ranks), last_op_(cores), finish_op_(ranks) {}
+
+    void call(std::uint32_t rank, std::size_t core, Time start, Time end) {
+        rank_[rank] = {start, end, last_op_[core]};
+        last_op_[core] = {Op::Kind::call, rank};
+    }
+    void send(std::uint32_t i, std::size_t core, Time ready, Time start, Time end) {
+        auto& m = message_[i];
+        m.ready = ready;
+        m.send = {start, end, last_op_[core]};
+        last_op_[core] = {Op::Kind::send, i};
+    }
+    void answer(std::uint32_t i, std::size_t core, Time request_arrival, Time start, Time end) {
+        auto& m = message_[i];
+        m.request_arrival = request_arrival;
+        m.answer = {start, end, last_op_[core]};
+        last_op_[core] = {Op::Kind::answer, i};
+    }
+    void receive(std::uint32_t i, std::size_t core, Time arrival, Time start, Time end) {
+        auto& m = message_[i];
+        m.arrival = arrival;
+        m.receive = {start, end, last_op_[core]};
+        last_op_[core] = {Op::Kind::receive, i};
+    }
+    /// @brief Message i waited or was slowed by `delay` behind others at one stage.
+    void queued(std::uint32_t i, Time delay) { message_[i].queued += std::max<Time>(0, delay); }
+    /// @brief Message i joined a shared NIC (`in`: receiving) at `now`.
+    void joined(std::uint32_t i, bool in, Time now) { (in ? message_[i].joined_in : message_[i].joined_out) = now; }
+    [[nodiscard]] Time joined_at(std::uint32_t i, bool in) const {
+        return in ? message_[i].joined_in : message_[i].joined_out;
+    }
+    /// @brief The arrival of `by` released send `next` (its last dependency).
+    void released(std::uint32_t next, std::uint32_t by) { message_[next].released_by = by + 1; }
+    /// @brief `op` set the rank's completion time.
+    void finished(std::uint32_t rank, Op op) { finish_op_[rank] = op; }
+
+    /// @brief The operations that lead to `rank`'s completion at `finish`, earliest first.
+    /// `wake`: per rank, the delay before a rank gets its core back (see Simulation).
+    /// `src`, `dst`, `klass`, `bytes`: per message.
+    template <class Bytes>
+    [[nodiscard]] std::vector<PathStep> walk(std::uint32_t rank, Time finish, const std::vector<Time>& wake,
+                                             const std::vector<std::uint32_t>& src,
+                                             const std::vector<std::uint32_t>& dst,
+                                             const std::vector<DistanceClass>& klass, Bytes bytes) const {
+        std::vector<PathStep> steps;
+        auto add = [&](PathStep::Kind kind, std::uint32_t i, Time start, Time end, Time queued) {
+            const bool on_receiver = kind == PathStep::Kind::answer || kind == PathStep::Kind::receive;
+            steps.push_back({kind, on_receiver ? dst[i] : src[i], on_receiver ? src[i] : dst[i], klass[i], bytes(i),
+                             us(start), us(end), us(queued)});
+        };
+        Op op = finish_op_[rank];
+        if (op.kind == Op::Kind::tail) {  // the rank finished when a send's tail left it
+            add(PathStep::Kind::transfer, op.index, message_[op.index].send.end, finish, message_[op.index].queued);
+            op = {Op::Kind::send, op.index};
+        }
+        const std::uint64_t bound = 4 * message_.size() + rank_.size() + 1;  // every op at most once
+        for (std::uint64_t n = 0; op.kind != Op::Kind::none && n < bound; ++n) op = step_back(op, wake, dst, add);
+        std::reverse(steps.begin(), steps.end());
+        return steps;
+    }
+
+private:
+    struct Span {
+        Time start = 0, end = 0;
+        Op before;  ///< what the core did last before this
+    };
+    struct MessageTrace {
+        Time ready = 0, arrival = 0, request_arrival = -1, queued = 0, joined_in = 0, joined_out = 0;
+        Span send, answer, receive;
+        std::uint32_t released_by = 0;  ///< message + 1; 0: no dependency
+    };
+
+    static double us(Time t) { return static_cast<double>(t) * 1e-6; }
+
+    /// Adds `op` as a step and returns what it waited for: the core's previous operation if
+    /// the core was busy when the op could start, else what made it ready.
+    template <class Add>
+    Op step_back(Op op, const std::vector<Time>& wake, const std::vector<std::uint32_t>& dst, Add& add) const {
+        const auto i = op.index;
+        switch (op.kind) {
+            case Op::Kind::call: {
+                add(PathStep::Kind::call, 0, rank_[i].start, rank_[i].end, 0);
+                return rank_[i].before;  // another rank's call on a shared core, or none
+            }
+            case Op::Kind::send: {
+                const auto& m = message_[i];
+                add(PathStep::Kind::send, i, m.send.start, m.send.end, 0);
+                if (m.send.start > m.ready) return m.send.before;
+                return m.released_by != 0 ? Op{Op::Kind::receive, m.released_by - 1} : Op{};
+            }
+            case Op::Kind::answer: {
+                const auto& m = message_[i];
+                add(PathStep::Kind::answer, i, m.answer.start, m.answer.end, 0);
+                if (m.answer.start > m.request_arrival + wake[dst[i]]) return m.answer.before;
+                add(PathStep::Kind::transfer, i, m.send.end, m.request_arrival, 0);  // the request
+                return {Op::Kind::send, i};
+            }
+            default: {  // receive
+                const auto& m = message_[i];
+                add(PathStep::Kind::receive, i, m.receive.start, m.receive.end, 0);
+                if (m.receive.start > m.arrival + wake[dst[i]]) return m.receive.before;
+                const bool rendezvous = m.request_arrival >= 0;
+                add(PathStep::Kind::transfer, i, rendezvous ? m.answer.end : m.send.end, m.arrival, m.queued);
+                return {rendezvous ? Op::Kind::answer : Op::Kind::send, i};
+            }
+        }
+    }
+
+    std::vector<MessageTrace> message_;
+    std::vector<Span> rank_;     ///< per rank: its call start
+    std::vector<Op> last_op_;    ///< per core
+    std::vector<Op> finish_op_;  ///< per rank
+};
+
+}  // namespace nbr::simulator::internal
