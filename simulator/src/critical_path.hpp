@@ -50,13 +50,6 @@ public:
         m.receive = {start, end, last_op_[core]};
         last_op_[core] = {Op::Kind::receive, i};
     }
-    /// @brief Message i waited or was slowed by `delay` behind others at one stage.
-    void queued(std::uint32_t i, Time delay) { message_[i].queued += std::max<Time>(0, delay); }
-    /// @brief Message i joined a shared NIC (`in`: receiving) at `now`.
-    void joined(std::uint32_t i, bool in, Time now) { (in ? message_[i].joined_in : message_[i].joined_out) = now; }
-    [[nodiscard]] Time joined_at(std::uint32_t i, bool in) const {
-        return in ? message_[i].joined_in : message_[i].joined_out;
-    }
     /// @brief The arrival of `by` released send `next` (its last dependency).
     void released(std::uint32_t next, std::uint32_t by) { message_[next].released_by = by + 1; }
     /// @brief `op` set the rank's completion time.
@@ -64,36 +57,52 @@ public:
 
     /// @brief The operations that lead to `rank`'s completion at `finish`, earliest first.
     /// `wake`: per rank, the delay before a rank gets its core back (see Simulation).
-    /// `src`, `dst`, `klass`, `bytes`: per message.
-    template <class Bytes>
+    /// `src`, `dst`, `klass`, `bytes(i)`: per message; `unloaded(i, tail)`: message i's time
+    /// from its post (with rendezvous: from the answer) to its arrival (`tail`: to its tail
+    /// leaving the sender) with nothing else on its way.
+    template <class Bytes, class Unloaded>
     [[nodiscard]] std::vector<PathStep> walk(std::uint32_t rank, Time finish, const std::vector<Time>& wake,
                                              const std::vector<std::uint32_t>& src,
                                              const std::vector<std::uint32_t>& dst,
-                                             const std::vector<DistanceClass>& klass, Bytes bytes) const {
+                                             const std::vector<DistanceClass>& klass, Bytes bytes,
+                                             Unloaded unloaded) const {
         std::vector<PathStep> steps;
-        auto add = [&](PathStep::Kind kind, std::uint32_t i, Time start, Time end, Time queued) {
+        // Message i's operation; a transfer (to its arrival or, `tail`, to its tail leaving the
+        // sender; not a rendezvous request) is queued for what it takes beyond `unloaded`.
+        auto add = [&](PathStep::Kind kind, std::uint32_t i, Time start, Time end, Until until = Until::arrival) {
             const bool on_receiver = kind == PathStep::Kind::answer || kind == PathStep::Kind::receive;
+            Time queued = 0;
+            if (kind == PathStep::Kind::transfer && until != Until::request) {
+                queued = std::max<Time>(0, end - start - unloaded(i, until == Until::tail));
+            }
             steps.push_back({kind, on_receiver ? dst[i] : src[i], on_receiver ? src[i] : dst[i], klass[i], bytes(i),
                              us(start), us(end), us(queued)});
         };
+        auto add_call = [&](std::uint32_t r) {
+            steps.push_back(
+                {PathStep::Kind::call, r, r, DistanceClass::socket, 0, us(rank_[r].start), us(rank_[r].end), 0});
+        };
         Op op = finish_op_[rank];
         if (op.kind == Op::Kind::tail) {  // the rank finished when a send's tail left it
-            add(PathStep::Kind::transfer, op.index, message_[op.index].send.end, finish, message_[op.index].queued);
+            add(PathStep::Kind::transfer, op.index, message_[op.index].send.end, finish, Until::tail);
             op = {Op::Kind::send, op.index};
         }
         const std::uint64_t bound = 4 * message_.size() + rank_.size() + 1;  // every op at most once
-        for (std::uint64_t n = 0; op.kind != Op::Kind::none && n < bound; ++n) op = step_back(op, wake, dst, add);
+        for (std::uint64_t n = 0; op.kind != Op::Kind::none && n < bound; ++n) {
+            op = step_back(op, wake, dst, add, add_call);
+        }
         std::reverse(steps.begin(), steps.end());
         return steps;
     }
 
 private:
+    enum class Until : std::uint8_t { arrival, tail, request };
     struct Span {
         Time start = 0, end = 0;
         Op before;  ///< what the core did last before this
     };
     struct MessageTrace {
-        Time ready = 0, arrival = 0, request_arrival = -1, queued = 0, joined_in = 0, joined_out = 0;
+        Time ready = 0, arrival = 0, request_arrival = -1;
         Span send, answer, receive;
         std::uint32_t released_by = 0;  ///< message + 1; 0: no dependency
     };
@@ -102,33 +111,34 @@ private:
 
     /// Adds `op` as a step and returns what it waited for: the core's previous operation if
     /// the core was busy when the op could start, else what made it ready.
-    template <class Add>
-    Op step_back(Op op, const std::vector<Time>& wake, const std::vector<std::uint32_t>& dst, Add& add) const {
+    template <class Add, class AddCall>
+    Op step_back(Op op, const std::vector<Time>& wake, const std::vector<std::uint32_t>& dst, Add& add,
+                 AddCall& add_call) const {
         const auto i = op.index;
         switch (op.kind) {
             case Op::Kind::call: {
-                add(PathStep::Kind::call, 0, rank_[i].start, rank_[i].end, 0);
+                add_call(i);
                 return rank_[i].before;  // another rank's call on a shared core, or none
             }
             case Op::Kind::send: {
                 const auto& m = message_[i];
-                add(PathStep::Kind::send, i, m.send.start, m.send.end, 0);
+                add(PathStep::Kind::send, i, m.send.start, m.send.end);
                 if (m.send.start > m.ready) return m.send.before;
                 return m.released_by != 0 ? Op{Op::Kind::receive, m.released_by - 1} : Op{};
             }
             case Op::Kind::answer: {
                 const auto& m = message_[i];
-                add(PathStep::Kind::answer, i, m.answer.start, m.answer.end, 0);
+                add(PathStep::Kind::answer, i, m.answer.start, m.answer.end);
                 if (m.answer.start > m.request_arrival + wake[dst[i]]) return m.answer.before;
-                add(PathStep::Kind::transfer, i, m.send.end, m.request_arrival, 0);  // the request
+                add(PathStep::Kind::transfer, i, m.send.end, m.request_arrival, Until::request);
                 return {Op::Kind::send, i};
             }
             default: {  // receive
                 const auto& m = message_[i];
-                add(PathStep::Kind::receive, i, m.receive.start, m.receive.end, 0);
+                add(PathStep::Kind::receive, i, m.receive.start, m.receive.end);
                 if (m.receive.start > m.arrival + wake[dst[i]]) return m.receive.before;
                 const bool rendezvous = m.request_arrival >= 0;
-                add(PathStep::Kind::transfer, i, rendezvous ? m.answer.end : m.send.end, m.arrival, m.queued);
+                add(PathStep::Kind::transfer, i, rendezvous ? m.answer.end : m.send.end, m.arrival);
                 return {rendezvous ? Op::Kind::answer : Op::Kind::send, i};
             }
         }

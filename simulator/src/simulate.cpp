@@ -196,8 +196,29 @@ private:
             if (trace_) trace_->finished(rank, op);
         }
     }
-    void queued(std::uint32_t i, Time delay) {
-        if (trace_) trace_->queued(i, delay);
+
+    /// Trace: how long message i takes from its post (with rendezvous: from the answer) to its
+    /// arrival, or with `tail` to its tail leaving the sender (its rank, or its NIC), with
+    /// nothing else on its way; the transfers of the critical path are queued for the rest.
+    [[nodiscard]] Time unloaded(std::uint32_t i, bool tail) const {
+        const LinkCost& c = cost(i);
+        const auto b = bytes(i);
+        const auto h = header_bytes(i);
+        const double byte = c.latency_and_byte_ps(b).second;
+        const Time start =
+            (b > c.eager_limit ? latency(i) : 0) + (h > 0 ? ps(c.gap_ps + byte * static_cast<double>(h)) : 0);
+        const Time rank_tail = start + ps(byte * static_cast<double>(b));
+        if (!off_node(i)) return tail ? rank_tail : rank_tail + latency(i);
+        const Time x = nic_transfer(i);
+        const Time gap = ps(m_.nic_gap_ps);
+        const Time out_tail = std::max(start + x + (shared_out_.empty() ? 0 : gap), rank_tail);
+        if (tail) return out_tail;
+        Time in_aux = shared_out_.empty() ? out_tail : rank_tail;
+        if (via_uplinks(i)) in_aux = std::max(start + uplink_transfer(i).first, in_aux);  // up and down alike
+        const Time head = start + latency(i);
+        Time arrival = std::max(head + x + (shared_in_.empty() ? 0 : gap), in_aux + latency(i));
+        if (!shared_out_.empty()) arrival = std::max(arrival, out_tail + latency(i));
+        return arrival;
     }
 
     void handle(const Event& e) {
@@ -258,7 +279,6 @@ private:
         // The header leaves first: the payload follows it after a gap.
         const Time header = h > 0 ? ps(c.gap_ps + byte * static_cast<double>(h)) : 0;
         const Time start = (c.concurrent_injection ? e.time : std::max(e.time, inject_[s])) + header;
-        if (!c.concurrent_injection) queued(i, inject_[s] - e.time);
         const Time transfer = ps(byte * static_cast<double>(b));
         if (!c.concurrent_injection) inject_[s] = start + ps(c.gap_ps) + transfer;
         if (off_node(i)) {
@@ -275,7 +295,6 @@ private:
         const Time start = std::max(e.time, nic_out_[node]);
         const Time transfer = nic_transfer(i);
         nic_out_[node] = start + ps(m_.nic_gap_ps) + transfer;
-        queued(i, start - e.time);
         const Time tail = std::max(start + transfer, e.aux);
         complete(p_.src[i], tail, depth_[i], {Op::Kind::tail, i});
         if (via_uplinks(i)) {
@@ -290,7 +309,6 @@ private:
     void on_uplink(const Event& e, Time& free, Stage next) {
         const auto i = e.message;
         const Time start = std::max(e.time, free);
-        queued(i, start - e.time);
         const auto [alone, shared] = uplink_transfer(i);
         free = start + shared;
         const Time tail = std::max(start + alone, e.aux);
@@ -304,7 +322,6 @@ private:
         const Time start = std::max(e.time, nic_in_[node]);
         const Time transfer = nic_transfer(i);
         nic_in_[node] = start + ps(m_.nic_gap_ps) + transfer;
-        queued(i, start - e.time);
         arrive_off_node(i, std::max(start + transfer, e.aux));
     }
 
@@ -315,7 +332,6 @@ private:
         const auto node = place_.node(p_.dst[e.message]);
         auto& link = shared_in_[node];
         link.join(e.time, static_cast<double>(nic_transfer(e.message)) + m_.nic_gap_ps, e.message, e.aux);
-        if (trace_) trace_->joined(e.message, true, e.time);
         schedule_departure(shared_in_, node, Stage::nic_in_leave);
     }
 
@@ -330,7 +346,6 @@ private:
         auto& link = shared_in_[e.message];
         if (static_cast<Time>(link.version()) != e.aux) return;  // a message joined or left since
         const auto job = link.leave(e.time);
-        shared_slowdown(job.message, true, e.time);
         arrive_off_node(job.message, std::max(e.time, job.aux));
         schedule_departure(shared_in_, e.message, Stage::nic_in_leave);
     }
@@ -342,7 +357,6 @@ private:
         const auto i = e.message;
         const auto node = place_.node(p_.src[i]);
         shared_out_[node].join(e.time, static_cast<double>(nic_transfer(i)) + m_.nic_gap_ps, i, e.aux);
-        if (trace_) trace_->joined(i, false, e.time);
         schedule_departure(shared_out_, node, Stage::nic_out_leave);
         if (via_uplinks(i)) {
             push(Stage::up, e.time, i, e.aux);
@@ -356,18 +370,11 @@ private:
         if (static_cast<Time>(link.version()) != e.aux) return;  // a message joined or left since
         const auto job = link.leave(e.time);
         const auto i = job.message;
-        shared_slowdown(i, false, e.time);
         const Time tail = std::max(e.time, job.aux);
         complete(p_.src[i], tail, depth_[i], {Op::Kind::tail, i});
         send_tail_[i] = tail;
         if (held_arrival_[i] != kUnknown) arrive_off_node(i, held_arrival_[i]);
         schedule_departure(shared_out_, e.message, Stage::nic_out_leave);
-    }
-
-    /// Trace: a message that left a shared NIC at `now` took longer than alone by the difference.
-    void shared_slowdown(std::uint32_t i, bool in, Time now) {
-        if (trace_)
-            queued(i, now - trace_->joined_at(i, in) - ps(static_cast<double>(nic_transfer(i)) + m_.nic_gap_ps));
     }
 
     /// An off-node message's tail has passed the receiving NIC at `t`: it arrives then, or,
@@ -459,8 +466,10 @@ SimResult Simulation::result() const {
         r.completion_p90_us = quantile(sorted, 0.9);
         r.completion_p99_us = quantile(sorted, 0.99);
         if (trace_) {
-            r.path = trace_->walk(r.last_rank, finish_[r.last_rank], wake_, p_.src, p_.dst, klass_,
-                                  [this](std::uint32_t i) { return bytes(i); });
+            r.path = trace_->walk(
+                r.last_rank, finish_[r.last_rank], wake_, p_.src, p_.dst, klass_,
+                [this](std::uint32_t i) { return bytes(i); },
+                [this](std::uint32_t i, bool tail) { return unloaded(i, tail); });
         }
     }
     // Traffic by distance class, per sending rank.

@@ -80,8 +80,9 @@ struct PathStep {
     DistanceClass distance = DistanceClass::socket;
     std::uint64_t bytes = 0;
     double start_us = 0, end_us = 0;
-    /// transfer: time spent waiting behind other messages at the rank's injection, the NICs
-    /// and uplinks, or slowed by sharing them (included in end − start)
+    /// transfer: what it took beyond the same message with nothing else on its way (waiting
+    /// behind other messages at the rank's injection, the NICs and uplinks, or slowed by
+    /// sharing them; included in end − start)
     double queued_us = 0;
 };
 [[nodiscard]] const char* to_string(PathStep::Kind kind);
