@@ -189,6 +189,12 @@ TEST(Simulate, CriticalPathShowsTheReceiversBusyCpuAndTheCallCost) {
     EXPECT_EQ(r.path[0].rank, 0U);
     EXPECT_NEAR(r.path[0].end_us, 0.4, 1e-9);
     EXPECT_NEAR(r.path[1].start_us, 0.4, 1e-9);
+    // Rank 2 on the other node: its message arrives last, and the path starts at its call.
+    r = run(naive(3, {{0, 1}, {2, 1}}), m, 2, 1000, Collective::allgather, true);
+    ASSERT_EQ(r.path.size(), 4U);
+    EXPECT_EQ(r.path[0].kind, Kind::call);
+    EXPECT_EQ(r.path[0].rank, 2U);
+    EXPECT_EQ(r.path[2].distance, DistanceClass::network);
 }
 
 TEST(Simulate, CriticalPathNamesTheQueueAtTheNic) {
