@@ -507,7 +507,7 @@ int run(int argc, char** argv) {
         ->check(CLI::ExistingDirectory);
     simulate->add_flag("--json", o.json, "JSON output");
     simulate->add_flag("--critical-path", o.critical_path,
-                       "Also show, per size, the chain of operations the last rank waited for (about 130 bytes "
+                       "Also show, per size, the chain of operations the last rank waited for (about 100 bytes "
                        "per message more memory)");
     simulate->add_flag("--print-machine", o.print_machine, "Print the machine's JSON and exit");
 

@@ -12,7 +12,7 @@ namespace nbr::simulator::internal {
 
 /// @brief Records, per message and per rank, when each CPU operation started and ended and
 /// what it waited for, so that the chain of operations ending in the last completion can be
-/// walked back. Kept only when a critical path is asked for (about 130 bytes per message).
+/// walked back. Kept only when a critical path is asked for (about 100 bytes per message).
 class PathTrace {
 public:
     using Time = std::int64_t;  ///< picoseconds

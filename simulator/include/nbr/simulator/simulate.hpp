@@ -106,7 +106,7 @@ struct SimResult {
 
 /// @brief What a simulation records beyond the latencies.
 struct SimOptions {
-    /// The critical path of the rank that finishes last (SimResult::path), at about 130
+    /// The critical path of the rank that finishes last (SimResult::path), at about 100
     /// bytes per message more memory.
     bool critical_path = false;
 };
