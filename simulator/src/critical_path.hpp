@@ -28,27 +28,22 @@ public:
     PathTrace(std::uint64_t messages, std::uint32_t ranks, std::size_t cores)
         : message_(messages), rank_(ranks), last_op_(cores), finish_op_(ranks) {}
 
+    /// @brief The rank's call start, then a send (`ready`: when it could start), a rendezvous
+    /// answer, a receive (each with when its request or message arrived), on `core`.
     void call(std::uint32_t rank, std::size_t core, Time start, Time end) {
-        rank_[rank] = {start, end, last_op_[core]};
-        last_op_[core] = {Op::Kind::call, rank};
+        rank_[rank] = occupy(core, {Op::Kind::call, rank}, start, end);
     }
     void send(std::uint32_t i, std::size_t core, Time ready, Time start, Time end) {
-        auto& m = message_[i];
-        m.ready = ready;
-        m.send = {start, end, last_op_[core]};
-        last_op_[core] = {Op::Kind::send, i};
+        message_[i].ready = ready;
+        message_[i].send = occupy(core, {Op::Kind::send, i}, start, end);
     }
     void answer(std::uint32_t i, std::size_t core, Time request_arrival, Time start, Time end) {
-        auto& m = message_[i];
-        m.request_arrival = request_arrival;
-        m.answer = {start, end, last_op_[core]};
-        last_op_[core] = {Op::Kind::answer, i};
+        message_[i].request_arrival = request_arrival;
+        message_[i].answer = occupy(core, {Op::Kind::answer, i}, start, end);
     }
     void receive(std::uint32_t i, std::size_t core, Time arrival, Time start, Time end) {
-        auto& m = message_[i];
-        m.arrival = arrival;
-        m.receive = {start, end, last_op_[core]};
-        last_op_[core] = {Op::Kind::receive, i};
+        message_[i].arrival = arrival;
+        message_[i].receive = occupy(core, {Op::Kind::receive, i}, start, end);
     }
     /// @brief The arrival of `by` released send `next` (its last dependency).
     void released(std::uint32_t next, std::uint32_t by) { message_[next].released_by = by + 1; }
@@ -108,6 +103,13 @@ private:
     };
 
     static double us(Time t) { return static_cast<double>(t) * 1e-6; }
+
+    /// `op` occupies `core` from `start` to `end`, after the core's previous operation.
+    Span occupy(std::size_t core, Op op, Time start, Time end) {
+        const Span span{start, end, last_op_[core]};
+        last_op_[core] = op;
+        return span;
+    }
 
     /// Adds `op` as a step and returns what it waited for: the core's previous operation if
     /// the core was busy when the op could start, else what made it ready.
