@@ -320,44 +320,64 @@ private:
         const auto active = engine_.receivers();
         engine_.superstep(active, [&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             Coordinator& c = coordinators_[v];
-            for (const Message& m : inbox) {
-                const auto& w = m.payload;
-                for (std::uint32_t i = 0; i < w[0]; ++i) {
-                    c.out_load[w[1 + 2 * i]] += w[2 + 2 * i];
-                    c.senders[w[1 + 2 * i]].emplace_back(m.source, w[2 + 2 * i]);
-                }
-                const std::size_t at = 1 + 2 * w[0];
-                for (std::uint32_t i = 0; i < w[at]; ++i) c.in_total += w[at + 2 + 2 * i];
-            }
+            read_reports(c, inbox);
             const std::uint32_t node = placement_.node(v);
-            const auto& ranks = members_[node];
-            std::uint64_t total = c.in_total;
-            for (const auto& [m, items] : c.out_load) total += items;
-            std::vector<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>>>
-                jobs;  // (items, (node, lane))
-            std::map<std::uint32_t, std::vector<std::uint32_t>> lane_items;
-            for (const auto& [m, senders] : c.senders) {
-                const std::uint32_t lanes = lanes_for(c.out_load[m], total, ranks.size(), senders.size());
-                auto& items = lane_items[m];
-                items.assign(lanes, 0);
-                for (std::size_t i = 0; i < senders.size(); ++i)
-                    items[lane_of(i, senders.size(), lanes)] += senders[i].second;
-                for (std::uint32_t l = 0; l < lanes; ++l) jobs.push_back({items[l], {m, l}});
-            }
-            c.load.assign(ranks.size(), 0);
-            const auto chosen = internal::longest_first(jobs, c.load);
-            for (std::size_t j = 0; j < jobs.size(); ++j) {
-                const auto [m, l] = jobs[j].second;
-                auto& f = c.forwarders[m];
-                f.resize(lane_items[m].size());
-                f[l] = ranks[chosen[j]];
-            }
+            const auto lane_items = split_lanes(c, members_[node].size());
+            assign_forwarders(c, members_[node], lane_items);
             for (const auto& [m, items] : lane_items) {
                 std::vector<std::uint32_t> words{node, static_cast<std::uint32_t>(items.size())};
                 for (const auto i : items) words.push_back(static_cast<std::uint32_t>(i));
                 outbox.post(coordinator(m), words);
             }
         });
+    }
+
+    /// The coordinator's view of its node's reports: items per destination node and sender,
+    /// and the items the node receives.
+    static void read_reports(Coordinator& c, std::span<const Message> inbox) {
+        for (const Message& m : inbox) {
+            const auto& w = m.payload;
+            for (std::uint32_t i = 0; i < w[0]; ++i) {
+                c.out_load[w[1 + 2 * i]] += w[2 + 2 * i];
+                c.senders[w[1 + 2 * i]].emplace_back(m.source, w[2 + 2 * i]);
+            }
+            const std::size_t at = 1 + 2 * w[0];
+            for (std::uint32_t i = 0; i < w[at]; ++i) c.in_total += w[at + 2 + 2 * i];
+        }
+    }
+
+    /// Per destination node: the items of each of its lanes (lanes_for; senders in rank order,
+    /// contiguous groups per lane).
+    [[nodiscard]] std::map<std::uint32_t, std::vector<std::uint64_t>> split_lanes(const Coordinator& c,
+                                                                                  std::size_t node_ranks) const {
+        std::uint64_t total = c.in_total;
+        for (const auto& [m, items] : c.out_load) total += items;
+        std::map<std::uint32_t, std::vector<std::uint64_t>> lane_items;
+        for (const auto& [m, senders] : c.senders) {
+            const std::uint32_t lanes = lanes_for(c.out_load.at(m), total, node_ranks, senders.size());
+            auto& items = lane_items[m];
+            items.assign(lanes, 0);
+            for (std::size_t i = 0; i < senders.size(); ++i)
+                items[lane_of(i, senders.size(), lanes)] += senders[i].second;
+        }
+        return lane_items;
+    }
+
+    /// Every lane's forwarder among the node's `ranks`, longest processing time first.
+    static void assign_forwarders(Coordinator& c, const std::vector<std::uint32_t>& ranks,
+                                  const std::map<std::uint32_t, std::vector<std::uint64_t>>& lane_items) {
+        std::vector<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>>> jobs;  // (items, (node, lane))
+        for (const auto& [m, items] : lane_items) {
+            for (std::uint32_t l = 0; l < items.size(); ++l) jobs.push_back({items[l], {m, l}});
+        }
+        c.load.assign(ranks.size(), 0);
+        const auto chosen = internal::longest_first(jobs, c.load);
+        for (std::size_t j = 0; j < jobs.size(); ++j) {
+            const auto [m, l] = jobs[j].second;
+            auto& f = c.forwarders[m];
+            f.resize(lane_items.at(m).size());
+            f[l] = ranks[chosen[j]];
+        }
     }
 
     /// Assigns a receiver to every lane arriving at the node (LPT, on top of the forwarding
