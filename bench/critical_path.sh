@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Where each algorithm's time goes in the model: per case, algorithm, collective and size, the
+# split of the last rank's critical path (`nbrc simulate --critical-path`, docs/simulate.md)
+# into CPU work (sends and receives), messages on their way, and queueing at the ranks'
+# injection, the NICs and the uplinks. bench/critical_path.py writes OUT_DIR/table.md.
+#
+#   usage: bench/critical_path.sh OUT_DIR
+#   env:   NBR_CP_CASES   "case:ranks:ranks_per_node:ranks_per_socket ..." (default: random
+#                         δ = 0.05 at 1024 ranks on nodes of 40, Moore (3,1) at 2048 on nodes of 32)
+#          NBR_CP_ALGOS   algorithm or configuration names (bench/cases.sh algo_options)
+#          NBR_CP_SIZES   (default 8,1K,64K), NBR_CP_MACHINE (default niagara),
+#          NBR_CP_COLLECTIVES (default "allgather alltoall"), NBR_BUILD (default build)
+# Patterns already compiled in OUT_DIR are kept.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../scripts/env.sh
+source "$root/scripts/env.sh"
+# shellcheck source=cases.sh
+source "$root/bench/cases.sh"
+out=$1
+cases=${NBR_CP_CASES:-"random-0.05:1024:40:20 moore-3-1:2048:32:16"}
+algos=${NBR_CP_ALGOS:-"common-neighbor distance-halving kgroup-k2 hierarchical-bruck-r4 hierarchical-cube-k0"}
+sizes=${NBR_CP_SIZES:-8,1K,64K}
+machine=${NBR_CP_MACHINE:-niagara}
+collectives=${NBR_CP_COLLECTIVES:-"allgather alltoall"}
+nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+for spec in $cases; do
+  IFS=: read -r case ranks per_node per_socket <<<"$spec"
+  placement="--ranks-per-node $per_node --ranks-per-socket $per_socket"
+  # shellcheck disable=SC2086 # the algorithm names are words
+  NBR_COMPILE_ARGS="$placement" prepare_case "$nbrc" "$out" "$case" "$ranks" $algos
+  for algo in naive $algos; do
+    for collective in $collectives; do
+      result="$out/$case-$ranks/$algo.$collective.$machine.json"
+      [ -f "$result" ] && continue
+      # shellcheck disable=SC2086
+      "$nbrc" simulate "$out/$case-$ranks/$algo" --machine "$machine" $placement --collective "$collective" \
+        --sizes "$sizes" --critical-path --json >"$result.tmp"
+      mv "$result.tmp" "$result"
+    done
+  done
+done
+/usr/bin/python3 "$root/bench/critical_path.py" "$out" "$machine" | tee "$out/table.md"
