@@ -34,28 +34,33 @@ std::string traffic_json(const SimResult& r) {
 
 /// Consecutive operations of one kind, rank and distance class (a CPU working through a run of
 /// sends or receives) shown as one.
+/// Transfers are never merged, so a run's queueing is its first step's.
 struct PathRun {
     PathStep first;
     std::uint32_t count = 1;
     bool one_peer = true;
-    double end_us = 0, queued_us = 0;
+    double end_us = 0;
     std::uint64_t bytes = 0;
 };
+
+bool continues(const PathRun& run, const PathStep& step) {
+    const auto& first = run.first;
+    return step.kind != PathStep::Kind::transfer && first.kind == step.kind && first.rank == step.rank &&
+           first.distance == step.distance;
+}
 
 std::vector<PathRun> path_runs(const std::vector<PathStep>& path) {
     std::vector<PathRun> runs;
     for (const auto& step : path) {
-        const auto& last = runs.empty() ? step : runs.back().first;
-        if (!runs.empty() && last.kind == step.kind && last.rank == step.rank && last.distance == step.distance &&
-            step.kind != PathStep::Kind::transfer) {
-            auto& run = runs.back();
-            ++run.count;
-            run.one_peer = run.one_peer && run.first.peer == step.peer;
-            run.end_us = step.end_us;
-            run.bytes += step.bytes;
+        if (runs.empty() || !continues(runs.back(), step)) {
+            runs.push_back({step, 1, true, step.end_us, step.bytes});
             continue;
         }
-        runs.push_back({step, 1, true, step.end_us, step.queued_us, step.bytes});
+        auto& run = runs.back();
+        ++run.count;
+        run.one_peer = run.one_peer && run.first.peer == step.peer;
+        run.end_us = step.end_us;
+        run.bytes += step.bytes;
     }
     return runs;
 }
@@ -100,7 +105,7 @@ std::string path_json(const SimResult& r) {
         }
         out << ", \"count\": " << run.count << ", \"start_us\": " << number(run.first.start_us)
             << ", \"end_us\": " << number(run.end_us);
-        if (run.first.kind == PathStep::Kind::transfer) out << ", \"queued_us\": " << number(run.queued_us);
+        if (run.first.kind == PathStep::Kind::transfer) out << ", \"queued_us\": " << number(run.first.queued_us);
         out << "}";
     }
     out << "]}";
@@ -129,8 +134,8 @@ std::string path_text(const SimResult& r) {
             out << " " << arrow << " " << (run.one_peer ? std::to_string(s.peer) : std::string("several")) << " ("
                 << to_string(s.distance) << ", " << run.bytes << " B)";
         }
-        if (s.kind == PathStep::Kind::transfer && run.queued_us > 0) {
-            std::snprintf(line, sizeof line, ", queued %.3f", run.queued_us);
+        if (s.kind == PathStep::Kind::transfer && s.queued_us > 0) {
+            std::snprintf(line, sizeof line, ", queued %.3f", s.queued_us);
             out << line;
         }
         out << "\n";
