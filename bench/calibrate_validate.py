@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Predicted (nbrc simulate on the calibrated machine) against measured (nbr-bench, median
-of the launches) replay times, written by bench/calibrate_validate.sh.
+of the launches) replay times, written by bench/calibrate_validate.sh. Where a launch also
+calibrated itself (2 ranks), the paired error is the median over launches of each launch's
+prediction from its own machine file against its own time.
 
 usage: bench/calibrate_validate.py OUT_DIR
 """
@@ -25,13 +27,42 @@ def measured(directory):
     return {k: statistics.median(v) for k, v in samples.items()}, samples
 
 
+def launch_times(directory):
+    """(topology, collective, launch) -> {(variant, bytes): seconds} of that launch."""
+    times = {}
+    for path in sorted(directory.glob("measured.*.json")):
+        _, topo, collective, launch, _ = path.name.split(".")
+        run = json.load(open(path))
+        times[(topo, collective, launch)] = {(r["variant"], r["bytes"]): r["seconds"] for r in run["results"]}
+    return times
+
+
+def paired_errors(directory):
+    """(topology, collective, bytes) -> (median error of nbr, of nbr-naive) over the launches
+    that calibrated themselves."""
+    times = launch_times(directory)
+    errors = collections.defaultdict(lambda: ([], []))
+    for path in sorted(directory.glob("paired.*.json")):
+        _, topo, collective, launch, _ = path.name.split(".")
+        measured_here = times[(topo, collective, launch)]
+        for r in json.load(open(path))["results"]:
+            b = r["bytes"]
+            if ("nbr", b) not in measured_here:
+                continue
+            nbr, naive = errors[(topo, collective, b)]
+            nbr.append(r["latency_us"] / (measured_here[("nbr", b)] * 1e6) - 1)
+            naive.append(r["baseline_latency_us"] / (measured_here[("nbr-naive", b)] * 1e6) - 1)
+    return {k: (statistics.median(a), statistics.median(b)) for k, (a, b) in errors.items()}
+
+
 def main(directory):
     directory = pathlib.Path(directory)
     medians, samples = measured(directory)
+    paired = paired_errors(directory)
     cores = os.cpu_count()
-    lines = ["| topology | ranks | collective | bytes | nbr measured µs | predicted µs | error | "
-             "naive measured µs | predicted µs | error | native µs | launches |",
-             "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| topology | ranks | collective | bytes | nbr measured µs | predicted µs | error | paired error | "
+             "naive measured µs | predicted µs | error | paired error | native µs | launches |",
+             "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     errors = collections.defaultdict(list)
     for path in sorted(directory.glob("predicted.*.json")):
         _, topo, collective, _ = path.name.split(".")
@@ -49,14 +80,20 @@ def main(directory):
             e2 = r["baseline_latency_us"] / naive - 1
             bound = "bound" if ranks <= cores else "shared cores"
             errors[bound].extend([abs(e1), abs(e2)])
+            p1, p2 = paired.get((topo, collective, b), (None, None))
+            if p1 is not None:
+                errors["bound, paired"].extend([abs(p1), abs(p2)])
+            shown = lambda e: "–" if e is None else f"{e:+.0%}"
             lines.append(f"| {topo} | {ranks}{'' if ranks <= cores else '*'} | {collective} | {b} | {nbr:.2f} | "
-                         f"{r['latency_us']:.2f} | {e1:+.0%} | {naive:.2f} | {r['baseline_latency_us']:.2f} | "
-                         f"{e2:+.0%} | {native:.2f} | {len(samples[key])} |")
+                         f"{r['latency_us']:.2f} | {e1:+.0%} | {shown(p1)} | {naive:.2f} | "
+                         f"{r['baseline_latency_us']:.2f} | {e2:+.0%} | {shown(p2)} | {native:.2f} | "
+                         f"{len(samples[key])} |")
     print("\n".join(lines))
     print(f"\n\\* more ranks than the {cores} cores: not bound, ranks share cores (the machine file's cores_per_node and switch_us)")
     for bound, values in sorted(errors.items()):
-        print(f"- {bound}: median |error| {statistics.median(values):.0%}, max {max(values):.0%} "
-              f"over {len(values)} cells")
+        within = sum(1 for v in values if v <= 0.15)
+        print(f"- {bound}: median |error| {statistics.median(values):.0%}, max {max(values):.0%}, "
+              f"within 15 % in {within} of {len(values)} cells")
 
 
 if __name__ == "__main__":

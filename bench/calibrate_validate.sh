@@ -13,15 +13,20 @@
 # Runs with more ranks than cores are not bound (--bind-to none): the ranks share cores; the
 # machine file says so (cores_per_node, and switch_us measured with two ranks on one core).
 #
+# Every 2-rank launch also calibrates itself (nbr-bench --calibrate, before its timing) and is
+# predicted from its own machine file as well: on a virtual machine the state of the machine
+# (where the hypervisor runs the two cores) can change from one launch to the next by more
+# than any error of the model, and a launch's calibration and times share one state.
+#
 #   usage: bench/calibrate_validate.sh OUT_DIR [LAUNCHES]    (default 5)
-#   env:   NBR_BUILD (default build), NBR_SIZES (default 1,16,256,4096,65536), NBR_ITERS (default 2000)
+#   env:   NBR_BUILD (default build), NBR_SIZES (default 1,16,256,1024,4096,16384,65536), NBR_ITERS (default 2000)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/env.sh"
 out=$1
 launches=${2:-5}
 build=${NBR_BUILD:-$root/build}
-sizes=${NBR_SIZES:-1,16,256,4096,65536}
+sizes=${NBR_SIZES:-1,16,256,1024,4096,16384,65536}
 iters=${NBR_ITERS:-2000}
 nbrc=$build/compiler/nbrc
 mkdir -p "$out"
@@ -54,16 +59,20 @@ cat "$out/calibrate.txt"
 
 for c in $cases; do
   IFS=: read -r topo algo threshold ranks <<<"$c"
+  predict() { # machine file, output
+    "$nbrc" simulate "$out/$topo.$algo" --machine "$1" --ranks-per-node "$ranks" --ranks-per-socket "$ranks" \
+      --collective "$collective" --sizes "$sizes" --baseline "$out/$topo.naive" --json >"$2"
+  }
   for collective in allgather alltoall; do
-    "$nbrc" simulate "$out/$topo.$algo" --machine "$out/machine.json" --ranks-per-node "$ranks" \
-      --ranks-per-socket "$ranks" --collective "$collective" --sizes "$sizes" --baseline "$out/$topo.naive" \
-      --json \
-      >"$out/predicted.$topo.$collective.json"
+    predict "$out/machine.json" "$out/predicted.$topo.$collective.json"
     for ((l = 1; l <= launches; ++l)); do
+      paired=()
+      [ "$ranks" -eq 2 ] && paired=(--calibrate "$out/machine.$topo.$collective.$l.json")
       # shellcheck disable=SC2046
       mpirun -np "$ranks" $(bind "$ranks") "$build/bench/nbr-bench" --patterns "$out/$topo.$algo" \
         --naive "$out/$topo.naive" --collective "$collective" --sizes "$sizes" --iters "$iters" \
-        --json "$out/measured.$topo.$collective.$l.json" >/dev/null
+        "${paired[@]}" --json "$out/measured.$topo.$collective.$l.json" >/dev/null
+      [ "$ranks" -eq 2 ] && predict "$out/machine.$topo.$collective.$l.json" "$out/paired.$topo.$collective.$l.json"
     done
     echo "# $topo $collective done ($(date +%T))"
   done

@@ -27,6 +27,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <mpi.h>
@@ -35,6 +36,11 @@
 
 #if !defined(NBR_SMPI)
 #include <CLI/CLI.hpp>
+
+#include "nbr/simulator/calibrate.hpp"
+#include "nbr/simulator/machine.hpp"
+#include "nbr/simulator/measure.hpp"
+#include "nbr/simulator/sizes.hpp"
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
 #endif
@@ -207,6 +213,7 @@ struct Options {
     std::string json;
     std::vector<std::string> only;  // variants to time (empty: all); the others are not run
     bool control = false;           // a second, identical native variant: the noise floor of a ratio
+    std::string calibrate;          // machine file measured in this launch before the timing
 #if defined(NBR_SMPI)
     bool persistent = false;   // --persistent: same messages as the blocking variants
     bool nonblocking = false;  // --nonblocking: same messages as the blocking variants
@@ -375,6 +382,9 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
     app.add_flag("--control", o.control,
                  "Also time native-control, the native call again: native/native-control is the noise floor of "
                  "every ratio in the run");
+    app.add_option("--calibrate", o.calibrate,
+                   "First measure ranks 0 and 1 as nbr-calibrate does and write the machine file here: a "
+                   "prediction from it shares this launch's state of the machine with the times");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -672,7 +682,28 @@ void write_json(const Options& o, const Setup& s, const std::vector<Row>& rows, 
     out << "\n  ]\n}\n";
 }
 
+#if !defined(NBR_SMPI)
+/// --calibrate: the same-socket class between ranks 0 and 1, measured now and written by rank 0.
+void calibrate(const std::string& path) {
+    try {
+        nbr::simulator::MeasureOptions measure;
+        measure.sizes = nbr::simulator::parse_sizes(nbr::simulator::kCalibrationSizes);
+        const auto c = nbr::simulator::measure_link(MPI_COMM_WORLD, measure);
+        if (rank_of(MPI_COMM_WORLD) != 0) return;
+        nbr::simulator::NewMachine node;
+        node.cores = std::thread::hardware_concurrency();
+        const auto machine = nbr::simulator::calibrated_machine(c, nbr::simulator::DistanceClass::socket, node);
+        nbr::simulator::save_machine(path, machine);
+    } catch (const std::exception& e) {
+        die(std::string("--calibrate ") + path + ": " + e.what());
+    }
+}
+#endif
+
 int run(const Options& o) {
+#if !defined(NBR_SMPI)
+    if (!o.calibrate.empty()) calibrate(o.calibrate);
+#endif
     const int warmup = o.warmup >= 0 ? o.warmup : std::max(10, o.iters / 10);
     const Setup setup(o);
     std::vector<Row> rows;

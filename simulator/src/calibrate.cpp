@@ -188,4 +188,22 @@ void apply_calibration(schema::Machine& machine, DistanceClass klass, const Cali
     machine.add_sources(std::string(to_string(klass)) + ": measured by nbr-calibrate, " + source);
 }
 
+schema::Machine calibrated_machine(const Calibration& c, DistanceClass klass, const NewMachine& node) {
+    schema::Machine m;
+    m.set_format_version(kMachineFormatVersion);
+    m.set_name(node.name);
+    m.set_description("measured by nbr-calibrate");
+    const auto cores = std::max(1U, node.cores);
+    m.set_ranks_per_node(node.ranks_per_node > 0 ? node.ranks_per_node : cores);
+    m.set_ranks_per_socket(node.ranks_per_socket > 0 ? node.ranks_per_socket : m.ranks_per_node());
+    m.set_cores_per_node(cores);
+    const auto link = fit_link_class(c);
+    *m.mutable_socket() = link;
+    *m.mutable_node() = link;
+    *m.mutable_network() = link;
+    m.add_sources("node, network: copies of the measured class until measured (nbr-calibrate --class CLASS --base FILE)");
+    apply_calibration(m, klass, c, "ping-pong, bursts, streams and a late receiver between two ranks");
+    return m;
+}
+
 }  // namespace nbr::simulator

@@ -254,4 +254,12 @@ std::string machine_to_json(const schema::Machine& spec) {
     return json;
 }
 
+void save_machine(const std::string& path, const schema::Machine& spec) {
+    const auto json = machine_to_json(spec);
+    (void)parse_machine(json, path);
+    const std::string tmp = path + ".tmp";
+    write_whole_file(tmp, json);
+    std::filesystem::rename(tmp, path);
+}
+
 }  // namespace nbr::simulator

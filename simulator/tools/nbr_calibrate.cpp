@@ -7,8 +7,6 @@
 //   taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1
 //       nbr-calibrate --shared-core --base machine.json -o machine.json      (two ranks, one core)
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -31,7 +29,7 @@ struct Options {
     std::string klass = "socket";
     std::string base;
     std::string name = "calibrated";
-    std::string sizes = "1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M";
+    std::string sizes = nbr::simulator::kCalibrationSizes;
     std::uint32_t ranks_per_node = 0;
     std::uint32_t ranks_per_socket = 0;
     bool shared_core = false;
@@ -42,26 +40,6 @@ const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::so
                                                     {"node", DistanceClass::node},
                                                     {"leaf", DistanceClass::leaf},
                                                     {"network", DistanceClass::network}};
-
-/// A machine with every class set to the measured one: usable at once on one socket; the
-/// other classes are to be measured (sources say so).
-nbr::schema::Machine new_machine(const Options& o, const nbr::simulator::Calibration& c) {
-    nbr::schema::Machine m;
-    m.set_format_version(nbr::simulator::kMachineFormatVersion);
-    m.set_name(o.name);
-    m.set_description("measured by nbr-calibrate");
-    const auto cores = std::max(1U, std::thread::hardware_concurrency());
-    m.set_ranks_per_node(o.ranks_per_node > 0 ? o.ranks_per_node : cores);
-    m.set_ranks_per_socket(o.ranks_per_socket > 0 ? o.ranks_per_socket : m.ranks_per_node());
-    m.set_cores_per_node(cores);
-    const auto link = nbr::simulator::fit_link_class(c);
-    *m.mutable_socket() = link;
-    *m.mutable_node() = link;
-    *m.mutable_network() = link;
-    m.add_sources(
-        "node, network: copies of the measured class until measured (nbr-calibrate --class CLASS --base FILE)");
-    return m;
-}
 
 void print_points(const nbr::simulator::Calibration& c, const std::string& klass) {
     std::printf("class %s, eager limit %s, memcpy %.3f ns/B\n", klass.c_str(),
@@ -84,25 +62,14 @@ void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
     }
 }
 
-/// Writes through a temporary file and a rename, so a failure leaves no half-written file.
-void write_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out.flush()) throw std::runtime_error(tmp + ": cannot write");
-    }
-    std::filesystem::rename(tmp, path);
-}
-
 /// Writes the machine (to --output or standard output), checked to read back.
 int emit(const Options& o, const nbr::schema::Machine& machine) {
-    const auto json = nbr::simulator::machine_to_json(machine);
-    (void)nbr::simulator::parse_machine(json, "the calibrated machine");
     if (o.output.empty()) {
+        const auto json = nbr::simulator::machine_to_json(machine);
+        (void)nbr::simulator::parse_machine(json, "the calibrated machine");
         std::cout << json;
     } else {
-        write_atomically(o.output, json);
+        nbr::simulator::save_machine(o.output, machine);
         std::printf("wrote %s\n", o.output.c_str());
     }
     return 0;
@@ -139,9 +106,16 @@ int calibrate(const Options& o, int rank) {
     const auto c = nbr::simulator::measure_link(MPI_COMM_WORLD, o.measure);
     if (rank != 0) return 0;
     print_points(c, o.klass);
-    auto machine = o.base.empty() ? new_machine(o, c) : base;
-    nbr::simulator::apply_calibration(machine, klass, c,
-                                      "ping-pong, bursts, streams and a late receiver between two ranks");
+    nbr::schema::Machine machine;
+    if (o.base.empty()) {
+        const nbr::simulator::NewMachine node{o.name, std::thread::hardware_concurrency(), o.ranks_per_node,
+                                              o.ranks_per_socket};
+        machine = nbr::simulator::calibrated_machine(c, klass, node);
+    } else {
+        machine = base;
+        nbr::simulator::apply_calibration(machine, klass, c,
+                                          "ping-pong, bursts, streams and a late receiver between two ranks");
+    }
     print_checks(nbr::simulator::check_calibration(machine, klass, c));
     if (klass == DistanceClass::socket) {
         std::printf("per-call cost (the call less its two messages as simulated): %.3f us\n",

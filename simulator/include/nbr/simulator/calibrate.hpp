@@ -66,6 +66,20 @@ struct Calibration {
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,
                        const std::string& source);
 
+/// @brief How `calibrated_machine` describes the node.
+struct NewMachine {
+    std::string name = "calibrated";
+    std::uint32_t cores = 1;             ///< cores of one node
+    std::uint32_t ranks_per_node = 0;    ///< 0: `cores`
+    std::uint32_t ranks_per_socket = 0;  ///< 0: `ranks_per_node`
+};
+
+/// @brief A new machine whose every distance class is a copy of the one measured at `klass`
+/// (usable at once for ranks at that distance; `sources` says the others are copies until
+/// measured), then `apply_calibration` of `klass`.
+[[nodiscard]] schema::Machine calibrated_machine(const Calibration& calibration, DistanceClass klass,
+                                                 const NewMachine& node);
+
 /// @brief The simulator's prediction of one measured point next to the measurement.
 struct CalibrationCheck {
     std::uint64_t bytes = 0;

@@ -103,4 +103,9 @@ inline constexpr std::uint32_t kMachineFormatVersion = 5;
 /// parse_machine.
 [[nodiscard]] std::string machine_to_json(const schema::Machine& spec);
 
+/// @brief Writes `spec` as JSON to `path` through a temporary file renamed into place, so a
+/// failure leaves no half-written file; the text is checked to read back first.
+/// @throws std::invalid_argument if it does not; FileError if it cannot be written.
+void save_machine(const std::string& path, const schema::Machine& spec);
+
 }  // namespace nbr::simulator

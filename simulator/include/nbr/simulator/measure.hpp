@@ -9,6 +9,10 @@
 
 namespace nbr::simulator {
 
+/// @brief The sizes nbr-calibrate measures by default (parse with `parse_sizes`): 1 B to 4 MiB.
+inline constexpr const char* kCalibrationSizes =
+    "1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M";
+
 /// @brief How `measure_link` measures.
 struct MeasureOptions {
     std::vector<std::uint64_t> sizes;         ///< message sizes; the eager limit and one byte more are added
