@@ -32,7 +32,8 @@ struct Built {
     std::vector<std::pair<std::string, std::string>> parameters;
     std::uint64_t compile_id = 0;
     std::string note;         // the algorithm's notes (limits that bound)
-    std::uint64_t sends = 0;  // the pattern's messages, what its simulations cost
+    std::uint64_t sends = 0;     // the pattern's messages, what its simulations cost
+    std::uint64_t schedule = 0;  // schedule_checksum: equal schedules are simulated once
 };
 
 int process_of(MPI_Comm comm) {
@@ -54,9 +55,26 @@ Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& 
     for (const auto& note : algorithm->notes()) built.note += (built.note.empty() ? "" : "; ") + note;
     builder.derive_receives(engine);
     built.sends = internal::count_messages(engine, builder);
+    built.schedule = internal::schedule_checksum(engine, builder, topology);
     built.compile_id =
         internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir, options.source, options.layout);
     return built;
+}
+
+/// For every candidate, the first candidate with the same schedules (itself if none): only
+/// those are simulated, the others take their predictions.
+std::vector<std::size_t> first_with_same_schedule(const std::vector<Built>& built, bool reuse) {
+    std::vector<std::size_t> first(built.size());
+    for (std::size_t i = 0; i < built.size(); ++i) {
+        first[i] = i;
+        for (std::size_t j = 0; reuse && j < i; ++j) {
+            if (built[j].schedule == built[i].schedule) {
+                first[i] = j;
+                break;
+            }
+        }
+    }
+    return first;
 }
 
 /// A unit of simulation: one candidate's program for one collective, as the fixed-size call
@@ -71,14 +89,14 @@ struct SimUnit {
 /// The units for `processes` processes: one per (candidate, collective), or, where that would
 /// give fewer than `per_process` per process, each split into runs of sizes (never below one
 /// size), so that the deal can balance them.
-std::vector<SimUnit> plan_units(const std::vector<Built>& built, std::size_t sizes, int processes,
-                                std::size_t per_process) {
-    const std::size_t pairs = 2 * built.size();
+std::vector<SimUnit> plan_units(const std::vector<Built>& built, const std::vector<std::size_t>& simulated,
+                                std::size_t sizes, int processes, std::size_t per_process) {
+    const std::size_t pairs = 2 * simulated.size();
     const std::size_t wanted = std::max<std::size_t>(per_process, 1) * static_cast<std::size_t>(std::max(processes, 1));
     const std::size_t runs = std::clamp<std::size_t>((wanted + pairs - 1) / std::max<std::size_t>(pairs, 1), 1,
                                                      std::max<std::size_t>(sizes, 1));
     std::vector<SimUnit> units;
-    for (std::size_t i = 0; i < built.size(); ++i) {
+    for (const std::size_t i : simulated) {
         for (std::size_t c = 0; c < 2; ++c) {
             for (std::size_t k = 0; k < runs; ++k) {
                 const std::size_t first = k * sizes / runs;
@@ -143,7 +161,12 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
     constexpr std::size_t kKinds = 4;
     std::vector<double> table(built.size() * kKinds * sizes, 0.0);
     messages.assign(built.size(), 0);
-    const auto units = plan_units(built, sizes, processes, options.units_per_process);
+    const auto first = first_with_same_schedule(built, options.reuse_same_schedules);
+    std::vector<std::size_t> simulated;
+    for (std::size_t i = 0; i < built.size(); ++i) {
+        if (first[i] == i) simulated.push_back(i);
+    }
+    const auto units = plan_units(built, simulated, sizes, processes, options.units_per_process);
     std::vector<double> costs;
     for (const auto& unit : units) costs.push_back(unit.cost);
     const auto deal = internal::deal_longest_first(costs, processes);
@@ -161,11 +184,14 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
     MPI_Allreduce(&seconds, &report.total_simulation_seconds, 1, MPI_DOUBLE, MPI_SUM, comm);
     std::vector<Prediction> out(built.size());
     for (std::size_t i = 0; i < built.size(); ++i) {
+        const std::size_t source = first[i];
         out[i].name = built[i].candidate.name;
+        messages[i] = messages[source];
         for (std::size_t c = 0; c < kKinds; ++c) {
-            const auto first = table.begin() + static_cast<std::ptrdiff_t>((i * kKinds + c) * sizes);
-            out[i].latency_us[c].assign(first, first + static_cast<std::ptrdiff_t>(sizes));
+            const auto row = table.begin() + static_cast<std::ptrdiff_t>((source * kKinds + c) * sizes);
+            out[i].latency_us[c].assign(row, row + static_cast<std::ptrdiff_t>(sizes));
         }
+        if (source != i) report.same_schedules.emplace_back(built[i].candidate.name, built[source].candidate.name);
     }
     return out;
 }
@@ -356,6 +382,9 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     }
     std::vector<std::uint64_t> messages;
     const auto predictions = simulate_candidates(comm, staged.dir(), built, options, messages, progress, report);
+    for (const auto& [name, same] : report.same_schedules) {
+        progress.say("candidate " + name + " has the schedules of " + same + ": simulated once");
+    }
     progress.say("simulated " + std::to_string(candidates.size()) + " candidates at " +
                  std::to_string(options.sizes.size()) + " sizes on " + options.machine.name + " (" +
                  std::to_string(report.simulation_units) + " units; " + balance_text(report) + ")");

@@ -41,6 +41,21 @@ std::uint64_t count_messages(const Engine& engine, const PatternBuilder& builder
     return engine.sum(local);
 }
 
+std::uint64_t schedule_checksum(const Engine& engine, const PatternBuilder& builder, const Topology& topology) {
+    std::uint64_t local = 0;
+    for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
+        auto pattern = builder.rank_pattern(v, topology, "", 0);
+        pattern.clear_metrics();
+        // Summed over ranks (wrapping), each rank's checksum first mixed with its rank: the
+        // total does not depend on how the ranks are split over processes.
+        nbr::internal::Hasher hasher;
+        hasher.update(v);
+        hasher.update(nbr::internal::checksum64(serialize_deterministic(pattern)));
+        local += hasher.digest();
+    }
+    return engine.sum(local);
+}
+
 void collective_try(MPI_Comm comm, const std::function<void()>& action) {
     std::string message;
     int failed_input = 0;

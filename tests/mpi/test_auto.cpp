@@ -463,6 +463,40 @@ TEST(CompileAuto, ATinyMachineGivesTheBandsItsCostsImply) {
     EXPECT_EQ(manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name(), "naive");
 }
 
+TEST(CompileAuto, CandidatesWithTheSameSchedulesAreSimulatedOnceAndTheOutputIsTheSame) {
+    if (world_rank() != 0) return;
+    nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
+    // A directed ring: no two ranks share a neighbor, so no k-group search finds a group.
+    std::vector<nbr::Edge> edges;
+    for (std::uint32_t r = 0; r < 8; ++r) edges.push_back({r, (r + 1) % 8});
+    const auto topology = nbr::Topology::from_edges(8, edges);
+    nbr::compiler::AutoOptions options;
+    options.machine = nbr::simulator::load_machine("niagara");
+    options.placement = nbr::Placement::block(8, 2, 1);
+    options.sizes = {1, 256, 4096};
+    options.output = tmp.path() / "reused";
+    options.quiet = true;
+    const auto reused = nbr::compiler::compile_auto(MPI_COMM_SELF, topology, options);
+    auto again = options;
+    again.output = tmp.path() / "simulated";
+    again.reuse_same_schedules = false;
+    const auto simulated = nbr::compiler::compile_auto(MPI_COMM_SELF, topology, again);
+
+    ASSERT_FALSE(reused.same_schedules.empty());
+    EXPECT_TRUE(simulated.same_schedules.empty());
+    for (const auto& [name, same] : reused.same_schedules) EXPECT_NE(name, same);
+    // Every candidate is one unit per collective here; those reused are not simulated.
+    EXPECT_EQ(reused.simulation_units + 2 * reused.same_schedules.size(), simulated.simulation_units);
+    std::size_t files = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(options.output)) {
+        if (!entry.is_regular_file()) continue;
+        const auto other = again.output / fs::relative(entry.path(), options.output);
+        EXPECT_EQ(nbr::read_file(entry.path()), nbr::read_file(other)) << other;
+        ++files;
+    }
+    EXPECT_GT(files, 1U);
+}
+
 TEST(CompileAuto, OutputIsIdenticalForOneProcessVerifiesAndReplaysAtEverySize) {
     nbr::test::SharedTempDir tmp;
     const auto n = static_cast<std::uint32_t>(world_size());

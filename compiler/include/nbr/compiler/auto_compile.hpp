@@ -40,6 +40,10 @@ struct AutoOptions {
     /// run of sizes); a (candidate, collective) pair is split into runs of sizes where it would
     /// otherwise give fewer than this many units per process. Output does not depend on it.
     std::size_t units_per_process = 4;
+    /// Candidates whose schedules equal an earlier candidate's (schedule_checksum; e.g. a
+    /// k-group search that found no group builds naive's messages) take its predictions
+    /// instead of being simulated again. Output does not depend on it.
+    bool reuse_same_schedules = true;
     std::string source;                               ///< recorded in the manifest
     PatternLayout layout = PatternLayout::automatic;  ///< of every variant's directory
 };
@@ -99,6 +103,8 @@ struct AutoReport {
     std::size_t simulation_units = 0;       ///< (candidate, collective, run of sizes) units dealt out
     double busiest_simulation_seconds = 0;  ///< CPU time the busiest process simulated
     double total_simulation_seconds = 0;    ///< CPU time simulating, summed over the processes
+    /// (candidate, earlier candidate with the same schedules): predictions reused, not simulated
+    std::vector<std::pair<std::string, std::string>> same_schedules;
 };
 
 /// @brief Builds every candidate (auto_candidates) once, simulates each for allgather and

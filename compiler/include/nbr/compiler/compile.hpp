@@ -119,6 +119,13 @@ std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const Pat
 /// @brief The messages of a built pattern: its sends over all ranks. Collective.
 [[nodiscard]] std::uint64_t count_messages(const Engine& engine, const PatternBuilder& builder);
 
+/// @brief A checksum of a built pattern's schedules alone: every rank's steps, without the
+/// algorithm's name and metrics, so two algorithms that built the same messages in the same
+/// steps get the same value (and a simulation of one holds for the other). The same for every
+/// process count. Collective.
+[[nodiscard]] std::uint64_t schedule_checksum(const Engine& engine, const PatternBuilder& builder,
+                                              const Topology& topology);
+
 /// @brief Runs `action` on every process; if it throws on any, every process throws a
 /// std::runtime_error carrying the message of the lowest failing process. Collective.
 void collective_try(MPI_Comm comm, const std::function<void()>& action);
