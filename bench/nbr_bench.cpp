@@ -38,6 +38,7 @@
 #include <CLI/CLI.hpp>
 
 #include "nbr/simulator/calibrate.hpp"
+#include "nbr/simulator/libnbr_call.hpp"
 #include "nbr/simulator/machine.hpp"
 #include "nbr/simulator/measure.hpp"
 #include "nbr/simulator/sizes.hpp"
@@ -688,6 +689,7 @@ void calibrate(const std::string& path) {
     try {
         nbr::simulator::MeasureOptions measure;
         measure.sizes = nbr::simulator::parse_sizes(nbr::simulator::kCalibrationSizes);
+        measure.time_call = nbr::simulator::time_libnbr_call;
         const auto c = nbr::simulator::measure_link(MPI_COMM_WORLD, measure);
         if (rank_of(MPI_COMM_WORLD) != 0) return;
         nbr::simulator::NewMachine node;

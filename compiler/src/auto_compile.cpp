@@ -31,7 +31,7 @@ struct Built {
     std::string algorithm;
     std::vector<std::pair<std::string, std::string>> parameters;
     std::uint64_t compile_id = 0;
-    std::string note;         // the algorithm's notes (limits that bound)
+    std::string note;            // the algorithm's notes (limits that bound)
     std::uint64_t sends = 0;     // the pattern's messages, what its simulations cost
     std::uint64_t schedule = 0;  // schedule_checksum: equal schedules are simulated once
 };

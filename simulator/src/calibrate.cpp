@@ -201,7 +201,8 @@ schema::Machine calibrated_machine(const Calibration& c, DistanceClass klass, co
     *m.mutable_socket() = link;
     *m.mutable_node() = link;
     *m.mutable_network() = link;
-    m.add_sources("node, network: copies of the measured class until measured (nbr-calibrate --class CLASS --base FILE)");
+    m.add_sources(
+        "node, network: copies of the measured class until measured (nbr-calibrate --class CLASS --base FILE)");
     apply_calibration(m, klass, c, "ping-pong, bursts, streams and a late receiver between two ranks");
     return m;
 }

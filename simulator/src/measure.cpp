@@ -32,6 +32,8 @@ class Pair {
 public:
     Pair(MPI_Comm comm, int repeat) : comm_(comm), repeat_(repeat) { MPI_Comm_rank(comm, &rank_); }
 
+    [[nodiscard]] MPI_Comm comm() const { return comm_; }
+
     /// Messages per burst: enough to amortize the timer, few enough to stay in eager buffers.
     static int burst(std::uint64_t bytes) {
         return static_cast<int>(std::clamp<std::uint64_t>((256 * 1024) / std::max<std::uint64_t>(bytes, 1), 4, 64));
@@ -303,7 +305,8 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
         for (const auto bytes : sizes) c.points.push_back(measure_point(pair, bytes, c.eager_limit));
         c.post_recv_us = pair.post_recv(sizes.front());
         c.call_bytes = sizes.front();
-        c.call_us = pair.neighbor_call(c.call_bytes);
+        c.call_us = options.time_call ? options.time_call(pair.comm(), c.call_bytes, options.repeat)
+                                      : pair.neighbor_call(c.call_bytes);
         if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);
     });
     return c;

@@ -16,6 +16,7 @@
 
 #include "nbr/common/mpi_program.hpp"
 #include "nbr/simulator/calibrate.hpp"
+#include "nbr/simulator/libnbr_call.hpp"
 #include "nbr/simulator/machine.hpp"
 #include "nbr/simulator/measure.hpp"
 #include "nbr/simulator/sizes.hpp"
@@ -44,7 +45,7 @@ const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::so
 void print_points(const nbr::simulator::Calibration& c, const std::string& klass) {
     std::printf("class %s, eager limit %s, memcpy %.3f ns/B\n", klass.c_str(),
                 c.eager_limit > 0 ? std::to_string(c.eager_limit).c_str() : "none found", c.copy_ns_per_byte);
-    std::printf("posting a receive %.3f us; MPI_Neighbor_alltoall of %llu B over one edge each way %.3f us per call\n",
+    std::printf("posting a receive %.3f us; nbr_neighbor_alltoall of %llu B over one edge each way %.3f us per call\n",
                 c.post_recv_us, static_cast<unsigned long long>(c.call_bytes), c.call_us);
     std::printf("%10s %12s %12s %12s %12s\n", "bytes", "one_way_us", "send_us", "recv_us", "rate_us");
     for (const auto& p : c.points) {
@@ -103,7 +104,9 @@ int calibrate(const Options& o, int rank) {
     if (klass == DistanceClass::leaf && base.nodes_per_switch() == 0) {
         throw std::invalid_argument("--class leaf needs a --base machine with nodes_per_switch");
     }
-    const auto c = nbr::simulator::measure_link(MPI_COMM_WORLD, o.measure);
+    auto measure = o.measure;
+    measure.time_call = nbr::simulator::time_libnbr_call;
+    const auto c = nbr::simulator::measure_link(MPI_COMM_WORLD, measure);
     if (rank != 0) return 0;
     print_points(c, o.klass);
     nbr::schema::Machine machine;

@@ -30,7 +30,7 @@ struct Calibration {
     double copy_ns_per_byte = 0;  ///< single-core memcpy, for packing and unpacking
     double post_recv_us = 0;      ///< receiver CPU time to post one receive (smallest size)
     /// Time per call of a blocking neighborhood alltoall of `call_bytes` over one edge each
-    /// way; negative: not measured.
+    /// way (nbr-calibrate: libnbr's call, `time_libnbr_call`); negative: not measured.
     double call_us = -1;
     std::uint64_t call_bytes = 1;
 };

@@ -1,0 +1,100 @@
+#include "nbr/simulator/libnbr_call.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "nbr.h"
+#include "nbr/compiler/compile.hpp"
+#include "nbr/graphs/topology.hpp"
+#include "nbr/schema/file_io.hpp"
+
+namespace nbr::simulator {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Fails on both ranks of `pair` alike if either failed (`error` non-empty).
+void agree(MPI_Comm pair, const std::string& error) {
+    int failed = error.empty() ? 0 : 1;
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, pair);
+    if (failed != 0) {
+        throw std::runtime_error("timing libnbr's call: " + (error.empty() ? "the other rank failed" : error));
+    }
+}
+
+/// The pair's one-edge naive pattern, compiled by this rank alone into `dir`.
+std::string compile_pair_pattern(const fs::path& dir) {
+    compiler::CompileOptions options;
+    options.output = dir / "pair";
+    options.quiet = true;
+    options.source = "nbr-calibrate: one edge each way";
+    const std::vector<Edge> edges{{0, 1}, {1, 0}};
+    (void)compiler::compile(MPI_COMM_SELF, Topology::from_edges(2, edges), options);
+    return options.output.string();
+}
+
+/// Median over `repeat` loops of 1000 calls, per call.
+double time_calls(MPI_Comm graph, nbr_pattern_t pattern, std::uint64_t bytes, int repeat) {
+    constexpr int kCalls = 1000;
+    const int count = static_cast<int>(bytes);
+    std::vector<char> send(bytes, 1), recv(bytes, 0);
+    std::vector<double> times;
+    for (int r = 0; r <= std::max(1, repeat); ++r) {  // the first loop warms up
+        MPI_Barrier(graph);
+        const double t0 = MPI_Wtime();
+        for (int k = 0; k < kCalls; ++k) {
+            (void)nbr_neighbor_alltoall(send.data(), count, MPI_BYTE, recv.data(), count, MPI_BYTE, pattern);
+        }
+        if (r > 0) times.push_back((MPI_Wtime() - t0) * 1e6 / kCalls);
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+}  // namespace
+
+double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, int repeat) {
+    int rank = 0;
+    MPI_Comm_rank(pair, &rank);
+    const int other = 1 - rank;
+    fs::path dir;
+    std::string pattern_dir, error;
+    try {
+        dir = make_owned_temp_dir(fs::temp_directory_path(), "nbr-calibrate-");
+        pattern_dir = compile_pair_pattern(dir);
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    const auto remove_dir = [&] {
+        std::error_code ec;
+        if (!dir.empty()) fs::remove_all(dir, ec);
+    };
+    try {
+        agree(pair, error);
+    } catch (...) {
+        remove_dir();
+        throw;
+    }
+    MPI_Comm graph = MPI_COMM_NULL;
+    MPI_Dist_graph_create_adjacent(pair, 1, &other, MPI_UNWEIGHTED, 1, &other, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                   &graph);
+    nbr_pattern_t pattern = NBR_PATTERN_NULL;
+    const int loaded = nbr_load_pattern(pattern_dir.c_str(), graph, &pattern);  // collective: both agree
+    remove_dir();
+    double t = 0;
+    if (loaded == NBR_SUCCESS) {
+        t = time_calls(graph, pattern, bytes, repeat);
+        (void)nbr_pattern_free(&pattern);
+    }
+    MPI_Comm_free(&graph);
+    if (loaded != NBR_SUCCESS) throw std::runtime_error(std::string("timing libnbr's call: ") + nbr_last_error());
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, pair);
+    return t;
+}
+
+}  // namespace nbr::simulator
