@@ -188,7 +188,8 @@ void apply_calibration(schema::Machine& machine, DistanceClass klass, const Cali
     machine.add_sources(std::string(to_string(klass)) + ": measured by nbr-calibrate, " + source);
 }
 
-schema::Machine calibrated_machine(const Calibration& c, DistanceClass klass, const NewMachine& node) {
+schema::Machine calibrated_machine(const Calibration& c, DistanceClass klass, const NewMachine& node,
+                                   const std::string& source) {
     schema::Machine m;
     m.set_format_version(kMachineFormatVersion);
     m.set_name(node.name);
@@ -203,7 +204,7 @@ schema::Machine calibrated_machine(const Calibration& c, DistanceClass klass, co
     *m.mutable_network() = link;
     m.add_sources(
         "node, network: copies of the measured class until measured (nbr-calibrate --class CLASS --base FILE)");
-    apply_calibration(m, klass, c, "ping-pong, bursts, streams and a late receiver between two ranks");
+    apply_calibration(m, klass, c, source);
     return m;
 }
 

@@ -38,20 +38,23 @@ std::string compile_pair_pattern(const fs::path& dir) {
     return options.output.string();
 }
 
-/// Median over `repeat` loops of 1000 calls, per call.
-double time_calls(MPI_Comm graph, nbr_pattern_t pattern, std::uint64_t bytes, int repeat) {
+/// Median over `repeat` loops of 1000 calls, per call; `error` names a failed call.
+double time_calls(MPI_Comm graph, nbr_pattern_t pattern, std::uint64_t bytes, int repeat, std::string& error) {
     constexpr int kCalls = 1000;
     const int count = static_cast<int>(bytes);
     std::vector<char> send(bytes, 1), recv(bytes, 0);
     std::vector<double> times;
-    for (int r = 0; r <= std::max(1, repeat); ++r) {  // the first loop warms up
+    int code = NBR_SUCCESS;
+    for (int r = 0; r <= std::max(1, repeat) && code == NBR_SUCCESS; ++r) {  // the first loop warms up
         MPI_Barrier(graph);
         const double t0 = MPI_Wtime();
-        for (int k = 0; k < kCalls; ++k) {
-            (void)nbr_neighbor_alltoall(send.data(), count, MPI_BYTE, recv.data(), count, MPI_BYTE, pattern);
+        for (int k = 0; k < kCalls && code == NBR_SUCCESS; ++k) {
+            code = nbr_neighbor_alltoall(send.data(), count, MPI_BYTE, recv.data(), count, MPI_BYTE, pattern);
         }
         if (r > 0) times.push_back((MPI_Wtime() - t0) * 1e6 / kCalls);
     }
+    if (code != NBR_SUCCESS) error = std::string("nbr_neighbor_alltoall: ") + nbr_last_error();
+    if (times.empty()) return 0;
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
 }
@@ -86,13 +89,17 @@ double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, int repeat) {
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     const int loaded = nbr_load_pattern(pattern_dir.c_str(), graph, &pattern);  // collective: both agree
     remove_dir();
-    double t = 0;
-    if (loaded == NBR_SUCCESS) {
-        t = time_calls(graph, pattern, bytes, repeat);
-        (void)nbr_pattern_free(&pattern);
+    if (loaded != NBR_SUCCESS) {
+        MPI_Comm_free(&graph);
+        throw std::runtime_error(std::string("timing libnbr's call: ") + nbr_last_error());
     }
+    // Both ranks make the same calls with the same arguments, so a call that fails (it should
+    // not, on this pattern) fails on both: both loops stop there, and the ranks agree.
+    std::string failed;
+    double t = time_calls(graph, pattern, bytes, repeat, failed);
+    (void)nbr_pattern_free(&pattern);
     MPI_Comm_free(&graph);
-    if (loaded != NBR_SUCCESS) throw std::runtime_error(std::string("timing libnbr's call: ") + nbr_last_error());
+    agree(pair, failed);
     MPI_Bcast(&t, 1, MPI_DOUBLE, 0, pair);
     return t;
 }

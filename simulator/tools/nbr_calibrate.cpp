@@ -37,6 +37,9 @@ struct Options {
     nbr::simulator::MeasureOptions measure;
 };
 
+/// What the calibration measured, for the machine file's `sources`.
+constexpr const char* kMeasured = "ping-pong, bursts, streams, a late receiver and libnbr's call between two ranks";
+
 const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::socket},
                                                     {"node", DistanceClass::node},
                                                     {"leaf", DistanceClass::leaf},
@@ -113,11 +116,10 @@ int calibrate(const Options& o, int rank) {
     if (o.base.empty()) {
         const nbr::simulator::NewMachine node{o.name, std::thread::hardware_concurrency(), o.ranks_per_node,
                                               o.ranks_per_socket};
-        machine = nbr::simulator::calibrated_machine(c, klass, node);
+        machine = nbr::simulator::calibrated_machine(c, klass, node, kMeasured);
     } else {
         machine = base;
-        nbr::simulator::apply_calibration(machine, klass, c,
-                                          "ping-pong, bursts, streams and a late receiver between two ranks");
+        nbr::simulator::apply_calibration(machine, klass, c, kMeasured);
     }
     print_checks(nbr::simulator::check_calibration(machine, klass, c));
     if (klass == DistanceClass::socket) {

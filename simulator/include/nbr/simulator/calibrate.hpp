@@ -76,9 +76,9 @@ struct NewMachine {
 
 /// @brief A new machine whose every distance class is a copy of the one measured at `klass`
 /// (usable at once for ranks at that distance; `sources` says the others are copies until
-/// measured), then `apply_calibration` of `klass`.
+/// measured), then `apply_calibration` of `klass` with `source`.
 [[nodiscard]] schema::Machine calibrated_machine(const Calibration& calibration, DistanceClass klass,
-                                                 const NewMachine& node);
+                                                 const NewMachine& node, const std::string& source);
 
 /// @brief The simulator's prediction of one measured point next to the measurement.
 struct CalibrationCheck {
