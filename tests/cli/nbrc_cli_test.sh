@@ -6,7 +6,7 @@ nbrc=$1
 launch2=$2
 shared=$3
 calibrate=$4
-bench=$5
+bench=${5:-}  # nbr-bench, where the benchmarks are built
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -273,15 +273,17 @@ expect 2 "sizes must lie in" -- $launch2 $calibrate --sizes 0
 expect 1 "needs two ranks" -- $calibrate --sizes 8
 test ! -e cal.json.tmp && pass || fail "calibrate left a temporary file"
 # nbr-bench --calibrate: the same machine file, measured in the launch that is timed.
-printf '# ranks 2\n0 1\n1 0\n' >two.el
-expect 0 "" -- $nbrc compile two.el -q -o two
-expect 0 "all variants correct" -- $launch2 $bench --patterns two --naive two --sizes 4 --iters 20 --only native \
-  --calibrate bench-cal.json
-grep -q '"socket: measured by nbr-calibrate' bench-cal.json && grep -q '"call_overhead_us"' bench-cal.json &&
-  pass || fail "nbr-bench --calibrate: machine file or its costs missing: $(cat bench-cal.json)"
-expect 0 "machine calibrated" -- $nbrc simulate two --machine bench-cal.json --sizes 4
-expect 1 "needs two ranks" -- $bench --patterns p1 --sizes 4 --iters 20 --calibrate one.json
-test ! -e one.json && test ! -e bench-cal.json.tmp && pass || fail "nbr-bench --calibrate left a file behind"
+if [ -n "$bench" ]; then
+  printf '# ranks 2\n0 1\n1 0\n' >two.el
+  expect 0 "" -- $nbrc compile two.el -q -o two
+  expect 0 "all variants correct" -- $launch2 $bench --patterns two --naive two --sizes 4 --iters 20 --only native \
+    --calibrate bench-cal.json
+  grep -q '"socket: measured by nbr-calibrate' bench-cal.json && grep -q '"call_overhead_us"' bench-cal.json &&
+    pass || fail "nbr-bench --calibrate: machine file or its costs missing: $(cat bench-cal.json)"
+  expect 0 "machine calibrated" -- $nbrc simulate two --machine bench-cal.json --sizes 4
+  expect 1 "needs two ranks" -- $bench --patterns p1 --sizes 4 --iters 20 --calibrate one.json
+  test ! -e one.json && test ! -e bench-cal.json.tmp && pass || fail "nbr-bench --calibrate left a file behind"
+fi
 
 # A foreign directory is never replaced.
 mkdir keep && echo data >keep/file
