@@ -14,33 +14,32 @@ import statistics
 import sys
 
 
-def measured(directory):
-    """(topology, collective, variant, bytes) -> median seconds over launches."""
-    samples = collections.defaultdict(list)
-    for path in sorted(directory.glob("measured.*.json")):
-        _, topo, collective, _, _ = path.name.split(".")
-        run = json.load(open(path))
-        for r in run["results"]:
-            if not r["correct"]:
-                sys.exit(f"calibrate_validate: data mismatch in {path}: {r}")
-            samples[(topo, collective, r["variant"], r["bytes"])].append(r["seconds"])
-    return {k: statistics.median(v) for k, v in samples.items()}, samples
-
-
 def launch_times(directory):
-    """(topology, collective, launch) -> {(variant, bytes): seconds} of that launch."""
+    """(topology, collective, launch) -> {(variant, bytes): seconds} of that launch; stops at
+    a data mismatch."""
     times = {}
     for path in sorted(directory.glob("measured.*.json")):
         _, topo, collective, launch, _ = path.name.split(".")
-        run = json.load(open(path))
-        times[(topo, collective, launch)] = {(r["variant"], r["bytes"]): r["seconds"] for r in run["results"]}
+        results = json.load(open(path))["results"]
+        for r in results:
+            if not r["correct"]:
+                sys.exit(f"calibrate_validate: data mismatch in {path}: {r}")
+        times[(topo, collective, launch)] = {(r["variant"], r["bytes"]): r["seconds"] for r in results}
     return times
 
 
-def paired_errors(directory):
+def measured(times):
+    """(topology, collective, variant, bytes) -> median seconds over launches, and the samples."""
+    samples = collections.defaultdict(list)
+    for (topo, collective, _), launch in sorted(times.items()):
+        for (variant, b), seconds in launch.items():
+            samples[(topo, collective, variant, b)].append(seconds)
+    return {k: statistics.median(v) for k, v in samples.items()}, samples
+
+
+def paired_errors(directory, times):
     """(topology, collective, bytes) -> (median error of nbr, of nbr-naive) over the launches
     that calibrated themselves."""
-    times = launch_times(directory)
     errors = collections.defaultdict(lambda: ([], []))
     for path in sorted(directory.glob("paired.*.json")):
         _, topo, collective, launch, _ = path.name.split(".")
@@ -57,8 +56,9 @@ def paired_errors(directory):
 
 def main(directory):
     directory = pathlib.Path(directory)
-    medians, samples = measured(directory)
-    paired = paired_errors(directory)
+    times = launch_times(directory)
+    medians, samples = measured(times)
+    paired = paired_errors(directory, times)
     cores = os.cpu_count()
     lines = ["| topology | ranks | collective | bytes | nbr measured µs | predicted µs | error | paired error | "
              "naive measured µs | predicted µs | error | paired error | native µs | launches |",

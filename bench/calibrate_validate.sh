@@ -57,12 +57,13 @@ taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1 "$build/sim
   --base "$out/machine.json" --sizes 1 -o "$out/machine.json" >>"$out/calibrate.txt"
 cat "$out/calibrate.txt"
 
+# The current case's prediction from a machine file: predict MACHINE OUTPUT.
+predict() {
+  "$nbrc" simulate "$out/$topo.$algo" --machine "$1" --ranks-per-node "$ranks" --ranks-per-socket "$ranks" \
+    --collective "$collective" --sizes "$sizes" --baseline "$out/$topo.naive" --json >"$2"
+}
 for c in $cases; do
   IFS=: read -r topo algo threshold ranks <<<"$c"
-  predict() { # machine file, output
-    "$nbrc" simulate "$out/$topo.$algo" --machine "$1" --ranks-per-node "$ranks" --ranks-per-socket "$ranks" \
-      --collective "$collective" --sizes "$sizes" --baseline "$out/$topo.naive" --json >"$2"
-  }
   for collective in allgather alltoall; do
     predict "$out/machine.json" "$out/predicted.$topo.$collective.json"
     for ((l = 1; l <= launches; ++l)); do

@@ -689,8 +689,7 @@ void calibrate(const std::string& path) {
     try {
         nbr::simulator::MeasureOptions measure;
         measure.sizes = nbr::simulator::parse_sizes(nbr::simulator::kCalibrationSizes);
-        measure.time_call = nbr::simulator::time_libnbr_call;
-        const auto c = nbr::simulator::measure_link(MPI_COMM_WORLD, measure);
+        const auto c = nbr::simulator::measure_link_with_libnbr_call(MPI_COMM_WORLD, measure);
         if (rank_of(MPI_COMM_WORLD) != 0) return;
         nbr::simulator::NewMachine node;
         node.cores = std::thread::hardware_concurrency();

@@ -17,15 +17,19 @@ namespace nbr::simulator {
 namespace {
 
 namespace fs = std::filesystem;
+using compiler::internal::collective_try;
 
-/// Fails on both ranks of `pair` alike if either failed (`error` non-empty).
-void agree(MPI_Comm pair, const std::string& error) {
-    int failed = error.empty() ? 0 : 1;
-    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, pair);
-    if (failed != 0) {
-        throw std::runtime_error("timing libnbr's call: " + (error.empty() ? "the other rank failed" : error));
+/// This rank's temporary directory, removed when it goes out of scope.
+struct OwnedTempDir {
+    fs::path path;
+    OwnedTempDir() = default;
+    OwnedTempDir(const OwnedTempDir&) = delete;
+    OwnedTempDir& operator=(const OwnedTempDir&) = delete;
+    ~OwnedTempDir() {
+        std::error_code ec;
+        if (!path.empty()) fs::remove_all(path, ec);
     }
-}
+};
 
 /// The pair's one-edge naive pattern, compiled by this rank alone into `dir`.
 std::string compile_pair_pattern(const fs::path& dir) {
@@ -65,30 +69,21 @@ double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, int repeat) {
     int rank = 0;
     MPI_Comm_rank(pair, &rank);
     const int other = 1 - rank;
-    fs::path dir;
-    std::string pattern_dir, error;
-    try {
-        dir = make_owned_temp_dir(fs::temp_directory_path(), "nbr-calibrate-");
-        pattern_dir = compile_pair_pattern(dir);
-    } catch (const std::exception& e) {
-        error = e.what();
-    }
-    const auto remove_dir = [&] {
-        std::error_code ec;
-        if (!dir.empty()) fs::remove_all(dir, ec);
-    };
-    try {
-        agree(pair, error);
-    } catch (...) {
-        remove_dir();
-        throw;
-    }
+    OwnedTempDir dir;
+    std::string pattern_dir;
+    collective_try(pair, [&] {
+        try {
+            dir.path = make_owned_temp_dir(fs::temp_directory_path(), "nbr-calibrate-");
+            pattern_dir = compile_pair_pattern(dir.path);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(std::string("timing libnbr's call: ") + e.what());
+        }
+    });
     MPI_Comm graph = MPI_COMM_NULL;
     MPI_Dist_graph_create_adjacent(pair, 1, &other, MPI_UNWEIGHTED, 1, &other, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
                                    &graph);
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     const int loaded = nbr_load_pattern(pattern_dir.c_str(), graph, &pattern);  // collective: both agree
-    remove_dir();
     if (loaded != NBR_SUCCESS) {
         MPI_Comm_free(&graph);
         throw std::runtime_error(std::string("timing libnbr's call: ") + nbr_last_error());
@@ -99,9 +94,16 @@ double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, int repeat) {
     double t = time_calls(graph, pattern, bytes, repeat, failed);
     (void)nbr_pattern_free(&pattern);
     MPI_Comm_free(&graph);
-    agree(pair, failed);
+    collective_try(pair, [&] {
+        if (!failed.empty()) throw std::runtime_error("timing libnbr's call: " + failed);
+    });
     MPI_Bcast(&t, 1, MPI_DOUBLE, 0, pair);
     return t;
+}
+
+Calibration measure_link_with_libnbr_call(MPI_Comm comm, MeasureOptions options) {
+    options.time_call = time_libnbr_call;
+    return measure_link(comm, options);
 }
 
 }  // namespace nbr::simulator

@@ -254,9 +254,14 @@ std::string machine_to_json(const schema::Machine& spec) {
     return json;
 }
 
+std::string checked_machine_json(const schema::Machine& spec, const std::string& source) {
+    auto json = machine_to_json(spec);
+    (void)parse_machine(json, source);
+    return json;
+}
+
 void save_machine(const std::string& path, const schema::Machine& spec) {
-    const auto json = machine_to_json(spec);
-    (void)parse_machine(json, path);
+    const auto json = checked_machine_json(spec, path);
     const std::string tmp = path + ".tmp";
     write_whole_file(tmp, json);
     std::filesystem::rename(tmp, path);

@@ -69,9 +69,7 @@ void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
 /// Writes the machine (to --output or standard output), checked to read back.
 int emit(const Options& o, const nbr::schema::Machine& machine) {
     if (o.output.empty()) {
-        const auto json = nbr::simulator::machine_to_json(machine);
-        (void)nbr::simulator::parse_machine(json, "the calibrated machine");
-        std::cout << json;
+        std::cout << nbr::simulator::checked_machine_json(machine, "the calibrated machine");
     } else {
         nbr::simulator::save_machine(o.output, machine);
         std::printf("wrote %s\n", o.output.c_str());
@@ -107,9 +105,7 @@ int calibrate(const Options& o, int rank) {
     if (klass == DistanceClass::leaf && base.nodes_per_switch() == 0) {
         throw std::invalid_argument("--class leaf needs a --base machine with nodes_per_switch");
     }
-    auto measure = o.measure;
-    measure.time_call = nbr::simulator::time_libnbr_call;
-    const auto c = nbr::simulator::measure_link(MPI_COMM_WORLD, measure);
+    const auto c = nbr::simulator::measure_link_with_libnbr_call(MPI_COMM_WORLD, o.measure);
     if (rank != 0) return 0;
     print_points(c, o.klass);
     nbr::schema::Machine machine;

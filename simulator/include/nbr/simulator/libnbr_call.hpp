@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include "nbr/simulator/measure.hpp"
+
 namespace nbr::simulator {
 
 /// @brief Time per call of libnbr's blocking `nbr_neighbor_alltoall` of `bytes` over one edge
@@ -13,7 +15,11 @@ namespace nbr::simulator {
 /// libnbr hands it to MPI's neighborhood alltoall. This is the per-call quantity
 /// `nbr-calibrate` and `nbr-bench --calibrate` measure: the call libnbr's users make, with
 /// libnbr's own argument checks and band choice. Collective over `pair` (2 ranks); valid on
-/// both. @throws std::runtime_error (on both ranks) if either cannot compile or load.
+/// both. @throws std::runtime_error on both ranks if either cannot compile, load or call.
 [[nodiscard]] double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, int repeat);
+
+/// @brief `measure_link` with the per-call quantity timed on libnbr's call
+/// (`time_libnbr_call`): what nbr-calibrate and nbr-bench --calibrate measure.
+[[nodiscard]] Calibration measure_link_with_libnbr_call(MPI_Comm comm, MeasureOptions options);
 
 }  // namespace nbr::simulator

@@ -103,6 +103,10 @@ inline constexpr std::uint32_t kMachineFormatVersion = 5;
 /// parse_machine.
 [[nodiscard]] std::string machine_to_json(const schema::Machine& spec);
 
+/// @brief `machine_to_json`, checked to read back (parse_machine, errors naming `source`).
+/// @throws std::invalid_argument if it does not.
+[[nodiscard]] std::string checked_machine_json(const schema::Machine& spec, const std::string& source);
+
 /// @brief Writes `spec` as JSON to `path` through a temporary file renamed into place, so a
 /// failure leaves no half-written file; the text is checked to read back first.
 /// @throws std::invalid_argument if it does not; FileError if it cannot be written.
