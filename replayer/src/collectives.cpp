@@ -1,6 +1,7 @@
 // The collectives of nbr.h: blocking, persistent and nonblocking, fixed-size and v-variants,
 // and the request functions. Every entry point catches every C++ exception (guarded).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -8,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "hand_off.hpp"
 #include "handles.hpp"
 #include "progress.hpp"
 
@@ -133,26 +135,65 @@ Execution& blocking_execution(PatternState& pattern, Variant& variant, Collectiv
     return *slot;
 }
 
-/// The native collective on the pattern's private communicator (same topology as the user's).
-int run_native(const PatternState& pattern, const CallArgs& a) {
-    const MPI_Comm c = pattern.comm;
-    int code = MPI_SUCCESS;
+/// The native collective on the pattern's private communicator `c` (same topology as the
+/// user's); MPI's error code.
+int call_native(MPI_Comm c, const CallArgs& a) {
     if (a.collective == Collective::allgather && !a.variable) {
-        code = MPI_Neighbor_allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
-    } else if (a.collective == Collective::alltoall && !a.variable) {
-        code = MPI_Neighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
-    } else if (a.collective == Collective::allgather) {
-        code = MPI_Neighbor_allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
-                                       a.recvtype, c);
-    } else {
-        code = MPI_Neighbor_alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
-                                      a.rdispls, a.recvtype, c);
+        return MPI_Neighbor_allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
     }
-    nbr::internal::check_mpi(code, name_of(a));
+    if (a.collective == Collective::alltoall && !a.variable) {
+        return MPI_Neighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
+    }
+    if (a.collective == Collective::allgather) {
+        return MPI_Neighbor_allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
+                                       a.recvtype, c);
+    }
+    return MPI_Neighbor_alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
+                                  a.recvtype, c);
+}
+
+int run_native(MPI_Comm c, const CallArgs& a) {
+    nbr::internal::check_mpi(call_native(c, a), name_of(a));
     return NBR_SUCCESS;
 }
 
-int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
+bool usable_buffer(const void* buffer) {
+    return buffer != nullptr && buffer != MPI_IN_PLACE;
+}
+
+/// Whether a v-variant call's arrays exist where the rank has neighbors and hold no negative count.
+bool usable_counts(const CallArgs& a, const nbr::internal::HandOff& record) {
+    const auto usable = [](const int* counts, const int* displs, int n) {
+        if (n == 0) return true;
+        return counts != nullptr && displs != nullptr && std::all_of(counts, counts + n, [](int c) { return c >= 0; });
+    };
+    if (!usable(a.recvcounts, a.rdispls, record.indegree)) return false;
+    if (a.collective == Collective::allgather) return a.sendcount >= 0;
+    return usable(a.sendcounts, a.sdispls, record.outdegree);
+}
+
+/// The communicator on which this blocking call goes straight to MPI's collective, from the
+/// pattern's hand-off record (hand_off.hpp), or MPI_COMM_NULL. Only well-formed calls on the
+/// common predefined types qualify, the same calls the full path would hand over; any other
+/// call, and so every error, takes the full path and its checks and messages.
+MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a) {
+    const nbr::internal::HandOff* record = nbr::internal::hand_off_of(reinterpret_cast<std::uintptr_t>(handle));
+    if (record == nullptr || !nbr::internal::progress::none_registered()) return MPI_COMM_NULL;
+    const int send_size = nbr::internal::predefined_size(a.sendtype);
+    const int recv_size = nbr::internal::predefined_size(a.recvtype);
+    if (send_size == 0 || recv_size == 0 || !usable_buffer(a.sendbuf) || !usable_buffer(a.recvbuf)) {
+        return MPI_COMM_NULL;
+    }
+    const int c = nbr::internal::index_of(a.collective);
+    if (a.variable) return record->variable_native[c] && usable_counts(a, *record) ? record->comm : MPI_COMM_NULL;
+    if (a.sendcount < 0 || a.recvcount < 0) return MPI_COMM_NULL;
+    const auto bytes = static_cast<std::uint64_t>(a.sendcount) * static_cast<std::uint64_t>(send_size);
+    if (bytes != static_cast<std::uint64_t>(a.recvcount) * static_cast<std::uint64_t>(recv_size)) return MPI_COMM_NULL;
+    return bytes >= record->native_from[c] ? record->comm : MPI_COMM_NULL;
+}
+
+/// A blocking call the hand-off record does not take: the pattern's state, checks and plans.
+[[gnu::noinline]] int run_blocking_fully(nbr_pattern_t handle, const CallArgs& a) {
     return guarded([&] {
         PatternState* pattern = resolve(handle);
         if (pattern == nullptr) return fail(NBR_ERR_ARG, std::string(name_of(a)) + ": invalid pattern handle");
@@ -168,7 +209,7 @@ int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
         if (variant.native[index_of(a.collective)]) {
             if (!a.variable) nbr::internal::check_block_sizes(send, recv);
             nbr::internal::progress::complete_registered();
-            return run_native(*pattern, a);
+            return run_native(pattern->comm, a);
         }
         Execution& execution = blocking_execution(*pattern, variant, a.collective);
         if (a.variable) {
@@ -180,6 +221,22 @@ int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
         nbr::internal::progress::run_blocking(execution);
         return NBR_SUCCESS;
     });
+}
+
+[[gnu::cold, gnu::noinline]] int native_failure(int code, const CallArgs& a) {
+    return guarded([&] {
+        nbr::internal::check_mpi(code, name_of(a));
+        return NBR_SUCCESS;
+    });
+}
+
+/// A blocking call: straight to MPI's collective where the pattern's hand-off record allows it,
+/// else the full path. Kept small and in the hot text section, with what it reads inline.
+[[gnu::hot]] int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
+    const MPI_Comm direct = direct_hand_off(handle, a);
+    if (direct == MPI_COMM_NULL) return run_blocking_fully(handle, a);
+    const int code = call_native(direct, a);
+    return code == MPI_SUCCESS ? NBR_SUCCESS : native_failure(code, a);
 }
 
 // ---- requests -------------------------------------------------------------------------------
@@ -536,26 +593,27 @@ struct Scratch {
 
 extern "C" {
 
-int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                           MPI_Datatype recvtype, nbr_pattern_t pattern) {
+[[gnu::hot]] int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                        int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern) {
     return run_blocking(pattern,
                         fixed(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }
 
-int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                          MPI_Datatype recvtype, nbr_pattern_t pattern) {
+[[gnu::hot]] int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                       int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern) {
     return run_blocking(pattern,
                         fixed(Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }
 
-int nbr_neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, nbr_pattern_t pattern) {
+[[gnu::hot]] int nbr_neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                         nbr_pattern_t pattern) {
     return run_blocking(pattern, allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
 }
 
-int nbr_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                           void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                           nbr_pattern_t pattern) {
+[[gnu::hot]] int nbr_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                        const int rdispls[], MPI_Datatype recvtype, nbr_pattern_t pattern) {
     return run_blocking(pattern,
                         alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
 }

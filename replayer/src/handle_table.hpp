@@ -50,6 +50,10 @@ public:
         return {slot.object.get(), encode(index, slot.generation)};
     }
 
+    /// @brief The 1-based slot number a handle names (0 for the NULL handle); a stale handle
+    /// names its slot too.
+    static std::size_t slot_of(std::uintptr_t handle) { return handle & kSlotMask; }
+
     /// @brief The live object of `handle`, or nullptr (NULL, stale, or never issued).
     [[nodiscard]] T* find(std::uintptr_t handle) const {
         const std::lock_guard lock(mutex_);

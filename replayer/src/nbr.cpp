@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm_neighbors.hpp"
+#include "hand_off.hpp"
 #include "handles.hpp"
 #include "nbr/plan/plan.hpp"
 #include "nbr/schema/pattern_io.hpp"
@@ -348,6 +349,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
         nbr::internal::private_comm(comm, &pattern->comm);
         auto [state, handle] = nbr::internal::pattern_table().acquire(std::move(pattern));
         state->handle = handle;
+        nbr::internal::publish_hand_off(*state);
         *out = nbr::internal::handle_of(*state);
         return NBR_SUCCESS;
     });
@@ -361,6 +363,7 @@ int nbr_pattern_free(nbr_pattern_t* pattern) {
         return fail(NBR_ERR_STATE, "nbr_pattern_free: " + std::to_string(state->requests) +
                                        " requests still use the pattern (free or complete them first)");
     }
+    nbr::internal::retract_hand_off(state->handle);
     nbr::internal::release_comm(&state->comm);
     nbr::internal::pattern_table().release(state->handle, false);
     *pattern = NBR_PATTERN_NULL;

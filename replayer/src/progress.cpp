@@ -9,6 +9,8 @@
 
 namespace nbr::internal::progress {
 
+std::atomic<std::size_t> registered{0};
+
 namespace {
 
 struct Entry {
@@ -18,7 +20,6 @@ struct Entry {
 
 std::mutex registry_mutex;
 std::vector<Entry> registry;
-std::atomic<std::size_t> registered{0};
 
 void remove_locked(Execution* execution) {
     registry.erase(

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <span>
 
 #include "execution.hpp"
@@ -30,6 +32,14 @@ void poll();
 /// (what a blocking call does before it hands off to a native collective, which progresses
 /// nothing of nbr's).
 void complete_registered();
+
+/// The number of registered executions (written by progress.cpp only, under its lock).
+extern std::atomic<std::size_t> registered;
+
+/// @brief Whether no execution is registered (then a blocking call needs to progress none).
+inline bool none_registered() {
+    return registered.load() == 0;
+}
 
 /// @brief Drives an unregistered, started execution (a blocking call) to completion; while
 /// others are registered it progresses them too.

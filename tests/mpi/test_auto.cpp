@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "auto_directory.hpp"
 #include "nbr.h"
 #include "nbr/compiler/auto_compile.hpp"
 #include "nbr/graphs/generators.hpp"
@@ -20,6 +21,8 @@
 namespace {
 
 namespace fs = std::filesystem;
+using nbr::test::assemble_auto;
+using nbr::test::BandSpec;
 using nbr::test::world_rank;
 using nbr::test::world_size;
 
@@ -129,47 +132,6 @@ TEST(DealLongestFirst, TheBusiestProcessStaysWithinFourThirdsOfTheBound) {
 }
 
 // ---- a hand-built auto directory ------------------------------------------------------------
-
-struct BandSpec {
-    nbr::schema::Collective collective;
-    std::uint64_t from_bytes;
-    std::uint32_t variant;
-};
-
-/// Compiles naive, the relay test algorithm and common-neighbor (Θ = 2) into dir/<name> and
-/// writes (rank 0) a format-2 manifest with the given bands over them.
-void assemble_auto(const nbr::Topology& topology, const fs::path& dir, const std::vector<BandSpec>& bands,
-                   std::uint32_t allgatherv, std::uint32_t alltoallv) {
-    if (world_rank() == 0) fs::create_directories(dir);
-    MPI_Barrier(MPI_COMM_WORLD);
-    nbr::test::compile_to(MPI_COMM_WORLD, topology, dir / "naive");
-    nbr::test::compile_relay(topology, dir / "relay");
-    nbr::compiler::compile(MPI_COMM_WORLD, topology, nbr::test::common_neighbor_options(dir / "cn2", 2));
-    if (world_rank() == 0) {
-        nbr::schema::Manifest manifest;
-        manifest.set_format_version(nbr::kMultiVariantFormatVersion);
-        manifest.set_num_ranks(topology.num_ranks());
-        manifest.set_num_edges(topology.num_edges());
-        manifest.set_algorithm("auto");
-        manifest.set_topology_hash(topology.hash());
-        for (const char* name : {"naive", "relay", "cn2"}) {
-            auto* variant = manifest.add_variants();
-            variant->set_name(name);
-            variant->set_compile_id(nbr::read_manifest(dir / name).compile_id());
-        }
-        for (const auto& spec : bands) {
-            auto* band = manifest.add_bands();
-            band->set_collective(spec.collective);
-            band->set_from_bytes(spec.from_bytes);
-            band->set_variant(spec.variant);
-        }
-        manifest.set_allgatherv_variant(allgatherv);
-        manifest.set_alltoallv_variant(alltoallv);
-        manifest.set_compile_id(12345);
-        nbr::write_file(dir / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-}
 
 const std::vector<BandSpec> kBands{{nbr::schema::ALLGATHER, 0, 1},  {nbr::schema::ALLGATHER, 16, 0},
                                    {nbr::schema::ALLGATHER, 64, 2}, {nbr::schema::ALLTOALL, 0, 0},

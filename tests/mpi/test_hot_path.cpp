@@ -16,6 +16,7 @@
 #include <mpi-ext.h>
 #endif
 
+#include "mpi/auto_directory.hpp"
 #include "mpi/mpi_test_support.hpp"
 #include "mpi/replay_corpus.hpp"
 #include "nbr.h"
@@ -165,38 +166,47 @@ protected:
         return pattern;
     }
 
-    /// Blocking allgather, alltoall and their v-variants on `pattern`, checked against MPI on
-    /// `graph`; returns how many of them libnbr handed to the native collective.
-    long native_share(nbr_pattern_t pattern) {
-        Buffers b(in, out, 3);
-        long handed = 0;
-        for (int call = 0; call < 4; ++call) {
-            std::fill(b.recv.begin(), b.recv.end(), -1);
-            counting_native = true;
-            const long before = native_calls.load();
-            int code = NBR_SUCCESS;
-            if (call == 0) code = nbr_neighbor_allgather(b.send.data(), 3, MPI_INT, b.recv.data(), 3, MPI_INT, pattern);
-            if (call == 1) code = nbr_neighbor_alltoall(b.send.data(), 3, MPI_INT, b.recv.data(), 3, MPI_INT, pattern);
-            if (call == 2) {
-                code = nbr_neighbor_allgatherv(b.send.data(), 3, MPI_INT, b.recv.data(), b.recv_counts.data(),
-                                               b.recv_displs.data(), MPI_INT, pattern);
-            }
-            if (call == 3) {
-                code =
-                    nbr_neighbor_alltoallv(b.send.data(), b.send_counts.data(), b.send_displs.data(), MPI_INT,
-                                           b.recv.data(), b.recv_counts.data(), b.recv_displs.data(), MPI_INT, pattern);
-            }
-            handed += native_calls.load() - before;
-            counting_native = false;
-            EXPECT_EQ(code, NBR_SUCCESS) << nbr_last_error();
-            if (call % 2 == 0) {
-                PMPI_Neighbor_allgather(b.send.data(), 3, MPI_INT, b.expected.data(), 3, MPI_INT, graph);
-            } else {
-                PMPI_Neighbor_alltoall(b.send.data(), 3, MPI_INT, b.expected.data(), 3, MPI_INT, graph);
-            }
-            EXPECT_EQ(b.recv, b.expected) << "call " << call << " on rank " << world_rank();
+    /// One blocking call (0 allgather, 1 alltoall, 2 allgatherv, 3 alltoallv) on `pattern` with
+    /// blocks of `ints` ints (of `type`, a contiguous type of `ints` ints, when given, with
+    /// count 1), checked against MPI on `graph`; returns how many native collectives libnbr made.
+    long handed(nbr_pattern_t pattern, int call, int ints, MPI_Datatype type = MPI_DATATYPE_NULL) {
+        Buffers b(in, out, ints);
+        const int count = type == MPI_DATATYPE_NULL ? ints : 1;
+        if (type == MPI_DATATYPE_NULL) type = MPI_INT;
+        for (auto* counts : {&b.send_counts, &b.recv_counts}) std::fill(counts->begin(), counts->end(), count);
+        for (std::size_t j = 0; j < b.send_displs.size(); ++j) b.send_displs[j] = static_cast<int>(j) * count;
+        for (std::size_t i = 0; i < b.recv_displs.size(); ++i) b.recv_displs[i] = static_cast<int>(i) * count;
+        counting_native = true;
+        const long before = native_calls.load();
+        int code = NBR_SUCCESS;
+        if (call == 0) code = nbr_neighbor_allgather(b.send.data(), count, type, b.recv.data(), count, type, pattern);
+        if (call == 1) code = nbr_neighbor_alltoall(b.send.data(), count, type, b.recv.data(), count, type, pattern);
+        if (call == 2) {
+            code = nbr_neighbor_allgatherv(b.send.data(), count, type, b.recv.data(), b.recv_counts.data(),
+                                           b.recv_displs.data(), type, pattern);
         }
-        return handed;
+        if (call == 3) {
+            code = nbr_neighbor_alltoallv(b.send.data(), b.send_counts.data(), b.send_displs.data(), type,
+                                          b.recv.data(), b.recv_counts.data(), b.recv_displs.data(), type, pattern);
+        }
+        const long made = native_calls.load() - before;
+        counting_native = false;
+        EXPECT_EQ(code, NBR_SUCCESS) << nbr_last_error();
+        if (call % 2 == 0) {
+            PMPI_Neighbor_allgather(b.send.data(), ints, MPI_INT, b.expected.data(), ints, MPI_INT, graph);
+        } else {
+            PMPI_Neighbor_alltoall(b.send.data(), ints, MPI_INT, b.expected.data(), ints, MPI_INT, graph);
+        }
+        EXPECT_EQ(b.recv, b.expected) << "call " << call << ", " << ints << " ints, on rank " << world_rank();
+        return made;
+    }
+
+    /// Blocking allgather, alltoall and their v-variants on `pattern` (blocks of 3 ints);
+    /// returns how many of them libnbr handed to the native collective.
+    long native_share(nbr_pattern_t pattern) {
+        long made = 0;
+        for (int call = 0; call < 4; ++call) made += handed(pattern, call, 3);
+        return made;
     }
 
     nbr::test::SharedTempDir tmp;
@@ -247,6 +257,59 @@ TEST_F(HotPathTest, BlockingCallsHandOffToTheNativeCollectiveExactlyWhereDocumen
     nbr_pattern_t bad = NBR_PATTERN_NULL;
     EXPECT_EQ(nbr_load_pattern_flags((tmp.path() / "naive").c_str(), graph, 0x2, &bad), NBR_ERR_ARG);
     EXPECT_EQ(bad, NBR_PATTERN_NULL);
+}
+
+// Blocking calls reach MPI's collective from a small per-pattern record (hand_off.hpp) when
+// they are well formed and on common predefined types; every other call takes the full path.
+// Both must make the same choice at every size, and neither may outlive the pattern.
+TEST_F(HotPathTest, TheHandOffRecordAndTheFullPathHandOverTheSameCalls) {
+    // An auto directory: allgather relayed below 16 B, naive from there; alltoall naive below
+    // 64 B, relayed from there; allgatherv naive, alltoallv relayed.
+    nbr::test::assemble_auto(topology, tmp.path() / "auto",
+                             {{nbr::schema::ALLGATHER, 0, 1},
+                              {nbr::schema::ALLGATHER, 16, 0},
+                              {nbr::schema::ALLTOALL, 0, 0},
+                              {nbr::schema::ALLTOALL, 64, 1}},
+                             0, 1);
+    nbr_pattern_t banded = load("auto", graph);
+    const long relayed = world_size() > 2 ? 0 : 1;  // two ranks' relay plans are all direct
+    MPI_Datatype three = MPI_DATATYPE_NULL, sixteen = MPI_DATATYPE_NULL;
+    MPI_Type_contiguous(3, MPI_INT, &three);
+    MPI_Type_contiguous(16, MPI_INT, &sixteen);
+    MPI_Type_commit(&three);
+    MPI_Type_commit(&sixteen);
+    EXPECT_EQ(handed(banded, 0, 3), relayed) << "allgather, 12 B";
+    EXPECT_EQ(handed(banded, 0, 4), 1) << "allgather, 16 B";
+    EXPECT_EQ(handed(banded, 1, 3), 1) << "alltoall, 12 B (a later band is relayed)";
+    EXPECT_EQ(handed(banded, 1, 3, three), 1) << "alltoall, 12 B of a derived type";
+    EXPECT_EQ(handed(banded, 1, 16), relayed) << "alltoall, 64 B";
+    EXPECT_EQ(handed(banded, 1, 16, sixteen), relayed) << "alltoall, 64 B of a derived type";
+    EXPECT_EQ(handed(banded, 2, 3), 1) << "allgatherv";
+    EXPECT_EQ(handed(banded, 3, 3), relayed) << "alltoallv";
+    MPI_Type_free(&three);
+    MPI_Type_free(&sixteen);
+
+    // Blocks of different sizes are still the full path's error, on every rank.
+    Buffers b(in, out, 3);
+    EXPECT_EQ(nbr_neighbor_allgather(b.send.data(), 3, MPI_INT, b.recv.data(), 2, MPI_INT, banded), NBR_ERR_DATATYPE);
+    EXPECT_EQ(nbr_pattern_free(&banded), NBR_SUCCESS);
+
+    // A freed pattern's handle stops resolving, also once its slot holds another pattern.
+    nbr_pattern_t first = load("naive", graph);
+    const nbr_pattern_t stale = first;
+    EXPECT_EQ(nbr_pattern_free(&first), NBR_SUCCESS);
+    nbr_pattern_t second = load("naive", graph);
+    EXPECT_EQ(nbr_neighbor_allgather(b.send.data(), 3, MPI_INT, b.recv.data(), 3, MPI_INT, stale), NBR_ERR_ARG);
+    EXPECT_EQ(native_share(second), 4);
+
+    // Patterns beyond the records (64 of them) hand off through the full path.
+    std::vector<nbr_pattern_t> many;
+    for (int i = 0; i < 70; ++i) many.push_back(load("naive", graph));
+    EXPECT_EQ(native_share(many.back()), 4);
+    EXPECT_EQ(native_share(many.front()), 4);
+    for (auto& pattern : many) EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    EXPECT_EQ(native_share(second), 4);
+    EXPECT_EQ(nbr_pattern_free(&second), NBR_SUCCESS);
 }
 
 TEST_F(HotPathTest, PersistentFixedSizeCallsOfNaivePlansHandOffFrom512Bytes) {

@@ -1,0 +1,77 @@
+#pragma once
+// The hand-off of blocking calls to MPI's own collective, from one small record per pattern.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include <mpi.h>
+
+#include "handle_table.hpp"
+
+namespace nbr::internal {
+
+struct PatternState;
+
+/// @brief What a blocking call needs to go straight to MPI's collective: one cache line per
+/// pattern, in a static table indexed by the handle's slot.
+///
+/// Where the pattern's plan for a call is MPI's own naive schedule, libnbr hands the call to
+/// MPI's collective (see settle_collectively in nbr.cpp). Finding that out through the pattern's
+/// state touches the handle table, the pattern, its bands and variants and the datatype table:
+/// a few cache lines, which between the processes that share a core are cold at every call,
+/// and there cost as much as several percent of a call (docs/performance.md). The record holds
+/// the answer for the common calls in one line; every other call takes the full path.
+struct alignas(64) HandOff {
+    std::atomic<std::uintptr_t> handle{0};  ///< the live pattern's handle, 0 when the slot has none
+    MPI_Comm comm = MPI_COMM_NULL;          ///< the pattern's private communicator
+    /// Per collective (allgather, alltoall): fixed-size calls whose blocks have at least this
+    /// many bytes are handed to MPI's collective (every band from there on is native);
+    /// UINT64_MAX when none is.
+    std::uint64_t native_from[2] = {UINT64_MAX, UINT64_MAX};
+    bool variable_native[2] = {false, false};  ///< v-variant calls are handed to MPI's collective
+    int indegree = 0;
+    int outdegree = 0;
+};
+
+/// Patterns in the first kHandOffs handle slots have a record.
+inline constexpr std::size_t kHandOffs = 64;
+/// The records, indexed by handle slot − 1 (hand_off.cpp writes them, at load and free).
+extern HandOff hand_off_table[kHandOffs];
+
+/// The record of the slot `handle` names, live or not; nullptr for NULL and slots beyond the table.
+inline HandOff* hand_off_record(std::uintptr_t handle) {
+    const std::size_t slot = HandleTable<PatternState>::slot_of(handle);
+    return slot == 0 || slot > kHandOffs ? nullptr : &hand_off_table[slot - 1];
+}
+
+/// The record of `handle` if it is the live pattern's, else nullptr (NULL, stale, freed, or a
+/// slot beyond the table). Inline, like everything the hand-off reads: every function and page
+/// it touches is one more that is cold after a switch between processes.
+inline const HandOff* hand_off_of(std::uintptr_t handle) {
+    const HandOff* record = hand_off_record(handle);
+    return record != nullptr && record->handle.load(std::memory_order_acquire) == handle ? record : nullptr;
+}
+
+/// Fills the record of a loaded pattern (its handle, communicator, bands and variants settled).
+void publish_hand_off(const PatternState& pattern);
+
+/// Clears the record of a pattern about to be freed.
+void retract_hand_off(std::uintptr_t handle);
+
+/// The size of a common predefined datatype, without asking MPI (0 for any other type): these
+/// handles never change meaning, and their sizes are C's.
+inline int predefined_size(MPI_Datatype type) {
+    if (type == MPI_BYTE || type == MPI_CHAR || type == MPI_SIGNED_CHAR || type == MPI_UNSIGNED_CHAR) return 1;
+    if (type == MPI_INT || type == MPI_UNSIGNED) return sizeof(int);
+    if (type == MPI_DOUBLE) return sizeof(double);
+    if (type == MPI_FLOAT) return sizeof(float);
+    if (type == MPI_LONG || type == MPI_UNSIGNED_LONG) return sizeof(long);
+    if (type == MPI_LONG_LONG) return sizeof(long long);
+    if (type == MPI_SHORT) return sizeof(short);
+    if (type == MPI_INT32_T || type == MPI_UINT32_T) return 4;
+    if (type == MPI_INT64_T || type == MPI_UINT64_T) return 8;
+    return 0;
+}
+
+}  // namespace nbr::internal
