@@ -34,6 +34,7 @@
 #include "preload.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -74,9 +75,16 @@ unsigned long long attached = 0;        // communicators, on their rank 0
 /// calls for the report (rank 0 of the communicator, with NBR_REPORT=1), decided at attach so
 /// that the collectives make no MPI call for the report.
 struct Attached {
+    MPI_Comm comm = MPI_COMM_NULL;
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     bool counts = false;
 };
+
+/// The record the last collective found: a repeated call on the same communicator finds it
+/// here without asking MPI for the attribute (a hash lookup under MPI's lock, most of what
+/// the drop-in added to a call). Cleared when its communicator's attribute is deleted, so a
+/// freed communicator's handle, reused by MPI for another, finds nothing here.
+std::atomic<const Attached*> last_found{nullptr};
 
 /// Whether the switch `name` is set to 1 in the environment (docs/environment.md).
 bool switched_on(const char* name) {
@@ -103,6 +111,8 @@ std::unordered_map<MPI_Request, Proxy>& proxies() {
 
 int delete_pattern(MPI_Comm, int, void* value, void*) {
     auto* record = static_cast<Attached*>(value);
+    const Attached* expected = record;
+    last_found.compare_exchange_strong(expected, nullptr);
     const InsideNbr guard;
     const int code = nbr_pattern_free(&record->pattern);
     if (code != NBR_SUCCESS) (void)mpi_result(code, "MPI_Comm_free");
@@ -207,7 +217,7 @@ void attach(MPI_Comm comm, const char* function) {
         return;
     }
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_pattern, &keyval, nullptr);
-    PMPI_Comm_set_attr(comm, keyval, new Attached{pattern, rank == 0 && report_wanted()});
+    PMPI_Comm_set_attr(comm, keyval, new Attached{comm, pattern, rank == 0 && report_wanted()});
     if (rank == 0) ++attached;
 }
 
@@ -234,10 +244,14 @@ namespace nbr::interpose {
 
 nbr_pattern_t pattern_of(MPI_Comm comm) {
     if (keyval == MPI_KEYVAL_INVALID || inside_nbr > 0 || comm == MPI_COMM_NULL) return nullptr;
-    void* value = nullptr;
-    int flag = 0;
-    if (PMPI_Comm_get_attr(comm, keyval, &value, &flag) != MPI_SUCCESS || flag == 0) return nullptr;
-    const auto* record = static_cast<const Attached*>(value);
+    const Attached* record = last_found.load(std::memory_order_acquire);
+    if (record == nullptr || record->comm != comm) {
+        void* value = nullptr;
+        int flag = 0;
+        if (PMPI_Comm_get_attr(comm, keyval, &value, &flag) != MPI_SUCCESS || flag == 0) return nullptr;
+        record = static_cast<const Attached*>(value);
+        last_found.store(record, std::memory_order_release);
+    }
     if (record->counts) ++replayed_calls;
     return record->pattern;
 }

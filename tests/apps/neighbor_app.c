@@ -4,8 +4,8 @@
  * (in-lists not in source order, a duplicate edge), times MPI_Ineighbor_allgather +
  * MPI_Wait from 1 B to 16 KiB, runs MPI_Neighbor_alltoallv, and checks every received byte.
  * It then creates the other topology kinds (MPI_Dist_graph_create, MPI_Graph_create, a
- * periodic and a non-periodic MPI_Cart_create), runs MPI_Neighbor_alltoall on the periodic
- * Cartesian one (checked), and frees them all. Needs at least 2 ranks
+ * periodic and a non-periodic MPI_Cart_create), runs MPI_Neighbor_alltoall on the
+ * MPI_Dist_graph_create one and on the periodic Cartesian one (checked), and frees them all. Needs at least 2 ranks
  * (with 2, the r+2 edge is a self-loop).
  *
  *   mpirun -np N neighbor_app [ITERATIONS]
@@ -107,6 +107,9 @@ static int other_topologies(int rank, int size) {
     MPI_Comm comm;
     int source = rank, degree = 1, destination = (rank + 1) % size;
     MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &source, &degree, &destination, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
+    int sent = 7 * rank + 1, got = -1; /* a ring: each rank receives from rank - 1 */
+    MPI_Neighbor_alltoall(&sent, 1, MPI_INT, &got, 1, MPI_INT, comm);
+    int errors = got != 7 * ((rank + size - 1) % size) + 1;
     MPI_Comm_free(&comm);
     int* index = malloc(sizeof(int) * (size_t)size);
     int* edges = malloc(sizeof(int) * (size_t)size * 2);
@@ -121,7 +124,7 @@ static int other_topologies(int rank, int size) {
     free(edges);
     int dims[1] = {size}, periodic[1] = {1};
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &comm);
-    const int errors = cartesian_alltoall(comm, rank, size);
+    errors += cartesian_alltoall(comm, rank, size);
     MPI_Comm_free(&comm);
     periodic[0] = 0;
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &comm);
