@@ -35,7 +35,8 @@
  * several patterns: such a call counts as a call on each of them. Below MPI_THREAD_MULTIPLE,
  * one thread at a time calls libnbr (FUNNELED: the main thread). The process-wide state that
  * calls on different patterns share (the handle tables and the progress of started requests)
- * is locked; nbr_last_error() is per thread.
+ * is safe for that: locked where it changes, read without a lock where every call reads it
+ * (handle lookups); nbr_last_error() is per thread.
  *
  * Conventions (as hwloc): functions return 0 (NBR_SUCCESS) or a negative NBR_ERR_* code;
  * nbr_strerror() names a code and nbr_last_error() describes the calling thread's last
