@@ -2,7 +2,8 @@
  * mixed_app: an MPI program written without nbr that mixes, on two topology communicators,
  * neighborhood collectives (blocking, nonblocking, persistent), a native collective and its
  * own point-to-point messages, completes them together with every MPI completion call, and
- * frees and re-creates the communicators. Every received value is checked.
+ * frees and re-creates the communicators; then frees one right after a collective and calls
+ * collectives on new ones that may get its handle. Every received value is checked.
  *
  *   mpirun -np N mixed_app      (N >= 2)    prints "mixed_app: data OK" on rank 0
  */
@@ -120,6 +121,31 @@ static int one_round(MPI_Comm a, const int* in_a, int da, MPI_Comm b, const int*
     return errors;
 }
 
+/* A communicator freed right after a blocking neighborhood collective, then rings
+ * (r -> r+1) created at once, among which MPI may hand out the freed one's handle again: the
+ * collectives on the rings must deliver their own data. Every rank creates and calls all of
+ * them, so the calls stay collective wherever the handle is reused. */
+static int reused_handles(int rank, int n) {
+    enum { RINGS = 4 };
+    int in_a[DEGREE], da, send[COUNT], got[DEGREE * COUNT], errors = 0;
+    MPI_Comm a = create(0, rank, n, in_a, &da), rings[RINGS];
+    for (int i = 0; i < COUNT; ++i) send[i] = value(rank, 0, 11, i);
+    MPI_Neighbor_allgather(send, COUNT, MPI_INT, got, COUNT, MPI_INT, a);
+    errors += count_errors(got, in_a, da, 1, 11);
+    MPI_Comm_free(&a);
+    int from = (rank + n - 1) % n, to = (rank + 1) % n;
+    for (int k = 0; k < RINGS; ++k)
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &from, MPI_UNWEIGHTED, 1, &to, MPI_UNWEIGHTED, MPI_INFO_NULL,
+                                       0, &rings[k]);
+    for (int k = 0; k < RINGS; ++k) {
+        int mine = value(rank, k, 12, 0), theirs = -1;
+        MPI_Neighbor_allgather(&mine, 1, MPI_INT, &theirs, 1, MPI_INT, rings[k]);
+        errors += theirs != value(from, k, 12, 0);
+        MPI_Comm_free(&rings[k]);
+    }
+    return errors;
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank, n, errors = 0, total = 0;
@@ -142,6 +168,7 @@ int main(int argc, char** argv) {
         MPI_Comm_free(&a);
         MPI_Comm_free(&b);
     }
+    errors += reused_handles(rank, n);
     MPI_Reduce(&errors, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) printf(total == 0 ? "mixed_app: data OK\n" : "mixed_app: %d wrong values\n", total);
     MPI_Bcast(&total, 1, MPI_INT, 0, MPI_COMM_WORLD);
