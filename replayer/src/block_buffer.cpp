@@ -2,8 +2,6 @@
 
 #include <cstring>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "error.hpp"
 #include "nbr.h"
@@ -35,36 +33,8 @@ TypeShape query_shape(MPI_Datatype type) {
     return {extent, static_cast<std::size_t>(size), true_lb == 0 && lb == 0 && true_extent == size && extent == size};
 }
 
-/// The common predefined datatypes, queried once: their handles never change meaning, so
-/// a collective call on them needs no datatype query (derived types are queried every call,
-/// since MPI may reuse a freed type's handle for another type).
-class PredefinedShapes {
-public:
-    PredefinedShapes() {
-        for (MPI_Datatype type : {MPI_BYTE, MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG,
-                                  MPI_LONG_LONG, MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_INT32_T,
-                                  MPI_INT64_T, MPI_UINT32_T, MPI_UINT64_T}) {
-            entries_.emplace_back(type, query_shape(type));
-        }
-    }
-    [[nodiscard]] const TypeShape* find(MPI_Datatype type) const {
-        for (const auto& [known, shape] : entries_) {
-            if (known == type) return &shape;
-        }
-        return nullptr;
-    }
-
-private:
-    std::vector<std::pair<MPI_Datatype, TypeShape>> entries_;
-};
-
-const PredefinedShapes& predefined() {
-    static const PredefinedShapes shapes;  // built at the first call (MPI is initialized then)
-    return shapes;
-}
-
 TypeShape shape_of(MPI_Datatype type) {
-    if (const TypeShape* shape = predefined().find(type)) return *shape;
+    if (const int size = predefined_size(type); size > 0) return {size, static_cast<std::size_t>(size), true};
     return query_shape(type);
 }
 
@@ -134,7 +104,7 @@ bool is_named_type(MPI_Datatype type) {
 
 bool is_usable_type(MPI_Datatype type, MPI_Comm errors_return) {
     // The common predefined types without a query: this runs on every call.
-    if (predefined().find(type) != nullptr || is_named_type(type)) return true;
+    if (predefined_size(type) > 0 || is_named_type(type)) return true;
 #if defined(NBR_SMPI)
     (void)errors_return;
     return true;  // SMPI's communicators abort on errors: no probe

@@ -44,6 +44,22 @@ void pack_block(const BlockBuffer& buffer, std::uint32_t block, char* dst, MPI_C
 /// @brief Unpacks buffer.bytes(block) bytes from `src` into block `block` of `buffer`.
 void unpack_block(const BlockBuffer& buffer, std::uint32_t block, const char* src, MPI_Comm comm);
 
+/// @brief The size of a common predefined datatype, without asking MPI (0 for any other
+/// type): these handles never change meaning, their sizes are C's, and each is contiguous
+/// with extent equal to its size.
+inline int predefined_size(MPI_Datatype type) {
+    if (type == MPI_BYTE || type == MPI_CHAR || type == MPI_SIGNED_CHAR || type == MPI_UNSIGNED_CHAR) return 1;
+    if (type == MPI_INT || type == MPI_UNSIGNED) return sizeof(int);
+    if (type == MPI_DOUBLE) return sizeof(double);
+    if (type == MPI_FLOAT) return sizeof(float);
+    if (type == MPI_LONG || type == MPI_UNSIGNED_LONG) return sizeof(long);
+    if (type == MPI_LONG_LONG) return sizeof(long long);
+    if (type == MPI_SHORT) return sizeof(short);
+    if (type == MPI_INT32_T || type == MPI_UINT32_T) return 4;
+    if (type == MPI_INT64_T || type == MPI_UINT64_T) return 8;
+    return 0;
+}
+
 /// @brief True for predefined (named) datatypes, which need no reference while an operation is pending.
 [[nodiscard]] bool is_named_type(MPI_Datatype type);
 

@@ -10,8 +10,7 @@ namespace {
 
 /// The smallest block size from which every band of `collective` runs a native variant.
 std::uint64_t native_from(const PatternState& pattern, int collective) {
-    const auto& bands = pattern.bands[collective];
-    if (bands.empty()) return pattern.variants[0].native[collective] ? 0 : UINT64_MAX;
+    const auto& bands = pattern.bands[collective];  // never empty: the first starts at 0
     std::uint64_t from = UINT64_MAX;
     for (auto band = bands.rbegin(); band != bands.rend(); ++band) {
         if (!pattern.variants[band->variant].native[collective]) break;

@@ -18,8 +18,8 @@ struct PatternState;
 ///
 /// Where the pattern's plan for a call is MPI's own naive schedule, libnbr hands the call to
 /// MPI's collective (see settle_collectively in nbr.cpp). Finding that out through the pattern's
-/// state touches the handle table, the pattern, its bands and variants and the datatype table:
-/// a few cache lines, which between the processes that share a core are cold at every call,
+/// state touches the handle table, the pattern, its bands and variants and the argument checks'
+/// datatype queries: a few cache lines, which between the processes that share a core are cold at every call,
 /// and there cost as much as several percent of a call (docs/performance.md). The record holds
 /// the answer for the common calls in one line; every other call takes the full path.
 struct alignas(64) HandOff {
@@ -58,20 +58,5 @@ void publish_hand_off(const PatternState& pattern);
 
 /// Clears the record of a pattern about to be freed.
 void retract_hand_off(std::uintptr_t handle);
-
-/// The size of a common predefined datatype, without asking MPI (0 for any other type): these
-/// handles never change meaning, and their sizes are C's.
-inline int predefined_size(MPI_Datatype type) {
-    if (type == MPI_BYTE || type == MPI_CHAR || type == MPI_SIGNED_CHAR || type == MPI_UNSIGNED_CHAR) return 1;
-    if (type == MPI_INT || type == MPI_UNSIGNED) return sizeof(int);
-    if (type == MPI_DOUBLE) return sizeof(double);
-    if (type == MPI_FLOAT) return sizeof(float);
-    if (type == MPI_LONG || type == MPI_UNSIGNED_LONG) return sizeof(long);
-    if (type == MPI_LONG_LONG) return sizeof(long long);
-    if (type == MPI_SHORT) return sizeof(short);
-    if (type == MPI_INT32_T || type == MPI_UINT32_T) return 4;
-    if (type == MPI_INT64_T || type == MPI_UINT64_T) return 8;
-    return 0;
-}
 
 }  // namespace nbr::internal
