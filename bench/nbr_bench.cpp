@@ -695,8 +695,9 @@ void calibrate(const std::string& path) {
         node.cores = std::thread::hardware_concurrency();
         const auto machine =
             nbr::simulator::calibrated_machine(c, nbr::simulator::DistanceClass::socket, node,
-                                               "nbr-bench --calibrate: ping-pong, bursts, streams, a late receiver "
-                                               "and libnbr's call between two ranks, in the launch that was timed");
+                                               "nbr-bench --calibrate: ping-pong, bursts, streams, a late receiver, "
+                                               "the sender's completion and libnbr's call between two ranks, in the "
+                                               "launch that was timed");
         nbr::simulator::save_machine(path, machine);
     } catch (const std::exception& e) {
         die(std::string("--calibrate ") + path + ": " + e.what());

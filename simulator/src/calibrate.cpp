@@ -67,12 +67,30 @@ SimProgram exchange_program() {
 }
 
 /// The machine as the point-to-point measurements see it: no call, receives posted before
-/// the timer starts (streams) or while waiting (ping-pong).
-Machine messaging_only(const schema::Machine& spec) {
+/// the timer starts (streams) or while waiting (ping-pong). Without `acks` a send completes
+/// when its tail leaves: what the one-way times and streams measure ends at a receive, which
+/// the acknowledgment does not move.
+Machine messaging_only(const schema::Machine& spec, bool acks = false) {
     auto machine = machine_from_spec(spec, "the calibrated machine");
     machine.call_ps = 0;
-    for (auto& link : machine.link) link.post_recv_ps = 0;
+    for (auto& link : machine.link) {
+        link.post_recv_ps = 0;
+        if (acks) continue;
+        link.ack_ps = -1;
+        for (auto& segment : link.segments) segment.ack_ps = -1;
+    }
     return machine;
+}
+
+/// What a send above the eager limit completes after the receive, for sizes without a
+/// segment of their own: the median over the measured rendezvous sizes of the sender's
+/// completion less the one-way time; negative if none was measured.
+double ack_latency(const Calibration& c) {
+    std::vector<double> acks;
+    for (const auto& p : c.points) {
+        if (rendezvous(c, p.bytes) && p.complete_us >= 0) acks.push_back(std::max(0.0, p.complete_us - p.one_way_us));
+    }
+    return acks.empty() ? -1 : median(acks);
 }
 
 /// Two ranks at distance `klass` (block placement; leaf: two nodes under one switch).
@@ -91,7 +109,8 @@ Placement pair_placement(DistanceClass klass) {
 std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, DistanceClass klass,
                                                 const Calibration& c) {
     auto machine = messaging_only(spec);
-    if (klass == DistanceClass::network) machine.nodes_per_switch = 0;  // two nodes: not under one leaf
+    auto acked = messaging_only(spec, true);
+    if (klass == DistanceClass::network) machine.nodes_per_switch = acked.nodes_per_switch = 0;  // not under one leaf
     const auto placement = pair_placement(klass);
     const auto one = stream_program(1, false);
     const auto first = stream_program(1, true);
@@ -103,6 +122,8 @@ std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, Dis
         check.one_way_us = p.one_way_us;
         check.rate_us = p.rate_us;
         check.predicted_one_way_us = simulate(one, machine, placement, p.bytes).latency_us;
+        check.complete_us = p.complete_us;
+        check.predicted_complete_us = simulate(one, acked, placement, p.bytes).latency_us;
         check.predicted_rate_us = (simulate(many, machine, placement, p.bytes).latency_us -
                                    simulate(first, machine, placement, p.bytes).latency_us) /
                                   static_cast<double>(many.num_messages() - 2);
@@ -128,6 +149,7 @@ schema::LinkClass fit_link_class(const Calibration& c) {
     link.set_gap_us(gap);
     link.set_post_recv_overhead_us(std::max(0.0, c.post_recv_us));
     if (c.eager_limit > 0) link.set_eager_limit_bytes(c.eager_limit);
+    if (const double ack = ack_latency(c); ack >= 0) link.set_ack_latency_us(ack);
     for (std::size_t i = 0; i < c.points.size(); ++i) {
         const auto& p = c.points[i];
         const double b = static_cast<double>(p.bytes);
@@ -142,6 +164,9 @@ schema::LinkClass fit_link_class(const Calibration& c) {
         if (segment != nullptr) {
             segment->set_latency_us(latency);
             segment->set_byte_time_ns(byte_us * kNsPerUs);
+            if (rendezvous(c, p.bytes) && p.complete_us >= 0) {
+                segment->set_ack_latency_us(std::max(0.0, p.complete_us - p.one_way_us));
+            }
         } else {
             link.set_latency_us(latency);
             link.set_byte_time_ns(byte_us * kNsPerUs);
@@ -169,7 +194,7 @@ double fit_switch(const schema::Machine& spec, double shared_one_way_us, std::ui
 
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& c, const std::string& source) {
     const auto link = fit_link_class(c);
-    machine.set_format_version(std::max(machine.format_version(), 2U));
+    machine.set_format_version(std::max(machine.format_version(), link.has_ack_latency_us() ? 6U : 2U));
     switch (klass) {
         case DistanceClass::socket:
             *machine.mutable_socket() = link;
@@ -185,7 +210,7 @@ void apply_calibration(schema::Machine& machine, DistanceClass klass, const Cali
             break;
         case DistanceClass::network: *machine.mutable_network() = link; break;
     }
-    machine.add_sources(std::string(to_string(klass)) + ": measured by nbr-calibrate, " + source);
+    machine.add_sources(std::string(to_string(klass)) + ": measured by " + source);
 }
 
 schema::Machine calibrated_machine(const Calibration& c, DistanceClass klass, const NewMachine& node,

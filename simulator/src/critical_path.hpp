@@ -18,9 +18,10 @@ public:
     using Time = std::int64_t;  ///< picoseconds
 
     /// @brief What occupied a core or completed a rank: a call start, a send, a rendezvous
-    /// answer, a receive, or (for completions only) a send's tail leaving.
+    /// answer, a receive, or (for completions only) a send's tail leaving or the receiver's
+    /// acknowledgment of it arriving.
     struct Op {
-        enum class Kind : std::uint8_t { none, call, send, answer, receive, tail };
+        enum class Kind : std::uint8_t { none, call, send, answer, receive, tail, ack };
         Kind kind = Kind::none;
         std::uint32_t index = 0;  ///< rank (call) or message
     };
@@ -81,6 +82,9 @@ public:
         if (op.kind == Op::Kind::tail) {  // the rank finished when a send's tail left it
             add(PathStep::Kind::transfer, op.index, message_[op.index].send.end, finish, Until::tail);
             op = {Op::Kind::send, op.index};
+        } else if (op.kind == Op::Kind::ack) {  // the rank finished when its receiver acknowledged a send
+            add(PathStep::Kind::ack, op.index, message_[op.index].receive.end, finish);
+            op = {Op::Kind::receive, op.index};
         }
         const std::uint64_t bound = 4 * message_.size() + rank_.size() + 1;  // every op at most once
         for (std::uint64_t n = 0; op.kind != Op::Kind::none && n < bound; ++n) {

@@ -67,13 +67,16 @@ LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const
     c.post_recv_ps = check.value(spec, p + "post_recv_overhead_us", &L::has_post_recv_overhead_us,
                                  &L::post_recv_overhead_us, false) *
                      kPsPerUs;
+    if (spec.has_ack_latency_us()) {
+        c.ack_ps = check.value(spec, p + "ack_latency_us", &L::has_ack_latency_us, &L::ack_latency_us, true) * kPsPerUs;
+    }
     std::uint64_t previous = 0;
     for (int i = 0; i < spec.segments_size(); ++i) {
         const auto& s = spec.segments(i);
         const std::string q = p + "segments[" + std::to_string(i) + "].";
         if (i > 0 && s.from_bytes() <= previous) check.fail(q + "from_bytes must increase");
         previous = s.from_bytes();
-        SizeSegment segment{s.from_bytes(), c.latency_ps, c.byte_ps};
+        SizeSegment segment{s.from_bytes(), c.latency_ps, c.byte_ps, c.ack_ps};
         if (s.has_latency_us()) {
             segment.latency_ps = check.value(s, q + "latency_us", &schema::SizeSegment::has_latency_us,
                                              &schema::SizeSegment::latency_us, true) *
@@ -83,6 +86,11 @@ LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const
             segment.byte_ps = check.value(s, q + "byte_time_ns", &schema::SizeSegment::has_byte_time_ns,
                                           &schema::SizeSegment::byte_time_ns, true) *
                               kPsPerNs;
+        }
+        if (s.has_ack_latency_us()) {
+            segment.ack_ps = check.value(s, q + "ack_latency_us", &schema::SizeSegment::has_ack_latency_us,
+                                         &schema::SizeSegment::ack_latency_us, true) *
+                             kPsPerUs;
         }
         c.segments.push_back(segment);
     }
@@ -123,6 +131,14 @@ std::pair<double, double> LinkCost::latency_and_byte_ps(std::uint64_t bytes) con
     return {it->latency_ps, it->byte_ps};
 }
 
+double LinkCost::ack_after_receive_ps(std::uint64_t bytes) const {
+    if (bytes <= eager_limit) return -1;
+    if (segments.empty() || bytes < segments.front().from_bytes) return ack_ps;
+    auto it = std::upper_bound(segments.begin(), segments.end(), bytes,
+                               [](std::uint64_t b, const SizeSegment& s) { return b < s.from_bytes; });
+    return std::prev(it)->ack_ps;
+}
+
 std::vector<std::string> machine_preset_names() {
     std::vector<std::string> names;
     for (const auto& [name, json] : internal::machine_presets()) names.push_back(name);
@@ -130,6 +146,11 @@ std::vector<std::string> machine_preset_names() {
 }
 
 namespace {
+
+bool has_ack(const schema::LinkClass& link) {
+    return link.has_ack_latency_us() || std::any_of(link.segments().begin(), link.segments().end(),
+                                                    [](const auto& s) { return s.has_ack_latency_us(); });
+}
 
 /// A newer format's fields in an older file are an error, not silently ignored.
 void check_format(const schema::Machine& spec, const Checker& check) {
@@ -158,6 +179,8 @@ void check_format(const schema::Machine& spec, const Checker& check) {
           spec.socket().concurrent_injection() || spec.node().concurrent_injection() ||
               spec.network().concurrent_injection() || spec.leaf().concurrent_injection(),
           "concurrent_injection");
+    needs(6, has_ack(spec.socket()) || has_ack(spec.node()) || has_ack(spec.network()) || has_ack(spec.leaf()),
+          "ack_latency_us");
 }
 
 /// Format 3: the leaf switches' uplinks, which need the switch level.

@@ -80,6 +80,8 @@ PathTotals path_totals(const SimResult& r) {
             t.transfer += span - step.queued_us;
             t.queued += step.queued_us;
             ++t.messages;
+        } else if (step.kind == PathStep::Kind::ack) {
+            t.transfer += span;  // the acknowledgment on its way back
         } else {
             t.cpu += span;
         }
@@ -173,6 +175,7 @@ const char* to_string(PathStep::Kind kind) {
         case PathStep::Kind::transfer: return "transfer";
         case PathStep::Kind::answer: return "answer";
         case PathStep::Kind::receive: return "receive";
+        case PathStep::Kind::ack: return "ack";
     }
     return "?";
 }

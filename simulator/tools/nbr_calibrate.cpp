@@ -38,31 +38,43 @@ struct Options {
 };
 
 /// What the calibration measured, for the machine file's `sources`.
-constexpr const char* kMeasured = "ping-pong, bursts, streams, a late receiver and libnbr's call between two ranks";
+constexpr const char* kMeasured =
+    "nbr-calibrate: ping-pong, bursts, streams, a late receiver, the sender's completion and libnbr's call between "
+    "two ranks";
 
 const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::socket},
                                                     {"node", DistanceClass::node},
                                                     {"leaf", DistanceClass::leaf},
                                                     {"network", DistanceClass::network}};
 
+/// A measured value, or "-" where it was not measured (negative).
+std::string optional(double value) {
+    if (value < 0) return "-";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", value);
+    return text;
+}
+
 void print_points(const nbr::simulator::Calibration& c, const std::string& klass) {
     std::printf("class %s, eager limit %s, memcpy %.3f ns/B\n", klass.c_str(),
                 c.eager_limit > 0 ? std::to_string(c.eager_limit).c_str() : "none found", c.copy_ns_per_byte);
     std::printf("posting a receive %.3f us; nbr_neighbor_alltoall of %llu B over one edge each way %.3f us per call\n",
                 c.post_recv_us, static_cast<unsigned long long>(c.call_bytes), c.call_us);
-    std::printf("%10s %12s %12s %12s %12s\n", "bytes", "one_way_us", "send_us", "recv_us", "rate_us");
+    std::printf("%10s %12s %12s %12s %12s %12s\n", "bytes", "one_way_us", "send_us", "recv_us", "complete_us",
+                "rate_us");
     for (const auto& p : c.points) {
-        std::printf("%10llu %12.3f %12.3f %12s %12.3f\n", static_cast<unsigned long long>(p.bytes), p.one_way_us,
-                    p.send_us, p.recv_us >= 0 ? std::to_string(p.recv_us).substr(0, 8).c_str() : "-", p.rate_us);
+        std::printf("%10llu %12.3f %12.3f %12s %12s %12.3f\n", static_cast<unsigned long long>(p.bytes), p.one_way_us,
+                    p.send_us, optional(p.recv_us).c_str(), optional(p.complete_us).c_str(), p.rate_us);
     }
 }
 
 void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
-    std::printf("nbrc simulate with the fitted machine:\n%10s %12s %12s %12s %12s\n", "bytes", "one_way_us",
-                "predicted", "rate_us", "predicted");
+    std::printf("nbrc simulate with the fitted machine:\n%10s %12s %12s %12s %12s %12s %12s\n", "bytes", "one_way_us",
+                "predicted", "rate_us", "predicted", "complete_us", "predicted");
     for (const auto& k : checks) {
-        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f\n", static_cast<unsigned long long>(k.bytes), k.one_way_us,
-                    k.predicted_one_way_us, k.rate_us, k.predicted_rate_us);
+        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %12s %12.3f\n", static_cast<unsigned long long>(k.bytes),
+                    k.one_way_us, k.predicted_one_way_us, k.rate_us, k.predicted_rate_us,
+                    optional(k.complete_us).c_str(), k.predicted_complete_us);
     }
 }
 

@@ -262,8 +262,13 @@ expect 0 "OK" -- $nbrc verify hm2 --topology random.el
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
-grep -q '"format_version": 5' cal.json && grep -q '"call_overhead_us"' cal.json &&
-  grep -q '"post_recv_overhead_us"' cal.json && pass || fail "calibrated format-4 file or its costs missing: $(cat cal.json)"
+grep -q '"format_version": 6' cal.json && grep -q '"call_overhead_us"' cal.json &&
+  grep -q '"post_recv_overhead_us"' cal.json && pass || fail "calibrated format-6 file or its costs missing: $(cat cal.json)"
+# 2 KiB above the eager limit found: the sender's completion was measured and fitted.
+python3 -c 'import json, sys
+s = json.load(open("cal.json"))["socket"]
+sys.exit(0 if int(s.get("eager_limit_bytes", 1 << 62)) >= 2048 or "ack_latency_us" in s else 1)' &&
+  pass || fail "calibrated file without the acknowledgment above its eager limit: $(cat cal.json)"
 expect 0 "predicted" -- $launch2 $calibrate --class network --base cal.json --sizes 8 --repeat 3 -o cal2.json
 grep -q '"network: measured by nbr-calibrate' cal2.json && grep -q '"socket: measured by nbr-calibrate' cal2.json &&
   pass || fail "calibrated classes not recorded: $(cat cal2.json)"
@@ -278,7 +283,7 @@ if [ -n "$bench" ]; then
   expect 0 "" -- $nbrc compile two.el -q -o two
   expect 0 "all variants correct" -- $launch2 $bench --patterns two --naive two --sizes 4 --iters 20 --only native \
     --calibrate bench-cal.json
-  grep -q '"socket: measured by nbr-calibrate' bench-cal.json && grep -q '"call_overhead_us"' bench-cal.json &&
+  grep -q '"socket: measured by nbr-bench --calibrate: ' bench-cal.json && grep -q '"call_overhead_us"' bench-cal.json &&
     pass || fail "nbr-bench --calibrate: machine file or its costs missing: $(cat bench-cal.json)"
   expect 0 "machine calibrated" -- $nbrc simulate two --machine bench-cal.json --sizes 4
   expect 1 "needs two ranks" -- $bench --patterns p1 --sizes 4 --iters 20 --calibrate one.json

@@ -10,9 +10,11 @@ namespace {
 using nbr::simulator::Calibration;
 using nbr::simulator::DistanceClass;
 
-nbr::schema::Machine known_machine() {
+/// A machine of one LinkClass; with `ack_us` >= 0 sends above the eager limit complete that
+/// long after their receive (format 6).
+nbr::schema::Machine known_machine(double ack_us = -1) {
     nbr::schema::Machine m;
-    m.set_format_version(1);
+    m.set_format_version(ack_us >= 0 ? 6 : 1);
     m.set_ranks_per_node(2);
     m.set_ranks_per_socket(2);
     auto* s = m.mutable_socket();
@@ -22,6 +24,7 @@ nbr::schema::Machine known_machine() {
     s->set_gap_us(0.3);
     s->set_byte_time_ns(0.25);
     s->set_eager_limit_bytes(1024);
+    if (ack_us >= 0) s->set_ack_latency_us(ack_us);
     *m.mutable_node() = *s;
     *m.mutable_network() = *s;
     return m;
@@ -44,6 +47,7 @@ Calibration measured_on(const nbr::schema::Machine& machine) {
             if (p.bytes != check.bytes) continue;
             p.one_way_us = check.predicted_one_way_us;
             p.rate_us = check.predicted_rate_us;
+            if (p.bytes > c.eager_limit) p.complete_us = check.predicted_complete_us;
         }
     }
     return c;
@@ -67,6 +71,39 @@ TEST(Calibrate, FitReproducesEveryMeasuredPoint) {
         EXPECT_NEAR(check.predicted_rate_us, check.rate_us, 0.02 * check.rate_us) << check.bytes << " B";
     }
     EXPECT_EQ(fitted.sources_size(), 1);
+    // A machine whose senders are done when their tails leave: the completion measured (the
+    // model's, no earlier than the receive) is the one-way time, and the fit says so.
+    EXPECT_NEAR(c.points.back().complete_us, c.points.back().one_way_us, 1e-9);
+    EXPECT_EQ(link.ack_latency_us(), 0.0);
+    EXPECT_EQ(fitted.format_version(), 6u);
+}
+
+TEST(Calibrate, TheAcknowledgmentIsWhatTheSenderWaitsBeyondTheOneWayTime) {
+    const auto c = measured_on(known_machine(0.3));
+    // The one-way time does not change with the acknowledgment; the sender's completion ends
+    // 0.3 after the receive above the eager limit.
+    EXPECT_NEAR(c.points[6].one_way_us, 0.2 + 0.25 * 1025e-3 + 3 * 0.5 + 2 * 0.1, 1e-6);
+    for (const auto& p : c.points) {
+        if (p.bytes > 1024) {
+            EXPECT_NEAR(p.complete_us, p.one_way_us + 0.3, 1e-6) << p.bytes << " B";
+        }
+    }
+    auto fitted = known_machine();
+    nbr::simulator::apply_calibration(fitted, DistanceClass::socket, c, "test");
+    EXPECT_NEAR(fitted.socket().ack_latency_us(), 0.3, 1e-9);
+    EXPECT_GE(fitted.format_version(), 6u);
+    for (const auto& check : nbr::simulator::check_calibration(fitted, DistanceClass::socket, c)) {
+        EXPECT_NEAR(check.predicted_one_way_us, check.one_way_us, 1e-5) << check.bytes << " B";
+        if (check.bytes > 1024) {
+            EXPECT_NEAR(check.predicted_complete_us, check.complete_us, 1e-5) << check.bytes << " B";
+        }
+    }
+    // A sender that completed before the one-way time (noise) fits an acknowledgment of 0.
+    auto early = c;
+    for (auto& p : early.points) {
+        if (p.complete_us >= 0) p.complete_us = p.one_way_us - 0.1;
+    }
+    EXPECT_EQ(nbr::simulator::fit_link_class(early).ack_latency_us(), 0.0);
 }
 
 TEST(Calibrate, RejectsEmptyOrUnsortedMeasurements) {

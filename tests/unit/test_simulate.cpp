@@ -360,6 +360,38 @@ TEST(Simulate, RendezvousWaitsForTheReceiver) {
     EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 500).latency_us, 0.5 + 0.5 + 1 + 0.25);  // eager at the limit
 }
 
+TEST(Simulate, AcknowledgedSendsCompleteAfterTheirReceive) {
+    // Format 6: above the eager limit the sender is done 0.5 after the receive (5.0), not when
+    // its tail left (3.75); eager sends and the receive itself do not change.
+    auto m = spec();
+    m.set_format_version(6);
+    m.mutable_socket()->set_eager_limit_bytes(500);
+    m.mutable_socket()->set_ack_latency_us(0.5);
+    const auto one = run(naive(2, {{0, 1}}), m, 2, 1000, Collective::allgather, true);
+    EXPECT_DOUBLE_EQ(one.latency_us, 5.5);
+    EXPECT_EQ(one.last_rank, 0U);
+    EXPECT_DOUBLE_EQ(one.completion_min_us, 5.0);
+    EXPECT_EQ(one.path.back().kind, Kind::ack);
+    EXPECT_DOUBLE_EQ(one.path.back().start_us, 5.0);
+    EXPECT_DOUBLE_EQ(one.path.back().end_us, 5.5);
+    EXPECT_EQ(one.path.back().rank, 0U);
+    EXPECT_EQ(one.path[one.path.size() - 2].kind, Kind::receive);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 500).latency_us, 0.5 + 0.5 + 1 + 0.25);
+    // An exchange: each rank's send ends 0.5 after the other's receive, which waits behind
+    // the rank's own answer on the other CPU.
+    const auto both = run(naive(2, {{0, 1}, {1, 0}}), m, 2, 1000);
+    m.mutable_socket()->clear_ack_latency_us();
+    EXPECT_DOUBLE_EQ(both.latency_us, run(naive(2, {{0, 1}, {1, 0}}), m, 2, 1000).latency_us + 0.5);
+    // A size segment's acknowledgment applies from its size on (2000 B: 1.0 instead of 0.5).
+    m.mutable_socket()->set_ack_latency_us(0.5);
+    auto* segment = m.mutable_socket()->add_segments();
+    segment->set_from_bytes(2000);
+    segment->set_ack_latency_us(1.0);
+    const auto large = run(naive(2, {{0, 1}}), m, 2, 2000);
+    EXPECT_DOUBLE_EQ(large.latency_us, large.completion_min_us + 1.0);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 1999).latency_us, 5.5 + 0.999);
+}
+
 TEST(Simulate, CriticalPathThroughARendezvous) {
     // The request (0.5 -> 1.5), the receiver's answer (1.5 -> 1.75), the data (-> 4.75).
     auto m = spec();
@@ -582,6 +614,14 @@ TEST(Machine, RejectsBadFiles) {
     early_send_fair.set_format_version(4);
     early_send_fair.set_nic_send_sharing(nbr::schema::FAIR);
     expect_error(nbr::simulator::machine_to_json(early_send_fair), "'nic_send_sharing' needs format_version 5");
+    auto early_ack = spec();  // format 5 with a format-6 field
+    early_ack.set_format_version(5);
+    early_ack.mutable_network()->set_ack_latency_us(0.3);
+    expect_error(nbr::simulator::machine_to_json(early_ack), "'ack_latency_us' needs format_version 6");
+    auto negative_ack = spec();
+    negative_ack.set_format_version(6);
+    negative_ack.mutable_socket()->set_ack_latency_us(-0.1);
+    expect_error(nbr::simulator::machine_to_json(negative_ack), "socket.ack_latency_us");
     auto no_uplink = leaf_spec(2);
     no_uplink.clear_uplink();
     expect_error(nbr::simulator::machine_to_json(no_uplink), "'uplinks_per_switch' and 'uplink' go together");

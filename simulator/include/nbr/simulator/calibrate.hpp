@@ -17,6 +17,9 @@ struct CalibrationPoint {
     /// Receiver CPU time to complete one receive whose data has arrived (a burst, per message);
     /// negative where not measured (rendezvous sizes: completion includes the handshake).
     double recv_us = -1;
+    /// Sender time from posting a nonblocking send to its completion, the receiver waiting in
+    /// its receive; negative where not measured (eager sizes: the send completes on its own).
+    double complete_us = -1;
     double rate_us = 0;       ///< time per message of a stream of messages (PRTT(n) − PRTT(1)) / (n − 1)
     int stream_messages = 2;  ///< n of the stream (and of the send and receive bursts)
 };
@@ -45,7 +48,9 @@ struct Calibration {
 ///   the stream's time per message, per byte;
 /// - L per size segment: the one-way time less o_s, G·b and o_r (eager), or a third of what
 ///   remains after the receiver's answer o_r (rendezvous: three latencies), at least 0;
-/// - the posted-receive cost: the measured time per posted receive.
+/// - the posted-receive cost: the measured time per posted receive;
+/// - the acknowledgment latency (above the eager limit, where measured): per size segment the
+///   sender's completion less the one-way time (at least 0), the median of them for the class.
 /// @throws std::invalid_argument if there are no points or sizes are not increasing.
 [[nodiscard]] schema::LinkClass fit_link_class(const Calibration& calibration);
 
@@ -60,8 +65,9 @@ struct Calibration {
 [[nodiscard]] double fit_switch(const schema::Machine& machine, double shared_one_way_us, std::uint64_t bytes);
 
 /// @brief Puts the fitted class into `machine` (replacing what was there), the copy cost and
-/// the per-call cost too when the class is `socket` (the machine becomes format 2), and a line
-/// in `sources` saying what was measured.
+/// the per-call cost too when the class is `socket` (the machine becomes format 2, or 6 with
+/// an acknowledgment), and a line in `sources`: "CLASS: measured by " + `source` (the tool and
+/// what it measured).
 /// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,
                        const std::string& source);
@@ -85,6 +91,10 @@ struct CalibrationCheck {
     std::uint64_t bytes = 0;
     double one_way_us = 0, predicted_one_way_us = 0;
     double rate_us = 0, predicted_rate_us = 0;
+    /// The sender's completion (rendezvous sizes; negative where not measured) and the
+    /// model's: the later of the sender's and the receiver's completion, so the one-way time
+    /// where a send completes when its tail leaves.
+    double complete_us = -1, predicted_complete_us = 0;
 };
 
 /// @brief Simulates the ping-pong half round trip and the stream of every point on `machine`

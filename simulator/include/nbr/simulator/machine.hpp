@@ -26,11 +26,12 @@ enum class DistanceClass : std::uint8_t {
 inline constexpr std::size_t kDistanceClasses = 4;
 [[nodiscard]] const char* to_string(DistanceClass c);
 
-/// @brief Size-dependent override of latency and byte time (picoseconds).
+/// @brief Size-dependent override of latency, byte time and acknowledgment (picoseconds).
 struct SizeSegment {
     std::uint64_t from_bytes = 0;
     double latency_ps = 0;
     double byte_ps = 0;
+    double ack_ps = -1;
 };
 
 /// @brief LogGOPS parameters of one distance class, in picoseconds (per byte where named so).
@@ -45,10 +46,16 @@ struct LinkCost {
     std::uint64_t eager_limit = ~0ULL;  ///< S: larger messages use rendezvous
     double post_recv_ps = 0;            ///< receiver CPU per posted receive (format 2)
     bool concurrent_injection = false;  ///< a rank's messages do not queue for g and G (format 4)
+    /// Above the eager limit: the send completes this long after the receive (format 6);
+    /// negative: when its tail leaves the sender.
+    double ack_ps = -1;
     std::vector<SizeSegment> segments;  ///< sorted by from_bytes
 
     /// @brief Latency and byte time for a message of `bytes` bytes (segments applied).
     [[nodiscard]] std::pair<double, double> latency_and_byte_ps(std::uint64_t bytes) const;
+    /// @brief How long after its receive a send of `bytes` completes (segments applied);
+    /// negative: when its tail leaves (eager sizes, or no acknowledgment in the machine).
+    [[nodiscard]] double ack_after_receive_ps(std::uint64_t bytes) const;
 };
 
 /// @brief How messages that meet at a node's NIC share it.
@@ -84,7 +91,7 @@ struct Machine {
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 5;
+inline constexpr std::uint32_t kMachineFormatVersion = 6;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();

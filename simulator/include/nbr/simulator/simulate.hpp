@@ -73,6 +73,7 @@ struct PathStep {
         transfer,  ///< the message from `rank` to `peer` on its way (latency, bytes, queues)
         answer,    ///< rendezvous: `rank`'s CPU answers `peer`'s request
         receive,   ///< `rank`'s CPU completes the receive from `peer` (o_r + O_r·b, unpack)
+        ack,       ///< above the eager limit: `peer`'s acknowledgment of `rank`'s send on its way back
     };
     Kind kind = Kind::call;
     std::uint32_t rank = 0;
