@@ -123,20 +123,22 @@ const char* to_string(DistanceClass c) {
     return "?";
 }
 
-std::pair<double, double> LinkCost::latency_and_byte_ps(std::uint64_t bytes) const {
-    if (segments.empty() || bytes < segments.front().from_bytes) return {latency_ps, byte_ps};
+const SizeSegment* LinkCost::segment_for(std::uint64_t bytes) const {
+    if (segments.empty() || bytes < segments.front().from_bytes) return nullptr;
     auto it = std::upper_bound(segments.begin(), segments.end(), bytes,
                                [](std::uint64_t b, const SizeSegment& s) { return b < s.from_bytes; });
-    --it;
-    return {it->latency_ps, it->byte_ps};
+    return &*std::prev(it);
+}
+
+std::pair<double, double> LinkCost::latency_and_byte_ps(std::uint64_t bytes) const {
+    const SizeSegment* s = segment_for(bytes);
+    return s == nullptr ? std::pair{latency_ps, byte_ps} : std::pair{s->latency_ps, s->byte_ps};
 }
 
 double LinkCost::ack_after_receive_ps(std::uint64_t bytes) const {
     if (bytes <= eager_limit) return -1;
-    if (segments.empty() || bytes < segments.front().from_bytes) return ack_ps;
-    auto it = std::upper_bound(segments.begin(), segments.end(), bytes,
-                               [](std::uint64_t b, const SizeSegment& s) { return b < s.from_bytes; });
-    return std::prev(it)->ack_ps;
+    const SizeSegment* s = segment_for(bytes);
+    return s == nullptr ? ack_ps : s->ack_ps;
 }
 
 std::vector<std::string> machine_preset_names() {

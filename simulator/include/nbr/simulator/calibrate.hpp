@@ -40,7 +40,8 @@ struct Calibration {
 
 /// @brief Fits the simulator's LogGOPS parameters of one class to the measurements, so that
 /// the simulator reproduces the measured one-way time and message rate at every measured
-/// size (docs/simulate.md, "Calibration"):
+/// size, the one-way time only where a stream is no slower per message than one message
+/// alone (L is at least 0; docs/simulate.md, "Calibration"):
 /// - o_s, o_r: medians of the bursts' per-message times, at most the stream's time per
 ///   message at the smallest size (per-byte CPU costs are not separated from G: on shared
 ///   memory the CPU's copy is the transfer);

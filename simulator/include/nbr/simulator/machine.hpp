@@ -51,6 +51,8 @@ struct LinkCost {
     double ack_ps = -1;
     std::vector<SizeSegment> segments;  ///< sorted by from_bytes
 
+    /// @brief The last segment whose from_bytes is at most `bytes`; nullptr if none.
+    [[nodiscard]] const SizeSegment* segment_for(std::uint64_t bytes) const;
     /// @brief Latency and byte time for a message of `bytes` bytes (segments applied).
     [[nodiscard]] std::pair<double, double> latency_and_byte_ps(std::uint64_t bytes) const;
     /// @brief How long after its receive a send of `bytes` completes (segments applied);
