@@ -82,13 +82,18 @@ Machine messaging_only(const schema::Machine& spec, bool acks = false) {
     return machine;
 }
 
-/// What a send above the eager limit completes after the receive, for sizes without a
-/// segment of their own: the median over the measured rendezvous sizes of the sender's
-/// completion less the one-way time; negative if none was measured.
+/// How long after the one-way time the sender's completion came at point `p` (at least 0),
+/// where it was measured (above the eager limit); negative elsewhere.
+double measured_ack(const Calibration& c, const CalibrationPoint& p) {
+    return rendezvous(c, p.bytes) && p.complete_us >= 0 ? std::max(0.0, p.complete_us - p.one_way_us) : -1;
+}
+
+/// The class's acknowledgment, for sizes without a segment of their own: the median of the
+/// measured ones; negative if none was measured.
 double ack_latency(const Calibration& c) {
     std::vector<double> acks;
     for (const auto& p : c.points) {
-        if (rendezvous(c, p.bytes) && p.complete_us >= 0) acks.push_back(std::max(0.0, p.complete_us - p.one_way_us));
+        if (const double ack = measured_ack(c, p); ack >= 0) acks.push_back(ack);
     }
     return acks.empty() ? -1 : median(acks);
 }
@@ -110,7 +115,9 @@ std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, Dis
                                                 const Calibration& c) {
     auto machine = messaging_only(spec);
     auto acked = messaging_only(spec, true);
-    if (klass == DistanceClass::network) machine.nodes_per_switch = acked.nodes_per_switch = 0;  // not under one leaf
+    if (klass == DistanceClass::network) {  // two nodes: not under one leaf
+        machine.nodes_per_switch = acked.nodes_per_switch = 0;
+    }
     const auto placement = pair_placement(klass);
     const auto one = stream_program(1, false);
     const auto first = stream_program(1, true);
@@ -164,9 +171,7 @@ schema::LinkClass fit_link_class(const Calibration& c) {
         if (segment != nullptr) {
             segment->set_latency_us(latency);
             segment->set_byte_time_ns(byte_us * kNsPerUs);
-            if (rendezvous(c, p.bytes) && p.complete_us >= 0) {
-                segment->set_ack_latency_us(std::max(0.0, p.complete_us - p.one_way_us));
-            }
+            if (const double ack = measured_ack(c, p); ack >= 0) segment->set_ack_latency_us(ack);
         } else {
             link.set_latency_us(latency);
             link.set_byte_time_ns(byte_us * kNsPerUs);
