@@ -76,6 +76,7 @@ public:
           depth_(program.num_messages(), 1),
           klass_(program.num_messages()) {
         for (std::uint64_t i = 0; i < program.num_messages(); ++i) klass_[i] = distance(p_.src[i], p_.dst[i]);
+        check_range();
         if (options.critical_path) {
             trace_ = std::make_unique<internal::PathTrace>(program.num_messages(), program.num_ranks, cpu_.size());
         }
@@ -105,19 +106,60 @@ public:
 
 private:
     /// The core each rank runs on: its own, or with `cores_per_node`, local rank i of a node
-    /// on the node's core i mod cores_per_node.
+    /// on the node's core i mod cores_per_node. Cores are numbered densely over the cores in
+    /// use (a node's first min(cores_per_node, its ranks)), so there are at most as many as ranks.
     static std::vector<std::uint32_t> cores_of(const Machine& m, const Placement& place) {
         std::vector<std::uint32_t> core(place.num_ranks());
         if (m.cores_per_node == 0) {
             std::iota(core.begin(), core.end(), 0U);
             return core;
         }
+        std::vector<std::uint32_t> used(place.num_nodes(), 0);  // per node: its ranks, then its cores in use
+        for (std::uint32_t r = 0; r < place.num_ranks(); ++r) ++used[place.node(r)];
+        std::vector<std::uint32_t> first(place.num_nodes(), 0);
+        std::uint32_t next = 0;
+        for (std::uint32_t node = 0; node < place.num_nodes(); ++node) {
+            used[node] = std::min(used[node], m.cores_per_node);
+            first[node] = next;
+            next += used[node];
+        }
         std::vector<std::uint32_t> local(place.num_nodes(), 0);
         for (std::uint32_t r = 0; r < place.num_ranks(); ++r) {
             const auto node = place.node(r);
-            core[r] = node * m.cores_per_node + local[node]++ % m.cores_per_node;
+            core[r] = first[node] + local[node]++ % used[node];
         }
         return core;
+    }
+
+    /// Every stage of every message and every call, one after another: no simulated time can
+    /// be later (each event waits only for earlier stages and for resources busy with them).
+    [[nodiscard]] double serial_bound_ps() const {
+        const double wake = m_.switch_ps * static_cast<double>(p_.num_ranks);  // (k - 1) switches, k ranks at most
+        double total = static_cast<double>(p_.num_ranks) * m_.call_ps;
+        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
+            const LinkCost& c = cost(i);
+            const double b = static_cast<double>(bytes(i) + header_bytes(i));
+            const auto [latency, byte] = c.latency_and_byte_ps(bytes(i));
+            const double cpu = 2 * (c.send_overhead_ps + c.recv_overhead_ps) + c.post_recv_ps +
+                               (c.send_byte_ps + c.recv_byte_ps + 2 * m_.copy_byte_ps) * b;
+            const double way = 3 * latency + c.gap_ps + byte * b + std::max(0.0, c.ack_after_receive_ps(bytes(i)));
+            const double nic = 4 * m_.nic_gap_ps + 2 * std::max(m_.nic_byte_ps, byte) * b;
+            const double up = via_uplinks(i) ? 2 * (m_.uplink_gap_ps + std::max(m_.uplink_byte_ps, byte) * b) : 0.0;
+            total += cpu + way + nic + up + 2 * wake;
+        }
+        return total;
+    }
+
+    /// Simulated times are picoseconds in 64 bits: a machine and block size whose serial bound
+    /// exceeds 2^62 ps (about 53 days) are rejected before anything is simulated.
+    void check_range() const {
+        constexpr double kLimitPs = 4.6e18;
+        const double bound = serial_bound_ps();
+        if (!(bound <= kLimitPs)) {
+            throw std::runtime_error("machine " + m_.name + " at " + std::to_string(block_) +
+                                     " B per block: the simulated times could exceed the simulator's range "
+                                     "(2^62 ps, about 53 days); the machine's costs or the block size are too large");
+        }
     }
 
     /// Per rank: how long an arrived message waits for the rank to get its core back, (k - 1)

@@ -494,6 +494,30 @@ TEST(Simulate, RanksSharingACoreSerializeTheirCpuWork) {
     // Ranks with a core each never wait for one.
     m.set_cores_per_node(2);
     EXPECT_DOUBLE_EQ(run(p, m, 2, 1000).latency_us, 2.75);
+    // More cores than a node has ranks are cores each, however many (no core is allocated
+    // beyond the ranks): four nodes of one rank with 4·10^9 cores each.
+    m.set_cores_per_node(4000000000U);
+    const auto ring = naive(4, {{0, 1}, {1, 2}, {2, 3}, {3, 0}});
+    const auto many = run(ring, m, 1, 1000);
+    m.set_cores_per_node(1);
+    EXPECT_DOUBLE_EQ(many.latency_us, run(ring, m, 1, 1000).latency_us);
+}
+
+TEST(Simulate, TimesBeyondTheSimulatorsRangeAreRejectedBeforeSimulating) {
+    // 10^13 us of latency: 2^62 ps is about 4.6 * 10^12 us.
+    auto m = spec();
+    m.mutable_socket()->set_latency_us(1e13);
+    try {
+        (void)run(naive(2, {{0, 1}}), m, 2, 8);
+        FAIL() << "no error";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("the simulator's range"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("at 8 B per block"), std::string::npos) << e.what();
+    }
+    // Within it, but for a block size that makes it overflow: 1 ns per byte at 2^60 bytes.
+    auto fine = spec();
+    EXPECT_NO_THROW((void)run(naive(2, {{0, 1}}), fine, 2, 1 << 20));
+    EXPECT_THROW((void)run(naive(2, {{0, 1}}), fine, 2, std::uint64_t{1} << 60), std::runtime_error);
 }
 
 TEST(Simulate, SizeHeadersPrecedeStagedMessages) {
