@@ -48,7 +48,7 @@ const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::so
                                                     {"network", DistanceClass::network}};
 
 /// A measured value, or "-" where it was not measured (negative).
-std::string optional(double value) {
+std::string measured_or_dash(double value) {
     if (value < 0) return "-";
     char text[32];
     std::snprintf(text, sizeof text, "%.3f", value);
@@ -64,7 +64,7 @@ void print_points(const nbr::simulator::Calibration& c, const std::string& klass
                 "rate_us");
     for (const auto& p : c.points) {
         std::printf("%10llu %12.3f %12.3f %12s %12s %12.3f\n", static_cast<unsigned long long>(p.bytes), p.one_way_us,
-                    p.send_us, optional(p.recv_us).c_str(), optional(p.complete_us).c_str(), p.rate_us);
+                    p.send_us, measured_or_dash(p.recv_us).c_str(), measured_or_dash(p.complete_us).c_str(), p.rate_us);
     }
 }
 
@@ -74,7 +74,7 @@ void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
     for (const auto& k : checks) {
         std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %12s %12.3f\n", static_cast<unsigned long long>(k.bytes),
                     k.one_way_us, k.predicted_one_way_us, k.rate_us, k.predicted_rate_us,
-                    optional(k.complete_us).c_str(), k.predicted_complete_us);
+                    measured_or_dash(k.complete_us).c_str(), k.predicted_complete_us);
     }
 }
 
