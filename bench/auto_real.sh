@@ -15,7 +15,11 @@
 #   env:   NBR_BUILD (default build), NBR_SIZES (default 1,4,16,...,65536),
 #          NBR_ITERS (2 ranks, default 2000), NBR_ITERS16 (16 ranks, default 500),
 #          NBR_ROUNDS (default 25: nbr-bench times the three variants in turn, median round),
-#          NBR_COLLECTIVES (default: allgather alltoall allgatherv alltoallv)
+#          NBR_COLLECTIVES (default: allgather alltoall allgatherv alltoallv),
+#          NBR_CASES (default: pe32 moore-r1 random-0.3),
+#          NBR_MPIEXEC and NBR_BIND (default mpirun and --bind-to core: Open MPI; for MPICH
+#          NBR_MPIEXEC=mpiexec.mpich NBR_BIND="-bind-to core" NBR_BUILD=its build, 2-rank
+#          case only: MPICH's oversubscribed ranks poll, which measures the scheduler)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/env.sh"
@@ -27,18 +31,24 @@ iters=${NBR_ITERS:-2000}
 iters16=${NBR_ITERS16:-500}
 rounds=${NBR_ROUNDS:-25}
 collectives=${NBR_COLLECTIVES:-allgather alltoall allgatherv alltoallv}
+selected=${NBR_CASES:-pe32 moore-r1 random-0.3}
+mpiexec=${NBR_MPIEXEC:-mpirun}
+bind_core=${NBR_BIND:---bind-to core}
 nbrc=$build/compiler/nbrc
 cores=$(nproc)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 echo "# calibrating ($(date +%T))"
-mpirun -np 2 --bind-to core "$build/simulator/nbr-calibrate" --ranks-per-node "$cores" --name "this-machine" \
+# shellcheck disable=SC2086
+$mpiexec -np 2 $bind_core "$build/simulator/nbr-calibrate" --ranks-per-node "$cores" --name "this-machine" \
   -o "$out/machine.json" >"$out/calibrate.txt"
 # The switch time of two ranks sharing a core (MPI yields while it waits, as Open MPI does when
-# oversubscribed).
-taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1 "$build/simulator/nbr-calibrate" --shared-core \
-  --base "$out/machine.json" --sizes 1 -o "$out/machine.json" >>"$out/calibrate.txt"
+# oversubscribed), for the 16-rank cases.
+if [ "$selected" != pe32 ]; then
+  taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1 "$build/simulator/nbr-calibrate" --shared-core \
+    --base "$out/machine.json" --sizes 1 -o "$out/machine.json" >>"$out/calibrate.txt"
+fi
 # The 16-rank machine: the same costs, 16 ranks on one node sharing its cores.
 /usr/bin/python3 - "$out/machine.json" "$out/machine16.json" "$cores" <<'EOF'
 import json, sys
@@ -52,7 +62,10 @@ EOF
 "$nbrc" gen moore --ranks 16 --dims 2 --radius 1 -o "$out/moore-r1.el" >/dev/null
 "$nbrc" gen random --ranks 16 --density 0.3 --seed 1 -o "$out/random-0.3.el" >/dev/null
 # case = topology:ranks:machine
-cases="pe32:2:machine moore-r1:16:machine16 random-0.3:16:machine16"
+cases=""
+for c in pe32:2:machine moore-r1:16:machine16 random-0.3:16:machine16; do
+  if [[ " $selected " == *" ${c%%:*} "* ]]; then cases="$cases $c"; fi
+done
 for c in $cases; do
   IFS=: read -r topo ranks machine <<<"$c"
   "$nbrc" compile "$out/$topo.el" --algo auto --machine "$out/$machine.json" --sizes "$sizes" -q -o "$out/$topo.auto"
@@ -62,10 +75,10 @@ done
 for ((l = 1; l <= launches; ++l)); do
   for c in $cases; do
     IFS=: read -r topo ranks machine <<<"$c"
-    if [ "$ranks" -le "$cores" ]; then bind="--bind-to core" n=$iters; else bind="--bind-to none --oversubscribe" n=$iters16; fi
+    if [ "$ranks" -le "$cores" ]; then bind=$bind_core n=$iters; else bind="--bind-to none --oversubscribe" n=$iters16; fi
     for collective in $collectives; do
       # shellcheck disable=SC2086
-      mpirun -np "$ranks" $bind "$build/bench/nbr-bench" --patterns "$out/$topo.auto" --collective "$collective" \
+      $mpiexec -np "$ranks" $bind "$build/bench/nbr-bench" --patterns "$out/$topo.auto" --collective "$collective" \
         --sizes "$sizes" --iters "$n" --rounds "$rounds" --control --only native,native-control,nbr \
         --json "$out/run.$topo.$collective.$l.json" >/dev/null
     done

@@ -523,25 +523,39 @@ void add_nbr_forms(SizeRun& run, const Options& o, const std::string& name, nbr_
 }
 
 #if !defined(NBR_SMPI)
-/// The naive schedule posted by hand through MPI's point-to-point API: the floor for any
-/// replayer built on it (the native collective calls the layer below the API).
+/// The naive schedule through MPI's point-to-point API into `recv`: receives in in-neighbor
+/// order, sends in out-neighbor order, one tag on one communicator, so that MPI's
+/// non-overtaking rule pairs duplicate edges in order, as the standard defines a neighborhood
+/// collective (MPI-4.1 section 8.6). `requests` holds indegree + outdegree.
+void exchange_p2p(const Args& args, const Setup& s, unsigned char* recv, MPI_Request* requests) {
+    const int bytes = args.bytes;
+    MPI_Request* r = requests;
+    for (int i = 0; i < s.indegree; ++i) {
+        MPI_Irecv(recv + static_cast<std::size_t>(i) * bytes, bytes, MPI_BYTE, s.sources[static_cast<std::size_t>(i)],
+                  0, s.p2p, r++);
+    }
+    for (int j = 0; j < s.outdegree; ++j) {
+        const std::size_t block = args.alltoall() ? static_cast<std::size_t>(j) : 0;
+        MPI_Isend(args.send.data() + block * bytes, bytes, MPI_BYTE, s.destinations[static_cast<std::size_t>(j)], 0,
+                  s.p2p, r++);
+    }
+    MPI_Waitall(s.indegree + s.outdegree, requests, MPI_STATUSES_IGNORE);
+}
+
+/// The naive schedule posted by hand: the floor for any replayer built on MPI's point-to-point
+/// API (the native collective calls the layer below the API).
 void add_p2p(SizeRun& run, const Setup& s) {
     auto requests = std::make_shared<std::vector<MPI_Request>>(s.indegree + s.outdegree);
     const Args& args = run.args;
-    run.add("p2p", [&args, &s, requests](auto* b) {
-        const int bytes = args.bytes;
-        MPI_Request* r = requests->data();
-        for (int i = 0; i < s.indegree; ++i) {
-            MPI_Irecv(b->data() + static_cast<std::size_t>(i) * bytes, bytes, MPI_BYTE,
-                      s.sources[static_cast<std::size_t>(i)], 0, s.p2p, r++);
-        }
-        for (int j = 0; j < s.outdegree; ++j) {
-            const std::size_t block = args.alltoall() ? static_cast<std::size_t>(j) : 0;
-            MPI_Isend(args.send.data() + block * bytes, bytes, MPI_BYTE, s.destinations[static_cast<std::size_t>(j)], 0,
-                      s.p2p, r++);
-        }
-        MPI_Waitall(s.indegree + s.outdegree, requests->data(), MPI_STATUSES_IGNORE);
-    });
+    run.add("p2p", [&args, &s, requests](auto* b) { exchange_p2p(args, s, b->data(), requests->data()); });
+}
+
+/// What the standard delivers for this call: the point-to-point exchange, once.
+std::vector<unsigned char> standard_delivery(const SizeRun& run, const Setup& s) {
+    std::vector<unsigned char> recv(run.recv_bytes, 0);
+    std::vector<MPI_Request> requests(static_cast<std::size_t>(s.indegree + s.outdegree));
+    exchange_p2p(run.args, s, recv.data(), requests.data());
+    return recv;
 }
 
 /// The native collective: blocking (twice with --control), persistent where the library has
@@ -574,8 +588,8 @@ void add_native(SizeRun& run, const Options& o, const Setup& s) {
 }
 #endif
 
-/// Whether `v` received what the reference variant did and, for allgather, each block its
-/// sender's data; agreed over all ranks.
+/// Whether `v` received what the reference did and, for allgather, each block its sender's
+/// data; agreed over all ranks.
 bool data_correct(const Variant& v, const std::vector<unsigned char>& reference, const Args& args, const Setup& s) {
     bool ok = *v.recv == reference;
     if (!args.alltoall()) {
@@ -598,8 +612,9 @@ struct Row {
     std::map<std::string, bool> correct;
 };
 
-/// Times every variant at one size, then checks their data against the reference (native, or
-/// the naive replay under SMPI; with --only and neither kept, the first variant kept).
+/// Times every variant at one size, then checks their data against the reference: what the
+/// standard delivers (the point-to-point exchange; under SMPI, without topologies, the naive
+/// replay, or with --only and that not kept, the first variant kept).
 Row run_size(const Options& o, const Setup& s, int bytes, int warmup, std::vector<std::string>& names) {
     SizeRun run(kind_of(o.collective), bytes, s, rank_of(MPI_COMM_WORLD));
 #if !defined(NBR_SMPI)
@@ -614,7 +629,11 @@ Row run_size(const Options& o, const Setup& s, int bytes, int warmup, std::vecto
     Row row{bytes, {}, {}};
     time_rounds(run.variants, o, warmup, row.seconds);
     names = variant_names(run.variants);
+#if defined(NBR_SMPI)
     const auto& reference = run.recv[baseline_of(names)];
+#else
+    const auto reference = standard_delivery(run, s);
+#endif
     for (const auto& v : run.variants) row.correct[v.name] = data_correct(v, reference, run.args, s);
     return row;
 }
@@ -635,6 +654,7 @@ int print_table(const Options& o, const Setup& s, const std::vector<Row>& rows, 
     }
     std::printf("\n");
     int status = 0;
+    bool native_differs = false;
     for (const auto& row : rows) {
         std::printf("%8d", row.bytes);
         for (const auto& name : order) std::printf(" %14.2f", row.seconds.at(name) * 1e6);
@@ -643,13 +663,24 @@ int print_table(const Options& o, const Setup& s, const std::vector<Row>& rows, 
         }
         std::printf("\n");
         for (const auto& [name, ok] : row.correct) {
-            if (!ok) {
-                std::printf("# DATA MISMATCH: %s at %d bytes\n", name.c_str(), row.bytes);
-                status = 1;
+            if (ok) continue;
+            if (name.rfind("native", 0) == 0) {  // MPI's own result: reported, not nbr's failure
+                native_differs = true;
+                std::printf(
+                    "# %s differs from the standard's delivery at %d bytes (MPICH 4.0 pairs duplicate "
+                    "edges in reverse order: pmodels/mpich#7945)\n",
+                    name.c_str(), row.bytes);
+                continue;
             }
+            std::printf("# DATA MISMATCH: %s at %d bytes\n", name.c_str(), row.bytes);
+            status = 1;
         }
     }
-    if (status == 0) std::printf("# data checked after timing: all variants correct\n");
+    if (status == 0) {
+        std::printf("# data checked after timing: %s\n",
+                    native_differs ? "nbr's variants correct (the native call's result differs, above)"
+                                   : "all variants correct");
+    }
     return status;
 }
 
