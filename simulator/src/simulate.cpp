@@ -114,12 +114,12 @@ private:
             std::iota(core.begin(), core.end(), 0U);
             return core;
         }
-        std::vector<std::uint32_t> used(place.num_nodes(), 0);  // per node: its ranks, then its cores in use
-        for (std::uint32_t r = 0; r < place.num_ranks(); ++r) ++used[place.node(r)];
-        std::vector<std::uint32_t> first(place.num_nodes(), 0);
+        std::vector<std::uint32_t> ranks(place.num_nodes(), 0);
+        for (std::uint32_t r = 0; r < place.num_ranks(); ++r) ++ranks[place.node(r)];
+        std::vector<std::uint32_t> used(place.num_nodes()), first(place.num_nodes());  // cores in use, first one
         std::uint32_t next = 0;
         for (std::uint32_t node = 0; node < place.num_nodes(); ++node) {
-            used[node] = std::min(used[node], m.cores_per_node);
+            used[node] = std::min(ranks[node], m.cores_per_node);
             first[node] = next;
             next += used[node];
         }
