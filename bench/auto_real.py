@@ -15,6 +15,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from table_support import data_mismatch  # noqa: E402
+
 
 def load(directory):
     """Seconds per (case, collective, bytes, variant): one value per launch, by launch."""
@@ -22,10 +25,7 @@ def load(directory):
     for path in sorted(directory.glob("run.*.json")):
         topo, collective, launch = re.match(r"run\.(.+)\.(\w+)\.(\d+)\.json", path.name).groups()
         for r in json.load(open(path))["results"]:
-            if not r["correct"] and r["variant"].startswith("native"):
-                print(f"note: {r['variant']} differs from the standard's delivery in {path.name} at {r['bytes']} B "
-                      "(MPICH 4.0 and duplicate edges)")
-            elif not r["correct"]:
+            if data_mismatch(r, path.name):
                 print(f"DATA MISMATCH in {path.name}: {r}")
             samples[(topo, collective, r["bytes"], r["variant"])][int(launch)] = r["seconds"]
     return samples

@@ -16,6 +16,9 @@ import pathlib
 import statistics
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from table_support import data_mismatch  # noqa: E402
+
 PAIRS = (("nbr", "native"), ("nbr-persistent", "native-persistent"), ("nbr-nonblocking", "native-nonblocking"),
          ("p2p", "native"), ("nbr-engine", "p2p"))
 
@@ -25,7 +28,7 @@ def load(directory):
     for path in sorted(directory.glob("overhead.*.json")):
         run = json.load(open(path))
         for r in run["results"]:
-            if not r["correct"]:
+            if data_mismatch(r, path.name):
                 print(f"DATA MISMATCH in {path.name}: {r}")
             samples[(run["collective"], r["variant"], r["bytes"])].append(r["seconds"])
     return samples

@@ -10,6 +10,9 @@ import pathlib
 import statistics
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from table_support import data_mismatch  # noqa: E402
+
 
 def main(directory):
     directory = pathlib.Path(directory)
@@ -23,7 +26,7 @@ def main(directory):
         for r in run["results"]:
             key = (run.get("topology", run["patterns"]), run["collective"], r["variant"], r["bytes"])
             samples[key].append(r["seconds"])
-            if not r["correct"]:
+            if data_mismatch(r, run["patterns"]):
                 print(f"DATA MISMATCH in {run['patterns']}: {r}")
     if busy:
         print(f"note: {busy} of {len(runs)} launches started on a busy machine (see cpu_busy_percent_before)")
