@@ -5,11 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nbr/graphs/generators.hpp"
+#include "nbr/graphs/readers.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr_pattern.pb.h"
 #include "temp_root.hpp"
@@ -49,6 +52,21 @@ inline Topology awkward_topology(std::uint32_t n) {
     return Topology::from_edges(n, edges);
 }
 
+/// @brief Named graphs that a construction must handle exactly: awkward_topology at two sizes,
+/// then `more`, a real matrix (ash292 on 16 ranks), one rank with only two self-loops, and nine
+/// ranks without any edge.
+inline std::vector<std::pair<std::string, Topology>> irregular_graphs(
+    std::vector<std::pair<std::string, Topology>> more = {}) {
+    std::vector<std::pair<std::string, Topology>> graphs{{"awkward 13", awkward_topology(13)},
+                                                         {"awkward 61", awkward_topology(61)}};
+    for (auto& graph : more) graphs.push_back(std::move(graph));
+    const std::vector<Edge> loops{{0, 0}, {0, 0}};
+    graphs.emplace_back("ash292/16", read_matrix_market((matrices_dir() / "ash292.mtx").string(), 16));
+    graphs.emplace_back("one rank", Topology::from_edges(1, loops));
+    graphs.emplace_back("no edges", Topology::from_edges(9, std::span<const Edge>{}));
+    return graphs;
+}
+
 /// @brief One operation of a schedule, as tests write and compare them: items are (origin, slot).
 struct Op {
     std::uint32_t step;
@@ -71,11 +89,11 @@ inline std::vector<Op> ops_of(const schema::RankPattern& p) {
     return ops;
 }
 
-/// @brief The shared matrices (*.mtx) with the process counts the sweeps map them to: 16
-/// and 64 for square matrices, 16 for rectangular ones.
 /// @brief How many Matrix Market files ../shared/matrices holds (sweeps assert they ran them all).
 inline constexpr std::size_t kSharedMatrices = 22;
 
+/// @brief The shared matrices (*.mtx) with the process counts the sweeps map them to: 16
+/// and 64 for square matrices, 16 for rectangular ones.
 inline std::vector<std::pair<std::filesystem::path, std::uint32_t>> shared_matrix_cases() {
     std::vector<std::pair<std::filesystem::path, std::uint32_t>> cases;
     for (const auto& entry : std::filesystem::directory_iterator(matrices_dir())) {

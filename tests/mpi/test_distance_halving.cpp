@@ -80,18 +80,12 @@ TEST(DistanceHalving, ByteIdenticalForEveryProcessCount) {
 
 TEST(DistanceHalving, VerifiesOnIrregularGraphsAndUnevenPlacements) {
     SharedTempDir tmp;
-    const std::vector<nbr::Edge> loops{{0, 0}, {0, 0}};
-    std::vector<std::pair<std::string, nbr::Topology>> graphs{
-        {"awkward 13", nbr::test::awkward_topology(13)},
-        {"awkward 61", nbr::test::awkward_topology(61)},
+    const auto graphs = nbr::test::irregular_graphs({
         {"moore d=2 r=1 N=64", nbr::generate_moore({64, 2, 1})},
         {"moore d=3 r=1 N=216", nbr::generate_moore({216, 3, 1})},
         {"random 0.05 N=256", nbr::generate_random({256, 0.05, 2})},
         {"random 0.8 N=96", nbr::generate_random({96, 0.8, 3})},
-        {"ash292/16", nbr::read_matrix_market((nbr::test::matrices_dir() / "ash292.mtx").string(), 16)},
-        {"one rank", nbr::Topology::from_edges(1, loops)},
-        {"no edges", nbr::Topology::from_edges(9, std::span<const nbr::Edge>{})},
-    };
+    });
     for (const auto& [name, topology] : graphs) {
         const auto n = topology.num_ranks();
         const std::vector<std::pair<std::string, Placement>> placements{

@@ -105,7 +105,6 @@ TEST(KGroup, ByteIdenticalForEveryProcessCount) {
 
 TEST(KGroup, VerifiesOnIrregularGraphsForEveryK) {
     SharedTempDir tmp;
-    const std::vector<nbr::Edge> loops{{0, 0}, {0, 0}};
     std::vector<nbr::Edge> parallel;  // every edge three times, plus self-loops
     for (std::uint32_t r = 0; r < 12; ++r) {
         for (std::uint32_t d = 1; d <= 4; ++d) {
@@ -113,15 +112,10 @@ TEST(KGroup, VerifiesOnIrregularGraphsForEveryK) {
         }
         parallel.push_back({r, r});
     }
-    const std::vector<std::pair<std::string, nbr::Topology>> graphs{
-        {"awkward 13", nbr::test::awkward_topology(13)},
-        {"awkward 61", nbr::test::awkward_topology(61)},
+    const auto graphs = nbr::test::irregular_graphs({
         {"parallel edges 12", nbr::Topology::from_edges(12, parallel)},
         {"random 0.3 N=64", nbr::generate_random({64, 0.3, 2})},
-        {"ash292/16", nbr::read_matrix_market((nbr::test::matrices_dir() / "ash292.mtx").string(), 16)},
-        {"one rank", nbr::Topology::from_edges(1, loops)},
-        {"no edges", nbr::Topology::from_edges(9, std::span<const nbr::Edge>{})},
-    };
+    });
     for (const auto& [name, topology] : graphs) {
         const auto n = topology.num_ranks();
         for (std::uint32_t k = 2; k <= 6; ++k) {
