@@ -1,5 +1,6 @@
 #include "nbr/compiler/algorithm.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "../algorithms/common_neighbor.hpp"
@@ -121,6 +122,38 @@ std::vector<Candidate> auto_candidates(const AlgorithmOptions& base) {
         for (auto& candidate : candidates_of(kind, base)) out.push_back(std::move(candidate));
     }
     return out;
+}
+
+namespace {
+
+bool selects(const std::string& selector, const std::string& name) {
+    if (!selector.empty() && selector.back() == '*') {
+        return name.compare(0, selector.size() - 1, selector, 0, selector.size() - 1) == 0;
+    }
+    return name == selector;
+}
+
+}  // namespace
+
+std::vector<Candidate> select_candidates(std::vector<Candidate> candidates, const std::vector<std::string>& selectors) {
+    if (selectors.empty()) return candidates;
+    std::string names;
+    for (const auto& c : candidates) names += (names.empty() ? "" : ", ") + c.name;
+    for (const auto& selector : selectors) {
+        const bool any = std::any_of(candidates.begin(), candidates.end(),
+                                     [&](const Candidate& c) { return selects(selector, c.name); });
+        if (!any) {
+            throw std::invalid_argument("--candidates: '" + selector + "' matches no candidate (they are: " + names +
+                                        ")");
+        }
+    }
+    std::vector<Candidate> kept;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const bool chosen = std::any_of(selectors.begin(), selectors.end(),
+                                        [&](const std::string& s) { return selects(s, candidates[i].name); });
+        if (i == 0 || chosen) kept.push_back(std::move(candidates[i]));
+    }
+    return kept;
 }
 
 std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOptions& options) {

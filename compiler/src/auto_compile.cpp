@@ -275,6 +275,7 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
     manifest.set_placement(options.placement->description());
     for (auto size : options.sizes) manifest.add_sizes(size);
     manifest.set_margin(options.margin);
+    for (const auto& selector : options.candidates) manifest.add_candidate_selectors(selector);
     if (options.variable_bytes) {
         manifest.set_variable_from_bytes(options.variable_bytes->first);
         manifest.set_variable_to_bytes(options.variable_bytes->second);
@@ -371,7 +372,7 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     report.edges = topology.num_edges();
     AlgorithmOptions base = options.base;
     base.placement = options.placement;
-    const auto candidates = auto_candidates(base);
+    const auto candidates = select_candidates(auto_candidates(base), options.candidates);
     internal::StagedOutput staged(comm, options.output);
     std::vector<Built> built;
     for (const auto& candidate : candidates) {

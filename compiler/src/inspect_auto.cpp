@@ -151,6 +151,13 @@ void format_predictions(std::ostringstream& out, const schema::Manifest& manifes
     }
 }
 
+/// `--candidates` as given: "a, b*".
+std::string selectors_text(const schema::Manifest& manifest) {
+    std::string text;
+    for (const auto& selector : manifest.candidate_selectors()) text += (text.empty() ? "" : ", ") + selector;
+    return text + " (--candidates; naive always)";
+}
+
 }  // namespace
 
 std::string format_auto(const schema::Manifest& manifest) {
@@ -158,7 +165,9 @@ std::string format_auto(const schema::Manifest& manifest) {
     out << "auto pattern: " << manifest.num_ranks() << " ranks, " << manifest.num_edges() << " edges, chosen for "
         << manifest.machine() << " (placement " << manifest.placement() << "), margin "
         << number(manifest.margin() * 100) << "%\n";
-    out << "source: " << manifest.source() << "\nvariants (each a pattern directory: nbrc inspect DIR/NAME):";
+    out << "source: " << manifest.source() << "\n";
+    if (manifest.candidate_selectors_size() > 0) out << "candidates: " << selectors_text(manifest) << "\n";
+    out << "variants (each a pattern directory: nbrc inspect DIR/NAME):";
     for (const auto& v : manifest.variants()) out << " " << v.name();
     out << "\n";
     for (int c = 0; c < 2; ++c) {
@@ -187,7 +196,10 @@ std::string format_auto_json(const schema::Manifest& manifest) {
         << ", \"edges\": " << manifest.num_edges() << ",\n  \"source\": " << json_string(manifest.source())
         << ", \"machine\": " << json_string(manifest.machine())
         << ", \"placement\": " << json_string(manifest.placement()) << ", \"margin\": " << number(manifest.margin())
-        << ",\n  \"sizes\": [";
+        << ",\n  \"candidate_selectors\": [";
+    for (int i = 0; i < manifest.candidate_selectors_size(); ++i)
+        out << (i ? ", " : "") << json_string(manifest.candidate_selectors(i));
+    out << "],\n  \"sizes\": [";
     for (int s = 0; s < manifest.sizes_size(); ++s) out << (s ? ", " : "") << manifest.sizes(s);
     out << "],\n  \"variants\": [";
     for (int v = 0; v < manifest.variants_size(); ++v)

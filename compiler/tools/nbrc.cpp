@@ -47,7 +47,8 @@ struct Options {
     bool quiet = false;
     std::string auto_sizes;  // compile --algo auto: empty = 1 B to 4 MiB
     double margin = 0.01;
-    std::string variable_bytes;  // compile --algo auto --v-bytes LO:HI
+    std::string variable_bytes;           // compile --algo auto --v-bytes LO:HI
+    std::vector<std::string> candidates;  // compile --algo auto --candidates
     nbr::compiler::PatternLayout layout = nbr::compiler::PatternLayout::automatic;
     // inspect / verify
     std::string dir;
@@ -194,6 +195,7 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
         });
     }
     options.base = o.algorithm_options;
+    options.candidates = o.candidates;
     options.output = o.output;
     options.quiet = o.quiet;
     options.source = o.input;
@@ -247,6 +249,8 @@ int compile_usage_error(const Options& o) {
     const auto& a = o.algorithm_options;
     if (o.algorithm == "auto" && o.machine.empty()) {
         error = "--algo auto needs --machine NAME|FILE";
+    } else if (o.algorithm != "auto" && !o.candidates.empty()) {
+        error = "--candidates chooses among the candidates of --algo auto";
     } else if (o.algorithm == "hierarchical" && (a.intra_radix_from_machine || a.node_radix_from_machine) &&
                o.machine.empty()) {
         error = "hierarchical --radix/--node-radix machine needs --machine NAME|FILE";
@@ -448,6 +452,11 @@ int run(int argc, char** argv) {
     compile->add_option("--v-bytes", o.variable_bytes,
                         "auto: bytes per edge of the application's blocking v-calls, LO:HI or N (the v choice "
                         "is judged there; default: a capture's calls.txt, else every size)");
+    compile
+        ->add_option("--candidates", o.candidates,
+                     "auto: the candidates to try, comma-separated: names as nbrc inspect lists them, or a prefix "
+                     "and * (kgroup*, hierarchical-cube*); naive always; default: all")
+        ->delimiter(',');
     compile->add_option("--margin", o.margin, "auto: a candidate replaces naive only if it is this much faster")
         ->check(CLI::Range(0.0, 10.0))
         ->capture_default_str();

@@ -78,6 +78,13 @@ expect 2 "LO <= HI" -- $nbrc compile random.el --algo auto --machine niagara --v
 expect 2 "is not a size" -- $nbrc compile random.el --algo auto --machine niagara --v-bytes 1:x -o a3
 expect 2 "needs --machine" -- $nbrc compile random.el --algo auto -o a3
 expect 1 "must increase strictly" -- $nbrc compile random.el --algo auto --machine niagara --sizes 64,1 -o a3
+# --candidates: only those tried, recorded; a selector matching nothing names the candidates.
+expect 0 "" -- $nbrc compile random.el --algo auto --machine niagara --sizes 1,4K --candidates 'distance-halving,kgroup-k2*' -q -o ac
+expect 0 "candidates: distance-halving, kgroup-k2* (--candidates; naive always)" -- $nbrc inspect ac
+expect 0 '"candidate_selectors": ["distance-halving", "kgroup-k2*"]' -- $nbrc inspect ac --json
+expect 1 "'kgroup-k9' matches no candidate (they are: naive, common-neighbor," -- \
+  $nbrc compile random.el --algo auto --machine niagara --candidates kgroup-k9 -o a3
+expect 2 "--candidates chooses among the candidates of --algo auto" -- $nbrc compile random.el --candidates naive -o a3
 test ! -e a3 && pass || fail "a rejected auto compile left an output directory"
 
 # inspect: text, one rank, JSON with the summary keys.

@@ -13,6 +13,7 @@
 #include "auto_directory.hpp"
 #include "nbr.h"
 #include "nbr/compiler/auto_compile.hpp"
+#include "nbr/compiler/inspect.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/simulator/machine.hpp"
@@ -423,6 +424,68 @@ TEST(CompileAuto, ATinyMachineGivesTheBandsItsCostsImply) {
     }
     // Blocking v-calls judged at every size: nothing is never slower than naive.
     EXPECT_EQ(manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name(), "naive");
+}
+
+// ---- --candidates ------------------------------------------------------------------------
+
+std::vector<std::string> names_of(const std::vector<nbr::compiler::Candidate>& candidates) {
+    std::vector<std::string> names;
+    for (const auto& c : candidates) names.push_back(c.name);
+    return names;
+}
+
+TEST(SelectCandidates, NamesAndPrefixesKeepTheirOrderAndNaiveIsAlwaysTried) {
+    nbr::compiler::AlgorithmOptions base;
+    base.placement = nbr::Placement::block(64, 8, 4);
+    const auto all = nbr::compiler::auto_candidates(base);
+    const auto select = [&](const std::vector<std::string>& selectors) {
+        return names_of(nbr::compiler::select_candidates(all, selectors));
+    };
+    EXPECT_EQ(select({}), names_of(all));
+    EXPECT_EQ(select({"*"}), names_of(all));
+    EXPECT_EQ(select({"naive"}), std::vector<std::string>{"naive"});
+    // An exact name is that configuration only; the order is the registry's, not the selectors'.
+    EXPECT_EQ(select({"hierarchical", "distance-halving"}),
+              (std::vector<std::string>{"naive", "distance-halving", "hierarchical"}));
+    EXPECT_EQ(select({"kgroup-k3*"}), (std::vector<std::string>{"naive", "kgroup-k3", "kgroup-k3-aware"}));
+    const auto cube = select({"hierarchical-cube*", "hierarchical-cube-k0"});  // overlapping selectors
+    EXPECT_EQ(cube.size(), 5U);
+    EXPECT_TRUE(std::all_of(cube.begin() + 1, cube.end(),
+                            [](const std::string& n) { return n.rfind("hierarchical-cube", 0) == 0; }));
+    try {
+        (void)select({"distance-halving", "kgroup-k9"});
+        FAIL() << "a selector that matches nothing must be rejected";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("'kgroup-k9' matches no candidate"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("kgroup-k4-aware"), std::string::npos) << "lists the names";
+    }
+}
+
+TEST(CompileAuto, OnlyTheSelectedCandidatesAreTriedAndTheSelectionIsRecorded) {
+    if (world_rank() != 0) return;
+    nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
+    const auto topology = nbr::generate_random({16, 0.5, 3});
+    nbr::compiler::AutoOptions options;
+    options.machine = nbr::simulator::load_machine("niagara");
+    options.placement = nbr::Placement::block(16, 4, 2);
+    options.sizes = {8, 4096};
+    options.candidates = {"distance-halving", "hierarchical-bruck*"};
+    options.output = tmp.path() / "selected";
+    options.quiet = true;
+    (void)nbr::compiler::compile_auto(MPI_COMM_SELF, topology, options);
+    nbr::schema::Manifest manifest;
+    ASSERT_TRUE(manifest.ParseFromString(nbr::read_file(options.output / nbr::manifest_file_name())));
+    std::vector<std::string> tried;
+    for (const auto& c : manifest.candidates()) tried.push_back(c.name());
+    EXPECT_EQ(tried, (std::vector<std::string>{"naive", "distance-halving", "hierarchical-bruck-r2",
+                                               "hierarchical-bruck-r3", "hierarchical-bruck-r4"}));
+    EXPECT_EQ(std::vector<std::string>(manifest.candidate_selectors().begin(), manifest.candidate_selectors().end()),
+              options.candidates);
+    for (const auto& v : manifest.variants()) EXPECT_NE(std::find(tried.begin(), tried.end(), v.name()), tried.end());
+    const auto text = nbr::compiler::format_auto(manifest);
+    EXPECT_NE(text.find("candidates: distance-halving, hierarchical-bruck* (--candidates; naive always)"),
+              std::string::npos)
+        << text;
 }
 
 TEST(CompileAuto, CandidatesWithTheSameSchedulesAreSimulatedOnceAndTheOutputIsTheSame) {

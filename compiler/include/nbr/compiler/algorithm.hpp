@@ -112,6 +112,14 @@ struct Candidate {
 /// placement, topology-aware). `base` supplies the placement and the limits.
 [[nodiscard]] std::vector<Candidate> auto_candidates(const AlgorithmOptions& base);
 
+/// @brief The candidates `selectors` name, in their order among `candidates` (`--candidates`):
+/// a selector is a candidate's name, or a prefix followed by `*` (`kgroup*`, `hierarchical-cube*`,
+/// `*` for all). Naive (the first candidate) is always kept: auto falls back to it. No
+/// selectors: all of them.
+/// @throws std::invalid_argument naming a selector that matches no candidate, and the names.
+[[nodiscard]] std::vector<Candidate> select_candidates(std::vector<Candidate> candidates,
+                                                       const std::vector<std::string>& selectors);
+
 /// @brief Creates the algorithm of the given kind.
 [[nodiscard]] std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOptions& options);
 

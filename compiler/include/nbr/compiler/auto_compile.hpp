@@ -33,7 +33,10 @@ struct AutoOptions {
     std::optional<std::pair<std::uint64_t, std::uint64_t>> variable_bytes;
     /// Who stated variable_bytes ("--v-bytes", or "calls.txt" of a capture); recorded.
     std::string variable_bytes_source = "--v-bytes";
-    AlgorithmOptions base;         ///< limits of the candidates' searches, common-neighbor's Θ
+    AlgorithmOptions base;  ///< limits of the candidates' searches, common-neighbor's Θ
+    /// The candidates to try (`--candidates`, select_candidates): names, or prefixes ending in
+    /// `*`; naive always. Empty: every candidate.
+    std::vector<std::string> candidates;
     std::filesystem::path output;  ///< pattern directory to (re)place
     bool quiet = false;
     /// The simulations are dealt out in units (a candidate's program for one collective over a
