@@ -55,6 +55,11 @@ expect 2 "--layout" -- $nbrc compile moore.el -o k3 --layout zip
 expect 0 "" -- $nbrc compile random.el --algo auto --machine niagara --sizes 1,4K -q --layout packed -o ak
 expect 0 "variants, each proven" -- $nbrc verify ak --topology random.el
 test -e ak/naive/ranks.pack && pass || fail "auto --layout packed: variants not packed"
+# nbr-load-probe reads an auto directory as libnbr loads it: every variant's part of the rank.
+if [ -n "$bench" ]; then
+  expect 0 "rank 0: read" -- "$(dirname "$bench")/nbr-load-probe" ak --ranks 0 --repeat 1
+  expect 0 "ak: 64 ranks, auto:" -- "$(dirname "$bench")/nbr-load-probe" ak --ranks 0 --repeat 1
+fi
 
 # --algo auto: identical for 1 and 2 processes; verify proves every variant; inspect explains
 # the bands; simulate runs each size's variant.
