@@ -43,9 +43,14 @@ echo "# calibrating ($(date +%T))"
 # shellcheck disable=SC2086
 $mpiexec -np 2 $bind_core "$build/simulator/nbr-calibrate" --ranks-per-node "$cores" --name "this-machine" \
   -o "$out/machine.json" >"$out/calibrate.txt"
+# case = topology:ranks:machine
+cases=""
+for c in pe32:2:machine moore-r1:16:machine16 random-0.3:16:machine16; do
+  if [[ " $selected " == *" ${c%%:*} "* ]]; then cases="$cases $c"; fi
+done
 # The switch time of two ranks sharing a core (MPI yields while it waits, as Open MPI does when
 # oversubscribed), for the 16-rank cases.
-if [ "$selected" != pe32 ]; then
+if [[ $cases == *machine16* ]]; then
   taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1 "$build/simulator/nbr-calibrate" --shared-core \
     --base "$out/machine.json" --sizes 1 -o "$out/machine.json" >>"$out/calibrate.txt"
 fi
@@ -61,11 +66,6 @@ EOF
 "$nbrc" gen pairs --ranks 2 --edges 32 -o "$out/pe32.el" >/dev/null
 "$nbrc" gen moore --ranks 16 --dims 2 --radius 1 -o "$out/moore-r1.el" >/dev/null
 "$nbrc" gen random --ranks 16 --density 0.3 --seed 1 -o "$out/random-0.3.el" >/dev/null
-# case = topology:ranks:machine
-cases=""
-for c in pe32:2:machine moore-r1:16:machine16 random-0.3:16:machine16; do
-  if [[ " $selected " == *" ${c%%:*} "* ]]; then cases="$cases $c"; fi
-done
 for c in $cases; do
   IFS=: read -r topo ranks machine <<<"$c"
   "$nbrc" compile "$out/$topo.el" --algo auto --machine "$out/$machine.json" --sizes "$sizes" -q -o "$out/$topo.auto"

@@ -1,6 +1,5 @@
 #include "nbr/compiler/algorithm.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "../algorithms/common_neighbor.hpp"
@@ -137,21 +136,22 @@ bool selects(const std::string& selector, const std::string& name) {
 
 std::vector<Candidate> select_candidates(std::vector<Candidate> candidates, const std::vector<std::string>& selectors) {
     if (selectors.empty()) return candidates;
-    std::string names;
-    for (const auto& c : candidates) names += (names.empty() ? "" : ", ") + c.name;
-    for (const auto& selector : selectors) {
-        const bool any = std::any_of(candidates.begin(), candidates.end(),
-                                     [&](const Candidate& c) { return selects(selector, c.name); });
-        if (!any) {
-            throw std::invalid_argument("--candidates: '" + selector + "' matches no candidate (they are: " + names +
-                                        ")");
-        }
-    }
+    std::vector<bool> matched(selectors.size(), false);
     std::vector<Candidate> kept;
+    std::string names;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
-        const bool chosen = std::any_of(selectors.begin(), selectors.end(),
-                                        [&](const std::string& s) { return selects(s, candidates[i].name); });
-        if (i == 0 || chosen) kept.push_back(std::move(candidates[i]));
+        names += (names.empty() ? "" : ", ") + candidates[i].name;
+        bool chosen = i == 0;  // naive
+        for (std::size_t k = 0; k < selectors.size(); ++k) {
+            if (selects(selectors[k], candidates[i].name)) matched[k] = chosen = true;
+        }
+        if (chosen) kept.push_back(std::move(candidates[i]));
+    }
+    for (std::size_t k = 0; k < selectors.size(); ++k) {
+        if (!matched[k]) {
+            throw std::invalid_argument("--candidates: '" + selectors[k] +
+                                        "' matches no candidate (they are: " + names + ")");
+        }
     }
     return kept;
 }
