@@ -24,6 +24,26 @@ algo_options() {
   esac
 }
 
+# hierarchical_configs PER_NODE...: the hierarchical configurations auto tries on nodes of
+# PER_NODE ranks (compiler/src/algorithm.cpp), the union for several node sizes: in lanes,
+# direct and Bruck rounds of radix 2-4; along a cube of radix 4 or in one round, direct and
+# Bruck rounds of radix 3; and where a node needs a radix above 4 to be reached in two Bruck
+# rounds (⌈√PER_NODE⌉), that radix in lanes and with the cube in one round.
+hierarchical_configs() {
+  local lanes="hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4"
+  local cube="hierarchical-cube-k4 hierarchical-cube-k0 hierarchical-cube-k4-bruck-r3 hierarchical-cube-k0-bruck-r3"
+  local n r
+  for n in "$@"; do
+    r=2
+    while ((r * r < n)); do r=$((r + 1)); done
+    if ((r > 4)) && [[ " $lanes " != *" hierarchical-bruck-r$r "* ]]; then
+      lanes+=" hierarchical-bruck-r$r"
+      cube+=" hierarchical-cube-k0-bruck-r$r"
+    fi
+  done
+  echo "$lanes $cube"
+}
+
 # gen_case NBRC CASE RANKS FILE: writes the topology of a case name (moore-D-R: Moore
 # neighborhood of dimension D and radius R; random-DELTA: random graph of density DELTA) at
 # RANKS ranks to FILE, unless FILE exists.

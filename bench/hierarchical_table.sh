@@ -10,7 +10,7 @@
 #
 #   usage: bench/hierarchical_table.sh OUT_DIR
 #   env:   NBR_HIER_CASES "case:ranks:per_node:per_socket ..." (cases as in bench/cases.sh)
-#          NBR_HIER_CONFIGS (default: the hierarchical candidates auto tries)
+#          NBR_HIER_CONFIGS (default: the hierarchical candidates auto tries on the case's nodes)
 #          NBR_BUILD (default build), NBR_COMPILE_LAUNCH (default "mpirun -np 2"; empty: no mpirun)
 # Cases already done in OUT_DIR are kept, so an interrupted run resumes.
 set -euo pipefail
@@ -30,11 +30,10 @@ read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-hierarchical=${NBR_HIER_CONFIGS:-"hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4
-  hierarchical-cube-k4 hierarchical-cube-k0 hierarchical-cube-k4-bruck-r3 hierarchical-cube-k0-bruck-r3"}
 
 for spec in $cases; do
   IFS=: read -r case ranks per_node per_socket <<<"$spec"
+  hierarchical=${NBR_HIER_CONFIGS:-$(hierarchical_configs "$per_node")}
   dir=$out/$case-$ranks-$per_node
   mkdir -p "$dir"
   placement=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")

@@ -25,8 +25,7 @@ out=$1
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
 read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 shared=${NBR_SHARED_DIR:-$root/../shared}
-configs=${NBR_HIER_CONFIGS:-"hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4
-  hierarchical-cube-k4 hierarchical-cube-k0 hierarchical-cube-k4-bruck-r3 hierarchical-cube-k0-bruck-r3"}
+configs=${NBR_HIER_CONFIGS:-$(hierarchical_configs 8 36 40)}  # the node sizes below
 mkdir -p "$out"
 failures=0
 

@@ -56,6 +56,47 @@ std::string to_string(AlgorithmKind kind) {
 
 namespace {
 
+/// The smallest radix whose Bruck rounds reach every rank of a node of `ranks` in two rounds.
+std::uint32_t two_round_radix(std::uint32_t ranks) {
+    std::uint32_t radix = 2;
+    while (static_cast<std::uint64_t>(radix) * radix < ranks) ++radix;
+    return radix;
+}
+
+/// The hierarchical configurations auto tries (docs/algorithms.md): in lanes, direct and in
+/// Bruck rounds of radix 2-4; along a cube of radix 4 or every node in one round (k0), direct
+/// and in Bruck rounds of radix 3; and where the largest node needs a radix above 4 to be
+/// reached in two rounds, that radix in lanes and with k0.
+std::vector<Candidate> hierarchical_candidates(const std::string& name, const AlgorithmOptions& base) {
+    std::vector<Candidate> out{Candidate{name, AlgorithmKind::hierarchical, base}};
+    out.back().options.intra_node = IntraNode::direct;
+    const std::uint32_t two_rounds = two_round_radix(base.placement->max_ranks_per_node());
+    std::vector<std::uint32_t> radices{2, 3, 4};
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> cube{{4, 0}, {0, 0}, {4, 3}, {0, 3}};  // (k, radix or 0)
+    if (two_rounds > 4) {
+        radices.push_back(two_rounds);
+        cube.emplace_back(0, two_rounds);
+    }
+    for (const std::uint32_t radix : radices) {
+        Candidate candidate{name + "-bruck-r" + std::to_string(radix), AlgorithmKind::hierarchical, base};
+        candidate.options.intra_node = IntraNode::bruck;
+        candidate.options.intra_radix = radix;
+        out.push_back(std::move(candidate));
+    }
+    for (const auto& [node_radix, radix] : cube) {
+        Candidate candidate{name + "-cube-k" + std::to_string(node_radix), AlgorithmKind::hierarchical, base};
+        candidate.options.across_nodes = AcrossNodes::cube;
+        candidate.options.node_radix = node_radix;
+        candidate.options.intra_node = radix == 0 ? IntraNode::direct : IntraNode::bruck;
+        if (radix != 0) {
+            candidate.options.intra_radix = radix;
+            candidate.name += "-bruck-r" + std::to_string(radix);
+        }
+        out.push_back(std::move(candidate));
+    }
+    return out;
+}
+
 /// The configurations of one algorithm that auto tries.
 std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions& given) {
     const std::string name = to_string(kind);
@@ -68,32 +109,9 @@ std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions&
         case AlgorithmKind::distance_halving:
             if (!base.placement) return {};  // it needs to know where the ranks run
             return {Candidate{name, kind, base}};
-        case AlgorithmKind::hierarchical: {
+        case AlgorithmKind::hierarchical:
             if (!base.placement) return {};
-            std::vector<Candidate> out{Candidate{name, kind, base}};
-            out.back().options.intra_node = IntraNode::direct;
-            for (std::uint32_t radix = 2; radix <= 4; ++radix) {
-                Candidate candidate{name + "-bruck-r" + std::to_string(radix), kind, base};
-                candidate.options.intra_node = IntraNode::bruck;
-                candidate.options.intra_radix = radix;
-                out.push_back(std::move(candidate));
-            }
-            // Across nodes along a cube of radix 4, or every node in one round (k0); inside the
-            // node directly or in Bruck rounds of radix 3.
-            for (const auto& [node_radix, radix] :
-                 {std::pair{4U, 0U}, std::pair{0U, 0U}, std::pair{4U, 3U}, std::pair{0U, 3U}}) {
-                Candidate candidate{name + "-cube-k" + std::to_string(node_radix), kind, base};
-                candidate.options.across_nodes = AcrossNodes::cube;
-                candidate.options.node_radix = node_radix;
-                candidate.options.intra_node = radix == 0 ? IntraNode::direct : IntraNode::bruck;
-                if (radix != 0) {
-                    candidate.options.intra_radix = radix;
-                    candidate.name += "-bruck-r" + std::to_string(radix);
-                }
-                out.push_back(std::move(candidate));
-            }
-            return out;
-        }
+            return hierarchical_candidates(name, base);
         case AlgorithmKind::kgroup: {
             std::vector<Candidate> out;
             for (std::uint32_t k = 2; k <= 4; ++k) {

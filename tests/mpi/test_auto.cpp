@@ -461,6 +461,46 @@ TEST(SelectCandidates, NamesAndPrefixesKeepTheirOrderAndNaiveIsAlwaysTried) {
     }
 }
 
+TEST(AutoCandidates, BruckRoundsInTwoRoundsJoinWhereTheLargestNodeNeedsARadixAboveFour) {
+    const auto hierarchical = [](const nbr::Placement& placement) {
+        nbr::compiler::AlgorithmOptions base;
+        base.placement = placement;
+        std::vector<std::string> names;
+        for (const auto& c : nbr::compiler::auto_candidates(base)) {
+            if (c.name.rfind("hierarchical", 0) == 0) names.push_back(c.name);
+        }
+        return names;
+    };
+    const std::vector<std::string> menu{"hierarchical",
+                                        "hierarchical-bruck-r2",
+                                        "hierarchical-bruck-r3",
+                                        "hierarchical-bruck-r4",
+                                        "hierarchical-cube-k4",
+                                        "hierarchical-cube-k0",
+                                        "hierarchical-cube-k4-bruck-r3",
+                                        "hierarchical-cube-k0-bruck-r3"};
+    EXPECT_EQ(hierarchical(nbr::Placement::block(64, 16, 8)), menu);  // 4 × 4 ≥ 16: radix 4 is two rounds
+    auto with_two_rounds = [&](const std::string& radix) {
+        auto names = menu;
+        names.insert(names.begin() + 4, "hierarchical-bruck-r" + radix);
+        names.push_back("hierarchical-cube-k0-bruck-r" + radix);
+        return names;
+    };
+    EXPECT_EQ(hierarchical(nbr::Placement::block(64, 17, 17)), with_two_rounds("5"));
+    EXPECT_EQ(hierarchical(nbr::Placement::block(2048, 32, 16)), with_two_rounds("6"));  // 6 × 6 = 36 ≥ 32
+    EXPECT_EQ(hierarchical(nbr::Placement::block(1024, 40, 20)), with_two_rounds("7"));  // the last node has 24
+    nbr::compiler::AlgorithmOptions base;
+    base.placement = nbr::Placement::block(1024, 40, 20);
+    for (const auto& c : nbr::compiler::auto_candidates(base)) {
+        if (c.name == "hierarchical-cube-k0-bruck-r7") {
+            EXPECT_EQ(c.options.across_nodes, nbr::compiler::AcrossNodes::cube);
+            EXPECT_EQ(c.options.node_radix, 0U);
+            EXPECT_EQ(c.options.intra_node, nbr::compiler::IntraNode::bruck);
+            EXPECT_EQ(c.options.intra_radix, 7U);
+        }
+    }
+}
+
 TEST(CompileAuto, OnlyTheSelectedCandidatesAreTriedAndTheSelectionIsRecorded) {
     if (world_rank() != 0) return;
     nbr::test::SharedTempDir tmp(MPI_COMM_SELF);

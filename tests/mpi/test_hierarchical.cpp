@@ -307,6 +307,26 @@ TEST(Hierarchical, VerifiesOnIrregularGraphsAndUnevenPlacements) {
     }
 }
 
+TEST(Hierarchical, VerifiesInTwoBruckRoundsOnLargeUnevenNodes) {
+    // Auto's two-round configurations (radix ⌈√40⌉ = 7): nodes of 40 and, at 256 ranks, a
+    // last node of 16, where a round's partners wrap modulo 16 (docs/algorithms.md); the
+    // irregular additions run on one node.
+    SharedTempDir tmp;
+    const auto graphs = nbr::test::irregular_graphs({{"random 0.05 N=256", nbr::generate_random({256, 0.05, 2})}});
+    for (const auto& [name, topology] : graphs) {
+        const auto placement = Placement::block(topology.num_ranks(), 40, 20);
+        for (const std::uint32_t node_radix : {1U, 0U}) {  // 1: lanes
+            const auto options = node_radix == 1 ? nbr::test::hierarchical_options(tmp.path() / "v", placement, 7)
+                                                 : nbr::test::cube_options(tmp.path() / "v", placement, 0, 7);
+            const auto label = name + (node_radix == 1 ? ", lanes" : ", cube k0") + ", radix 7";
+            const auto s = nbr::test::compile_and_verify(topology, options, label);
+            if (world_rank() == 0) {
+                EXPECT_EQ(s.ranks, topology.num_ranks()) << label;
+            }
+        }
+    }
+}
+
 TEST(Hierarchical, OneMessagePerNodePairOrLanesSpreadOverTheNode) {
     SharedTempDir tmp;
     {
