@@ -315,10 +315,10 @@ TEST(Hierarchical, VerifiesInTwoBruckRoundsOnLargeUnevenNodes) {
     const auto graphs = nbr::test::irregular_graphs({{"random 0.05 N=256", nbr::generate_random({256, 0.05, 2})}});
     for (const auto& [name, topology] : graphs) {
         const auto placement = Placement::block(topology.num_ranks(), 40, 20);
-        for (const std::uint32_t node_radix : {1U, 0U}) {  // 1: lanes
-            const auto options = node_radix == 1 ? nbr::test::hierarchical_options(tmp.path() / "v", placement, 7)
-                                                 : nbr::test::cube_options(tmp.path() / "v", placement, 0, 7);
-            const auto label = name + (node_radix == 1 ? ", lanes" : ", cube k0") + ", radix 7";
+        for (const bool cube : {false, true}) {  // in lanes, or along the cube in one round
+            const auto options = cube ? nbr::test::cube_options(tmp.path() / "v", placement, 0, 7)
+                                      : nbr::test::hierarchical_options(tmp.path() / "v", placement, 7);
+            const auto label = name + (cube ? ", cube k0" : ", lanes") + ", radix 7";
             const auto s = nbr::test::compile_and_verify(topology, options, label);
             if (world_rank() == 0) {
                 EXPECT_EQ(s.ranks, topology.num_ranks()) << label;
