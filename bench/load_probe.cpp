@@ -43,9 +43,9 @@ Probe probe(const std::filesystem::path& dir, std::uint32_t rank) {
     if (!nbr::is_multi_variant(manifest)) {
         probe_single(dir, manifest, rank, result);
     } else {
-        for (const auto& variant : manifest.variants()) {
-            const auto sub = dir / variant.name();
-            const auto variant_manifest = nbr::read_manifest(sub);
+        for (int i = 0; i < manifest.variants_size(); ++i) {
+            const auto sub = dir / manifest.variants(i).name();
+            const auto variant_manifest = nbr::read_variant_manifest(dir, manifest, i);  // with libnbr's checks
             result.bytes += std::filesystem::file_size(sub / nbr::manifest_file_name());
             probe_single(sub, variant_manifest, rank, result);
         }

@@ -60,6 +60,7 @@ def pick_label(case, name, level):
 def level_rows(case, machine, level, sizes):
     names = sorted({p.name[len("sim."):-len(f".{machine}.json")] for p in case.glob(f"sim.hierarchical*.{machine}.json")})
     names = [n for n in names if ("-cube-" in n) == (level == "cube")]
+    tried = auto_menu(case)
     for size in sizes:
         times = {n: latency(case, n, machine, size) for n in names}
         times = {n: t for n, t in times.items() if t is not None}
@@ -68,7 +69,7 @@ def level_rows(case, machine, level, sizes):
         if not times or picked is None:
             continue
         best = min(times, key=lambda n: (times[n], n))
-        menu = min(t for n, t in times.items() if sweep_label(n) in auto_menu(case))
+        menu = min(t for n, t in times.items() if sweep_label(n) in tried)
         yield size, sweep_label(best), times[best], pick_label(case, pick, level), picked, menu
 
 
