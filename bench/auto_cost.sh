@@ -52,7 +52,7 @@ for cell in "${cells[@]}"; do
     echo "$cell: $name ..." >&2
     rm -f "$dir/one.jsonl"
     # shellcheck disable=SC2046,SC2086
-    "${launch[@]}" "$bench" $(bench_topology "$case" "$ranks") $(algo_options "$name") $placement \
+    "${launch[@]}" "$bench" $(bench_topology "$case" "$ranks") --algo "$name" $placement \
       --json "$dir/one.jsonl" >/dev/null
     python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); r["candidate"]=sys.argv[2]; print(json.dumps(r))' \
       "$dir/one.jsonl" "$name" >>"$dir/candidates.jsonl"

@@ -2,46 +2,19 @@
 # BENCH_CASES: Moore neighborhoods (d, r) and Erdős–Rényi graphs (density δ, seed 1).
 BENCH_CASES="moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"
 
-# algo_options NAME: nbrc compile's options for an algorithm or configuration name (the names
-# auto gives its candidates): hierarchical[-cube-kK][-bruck-rR] is the hierarchical algorithm
-# across nodes along a cube of radix K (k0: every node in one round) instead of in lanes, with
-# Bruck rounds of radix R inside the node; kgroup-kK[-aware] groups of K, topology-aware or
-# not; any other name is an --algo value.
-algo_options() {
-  case $1 in
-    kgroup-k*)
-      local k=${1#kgroup-k}
-      [[ $k == *-aware ]] && echo "--algo kgroup --k ${k%-aware} --topology-aware" || echo "--algo kgroup --k $k" ;;
-    hierarchical-*)
-      local rest=${1#hierarchical} options="--algo hierarchical"
-      if [[ $rest =~ ^-cube-k([0-9]+) ]]; then
-        options+=" --across-nodes cube --node-radix ${BASH_REMATCH[1]}"
-        rest=${rest#-cube-k"${BASH_REMATCH[1]}"}
-      fi
-      [[ $rest =~ ^-bruck-r([0-9]+)$ ]] && options+=" --intra-node bruck --radix ${BASH_REMATCH[1]}"
-      echo "$options" ;;
-    *) echo "--algo $1" ;;
-  esac
-}
-
-# hierarchical_configs PER_NODE...: the hierarchical configurations auto tries on nodes of
-# PER_NODE ranks (compiler/src/algorithm.cpp), the union for several node sizes: in lanes,
-# direct and Bruck rounds of radix 2-4; along a cube of radix 4 or in one round, direct and
-# Bruck rounds of radix 3; and where a node needs a radix above 4 to be reached in two Bruck
-# rounds (⌈√PER_NODE⌉), that radix in lanes and with the cube in one round.
+# hierarchical_configs NBRC PER_NODE...: the hierarchical configurations auto tries on nodes of
+# PER_NODE ranks, as `nbrc candidates` lists them (names --algo takes), the union for several
+# node sizes in their first order.
 hierarchical_configs() {
-  local lanes="hierarchical hierarchical-bruck-r2 hierarchical-bruck-r3 hierarchical-bruck-r4"
-  local cube="hierarchical-cube-k4 hierarchical-cube-k0 hierarchical-cube-k4-bruck-r3 hierarchical-cube-k0-bruck-r3"
-  local n r
+  local nbrc=$1 n name seen=" "
+  shift
   for n in "$@"; do
-    r=2
-    while ((r * r < n)); do r=$((r + 1)); done
-    if ((r > 4)) && [[ " $lanes " != *" hierarchical-bruck-r$r "* ]]; then
-      lanes+=" hierarchical-bruck-r$r"
-      cube+=" hierarchical-cube-k0-bruck-r$r"
-    fi
+    for name in $("$nbrc" candidates --ranks "$n" --ranks-per-node "$n"); do
+      [[ $name == hierarchical* && $seen != *" $name "* ]] && seen+="$name "
+    done
   done
-  echo "$lanes $cube"
+  seen=${seen# }
+  echo "${seen% }"
 }
 
 # gen_case NBRC CASE RANKS FILE: writes the topology of a case name (moore-D-R: Moore
@@ -71,8 +44,8 @@ prepare_case() {
   gen_case "$nbrc" "$case" "$ranks" "$work/topology.el"
   for algo in naive "$@"; do
     if [ ! -f "$work/$algo.inspect.json" ]; then
-      # shellcheck disable=SC2046,SC2086
-      ${NBR_COMPILE_LAUNCH:-} "$nbrc" compile "$work/topology.el" $(algo_options "$algo") ${NBR_COMPILE_ARGS:-} \
+      # shellcheck disable=SC2086
+      ${NBR_COMPILE_LAUNCH:-} "$nbrc" compile "$work/topology.el" --algo "$algo" ${NBR_COMPILE_ARGS:-} \
         -q -o "$work/$algo"
       "$nbrc" inspect "$work/$algo" --json >"$work/$algo.inspect.json"
     fi

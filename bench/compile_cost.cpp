@@ -40,12 +40,11 @@ int run(int argc, char** argv) {
     std::string algo = "common-neighbor", json, keep;
     std::uint32_t per_node = 40, per_socket = 20;
     nbr::compiler::AlgorithmOptions algorithm_options;
+    nbr::compiler::AlgorithmKind kind = nbr::compiler::AlgorithmKind::naive;
     auto* m = app.add_option("--moore", moore, "N,d,r")->delimiter(',')->expected(3);
     auto* r = app.add_option("--random", random, "N,density,seed")->delimiter(',')->expected(3);
     m->excludes(r);
-    std::map<std::string, std::string> algos;
-    for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
-    app.add_option("--algo", algo, "Algorithm")->transform(CLI::IsMember(algos))->capture_default_str();
+    nbr::compiler::add_algorithm_name_option(&app, algo, {}, "Algorithm or configuration (nbrc candidates)");
     nbr::compiler::add_algorithm_options(&app, algorithm_options);
     app.add_option("--ranks-per-node", per_node, "distance-halving, kgroup: block placement")->capture_default_str();
     app.add_option("--ranks-per-socket", per_socket, "distance-halving: block placement")->capture_default_str();
@@ -54,6 +53,7 @@ int run(int argc, char** argv) {
     try {
         app.parse(argc, argv);
         if (moore.empty() && random.empty()) throw CLI::ValidationError("give --moore or --random");
+        kind = nbr::compiler::resolve_algorithm(app, algo, algorithm_options);
     } catch (const CLI::ParseError& e) {
         std::ostringstream sink;
         const int code = rank == 0 ? app.exit(e) : app.exit(e, sink, sink);
@@ -78,7 +78,7 @@ int run(int argc, char** argv) {
     dir = nbr::common::broadcast_string(MPI_COMM_WORLD, dir.string());
 
     nbr::compiler::CompileOptions options;
-    options.algorithm = nbr::compiler::algorithm_names().at(algo);
+    options.algorithm = kind;
     options.algorithm_options = algorithm_options;
     options.algorithm_options.placement = nbr::Placement::block(topology.num_ranks(), per_node, per_socket);
     options.output = dir;
@@ -92,10 +92,7 @@ int run(int argc, char** argv) {
     MPI_Reduce(&peak, &max_peak, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         for (const auto& note : report.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
-        if (algo == "kgroup") {
-            algo += " k=" + std::to_string(algorithm_options.group_size) +
-                    (algorithm_options.topology_aware ? " aware" : " agnostic");
-        }
+        algo = nbr::compiler::configuration_name(kind, algorithm_options);
         const auto manifest = nbr::read_manifest(dir);
         const auto summary = nbr::compiler::summarize(manifest, nbr::compiler::read_all_rank_patterns(dir, manifest));
         std::printf(

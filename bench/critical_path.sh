@@ -7,7 +7,7 @@
 #   usage: bench/critical_path.sh OUT_DIR
 #   env:   NBR_CP_CASES   "case:ranks:ranks_per_node:ranks_per_socket ..." (default: random
 #                         δ = 0.05 at 1024 ranks on nodes of 40, Moore (3,1) at 2048 on nodes of 32)
-#          NBR_CP_ALGOS   algorithm or configuration names (bench/cases.sh algo_options)
+#          NBR_CP_ALGOS   algorithm or configuration names (names nbrc compile --algo takes; nbrc candidates lists them)
 #          NBR_CP_SIZES   (default 8,1K,64K), NBR_CP_MACHINE (default niagara),
 #          NBR_CP_COLLECTIVES (default "allgather alltoall"), NBR_BUILD (default build)
 # Patterns already compiled in OUT_DIR are kept.

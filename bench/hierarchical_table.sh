@@ -5,7 +5,7 @@
 # 16), plus random δ = 0.05 at 1024 and 4096 ranks and δ = 0.1, 0.2 at 1024 on niagara's own
 # nodes of 40; allgather and alltoall, 8 B to 4 MiB. The hierarchical algorithm in the
 # configurations auto tries: across nodes in lanes or along a cube of nodes, inside the node
-# directly or in Bruck rounds (names as in bench/cases.sh). Every hierarchical pattern is proven by nbrc verify first.
+# directly or in Bruck rounds (the names nbrc candidates lists). Every hierarchical pattern is proven by nbrc verify first.
 # bench/hierarchical_table.py writes OUT_DIR/table.md.
 #
 #   usage: bench/hierarchical_table.sh OUT_DIR
@@ -33,7 +33,7 @@ out=$(cd "$out" && pwd)
 
 for spec in $cases; do
   IFS=: read -r case ranks per_node per_socket <<<"$spec"
-  hierarchical=${NBR_HIER_CONFIGS:-$(hierarchical_configs "$per_node")}
+  hierarchical=${NBR_HIER_CONFIGS:-$(hierarchical_configs "$nbrc" "$per_node")}
   dir=$out/$case-$ranks-$per_node
   mkdir -p "$dir"
   placement=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")
@@ -42,8 +42,7 @@ for spec in $cases; do
     [ -f "$dir/$algo.inspect.json" ] && continue
     echo "# $spec: $algo ($(date +%T))"
     start=$(date +%s.%N)
-    # shellcheck disable=SC2046
-    "${launch[@]}" "$nbrc" compile "$dir/topology.el" $(algo_options "$algo") "${placement[@]}" -q -o "$dir/$algo"
+    "${launch[@]}" "$nbrc" compile "$dir/topology.el" --algo "$algo" "${placement[@]}" -q -o "$dir/$algo"
     echo "$(date +%s.%N) - $start" | bc >"$dir/$algo.compile-seconds"
     if [ "${algo#hierarchical}" != "$algo" ]; then
       "$nbrc" verify "$dir/$algo" --topology "$dir/topology.el" >"$dir/$algo.verify.txt"

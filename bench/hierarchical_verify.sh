@@ -25,7 +25,7 @@ out=$1
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
 read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 shared=${NBR_SHARED_DIR:-$root/../shared}
-configs=${NBR_HIER_CONFIGS:-$(hierarchical_configs 8 36 40)}  # the node sizes below
+configs=${NBR_HIER_CONFIGS:-$(hierarchical_configs "$nbrc" 8 36 40)}  # the node sizes below
 mkdir -p "$out"
 failures=0
 
@@ -39,8 +39,7 @@ check() {  # check LABEL FILE RANKS PLACEMENT-OPTIONS...: every configuration, c
   local topology=("$file")
   [ "$ranks" = - ] || topology+=(--ranks "$ranks")
   for config in $configs; do
-    # shellcheck disable=SC2046
-    "${launch[@]}" "$nbrc" compile "${topology[@]}" $(algo_options "$config") "$@" -q -o "$out/p" </dev/null
+    "${launch[@]}" "$nbrc" compile "${topology[@]}" --algo "$config" "$@" -q -o "$out/p" </dev/null
     if result=$("$nbrc" verify "$out/p" --topology "${topology[@]}" 2>&1); then :; else failures=$((failures + 1)); fi
     echo "$label, $config: $result"
     rm -rf "$out/p"

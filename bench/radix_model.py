@@ -3,8 +3,9 @@
 machine model's closed form picks (--radix machine, --node-radix machine) next to the fastest
 radix of the simulated sweep, and the simulated latency of the sweep's best over the pick's
 (1.000: the pick is the sweep's best; below 1: the pick is slower by that factor); and the same
-for the best of the radices auto tries (inside the node: direct, r2, r3, r4 and, on nodes of
-more than 16 ranks, the radix that takes two rounds; across: k4, k0).
+for the best of the radices auto tries (the sweep's configurations that `nbrc candidates`
+lists for the case: inside the node direct, r2-r4 and, on nodes of more than 16 ranks, the
+radix that takes two rounds; across nodes k4, k0).
 
 usage: bench/radix_model.py OUT_DIR
 """
@@ -40,14 +41,8 @@ def sweep_label(name):
 
 
 def auto_menu(case):
-    """The radices auto tries on the case's nodes (compiler/src/algorithm.cpp): inside the node
-    direct, r2-r4 and the radix that takes two rounds (⌈√n⌉) where above 4; across k4, k0."""
-    per_node = int(case.name.rsplit("-", 1)[1])
-    two_rounds = 2
-    while two_rounds * two_rounds < per_node:
-        two_rounds += 1
-    menu = {"direct", "r2", "r3", "r4", "k4", "k0"}
-    return menu | {f"r{two_rounds}"} if two_rounds > 4 else menu
+    """The configurations auto tries on the case's placement (nbrc candidates, candidates.txt)."""
+    return set((case / "candidates.txt").read_text().split())
 
 
 def pick_label(case, name, level):
@@ -69,7 +64,7 @@ def level_rows(case, machine, level, sizes):
         if not times or picked is None:
             continue
         best = min(times, key=lambda n: (times[n], n))
-        menu = min(t for n, t in times.items() if sweep_label(n) in tried)
+        menu = min(t for n, t in times.items() if n in tried)
         yield size, sweep_label(best), times[best], pick_label(case, pick, level), picked, menu
 
 

@@ -54,10 +54,10 @@ for spec in $cases; do
   mkdir -p "$dir"
   placement=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")
   gen_case "$nbrc" "$case" "$ranks" "$dir/topology.el"
+  "$nbrc" candidates --ranks "$ranks" "${placement[@]}" >"$dir/candidates.txt"  # auto's menu here
   echo "# $spec ($(date +%T))"
   for name in $sweep; do
-    # shellcheck disable=SC2046
-    compile "$dir" "$name" $(algo_options "$name")
+    compile "$dir" "$name" --algo "$name"
     for machine in $machines; do simulate "$dir" "$name" "$machine" "$sizes"; done
   done
   for machine in $machines; do

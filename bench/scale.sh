@@ -7,13 +7,11 @@
 #   usage: bench/scale.sh [BUILD_DIR] [OUT] [EXPONENTS] [ALGORITHMS]
 #   e.g.   bench/scale.sh build /tmp/scale "16 18 20" "naive common-neighbor distance-halving"
 #   ALGORITHMS: --algo names or auto's candidate names (hierarchical-bruck-r4, hierarchical-cube-k0,
-#   kgroup-k3, ...; bench/cases.sh).
+#   kgroup-k3, ...; nbrc candidates lists them).
 # 2^20 needs about 6 GiB per process to verify and 40 GiB of free disk for all cases.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/env.sh"
-# shellcheck source=cases.sh
-source "$root/bench/cases.sh"
 build=${1:-$root/build}
 out=${2:-/tmp/nbr-scale}
 exponents=${3:-16 18 20}
@@ -30,8 +28,7 @@ for e in $exponents; do
       rm -rf "$dir"
       log=$out/$name.log
       # Compile: the topology generated in each process; placed on nodes of 40.
-      # shellcheck disable=SC2046
-      mpirun -np 2 --bind-to core "$build/bench/nbr-compile-bench" --moore "$n,${shape}" $(algo_options "$algo") \
+      mpirun -np 2 --bind-to core "$build/bench/nbr-compile-bench" --moore "$n,${shape}" --algo "$algo" \
         --ranks-per-node 40 --ranks-per-socket 20 --keep "$dir" --json "$out/compile.jsonl" >"$log" 2>&1
       {
         echo "files: $(find "$dir" -type f | wc -l), bytes: $(du -sb "$dir" | cut -f1)"

@@ -10,7 +10,7 @@
 #   env:   NBR_VALIDATE_CELLS  "case:ranks:ranks_per_node ..." (default below)
 #          NBR_VALIDATE_SIZES  (default 64,1024,4096,16384,65536)
 #          NBR_VALIDATE_ALGOS  (default "common-neighbor kgroup distance-halving"; hierarchical and
-#                              its configurations too, named as in bench/cases.sh's algo_options)
+#                              its configurations too, by the names --algo takes)
 #          NBR_VALIDATE_COLLECTIVE  allgather (default) or alltoall, allgatherv, alltoallv
 #          NBR_BUILD           normal build with nbrc (default build)
 #          plus bench/smpi/run.sh's NBR_SMPI_* variables (NBR_SMPI_BUILD: the SMPI build)

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "nbr/common/json_text.hpp"
+
 #include "../algorithms/common_neighbor.hpp"
 #include "../algorithms/distance_halving.hpp"
 #include "../algorithms/hierarchical.hpp"
@@ -56,6 +58,86 @@ std::string to_string(AlgorithmKind kind) {
 
 namespace {
 
+/// Reads the number after `prefix` at the front of `rest` (1 to 8 digits) and drops both;
+/// nullopt, `rest` untouched, if `rest` does not start with the prefix and a digit.
+std::optional<std::uint32_t> take_number(std::string& rest, const std::string& prefix) {
+    if (rest.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+    std::size_t end = prefix.size();
+    while (end < rest.size() && end - prefix.size() < 9 && rest[end] >= '0' && rest[end] <= '9') ++end;
+    const std::size_t digits = end - prefix.size();
+    if (digits == 0 || digits > 8) return std::nullopt;
+    const auto value = static_cast<std::uint32_t>(std::stoul(rest.substr(prefix.size(), digits)));
+    rest.erase(0, end);
+    return value;
+}
+
+/// Throws unless `value` is within [`lowest`, `highest`] or is `also`.
+void check_range(const std::string& name, const char* what, std::uint32_t value, std::uint32_t lowest,
+                 std::uint32_t highest, std::optional<std::uint32_t> also = std::nullopt) {
+    if ((value >= lowest && value <= highest) || value == also) return;
+    throw std::invalid_argument(name + ": " + what + " must be " + (also ? std::to_string(*also) + " or " : "") +
+                                std::to_string(lowest) + " to " + std::to_string(highest) + ", got " +
+                                std::to_string(value));
+}
+
+/// The configuration after the algorithm's name: `rest` is what follows it.
+std::optional<Configuration> parse_suffix(const std::string& name, AlgorithmKind kind, std::string rest) {
+    Configuration out;
+    out.kind = kind;
+    if (kind == AlgorithmKind::kgroup && !rest.empty()) {
+        out.group_size = take_number(rest, "-k");
+        if (!out.group_size) return std::nullopt;
+        check_range(name, "k", *out.group_size, 2, 1024);
+        out.topology_aware = rest == "-aware";
+        if (out.topology_aware) rest.clear();
+    }
+    if (kind == AlgorithmKind::hierarchical) {
+        out.node_radix = take_number(rest, "-cube-k");
+        if (out.node_radix) check_range(name, "the cube's radix", *out.node_radix, 2, 1U << 24, 0);
+        out.intra_radix = take_number(rest, "-bruck-r");
+        if (out.intra_radix) check_range(name, "the Bruck radix", *out.intra_radix, 2, 1U << 24);
+    }
+    if (!rest.empty()) return std::nullopt;
+    return out;
+}
+
+}  // namespace
+
+void Configuration::apply(AlgorithmOptions& options) const {
+    if (group_size) options.group_size = *group_size;
+    if (topology_aware) options.topology_aware = true;
+    if (node_radix) {
+        options.across_nodes = AcrossNodes::cube;
+        options.node_radix = *node_radix;
+    }
+    if (intra_radix) {
+        options.intra_node = IntraNode::bruck;
+        options.intra_radix = *intra_radix;
+    }
+}
+
+std::optional<Configuration> parse_configuration(const std::string& name) {
+    for (const auto& [algorithm, kind] : algorithm_names()) {
+        if (name.compare(0, algorithm.size(), algorithm) != 0) continue;
+        if (name.size() > algorithm.size() && name[algorithm.size()] != '-') continue;
+        if (auto configuration = parse_suffix(name, kind, name.substr(algorithm.size()))) return configuration;
+    }
+    return std::nullopt;
+}
+
+std::string configuration_name(AlgorithmKind kind, const AlgorithmOptions& options) {
+    std::string name = to_string(kind);
+    if (kind == AlgorithmKind::kgroup) {
+        return name + "-k" + std::to_string(options.group_size) + (options.topology_aware ? "-aware" : "");
+    }
+    if (kind != AlgorithmKind::hierarchical) return name;
+    if (options.across_nodes == AcrossNodes::cube) name += "-cube-k" + std::to_string(options.node_radix);
+    if (options.intra_node == IntraNode::bruck) name += "-bruck-r" + std::to_string(options.intra_radix);
+    return name;
+}
+
+namespace {
+
 /// The smallest radix whose Bruck rounds reach every rank of a node of `ranks` in two rounds.
 std::uint32_t two_round_radix(std::uint32_t ranks) {
     std::uint32_t radix = 2;
@@ -67,33 +149,26 @@ std::uint32_t two_round_radix(std::uint32_t ranks) {
 /// Bruck rounds of radix 2-4; along a cube of radix 4 or every node in one round (k0), direct
 /// and in Bruck rounds of radix 3; and where the largest node needs a radix above 4 to be
 /// reached in two rounds, that radix in lanes and with k0.
-std::vector<Candidate> hierarchical_candidates(const std::string& name, const AlgorithmOptions& base) {
-    std::vector<Candidate> out{Candidate{name, AlgorithmKind::hierarchical, base}};
-    out.back().options.intra_node = IntraNode::direct;
+std::vector<Candidate> hierarchical_candidates(const AlgorithmOptions& base) {
     const std::uint32_t two_rounds = two_round_radix(base.placement->max_ranks_per_node());
-    std::vector<std::uint32_t> radices{2, 3, 4};
+    std::vector<std::uint32_t> radices{0, 2, 3, 4};                                             // 0: direct
     std::vector<std::pair<std::uint32_t, std::uint32_t>> cube{{4, 0}, {0, 0}, {4, 3}, {0, 3}};  // (k, radix or 0)
     if (two_rounds > 4) {
         radices.push_back(two_rounds);
         cube.emplace_back(0, two_rounds);
     }
-    for (const std::uint32_t radix : radices) {
-        Candidate candidate{name + "-bruck-r" + std::to_string(radix), AlgorithmKind::hierarchical, base};
-        candidate.options.intra_node = IntraNode::bruck;
-        candidate.options.intra_radix = radix;
-        out.push_back(std::move(candidate));
-    }
-    for (const auto& [node_radix, radix] : cube) {
-        Candidate candidate{name + "-cube-k" + std::to_string(node_radix), AlgorithmKind::hierarchical, base};
-        candidate.options.across_nodes = AcrossNodes::cube;
+    std::vector<Candidate> out;
+    auto add = [&](AcrossNodes across, std::uint32_t node_radix, std::uint32_t radix) {
+        Candidate candidate{"", AlgorithmKind::hierarchical, base};
+        candidate.options.across_nodes = across;
         candidate.options.node_radix = node_radix;
         candidate.options.intra_node = radix == 0 ? IntraNode::direct : IntraNode::bruck;
-        if (radix != 0) {
-            candidate.options.intra_radix = radix;
-            candidate.name += "-bruck-r" + std::to_string(radix);
-        }
+        if (radix != 0) candidate.options.intra_radix = radix;
+        candidate.name = configuration_name(candidate.kind, candidate.options);
         out.push_back(std::move(candidate));
-    }
+    };
+    for (const std::uint32_t radix : radices) add(AcrossNodes::lanes, base.node_radix, radix);
+    for (const auto& [node_radix, radix] : cube) add(AcrossNodes::cube, node_radix, radix);
     return out;
 }
 
@@ -111,16 +186,17 @@ std::vector<Candidate> candidates_of(AlgorithmKind kind, const AlgorithmOptions&
             return {Candidate{name, kind, base}};
         case AlgorithmKind::hierarchical:
             if (!base.placement) return {};
-            return hierarchical_candidates(name, base);
+            return hierarchical_candidates(base);
         case AlgorithmKind::kgroup: {
             std::vector<Candidate> out;
             for (std::uint32_t k = 2; k <= 4; ++k) {
                 for (const bool aware : {false, true}) {
                     if (aware && !base.placement) continue;
-                    Candidate candidate{name + "-k" + std::to_string(k) + (aware ? "-aware" : ""), kind, base};
+                    Candidate candidate{"", kind, base};
                     candidate.options.group_size = k;
                     candidate.options.topology_aware = aware;
                     candidate.options.threshold.reset();  // the paper's default per k
+                    candidate.name = configuration_name(kind, candidate.options);
                     out.push_back(std::move(candidate));
                 }
             }
@@ -200,6 +276,22 @@ std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOpt
                                                                 options.across_nodes, options.node_radix});
     }
     throw std::invalid_argument("unknown algorithm kind");
+}
+
+std::string format_candidates_json(const std::vector<Candidate>& candidates) {
+    using common::internal::json_string;
+    std::string out = "{\"candidates\": [";
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const auto& candidate = candidates[i];
+        out += std::string(i == 0 ? "" : ",") + "\n  {\"name\": " + json_string(candidate.name) +
+               ", \"algorithm\": " + json_string(to_string(candidate.kind)) + ", \"parameters\": {";
+        const auto parameters = make_algorithm(candidate.kind, candidate.options)->parameters();
+        for (std::size_t k = 0; k < parameters.size(); ++k) {
+            out += (k == 0 ? "" : ", ") + json_string(parameters[k].first) + ": " + json_string(parameters[k].second);
+        }
+        out += "}}";
+    }
+    return out + "\n]}\n";
 }
 
 }  // namespace nbr::compiler

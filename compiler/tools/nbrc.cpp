@@ -41,8 +41,9 @@ struct Options {
     std::string format = "auto";
     std::optional<std::uint32_t> ranks;
     std::uint32_t max_ranks = nbr::kDefaultMaxRanks;
-    std::string algorithm = "naive";
-    nbr::compiler::AlgorithmOptions algorithm_options;  // placement is set from the options below
+    std::string algorithm = "naive";  // --algo as given: auto, an algorithm or a configuration name
+    nbr::compiler::AlgorithmKind kind = nbr::compiler::AlgorithmKind::naive;  // --algo resolved (not auto)
+    nbr::compiler::AlgorithmOptions algorithm_options;                        // placement is set from the options below
     std::string output;
     bool quiet = false;
     std::string auto_sizes;  // compile --algo auto: empty = 1 B to 4 MiB
@@ -217,11 +218,11 @@ int run_compile(const Options& o) {
         nbr::compiler::read_topology_collective(MPI_COMM_WORLD, o.input, input_format(o.format), o.ranks, o.max_ranks);
     if (o.algorithm == "auto") return run_compile_auto(o, topology);
     nbr::compiler::CompileOptions options;
-    options.algorithm = nbr::compiler::algorithm_names().at(o.algorithm);
+    options.algorithm = o.kind;
     options.algorithm_options = o.algorithm_options;
     options.algorithm_options.placement = compile_placement(o, topology.num_ranks());
     std::string radix_note;
-    if (options.algorithm == nbr::compiler::AlgorithmKind::hierarchical && !o.machine.empty()) {
+    if (o.kind == nbr::compiler::AlgorithmKind::hierarchical && !o.machine.empty()) {
         collective_try(MPI_COMM_WORLD, [&] {
             radix_note = nbr::compiler::resolve_model_radices(options.algorithm_options, topology,
                                                               nbr::simulator::load_machine(o.machine));
@@ -241,26 +242,32 @@ int run_compile(const Options& o) {
     return 0;
 }
 
+/// The usage error of compile's options that depend on each other, or nullptr.
+const char* compile_option_error(const Options& o, bool placed) {
+    using Kind = nbr::compiler::AlgorithmKind;
+    const auto& a = o.algorithm_options;
+    if (o.algorithm == "auto") return o.machine.empty() ? "--algo auto needs --machine NAME|FILE" : nullptr;
+    if (!o.candidates.empty()) return "--candidates chooses among the candidates of --algo auto";
+    if (o.kind == Kind::hierarchical && (a.intra_radix_from_machine || a.node_radix_from_machine) &&
+        o.machine.empty()) {
+        return "hierarchical --radix/--node-radix machine needs --machine NAME|FILE";
+    }
+    if (placed) return nullptr;
+    if (o.kind == Kind::distance_halving) {
+        return "distance-halving needs a placement: --ranks-per-node N --ranks-per-socket L, or --placement FILE";
+    }
+    if (o.kind == Kind::hierarchical) return "hierarchical needs a placement: --ranks-per-node N, or --placement FILE";
+    if (o.kind == Kind::kgroup && a.topology_aware) {
+        return "kgroup --topology-aware needs a placement: --ranks-per-node N, or --placement FILE";
+    }
+    return nullptr;
+}
+
 /// Usage errors of compile that depend on the input (placement needed, machine missing):
 /// exit code 2 after a message on process 0, else 0.
 int compile_usage_error(const Options& o) {
     const bool placed = !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket || !capture_placement(o).empty();
-    const char* error = nullptr;
-    const auto& a = o.algorithm_options;
-    if (o.algorithm == "auto" && o.machine.empty()) {
-        error = "--algo auto needs --machine NAME|FILE";
-    } else if (o.algorithm != "auto" && !o.candidates.empty()) {
-        error = "--candidates chooses among the candidates of --algo auto";
-    } else if (o.algorithm == "hierarchical" && (a.intra_radix_from_machine || a.node_radix_from_machine) &&
-               o.machine.empty()) {
-        error = "hierarchical --radix/--node-radix machine needs --machine NAME|FILE";
-    } else if (o.algorithm == "distance-halving" && !placed) {
-        error = "distance-halving needs a placement: --ranks-per-node N --ranks-per-socket L, or --placement FILE";
-    } else if (o.algorithm == "hierarchical" && !placed) {
-        error = "hierarchical needs a placement: --ranks-per-node N, or --placement FILE";
-    } else if (o.algorithm == "kgroup" && o.algorithm_options.topology_aware && !placed) {
-        error = "kgroup --topology-aware needs a placement: --ranks-per-node N, or --placement FILE";
-    }
+    const char* error = compile_option_error(o, placed);
     if (error == nullptr) return 0;
     if (process_rank() == 0)
         std::cerr << "nbrc compile: " << error << (o.input.empty() ? "" : " (" + o.input + ")") << "\n";
@@ -378,6 +385,24 @@ int run_simulate(const Options& o) {
     return 0;
 }
 
+/// candidates: the configurations --algo auto tries on the placement given (else --machine's
+/// block placement, as auto), one --algo name a line, or as JSON with their parameters.
+int run_candidates(const Options& o) {
+    on_root([&] {
+        nbr::compiler::AlgorithmOptions base = o.algorithm_options;
+        base.placement = compile_placement(o, *o.ranks);
+        if (!base.placement)
+            base.placement = simulation_placement(o, nbr::simulator::load_machine(o.machine), *o.ranks);
+        const auto candidates = nbr::compiler::auto_candidates(base);
+        if (o.json) {
+            std::cout << nbr::compiler::format_candidates_json(candidates);
+            return;
+        }
+        for (const auto& candidate : candidates) std::cout << candidate.name << "\n";
+    });
+    return 0;
+}
+
 /// --ranks-per-node/--ranks-per-socket (block placement) or --placement FILE.
 void add_placement_options(CLI::App* sub, Options& o, const std::string& note) {
     auto* per_node = sub->add_option("--ranks-per-node", o.ranks_per_node, "Block placement: ranks per node" + note)
@@ -433,12 +458,9 @@ int run(int argc, char** argv) {
     compile->add_option("--max-ranks", o.max_ranks, "Largest rank count the input may name (checked before reading on)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    std::map<std::string, std::string> algos;
-    for (const auto& [name, kind] : nbr::compiler::algorithm_names()) algos.emplace(name, name);
-    algos.emplace("auto", "auto");
-    compile->add_option("--algo", o.algorithm, "Pattern algorithm, or auto: the fastest per size on --machine")
-        ->transform(CLI::IsMember(algos))
-        ->capture_default_str();
+    nbr::compiler::add_algorithm_name_option(compile, o.algorithm, {"auto"},
+                                             "Pattern algorithm or configuration (a name nbrc candidates "
+                                             "lists), or auto: the fastest per size on --machine");
     nbr::compiler::add_algorithm_options(compile, o.algorithm_options);
     std::string machine_names;
     for (const auto& name : nbr::simulator::machine_preset_names()) {
@@ -474,6 +496,13 @@ int run(int argc, char** argv) {
         ->default_str("auto");
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");
+
+    auto* candidates = app.add_subcommand(
+        "candidates", "List the configurations --algo auto tries on a placement, by the names --algo takes");
+    candidates->add_option("--ranks", o.ranks, "Number of ranks")->required()->check(CLI::PositiveNumber);
+    add_placement_options(candidates, o, "");
+    candidates->add_option("--machine", o.machine, "Without a placement: this machine's block placement, as auto");
+    candidates->add_flag("--json", o.json, "JSON output: each candidate's algorithm and parameters");
 
     auto* inspect = app.add_subcommand("inspect", "Summarize a pattern directory or dump a rank's schedule");
     inspect->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
@@ -525,6 +554,9 @@ int run(int argc, char** argv) {
         if (simulate->parsed()) o.size_list = parse_sizes(o.sizes);
         if (compile->parsed() && !o.auto_sizes.empty()) (void)parse_sizes(o.auto_sizes);
         if (compile->parsed() && !o.variable_bytes.empty()) (void)parse_byte_range(o.variable_bytes);
+        if (compile->parsed() && o.algorithm != "auto") {
+            o.kind = nbr::compiler::resolve_algorithm(*compile, o.algorithm, o.algorithm_options);
+        }
     } catch (const CLI::ParseError& error) {
         std::ostringstream sink;
         const int code = root ? app.exit(error) : app.exit(error, sink, sink);
@@ -541,6 +573,14 @@ int run(int argc, char** argv) {
         return run_compile(o);
     }
     if (inspect->parsed()) return run_inspect(o);
+    if (candidates->parsed()) {
+        if (o.placement.empty() && !o.ranks_per_node && !o.ranks_per_socket && o.machine.empty()) {
+            if (root)
+                std::cerr << "nbrc candidates: give a placement (--ranks-per-node N, --placement FILE) or --machine\n";
+            return 2;
+        }
+        return run_candidates(o);
+    }
     if (simulate->parsed()) {
         if (o.dir.empty() && !o.print_machine) {
             if (root) std::cerr << "nbrc simulate: a pattern directory is required\n";

@@ -259,6 +259,29 @@ expect 2 "must be 0 or at least 2" -- $nbrc compile moore2.el --algo hierarchica
   --ranks-per-node 8 -o x
 expect 2 "" -- $nbrc compile moore2.el --algo hierarchical --across-nodes ring --ranks-per-node 8 -o x
 test ! -e x && pass || fail "failed compile left a directory"
+# Configuration names: nbrc candidates lists auto's menu by the names --algo takes; a name
+# compiles the same bytes as its options; it fixes what it spells.
+menu=$($nbrc candidates --ranks 1024 --ranks-per-node 40 --ranks-per-socket 20)
+[ "$(wc -l <<<"$menu")" = 19 ] && pass || fail "candidates on nodes of 40: $(tr '\n' ' ' <<<"$menu")"
+grep -qx "hierarchical-cube-k0-bruck-r7" <<<"$menu" && pass || fail "candidates on nodes of 40 lack radix 7"
+[ "$($nbrc candidates --ranks 64 --ranks-per-node 8 | wc -l)" = 17 ] && pass || fail "candidates on nodes of 8"
+[ "$($nbrc candidates --ranks 64 --machine niagara)" = "$($nbrc candidates --ranks 64 --ranks-per-node 40 \
+  --ranks-per-socket 20)" ] && pass || fail "candidates: --machine niagara is not its block placement"
+expect 0 '"name": "kgroup-k4-aware", "algorithm": "kgroup", "parameters": {"k": "4"' -- \
+  $nbrc candidates --ranks 64 --ranks-per-node 8 --json
+expect 2 "give a placement" -- $nbrc candidates --ranks 64
+expect 0 "" -- $nbrc compile moore2.el --algo hierarchical-cube-k3-bruck-r3 --ranks-per-node 4 -o hn -q
+expect 0 "" -- $nbrc compile moore2.el --algo hierarchical --across-nodes cube --node-radix 3 --intra-node bruck \
+  --radix 3 --ranks-per-node 4 -o ho -q
+if diff -r hn ho >/dev/null; then pass; else fail "hierarchical-cube-k3-bruck-r3 differs from its options"; fi
+expect 0 "" -- $nbrc compile moore2.el --algo kgroup-k4-aware --ranks-per-node 32 -o kn -q
+expect 0 "" -- $nbrc compile moore2.el --algo kgroup --k 4 --topology-aware --ranks-per-node 32 -o ko -q
+if diff -r kn ko >/dev/null; then pass; else fail "kgroup-k4-aware differs from its options"; fi
+expect 2 "hierarchical-bruck-r3 already sets --radix" -- $nbrc compile moore2.el --algo hierarchical-bruck-r3 \
+  --radix 4 --ranks-per-node 8 -o x
+expect 2 "the Bruck radix must be 2 to" -- $nbrc compile moore2.el --algo hierarchical-bruck-r1 --ranks-per-node 8 -o x
+expect 2 "or a configuration kgroup-kK[-aware]" -- $nbrc compile moore2.el --algo kgroup-aware -o x
+test ! -e x && pass || fail "failed compile left a directory"
 # Radices from the machine model: needs --machine; the note says what was chosen; the pattern
 # is proven and the same for 1 and 2 compiler processes.
 expect 2 "needs --machine" -- $nbrc compile random.el --algo hierarchical --radix machine --ranks-per-node 8 -o x

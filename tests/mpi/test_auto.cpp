@@ -501,6 +501,58 @@ TEST(AutoCandidates, BruckRoundsInTwoRoundsJoinWhereTheLargestNodeNeedsARadixAbo
     }
 }
 
+TEST(AutoCandidates, EveryNameParsesBackToItsConfiguration) {
+    using nbr::compiler::AcrossNodes;
+    using nbr::compiler::IntraNode;
+    nbr::compiler::AlgorithmOptions base;
+    base.placement = nbr::Placement::block(1024, 40, 20);
+    const auto candidates = nbr::compiler::auto_candidates(base);
+    ASSERT_EQ(candidates.size(), 19U);
+    for (const auto& c : candidates) {
+        const auto configuration = nbr::compiler::parse_configuration(c.name);
+        ASSERT_TRUE(configuration) << c.name;
+        EXPECT_EQ(configuration->kind, c.kind) << c.name;
+        nbr::compiler::AlgorithmOptions options;
+        configuration->apply(options);
+        EXPECT_EQ(nbr::compiler::configuration_name(c.kind, options), c.name);
+        if (c.kind == nbr::compiler::AlgorithmKind::kgroup) {
+            EXPECT_EQ(options.group_size, c.options.group_size) << c.name;
+            EXPECT_EQ(options.topology_aware, c.options.topology_aware) << c.name;
+        }
+        if (c.kind != nbr::compiler::AlgorithmKind::hierarchical) continue;
+        EXPECT_EQ(options.intra_node, c.options.intra_node) << c.name;
+        EXPECT_EQ(options.across_nodes, c.options.across_nodes) << c.name;
+        if (c.options.intra_node == IntraNode::bruck) {
+            EXPECT_EQ(options.intra_radix, c.options.intra_radix) << c.name;
+        }
+        if (c.options.across_nodes == AcrossNodes::cube) {
+            EXPECT_EQ(options.node_radix, c.options.node_radix) << c.name;
+        }
+    }
+}
+
+TEST(AutoCandidates, AConfigurationNameFixesOnlyWhatItSpells) {
+    using nbr::compiler::parse_configuration;
+    nbr::compiler::AlgorithmOptions options;
+    options.intra_node = nbr::compiler::IntraNode::bruck;
+    options.intra_radix = 5;
+    parse_configuration("hierarchical-cube-k0")->apply(options);
+    EXPECT_EQ(options.across_nodes, nbr::compiler::AcrossNodes::cube);
+    EXPECT_EQ(options.node_radix, 0U);
+    EXPECT_EQ(options.intra_radix, 5U) << "the Bruck radix was not spelled";
+    EXPECT_EQ(parse_configuration("kgroup")->group_size, std::nullopt);
+    EXPECT_EQ(parse_configuration("kgroup-k1024")->group_size, 1024U);
+    for (const char* name : {"", "auto", "Naive", "naive-k2", "kgroup-k", "kgroup-aware", "kgroup-k3-agnostic",
+                             "hierarchical-lanes", "hierarchical-bruck-r3-cube-k4", "hierarchical-bruck-r",
+                             "hierarchical-bruck-r123456789", "hierarchical-bruck-r+3", "distance-halving-k2"}) {
+        EXPECT_FALSE(parse_configuration(name)) << "'" << name << "' follows none of the forms";
+    }
+    for (const char* name : {"kgroup-k1", "kgroup-k1025", "hierarchical-bruck-r0", "hierarchical-bruck-r1",
+                             "hierarchical-cube-k1", "hierarchical-bruck-r16777217"}) {
+        EXPECT_THROW((void)parse_configuration(name), std::invalid_argument) << name;
+    }
+}
+
 TEST(CompileAuto, OnlyTheSelectedCandidatesAreTriedAndTheSelectionIsRecorded) {
     if (world_rank() != 0) return;
     nbr::test::SharedTempDir tmp(MPI_COMM_SELF);

@@ -81,6 +81,28 @@ struct AlgorithmOptions {
     std::uint64_t model_bytes = 8;
 };
 
+/// @brief A configuration name (`nbrc compile --algo`, the names auto gives its candidates): an
+/// algorithm name, `kgroup-kK[-aware]` or `hierarchical[-cube-kK][-bruck-rR]`, and the options it
+/// spells. What a name does not spell keeps its option's value.
+struct Configuration {
+    AlgorithmKind kind = AlgorithmKind::naive;
+    std::optional<std::uint32_t> group_size;   ///< kgroup-kK: groups of K
+    bool topology_aware = false;               ///< kgroup-kK-aware: friends on the own node only
+    std::optional<std::uint32_t> node_radix;   ///< -cube-kK: across nodes along a cube of radix K (0: one round)
+    std::optional<std::uint32_t> intra_radix;  ///< -bruck-rR: inside the node in Bruck rounds of radix R
+
+    /// @brief Sets the options the name spells.
+    void apply(AlgorithmOptions& options) const;
+};
+
+/// @brief The configuration a name spells; nullopt if `name` follows none of the forms.
+/// @throws std::invalid_argument for a form with a number out of range (`hierarchical-bruck-r1`).
+[[nodiscard]] std::optional<Configuration> parse_configuration(const std::string& name);
+
+/// @brief The name of an algorithm in a configuration, the inverse of parse_configuration: kgroup
+/// spells k and awareness, hierarchical the cube's radix and the Bruck radix where used.
+[[nodiscard]] std::string configuration_name(AlgorithmKind kind, const AlgorithmOptions& options);
+
 /// @brief A distributed pattern construction, written per virtual rank.
 ///
 /// build() runs collectively on every compiler process. It may only use a local rank's own
@@ -119,6 +141,10 @@ struct Candidate {
 /// @throws std::invalid_argument naming a selector that matches no candidate, and the names.
 [[nodiscard]] std::vector<Candidate> select_candidates(std::vector<Candidate> candidates,
                                                        const std::vector<std::string>& selectors);
+
+/// @brief `nbrc candidates --json`: each candidate's name, algorithm and parameters as the
+/// manifest of its pattern records them.
+[[nodiscard]] std::string format_candidates_json(const std::vector<Candidate>& candidates);
 
 /// @brief Creates the algorithm of the given kind.
 [[nodiscard]] std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOptions& options);

@@ -2,6 +2,11 @@
 // needs CLI11).
 #pragma once
 
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 #include "nbr/compiler/algorithm.hpp"
@@ -83,6 +88,47 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
                     "hierarchical --radix/--node-radix machine: the bytes per block the radices are chosen for")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+}
+
+/// @brief Adds `--algo NAME` to `app`: an algorithm, a configuration name (parse_configuration:
+/// `kgroup-k3-aware`, `hierarchical-cube-k0-bruck-r7`, the names auto gives its candidates) or
+/// one of `extra` (nbrc's `auto`). Resolve it after parsing with resolve_algorithm.
+inline CLI::Option* add_algorithm_name_option(CLI::App* app, std::string& name, const std::vector<std::string>& extra,
+                                              const std::string& description) {
+    std::string names;
+    for (const auto& [algorithm, kind] : algorithm_names()) names += (names.empty() ? "" : ", ") + algorithm;
+    for (const auto& more : extra) names += ", " + more;
+    auto check = [extra, names](const std::string& value) -> std::string {
+        if (std::find(extra.begin(), extra.end(), value) != extra.end()) return {};
+        try {
+            if (parse_configuration(value)) return {};
+        } catch (const std::invalid_argument& error) {
+            return error.what();
+        }
+        return "unknown algorithm '" + value + "': one of " + names +
+               ", or a configuration kgroup-kK[-aware], hierarchical[-cube-kK][-bruck-rR]";
+    };
+    return app->add_option("--algo", name, description)->check(CLI::Validator(check, "NAME"))->capture_default_str();
+}
+
+/// @brief The algorithm `name` (add_algorithm_name_option) names, its configuration applied to
+/// `options`. A configuration fixes what it spells: giving the same option again (`--algo
+/// hierarchical-bruck-r3 --radix 4`) is a usage error.
+/// @throws CLI::ValidationError on such a conflict.
+inline AlgorithmKind resolve_algorithm(const CLI::App& app, const std::string& name, AlgorithmOptions& options) {
+    const auto configuration = parse_configuration(name);  // checked by the option's validator
+    auto refuse = [&](bool spelled, std::initializer_list<const char*> flags) {
+        for (const char* flag : flags) {
+            if (spelled && app.count(flag) > 0) {
+                throw CLI::ValidationError("--algo", name + " already sets " + flag + "; give one of them");
+            }
+        }
+    };
+    refuse(configuration->group_size.has_value(), {"--k"});
+    refuse(configuration->node_radix.has_value(), {"--across-nodes", "--node-radix"});
+    refuse(configuration->intra_radix.has_value(), {"--intra-node", "--radix"});
+    configuration->apply(options);
+    return configuration->kind;
 }
 
 }  // namespace nbr::compiler
