@@ -232,9 +232,8 @@ std::vector<Candidate> select_candidates(std::vector<Candidate> candidates, cons
     if (selectors.empty()) return candidates;
     std::vector<bool> matched(selectors.size(), false);
     std::vector<Candidate> kept;
-    std::string names;
+    const std::string names = common::internal::join(candidates, ", ", &Candidate::name);
     for (std::size_t i = 0; i < candidates.size(); ++i) {
-        names += (names.empty() ? "" : ", ") + candidates[i].name;
         bool chosen = i == 0;  // naive
         for (std::size_t k = 0; k < selectors.size(); ++k) {
             if (selects(selectors[k], candidates[i].name)) matched[k] = chosen = true;

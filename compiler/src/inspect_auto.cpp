@@ -153,9 +153,7 @@ void format_predictions(std::ostringstream& out, const schema::Manifest& manifes
 
 /// `--candidates` as given: "a, b*".
 std::string selectors_text(const schema::Manifest& manifest) {
-    std::string text;
-    for (const auto& selector : manifest.candidate_selectors()) text += (text.empty() ? "" : ", ") + selector;
-    return text + " (--candidates; naive always)";
+    return common::internal::join(manifest.candidate_selectors()) + " (--candidates; naive always)";
 }
 
 }  // namespace

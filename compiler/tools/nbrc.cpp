@@ -10,6 +10,7 @@
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 
+#include "nbr/common/json_text.hpp"
 #include "nbr/common/mpi_program.hpp"
 #include "nbr/compiler/algorithm_cli.hpp"
 #include "nbr/compiler/auto_compile.hpp"
@@ -205,8 +206,7 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
     if (!captured_note.empty()) print_note(captured_note);
     for (const auto& note : report.notes) print_note(note);
     if (process_rank() == 0 && !o.quiet) {
-        std::string kept;
-        for (const auto& name : report.variants) kept += (kept.empty() ? "" : ", ") + name;
+        const std::string kept = nbr::common::internal::join(report.variants);
         std::cout << "compiled " << o.input << " -> " << o.output << ": " << report.ranks << " ranks, " << report.edges
                   << " edges (auto on " << options.machine.name << ": " << kept << ")\n";
     }
@@ -348,9 +348,8 @@ int run_verify(const Options& o) {
               << " edges each delivered exactly once; " << report.messages << " messages, " << report.items_moved
               << " items, " << report.steps << " steps" << (expected ? "; matches " + o.topology : "");
     if (!report.variants.empty()) {
-        std::string names;
-        for (const auto& name : report.variants) names += (names.empty() ? "" : ", ") + name;
-        std::cout << "; " << report.variants.size() << " variants, each proven: " << names;
+        std::cout << "; " << report.variants.size()
+                  << " variants, each proven: " << nbr::common::internal::join(report.variants);
     }
     std::cout << "\n";
     return 0;
@@ -462,10 +461,7 @@ int run(int argc, char** argv) {
                                              "Pattern algorithm or configuration (a name nbrc candidates "
                                              "lists), or auto: the fastest per size on --machine");
     nbr::compiler::add_algorithm_options(compile, o.algorithm_options);
-    std::string machine_names;
-    for (const auto& name : nbr::simulator::machine_preset_names()) {
-        machine_names += (machine_names.empty() ? "" : ", ") + name;
-    }
+    const std::string machine_names = nbr::common::internal::join(nbr::simulator::machine_preset_names());
     compile->add_option("--machine", o.machine,
                         "auto: the machine to choose for; hierarchical --radix/--node-radix machine: the machine "
                         "whose model chooses the radices; a preset (" +

@@ -9,6 +9,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "nbr/common/json_text.hpp"
 #include "nbr/schema/file_io.hpp"
 
 namespace nbr::simulator {
@@ -106,9 +107,7 @@ std::string read_text(const std::string& path) {
 }
 
 std::string preset_list() {
-    std::string names;
-    for (const auto& name : machine_preset_names()) names += (names.empty() ? "" : ", ") + name;
-    return names;
+    return common::internal::join(machine_preset_names());
 }
 
 }  // namespace

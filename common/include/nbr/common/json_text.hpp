@@ -2,9 +2,24 @@
 // Small text and JSON formatting helpers shared by inspect and simulate reports.
 
 #include <cstdio>
+#include <functional>
 #include <string>
 
 namespace nbr::common::internal {
+
+/// @brief The items of `range` as text (`project` maps an item to a string) joined by
+/// `separator`: {"a", "b"} -> "a, b".
+template <class Range, class Project = std::identity>
+std::string join(const Range& range, const std::string& separator = ", ", Project project = {}) {
+    std::string out;
+    bool first = true;
+    for (const auto& item : range) {
+        if (!first) out += separator;
+        out += std::invoke(project, item);
+        first = false;
+    }
+    return out;
+}
 
 /// @brief A number as JSON: integers without a fraction, others with 6 significant digits.
 inline std::string number(double value) {

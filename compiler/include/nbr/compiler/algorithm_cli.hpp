@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "nbr/common/json_text.hpp"
 #include "nbr/compiler/algorithm.hpp"
 
 namespace nbr::compiler {
@@ -95,9 +96,9 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
 /// one of `extra` (nbrc's `auto`). Resolve it after parsing with resolve_algorithm.
 inline CLI::Option* add_algorithm_name_option(CLI::App* app, std::string& name, const std::vector<std::string>& extra,
                                               const std::string& description) {
-    std::string names;
-    for (const auto& [algorithm, kind] : algorithm_names()) names += (names.empty() ? "" : ", ") + algorithm;
-    for (const auto& more : extra) names += ", " + more;
+    const std::string names =
+        common::internal::join(algorithm_names(), ", ", [](const auto& entry) { return entry.first; }) +
+        (extra.empty() ? "" : ", " + common::internal::join(extra));
     auto check = [extra, names](const std::string& value) -> std::string {
         if (std::find(extra.begin(), extra.end(), value) != extra.end()) return {};
         try {
