@@ -384,6 +384,17 @@ int run_simulate(const Options& o) {
     return 0;
 }
 
+/// Usage errors of candidates, or empty.
+std::string candidates_usage_error(const Options& o) {
+    if (o.placement.empty() && !o.ranks_per_node && !o.ranks_per_socket && o.machine.empty()) {
+        return "give a placement (--ranks-per-node N, --placement FILE) or --machine";
+    }
+    if (*o.ranks > o.max_ranks) {
+        return "--ranks " + std::to_string(*o.ranks) + " is above --max-ranks " + std::to_string(o.max_ranks);
+    }
+    return {};
+}
+
 /// candidates: the configurations --algo auto tries on the placement given (else --machine's
 /// block placement, as auto), one --algo name a line, or as JSON with their parameters.
 int run_candidates(const Options& o) {
@@ -496,6 +507,9 @@ int run(int argc, char** argv) {
     auto* candidates = app.add_subcommand(
         "candidates", "List the configurations --algo auto tries on a placement, by the names --algo takes");
     candidates->add_option("--ranks", o.ranks, "Number of ranks")->required()->check(CLI::PositiveNumber);
+    candidates->add_option("--max-ranks", o.max_ranks, "Largest --ranks accepted (a placement is built for them)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     add_placement_options(candidates, o, "");
     candidates->add_option("--machine", o.machine, "Without a placement: this machine's block placement, as auto");
     candidates->add_flag("--json", o.json, "JSON output: each candidate's algorithm and parameters");
@@ -570,12 +584,10 @@ int run(int argc, char** argv) {
     }
     if (inspect->parsed()) return run_inspect(o);
     if (candidates->parsed()) {
-        if (o.placement.empty() && !o.ranks_per_node && !o.ranks_per_socket && o.machine.empty()) {
-            if (root)
-                std::cerr << "nbrc candidates: give a placement (--ranks-per-node N, --placement FILE) or --machine\n";
-            return 2;
-        }
-        return run_candidates(o);
+        const std::string error = candidates_usage_error(o);
+        if (error.empty()) return run_candidates(o);
+        if (root) std::cerr << "nbrc candidates: " << error << "\n";
+        return 2;
     }
     if (simulate->parsed()) {
         if (o.dir.empty() && !o.print_machine) {

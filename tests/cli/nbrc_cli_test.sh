@@ -270,6 +270,7 @@ grep -qx "hierarchical-cube-k0-bruck-r7" <<<"$menu" && pass || fail "candidates 
 expect 0 '"name": "kgroup-k4-aware", "algorithm": "kgroup", "parameters": {"k": "4"' -- \
   $nbrc candidates --ranks 64 --ranks-per-node 8 --json
 expect 2 "give a placement" -- $nbrc candidates --ranks 64
+expect 2 "is above --max-ranks 16777216" -- $nbrc candidates --ranks 4000000000 --ranks-per-node 40
 expect 0 "" -- $nbrc compile moore2.el --algo hierarchical-cube-k3-bruck-r3 --ranks-per-node 4 -o hn -q
 expect 0 "" -- $nbrc compile moore2.el --algo hierarchical --across-nodes cube --node-radix 3 --intra-node bruck \
   --radix 3 --ranks-per-node 4 -o ho -q
