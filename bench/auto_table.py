@@ -74,13 +74,20 @@ def plot(out, machine, cases):
     cols = 4
     rows = math.ceil(len(cases) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
+    # One colour and one legend entry per candidate name over all cases (the menu depends on
+    # the placement: -r6 on nodes of 32 and 36, -r7 on 40).
+    names = list(dict.fromkeys(c["name"] for _, m in cases for c in m["candidates"][1:]))
+    palette = plt.get_cmap("tab20" if len(names) <= 20 else "gist_ncar")
+    colour = {name: palette(i / max(1, len(names) - 1) if len(names) > 20 else i) for i, name in enumerate(names)}
+    lines = {}
     for ax, (name, m) in zip(axes.flat, cases):
         sizes = m["sizes"]
         naive = m["candidates"][0]["allgather_us"]
         for c in m["candidates"][1:]:
-            ax.plot(sizes, [n / t for n, t in zip(naive, c["allgather_us"])], lw=0.8, alpha=0.7, label=c["name"])
+            lines[c["name"]], = ax.plot(sizes, [n / t for n, t in zip(naive, c["allgather_us"])], lw=0.8, alpha=0.7,
+                                        color=colour[c["name"]])
         auto = [a for a, _ in auto_latency(m, "allgather")]
-        ax.plot(sizes, [n / a for n, a in zip(naive, auto)], "k-", lw=2.2, label="auto")
+        lines["auto"], = ax.plot(sizes, [n / a for n, a in zip(naive, auto)], "k-", lw=2.2)
         ax.axhline(1.0, color="grey", lw=0.6, ls="--")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
@@ -90,8 +97,8 @@ def plot(out, machine, cases):
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(cases):]:
         ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=6, fontsize=8)
+    labels = names + ["auto"]
+    fig.legend([lines[n] for n in labels], labels, loc="lower center", ncol=6, fontsize=8)
     fig.suptitle(f"--algo auto, allgather, {machine} model: speedup over naive per size", fontsize=11)
     fig.tight_layout(rect=(0, 0.06, 1, 0.97))
     fig.savefig(os.path.join(out, f"auto-{machine}.png"), dpi=80)
