@@ -111,6 +111,15 @@ inline std::vector<std::pair<std::filesystem::path, std::uint32_t>> shared_matri
     return cases;
 }
 
+/// @brief The topologies of shared_matrix_cases, each labelled "NAME.mtx at P".
+inline std::vector<std::pair<std::string, Topology>> shared_matrix_topologies() {
+    std::vector<std::pair<std::string, Topology>> out;
+    for (const auto& [path, p] : shared_matrix_cases()) {
+        out.emplace_back(path.filename().string() + " at " + std::to_string(p), read_matrix_market(path.string(), p));
+    }
+    return out;
+}
+
 /// @brief The sweeps' Moore neighborhoods: d = 2..4, r = 1..3 at N = 64..4096, leaving out
 /// grids too small for the radius (the generator rejects those).
 inline std::vector<MooreParams> moore_sweep_cases() {

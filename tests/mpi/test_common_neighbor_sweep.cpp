@@ -8,7 +8,6 @@
 
 #include "mpi_test_support.hpp"
 #include "nbr/graphs/generators.hpp"
-#include "nbr/graphs/readers.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -18,13 +17,9 @@ using nbr::test::world_rank;
 
 TEST(CommonNeighborSweep, EverySharedMatrix) {
     SharedTempDir tmp;
-    std::size_t cases = 0;
-    for (const auto& [path, p] : nbr::test::shared_matrix_cases()) {
-        const std::string label = path.filename().string() + " at " + std::to_string(p);
-        nbr::test::compile_and_verify(nbr::read_matrix_market(path.string(), p), tmp.path() / "m", label);
-        ++cases;
-    }
-    EXPECT_GE(cases, nbr::test::kSharedMatrices) << "every shared matrix at 16 ranks (square ones at 64 too)";
+    const auto matrices = nbr::test::shared_matrix_topologies();
+    for (const auto& [label, topology] : matrices) nbr::test::compile_and_verify(topology, tmp.path() / "m", label);
+    EXPECT_GE(matrices.size(), nbr::test::kSharedMatrices) << "every shared matrix at 16 ranks (square ones at 64 too)";
 }
 
 TEST(CommonNeighborSweep, MooreNeighborhoods) {

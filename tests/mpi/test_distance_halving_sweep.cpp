@@ -10,7 +10,6 @@
 #include "mpi_test_support.hpp"
 #include "nbr/graphs/generators.hpp"
 #include "nbr/graphs/placement.hpp"
-#include "nbr/graphs/readers.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -37,13 +36,9 @@ void sweep(const nbr::Topology& topology, const std::string& label, const fs::pa
 
 TEST(DistanceHalvingSweep, EverySharedMatrix) {
     SharedTempDir tmp;
-    std::size_t cases = 0;
-    for (const auto& [path, p] : nbr::test::shared_matrix_cases()) {
-        sweep(nbr::read_matrix_market(path.string(), p), path.filename().string() + " at " + std::to_string(p),
-              tmp.path() / "m");
-        ++cases;
-    }
-    EXPECT_GE(cases, nbr::test::kSharedMatrices) << "every shared matrix at 16 ranks (square ones at 64 too)";
+    const auto matrices = nbr::test::shared_matrix_topologies();
+    for (const auto& [label, topology] : matrices) sweep(topology, label, tmp.path() / "m");
+    EXPECT_GE(matrices.size(), nbr::test::kSharedMatrices) << "every shared matrix at 16 ranks (square ones at 64 too)";
 }
 
 TEST(DistanceHalvingSweep, MooreNeighborhoods) {
