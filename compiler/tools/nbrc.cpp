@@ -426,34 +426,50 @@ void add_placement_options(CLI::App* sub, Options& o, const std::string& note) {
         ->excludes(per_socket);
 }
 
-int run(int argc, char** argv) {
-    const bool root = process_rank() == 0;
-    Options o;
-    CLI::App app{"nbrc: compiles MPI neighborhood-collective patterns offline"};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", "nbrc " NBR_VERSION_STRING);
+/// The subcommands, to dispatch on the one parsed.
+struct Commands {
+    CLI::App* moore = nullptr;
+    CLI::App* random = nullptr;
+    CLI::App* pairs = nullptr;
+    CLI::App* compile = nullptr;
+    CLI::App* candidates = nullptr;
+    CLI::App* inspect = nullptr;
+    CLI::App* verify = nullptr;
+    CLI::App* simulate = nullptr;
+};
 
+const std::map<std::string, std::string>& input_formats() {
+    static const std::map<std::string, std::string> formats{
+        {"auto", "auto"}, {"edgelist", "edgelist"}, {"mtx", "mtx"}, {"adj", "adj"}};
+    return formats;
+}
+
+std::string machine_names() {
+    return nbr::common::internal::join(nbr::simulator::machine_preset_names());
+}
+
+void add_gen(CLI::App& app, Options& o, Commands& c) {
     auto* gen = app.add_subcommand("gen", "Generate a topology as an edge list");
     gen->require_subcommand(1);
-    auto* moore = gen->add_subcommand("moore", "Periodic Moore neighborhood");
-    moore->add_option("--ranks", o.moore.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
-    moore->add_option("--dims", o.moore.dims, "Dimensions d")->required()->check(CLI::PositiveNumber);
-    moore->add_option("--radius", o.moore.radius, "Radius r")->required()->check(CLI::PositiveNumber);
-    moore->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
-    auto* random = gen->add_subcommand("random", "Erdős–Rényi random sparse digraph");
-    random->add_option("--ranks", o.random.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
-    random->add_option("--density", o.random.density, "Edge probability δ")->required()->check(CLI::Range(0.0, 1.0));
-    random->add_option("--seed", o.random.seed, "Random seed")->capture_default_str();
-    random->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
-    auto* pairs = gen->add_subcommand("pairs", "Pairs of ranks joined by parallel edges (replay overhead)");
-    pairs->add_option("--ranks", o.pairs.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
-    pairs->add_option("--edges", o.pairs.edges, "Parallel edges each way per pair")
+    c.moore = gen->add_subcommand("moore", "Periodic Moore neighborhood");
+    c.moore->add_option("--ranks", o.moore.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
+    c.moore->add_option("--dims", o.moore.dims, "Dimensions d")->required()->check(CLI::PositiveNumber);
+    c.moore->add_option("--radius", o.moore.radius, "Radius r")->required()->check(CLI::PositiveNumber);
+    c.moore->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
+    c.random = gen->add_subcommand("random", "Erdős–Rényi random sparse digraph");
+    c.random->add_option("--ranks", o.random.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
+    c.random->add_option("--density", o.random.density, "Edge probability δ")->required()->check(CLI::Range(0.0, 1.0));
+    c.random->add_option("--seed", o.random.seed, "Random seed")->capture_default_str();
+    c.random->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
+    c.pairs = gen->add_subcommand("pairs", "Pairs of ranks joined by parallel edges (replay overhead)");
+    c.pairs->add_option("--ranks", o.pairs.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
+    c.pairs->add_option("--edges", o.pairs.edges, "Parallel edges each way per pair")
         ->required()
         ->check(CLI::PositiveNumber);
-    pairs->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
+    c.pairs->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
+}
 
-    const std::map<std::string, std::string> formats{
-        {"auto", "auto"}, {"edgelist", "edgelist"}, {"mtx", "mtx"}, {"adj", "adj"}};
+CLI::App* add_compile(CLI::App& app, Options& o) {
     auto* compile = app.add_subcommand("compile", "Compile a topology into a pattern directory");
     compile
         ->add_option("input", o.input,
@@ -462,7 +478,9 @@ int run(int argc, char** argv) {
                      "captures (NBR_CAPTURE): then -o gets one pattern directory per capture")
         ->required()
         ->check(CLI::ExistingPath);
-    compile->add_option("--format", o.format, "Input format")->transform(CLI::IsMember(formats))->capture_default_str();
+    compile->add_option("--format", o.format, "Input format")
+        ->transform(CLI::IsMember(input_formats()))
+        ->capture_default_str();
     compile->add_option("--ranks", o.ranks, "Number of ranks (edge list) or processes a matrix is mapped to")
         ->check(CLI::PositiveNumber);
     compile->add_option("--max-ranks", o.max_ranks, "Largest rank count the input may name (checked before reading on)")
@@ -472,11 +490,10 @@ int run(int argc, char** argv) {
                                              "Pattern algorithm or configuration (a name nbrc candidates "
                                              "lists), or auto: the fastest per size on --machine");
     nbr::compiler::add_algorithm_options(compile, o.algorithm_options);
-    const std::string machine_names = nbr::common::internal::join(nbr::simulator::machine_preset_names());
     compile->add_option("--machine", o.machine,
                         "auto: the machine to choose for; hierarchical --radix/--node-radix machine: the machine "
                         "whose model chooses the radices; a preset (" +
-                            machine_names + ") or a JSON machine file");
+                            machine_names() + ") or a JSON machine file");
     compile->add_option("--sizes", o.auto_sizes, "auto: block sizes to simulate, increasing (default 1 B to 4 MiB)");
     compile->add_option("--v-bytes", o.variable_bytes,
                         "auto: bytes per edge of the application's blocking v-calls, LO:HI or N (the v choice "
@@ -504,6 +521,10 @@ int run(int argc, char** argv) {
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");
 
+    return compile;
+}
+
+CLI::App* add_candidates(CLI::App& app, Options& o) {
     auto* candidates = app.add_subcommand(
         "candidates", "List the configurations --algo auto tries on a placement, by the names --algo takes");
     candidates->add_option("--ranks", o.ranks, "Number of ranks")->required()->check(CLI::PositiveNumber);
@@ -514,11 +535,19 @@ int run(int argc, char** argv) {
     candidates->add_option("--machine", o.machine, "Without a placement: this machine's block placement, as auto");
     candidates->add_flag("--json", o.json, "JSON output: each candidate's algorithm and parameters");
 
+    return candidates;
+}
+
+CLI::App* add_inspect(CLI::App& app, Options& o) {
     auto* inspect = app.add_subcommand("inspect", "Summarize a pattern directory or dump a rank's schedule");
     inspect->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
     inspect->add_option("--rank", o.rank, "Dump this rank's schedule");
     inspect->add_flag("--json", o.json, "JSON output");
 
+    return inspect;
+}
+
+CLI::App* add_verify(CLI::App& app, Options& o) {
     auto* verify = app.add_subcommand("verify", "Prove that a pattern delivers every edge exactly once");
     verify->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
     verify
@@ -526,17 +555,21 @@ int run(int argc, char** argv) {
                      "Also prove the pattern belongs to this topology (a file or a capture directory)")
         ->check(CLI::ExistingPath);
     verify->add_option("--format", o.format, "Format of --topology")
-        ->transform(CLI::IsMember(formats))
+        ->transform(CLI::IsMember(input_formats()))
         ->capture_default_str();
     verify->add_option("--ranks", o.ranks, "--ranks used when compiling --topology")->check(CLI::PositiveNumber);
     verify->add_option("--max-ranks", o.max_ranks, "--max-ranks for reading --topology")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
 
+    return verify;
+}
+
+CLI::App* add_simulate(CLI::App& app, Options& o) {
     auto* simulate = app.add_subcommand("simulate", "Predict a pattern's replay latency on a modeled cluster");
     simulate->add_option("dir", o.dir, "Pattern directory (required unless --print-machine)")
         ->check(CLI::ExistingDirectory);
-    simulate->add_option("--machine", o.machine, "Machine: a preset (" + machine_names + ") or a JSON machine file")
+    simulate->add_option("--machine", o.machine, "Machine: a preset (" + machine_names() + ") or a JSON machine file")
         ->required();
     simulate->add_option("--sizes", o.sizes, "Block sizes in bytes per neighbor (K, M suffixes)")
         ->capture_default_str();
@@ -559,37 +592,39 @@ int run(int argc, char** argv) {
                        "per message more memory)");
     simulate->add_flag("--print-machine", o.print_machine, "Print the machine's JSON and exit");
 
-    try {
-        app.parse(argc, argv);
-        if (simulate->parsed()) o.size_list = parse_sizes(o.sizes);
-        if (compile->parsed() && !o.auto_sizes.empty()) (void)parse_sizes(o.auto_sizes);
-        if (compile->parsed() && !o.variable_bytes.empty()) (void)parse_byte_range(o.variable_bytes);
-        if (compile->parsed() && o.algorithm != "auto") {
-            o.kind = nbr::compiler::resolve_algorithm(*compile, o.algorithm, o.algorithm_options);
-        }
-    } catch (const CLI::ParseError& error) {
-        std::ostringstream sink;
-        const int code = root ? app.exit(error) : app.exit(error, sink, sink);
-        return code == 0 ? 0 : 2;  // --help / --version succeed; usage errors exit 2
-    }
-    if (moore->parsed()) return run_gen_moore(o);
-    if (random->parsed()) return run_gen_random(o);
-    if (pairs->parsed()) return run_gen_pairs(o);
-    if (compile->parsed()) {
+    return simulate;
+}
+
+/// Checks of values CLI11 cannot check alone, after parsing (throw CLI::ParseError).
+void check_parsed(const Commands& c, Options& o) {
+    if (c.simulate->parsed()) o.size_list = parse_sizes(o.sizes);
+    if (!c.compile->parsed()) return;
+    if (!o.auto_sizes.empty()) (void)parse_sizes(o.auto_sizes);
+    if (!o.variable_bytes.empty()) (void)parse_byte_range(o.variable_bytes);
+    if (o.algorithm != "auto") o.kind = nbr::compiler::resolve_algorithm(*c.compile, o.algorithm, o.algorithm_options);
+}
+
+/// Runs the subcommand parsed, after its usage checks.
+int dispatch(const Commands& c, const Options& o) {
+    const bool root = process_rank() == 0;
+    if (c.moore->parsed()) return run_gen_moore(o);
+    if (c.random->parsed()) return run_gen_random(o);
+    if (c.pairs->parsed()) return run_gen_pairs(o);
+    if (c.compile->parsed()) {
         if (const auto captures = nbr::list_capture_dirs(o.input); !captures.empty()) {
             return run_compile_captures(o, captures);
         }
         if (const int usage = compile_usage_error(o); usage != 0) return usage;
         return run_compile(o);
     }
-    if (inspect->parsed()) return run_inspect(o);
-    if (candidates->parsed()) {
+    if (c.inspect->parsed()) return run_inspect(o);
+    if (c.candidates->parsed()) {
         const std::string error = candidates_usage_error(o);
         if (error.empty()) return run_candidates(o);
         if (root) std::cerr << "nbrc candidates: " << error << "\n";
         return 2;
     }
-    if (simulate->parsed()) {
+    if (c.simulate->parsed()) {
         if (o.dir.empty() && !o.print_machine) {
             if (root) std::cerr << "nbrc simulate: a pattern directory is required\n";
             return 2;
@@ -597,6 +632,29 @@ int run(int argc, char** argv) {
         return run_simulate(o);
     }
     return run_verify(o);
+}
+
+int run(int argc, char** argv) {
+    Options o;
+    CLI::App app{"nbrc: compiles MPI neighborhood-collective patterns offline"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "nbrc " NBR_VERSION_STRING);
+    Commands c;
+    add_gen(app, o, c);
+    c.compile = add_compile(app, o);
+    c.candidates = add_candidates(app, o);
+    c.inspect = add_inspect(app, o);
+    c.verify = add_verify(app, o);
+    c.simulate = add_simulate(app, o);
+    try {
+        app.parse(argc, argv);
+        check_parsed(c, o);
+    } catch (const CLI::ParseError& error) {
+        std::ostringstream sink;
+        const int code = process_rank() == 0 ? app.exit(error) : app.exit(error, sink, sink);
+        return code == 0 ? 0 : 2;  // --help / --version succeed; usage errors exit 2
+    }
+    return dispatch(c, o);
 }
 
 }  // namespace
