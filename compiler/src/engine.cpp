@@ -134,66 +134,72 @@ void Engine::begin_posting(Outbox& outbox) {
 
 void Engine::route(Outbox& outbox) {
     ++supersteps_;
+    received_ = exchange(outbox);
+    unpack_records();
+    sort_by_destination();
+}
+
+std::vector<std::uint32_t> Engine::exchange(Outbox& outbox) {
     auto& streams = outbox.scratch_;
     const auto p = static_cast<std::size_t>(processes_);
-    std::vector<std::uint32_t> received;
     if (processes_ == 1) {
         route_published(outbox, {});
-        received = std::move(streams[0]);
-    } else {
-        // One collective tells every process what it receives point-to-point from each
-        // process and how much every process published.
-        constexpr auto kLimit = static_cast<std::size_t>(std::numeric_limits<int>::max());
-        if (outbox.published_.size() > kLimit) {
-            throw std::runtime_error("engine: more than 2^31 published words in a superstep");
-        }
-        std::vector<int> send_header(2 * p), recv_header(2 * p);
-        for (std::size_t q = 0; q < p; ++q) {
-            if (streams[q].size() > kLimit) {
-                throw std::runtime_error("engine: more than 2^31 words for one process in a superstep");
-            }
-            send_header[2 * q] = static_cast<int>(streams[q].size());
-            send_header[2 * q + 1] = static_cast<int>(outbox.published_.size());
-        }
-        check_mpi(MPI_Alltoall(send_header.data(), 2, MPI_INT, recv_header.data(), 2, MPI_INT, comm_), "MPI_Alltoall");
-        std::vector<int> recv_displs(p), published_counts(p);
-        std::size_t total_recv = 0;
-        for (std::size_t q = 0; q < p; ++q) {
-            published_counts[q] = recv_header[2 * q + 1];
-            if (q != static_cast<std::size_t>(process_)) remote_words_ += streams[q].size();
-            recv_displs[q] = static_cast<int>(total_recv);
-            total_recv += static_cast<std::size_t>(recv_header[2 * q]);
-            if (total_recv > kLimit) throw std::runtime_error("engine: more than 2^31 words received in a superstep");
-        }
-        // Point-to-point between the processes that exchange something: with P close to N
-        // most pairs have nothing to say, which an MPI_Alltoallv would still visit.
-        received.resize(total_recv);
-        requests_.clear();
-        for (std::size_t q = 0; q < p; ++q) {
-            const int count = recv_header[2 * q];
-            if (count == 0 || q == static_cast<std::size_t>(process_)) continue;
-            requests_.emplace_back();
-            check_mpi(MPI_Irecv(received.data() + recv_displs[q], count, MPI_UINT32_T, static_cast<int>(q), kRouteTag,
-                                comm_, &requests_.back()),
-                      "MPI_Irecv");
-        }
-        for (std::size_t q = 0; q < p; ++q) {
-            if (streams[q].empty() || q == static_cast<std::size_t>(process_)) continue;
-            requests_.emplace_back();
-            check_mpi(MPI_Isend(streams[q].data(), static_cast<int>(streams[q].size()), MPI_UINT32_T,
-                                static_cast<int>(q), kRouteTag, comm_, &requests_.back()),
-                      "MPI_Isend");
-        }
-        const auto& own = streams[static_cast<std::size_t>(process_)];
-        std::copy(own.begin(), own.end(), received.begin() + recv_displs[static_cast<std::size_t>(process_)]);
-        check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-                  "MPI_Waitall");
-        route_published(outbox, published_counts);
+        return std::move(streams[0]);
     }
+    std::vector<std::uint32_t> received;
+    // One collective tells every process what it receives point-to-point from each
+    // process and how much every process published.
+    constexpr auto kLimit = static_cast<std::size_t>(std::numeric_limits<int>::max());
+    if (outbox.published_.size() > kLimit) {
+        throw std::runtime_error("engine: more than 2^31 published words in a superstep");
+    }
+    std::vector<int> send_header(2 * p), recv_header(2 * p);
+    for (std::size_t q = 0; q < p; ++q) {
+        if (streams[q].size() > kLimit) {
+            throw std::runtime_error("engine: more than 2^31 words for one process in a superstep");
+        }
+        send_header[2 * q] = static_cast<int>(streams[q].size());
+        send_header[2 * q + 1] = static_cast<int>(outbox.published_.size());
+    }
+    check_mpi(MPI_Alltoall(send_header.data(), 2, MPI_INT, recv_header.data(), 2, MPI_INT, comm_), "MPI_Alltoall");
+    std::vector<int> recv_displs(p), published_counts(p);
+    std::size_t total_recv = 0;
+    for (std::size_t q = 0; q < p; ++q) {
+        published_counts[q] = recv_header[2 * q + 1];
+        if (q != static_cast<std::size_t>(process_)) remote_words_ += streams[q].size();
+        recv_displs[q] = static_cast<int>(total_recv);
+        total_recv += static_cast<std::size_t>(recv_header[2 * q]);
+        if (total_recv > kLimit) throw std::runtime_error("engine: more than 2^31 words received in a superstep");
+    }
+    // Point-to-point between the processes that exchange something: with P close to N
+    // most pairs have nothing to say, which an MPI_Alltoallv would still visit.
+    received.resize(total_recv);
+    requests_.clear();
+    for (std::size_t q = 0; q < p; ++q) {
+        const int count = recv_header[2 * q];
+        if (count == 0 || q == static_cast<std::size_t>(process_)) continue;
+        requests_.emplace_back();
+        check_mpi(MPI_Irecv(received.data() + recv_displs[q], count, MPI_UINT32_T, static_cast<int>(q), kRouteTag,
+                            comm_, &requests_.back()),
+                  "MPI_Irecv");
+    }
+    for (std::size_t q = 0; q < p; ++q) {
+        if (streams[q].empty() || q == static_cast<std::size_t>(process_)) continue;
+        requests_.emplace_back();
+        check_mpi(MPI_Isend(streams[q].data(), static_cast<int>(streams[q].size()), MPI_UINT32_T, static_cast<int>(q),
+                            kRouteTag, comm_, &requests_.back()),
+                  "MPI_Isend");
+    }
+    const auto& own = streams[static_cast<std::size_t>(process_)];
+    std::copy(own.begin(), own.end(), received.begin() + recv_displs[static_cast<std::size_t>(process_)]);
+    check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    route_published(outbox, published_counts);
+    return received;
+}
 
-    // Bucket messages by local destination; streams arrive in process order and records in
-    // posting order, so a stable bucketing orders every inbox by (source, posting order).
-    received_ = std::move(received);
+// Streams arrive in process order and records in posting order, so a stable bucketing by
+// destination orders every inbox by (source, posting order).
+void Engine::unpack_records() {
     messages_.clear();
     message_dsts_.clear();
     for (std::size_t pos = 0; pos < received_.size();) {
@@ -207,6 +213,9 @@ void Engine::route(Outbox& outbox) {
         }
         pos += kRecordHeader + count + length;
     }
+}
+
+void Engine::sort_by_destination() {
     const std::size_t m = messages_.size();
     if (m * 8 < local_count()) {
         // Few messages: sort them instead of sweeping every local rank.

@@ -126,7 +126,14 @@ public:
 private:
     void begin_posting(Outbox& outbox);
     void route(Outbox& outbox);
+    /// The records every process posted for this one, in process order (with several
+    /// processes: one MPI_Alltoall of the counts, then point to point); publishes too.
+    std::vector<std::uint32_t> exchange(Outbox& outbox);
     void route_published(Outbox& outbox, std::span<const int> counts);
+    /// messages_ and message_dsts_ from the records in received_, in arrival order.
+    void unpack_records();
+    /// Orders the inbox by local destination, stably.
+    void sort_by_destination();
 
     MPI_Comm comm_ = MPI_COMM_NULL;  // private duplicate
     int process_ = 0;
