@@ -500,7 +500,7 @@ CLI::App* add_compile(CLI::App& app, Options& o) {
                         "is judged there; default: a capture's calls.txt, else every size)");
     compile
         ->add_option("--candidates", o.candidates,
-                     "auto: the candidates to try, comma-separated: names as nbrc inspect lists them, or a prefix "
+                     "auto: the candidates to try, comma-separated: names as nbrc candidates lists them, or a prefix "
                      "and * (kgroup*, hierarchical-cube*); naive always; default: all")
         ->delimiter(',');
     compile->add_option("--margin", o.margin, "auto: a candidate replaces naive only if it is this much faster")
