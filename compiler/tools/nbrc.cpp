@@ -346,7 +346,8 @@ int run_verify(const Options& o) {
     }
     std::cout << "OK " << o.dir << ": " << report.ranks << " ranks, " << report.edges
               << " edges each delivered exactly once; " << report.messages << " messages, " << report.items_moved
-              << " items, " << report.steps << " steps" << (expected ? "; matches " + o.topology : "");
+              << " items, " << report.steps << (report.steps == 1 ? " step" : " steps")
+              << (expected ? "; matches " + o.topology : "");
     if (!report.variants.empty()) {
         std::cout << "; " << report.variants.size()
                   << " variants, each proven: " << nbr::common::internal::join(report.variants);
