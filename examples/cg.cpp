@@ -330,8 +330,6 @@ int main(int argc, char** argv) {
     app.add_option("--tolerance", o.tolerance, "Relative residual to reach")->check(CLI::Range(1e-15, 1.0));
     app.add_option("--max-iterations", o.max_iterations, "Iterations before giving up")->check(CLI::Range(1, 10000000));
     example::add_topology_option(app, o.topology);
-#ifdef NBR_EXAMPLE_API
-    app.add_option("--nbr", o.nbr_dir, "Replay with libnbr: the pattern directory nbrc compiled for this run");
-#endif
+    example::add_nbr_option(app, o.nbr_dir);
     return example::run_program(argc, argv, app, [&](MPI_Comm world) { return run(o, world); });
 }

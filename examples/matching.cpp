@@ -378,8 +378,6 @@ int main(int argc, char** argv) {
     app.add_option("--distance", o.distance, "Random geometric graph: edge length limit (default: mean degree 10)")
         ->check(CLI::Range(0.0, 1.0));
     example::add_topology_option(app, o.topology);
-#ifdef NBR_EXAMPLE_API
-    app.add_option("--nbr", o.nbr_dir, "Replay with libnbr: the pattern directory nbrc compiled for this run");
-#endif
+    example::add_nbr_option(app, o.nbr_dir);
     return example::run_program(argc, argv, app, [&](MPI_Comm world) { return run(o, world); });
 }

@@ -482,8 +482,6 @@ int main(int argc, char** argv) {
     app.add_option("--iterations", o.iterations, "Sweeps")->check(CLI::Range(1, 1000000));
     app.add_flag("--cartesian", o.cartesian, "Exchange on periodic Cartesian rings, dimension by dimension");
     example::add_topology_option(app, o.topology);
-#ifdef NBR_EXAMPLE_API
-    app.add_option("--nbr", o.nbr_dir, "Replay with libnbr: the pattern directory nbrc compiled for this run");
-#endif
+    example::add_nbr_option(app, o.nbr_dir);
     return example::run_program(argc, argv, app, [&](MPI_Comm world) { return run(o, world); });
 }

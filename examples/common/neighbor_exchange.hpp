@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,6 +19,17 @@
 #endif
 
 namespace example {
+
+/// Adds `--nbr DIR` (NeighborExchange's `pattern_dir`) in the -nbr build; the native build
+/// has no such option.
+inline void add_nbr_option(CLI::App& app, std::string& pattern_dir) {
+#ifdef NBR_EXAMPLE_API
+    app.add_option("--nbr", pattern_dir, "Replay with libnbr: the pattern directory nbrc compiled for this run");
+#else
+    (void)app;
+    (void)pattern_dir;
+#endif
+}
 
 class NeighborExchange {
 public:
