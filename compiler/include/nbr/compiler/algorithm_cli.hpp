@@ -120,7 +120,8 @@ inline AlgorithmKind resolve_algorithm(const CLI::App& app, const std::string& n
     const auto configuration = parse_configuration(name);  // checked by the option's validator
     auto refuse = [&](bool spelled, std::initializer_list<const char*> flags) {
         for (const char* flag : flags) {
-            if (spelled && app.count(flag) > 0) {
+            const CLI::Option* given = app.get_option_no_throw(flag);  // a program may not offer it
+            if (spelled && given != nullptr && given->count() > 0) {
                 throw CLI::ValidationError("--algo", name + " already sets " + flag + "; give one of them");
             }
         }
