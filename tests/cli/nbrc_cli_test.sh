@@ -59,6 +59,9 @@ test -e ak/naive/ranks.pack && pass || fail "auto --layout packed: variants not 
 if [ -n "$bench" ]; then
   expect 0 "rank 0: read" -- "$(dirname "$bench")/nbr-load-probe" ak --ranks 0 --repeat 1
   expect 0 "ak: 64 ranks, auto:" -- "$(dirname "$bench")/nbr-load-probe" ak --ranks 0 --repeat 1
+  # The benchmarks take configuration names too (without the options they do not offer).
+  expect 0 "2 ranks, random graphs, kgroup-k2" -- $launch2 "$(dirname "$bench")/nbr-startup-bench" --degrees 1 \
+    --algo kgroup-k2 --repeats 1
 fi
 
 # --algo auto: identical for 1 and 2 processes; verify proves every variant; inspect explains
