@@ -243,17 +243,62 @@ Result conjugate_gradients(const std::vector<double>& b, std::vector<double>& x,
     return result;
 }
 
+/// ‖b − A·x‖ / ‖b‖ over the whole system, from every rank's rows of x gathered everywhere.
+double true_residual(const Csr& a, const Block& rows, const std::vector<double>& x, MPI_Comm world) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &size);
+    std::vector<int> counts(size), displs(size);
+    for (int q = 0; q < size; ++q) {
+        counts[q] = static_cast<int>(rows.size(q));
+        displs[q] = static_cast<int>(rows.lo(q));
+    }
+    std::vector<double> whole(static_cast<std::size_t>(a.rows) + 1);
+    MPI_Allgatherv(x.data(), static_cast<int>(rows.size(rank)), MPI_DOUBLE, whole.data(), counts.data(), displs.data(),
+                   MPI_DOUBLE, world);
+    double rr = 0.0, bb = 0.0;
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+        double ax = 0.0, bi = 0.0;
+        for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) {
+            ax += a.val[e] * whole[a.col[e]];
+            bi += a.val[e] * x_star(a.col[e]);
+        }
+        rr += (bi - ax) * (bi - ax);
+        bb += bi * bi;
+    }
+    return std::sqrt(rr / bb);
+}
+
+/// A serial CG on the whole system, for the iteration count to compare with.
+Result serial_cg(const Csr& a, const Options& o) {
+    std::vector<double> b(static_cast<std::size_t>(a.rows) + 1);
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+        for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) b[i] += a.val[e] * x_star(a.col[e]);
+    }
+    std::vector<double> x(b.size(), 0.0), p(b.size());
+    const auto apply = [&](std::vector<double>& v, std::vector<double>& y) {
+        for (std::int64_t i = 0; i < a.rows; ++i) {
+            y[i] = 0.0;
+            for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) y[i] += a.val[e] * v[a.col[e]];
+        }
+    };
+    return conjugate_gradients(b, x, p, a.rows, apply, o, MPI_COMM_NULL);
+}
+
+/// The process graph of the halo at `o.topology.ranks` ranks, for nbrc (no run).
+int write_topology(const Csr& a, const Options& o, MPI_Comm world) {
+    const auto traffic = [&](std::size_t edges) {
+        const std::int64_t halo = example::product_halo_entries(a, o.topology.ranks);
+        const auto bytes = edges == 0 ? 0 : static_cast<std::int64_t>(std::llround(8.0 * halo / edges));
+        return example::Traffic{"iteration", {{"alltoallv", bytes}}, "mean per edge"};
+    };
+    return example::write_product_topology(a, o.topology, "cg", "halo process graph", "MPI_Ineighbor_alltoallv", world,
+                                           traffic);
+}
+
 int run(const Options& o, MPI_Comm world) {
     const Csr a = make_spd(example::build_matrix(o.matrix, 12, true), !o.matrix.file.empty());
-    if (o.topology.wanted()) {
-        const auto traffic = [&](std::size_t edges) {
-            const std::int64_t halo = example::product_halo_entries(a, o.topology.ranks);
-            const auto bytes = edges == 0 ? 0 : static_cast<std::int64_t>(std::llround(8.0 * halo / edges));
-            return example::Traffic{"iteration", {{"alltoallv", bytes}}, "mean per edge"};
-        };
-        return example::write_product_topology(a, o.topology, "cg", "halo process graph", "MPI_Ineighbor_alltoallv",
-                                               world, traffic);
-    }
+    if (o.topology.wanted()) return write_topology(a, o, world);
     int rank = 0, size = 0;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
@@ -271,45 +316,16 @@ int run(const Options& o, MPI_Comm world) {
         b, x, p, n, [&](std::vector<double>& v, std::vector<double>& y) { op.apply(v, y); }, o, world);
     const double seconds = MPI_Wtime() - t0;
 
-    // The true residual, from x gathered everywhere, and a serial CG on the whole system.
-    std::vector<int> counts(size), displs(size);
-    for (int q = 0; q < size; ++q) {
-        counts[q] = static_cast<int>(rows.size(q));
-        displs[q] = static_cast<int>(rows.lo(q));
-    }
-    std::vector<double> whole(static_cast<std::size_t>(a.rows) + 1);
-    MPI_Allgatherv(x.data(), static_cast<int>(n), MPI_DOUBLE, whole.data(), counts.data(), displs.data(), MPI_DOUBLE,
-                   world);
-    double rr = 0.0, bb = 0.0;
-    std::vector<double> b_all(static_cast<std::size_t>(a.rows) + 1);
-    for (std::int64_t i = 0; i < a.rows; ++i) {
-        double ax = 0.0;
-        for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) {
-            ax += a.val[e] * whole[a.col[e]];
-            b_all[i] += a.val[e] * x_star(a.col[e]);
-        }
-        rr += (b_all[i] - ax) * (b_all[i] - ax);
-        bb += b_all[i] * b_all[i];
-    }
-    std::vector<double> xs(b_all.size(), 0.0), ps(b_all.size());
-    const Result serial = conjugate_gradients(
-        b_all, xs, ps, a.rows,
-        [&](std::vector<double>& v, std::vector<double>& y) {
-            for (std::int64_t i = 0; i < a.rows; ++i) {
-                y[i] = 0.0;
-                for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) y[i] += a.val[e] * v[a.col[e]];
-            }
-        },
-        o, MPI_COMM_NULL);
-    const double true_residual = std::sqrt(rr / bb);
-    const bool ok = got.iterations < o.max_iterations && true_residual < 10 * o.tolerance &&
+    const double residual = true_residual(a, rows, x, world);
+    const Result serial = serial_cg(a, o);
+    const bool ok = got.iterations < o.max_iterations && residual < 10 * o.tolerance &&
                     std::abs(got.iterations - serial.iterations) <= 1 + serial.iterations / 20;
     const double halo = example::max_over_ranks(op.halo_seconds, world);
     if (rank == 0) {
         std::printf("cg: %s, %lld rows, %lld entries, %d ranks, %s\n", a.name.c_str(), static_cast<long long>(a.rows),
                     static_cast<long long>(a.entries()), size, op.backend().c_str());
         std::printf("cg: %d iterations, residual %.17e, true residual %.3e (serial CG: %d iterations)\n",
-                    got.iterations, got.residual, true_residual, serial.iterations);
+                    got.iterations, got.residual, residual, serial.iterations);
         std::printf("cg: time per iteration %.2f us, halo wait %.2f us (mean, slowest rank)\n",
                     seconds / std::max(1, got.iterations) * 1e6, halo / std::max(1, got.iterations) * 1e6);
         std::printf(

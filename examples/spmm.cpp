@@ -47,16 +47,35 @@ void multiply_row(const Csr& a, std::int64_t i, int n, const RowOf& row_of, doub
     }
 }
 
+/// The process graph at `o.topology.ranks` ranks, for nbrc (no run).
+int write_topology(const Csr& a, const Options& o, MPI_Comm world) {
+    const auto traffic = [&](std::size_t) {
+        const std::int64_t block = Block{a.cols, o.topology.ranks}.max_size() * o.columns * 8;
+        return example::Traffic{"iteration", {{"allgather", block}}, "B's block, padded to the largest"};
+    };
+    return example::write_product_topology(a, o.topology, "spmm", "process graph", "MPI_Neighbor_allgather", world,
+                                           traffic);
+}
+
+/// Entries of this rank's rows of C (`c`, n per row) that differ from the serial product.
+long count_wrong(const Csr& a, const Block& rows, int rank, int n, const std::vector<double>& c) {
+    std::vector<double> b_serial(static_cast<std::size_t>(a.cols) * n), want(n);
+    for (std::int64_t j = 0; j < a.cols; ++j) {
+        for (int k = 0; k < n; ++k) b_serial[static_cast<std::size_t>(j) * n + k] = b_value(j, k);
+    }
+    const auto serial_row = [&](std::int64_t j) { return b_serial.data() + static_cast<std::size_t>(j) * n; };
+    long wrong = 0;
+    for (std::int64_t i = rows.lo(rank); i < rows.hi(rank); ++i) {
+        multiply_row(a, i, n, serial_row, want.data());
+        const double* got = c.data() + static_cast<std::size_t>(i - rows.lo(rank)) * n;
+        for (int k = 0; k < n; ++k) wrong += got[k] != want[k];
+    }
+    return wrong;
+}
+
 int run(const Options& o, MPI_Comm world) {
     const Csr a = example::build_matrix(o.matrix, 10, false);
-    if (o.topology.wanted()) {
-        const auto traffic = [&](std::size_t) {
-            const std::int64_t block = Block{a.cols, o.topology.ranks}.max_size() * o.columns * 8;
-            return example::Traffic{"iteration", {{"allgather", block}}, "B's block, padded to the largest"};
-        };
-        return example::write_product_topology(a, o.topology, "spmm", "process graph", "MPI_Neighbor_allgather", world,
-                                               traffic);
-    }
+    if (o.topology.wanted()) return write_topology(a, o, world);
     int rank = 0, size = 0;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
@@ -97,19 +116,7 @@ int run(const Options& o, MPI_Comm world) {
         comm.push_back(t1 - t0);
     }
 
-    // The serial product of my rows, from B itself.
-    std::vector<double> b_serial(static_cast<std::size_t>(a.cols) * n), want(n);
-    for (std::int64_t j = 0; j < a.cols; ++j) {
-        for (int k = 0; k < n; ++k) b_serial[static_cast<std::size_t>(j) * n + k] = b_value(j, k);
-    }
-    long wrong = 0;
-    for (std::int64_t i = rows.lo(rank); i < rows.hi(rank); ++i) {
-        multiply_row(
-            a, i, n, [&](std::int64_t j) { return b_serial.data() + static_cast<std::size_t>(j) * n; }, want.data());
-        const double* got = c.data() + static_cast<std::size_t>(i - rows.lo(rank)) * n;
-        for (int k = 0; k < n; ++k) wrong += got[k] != want[k];
-    }
-    wrong = example::count_failures(wrong, world);
+    const long wrong = example::count_failures(count_wrong(a, rows, rank, n, c), world);
     const double per_iteration = example::max_over_ranks(example::median(total), world);
     const double per_exchange = example::max_over_ranks(example::median(comm), world);
     if (rank == 0) {
