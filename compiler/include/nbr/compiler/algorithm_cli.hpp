@@ -115,9 +115,11 @@ inline CLI::Option* add_algorithm_name_option(CLI::App* app, std::string& name, 
 /// @brief The algorithm `name` (add_algorithm_name_option) names, its configuration applied to
 /// `options`. A configuration fixes what it spells: giving the same option again (`--algo
 /// hierarchical-bruck-r3 --radix 4`) is a usage error.
-/// @throws CLI::ValidationError on such a conflict.
+/// @throws CLI::ValidationError on such a conflict, or for a name that is no configuration
+/// (`auto`, which the caller handles itself).
 inline AlgorithmKind resolve_algorithm(const CLI::App& app, const std::string& name, AlgorithmOptions& options) {
     const auto configuration = parse_configuration(name);  // checked by the option's validator
+    if (!configuration) throw CLI::ValidationError("--algo", "'" + name + "' names no algorithm here");
     auto refuse = [&](bool spelled, std::initializer_list<const char*> flags) {
         for (const char* flag : flags) {
             const CLI::Option* given = app.get_option_no_throw(flag);  // a program may not offer it
