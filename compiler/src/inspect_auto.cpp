@@ -1,5 +1,6 @@
 // nbrc inspect on an auto directory: the bands, every candidate's predictions, and why each
 // band's winner won.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -63,7 +64,19 @@ double speedup(const schema::Manifest& manifest, int i, int c, int first, int la
     return std::exp(sum / (last - first));
 }
 
-/// Why band `band` runs its variant: its speedup over naive and the best other candidate.
+/// Whether candidates i and j have the same predictions everywhere (equal schedules: a search
+/// that found nothing to combine builds naive's, the cube in one round on two nodes that of radix 4).
+bool same_predictions(const schema::Manifest& manifest, int i, int j) {
+    for (int c = 0; c < 4; ++c) {
+        const auto& a = latencies(manifest.candidates(i), c);
+        const auto& b = latencies(manifest.candidates(j), c);
+        if (!std::equal(a.begin(), a.end(), b.begin(), b.end())) return false;
+    }
+    return true;
+}
+
+/// Why band `band` runs its variant: its speedup over naive and the best other candidate (not
+/// one that predicts what the winner, or naive, predicts: that is the same schedule again).
 std::string band_reason(const schema::Manifest& manifest, int band) {
     const auto& b = manifest.bands(band);
     const int c = b.collective() == schema::ALLGATHER ? 0 : 1;
@@ -72,7 +85,7 @@ std::string band_reason(const schema::Manifest& manifest, int band) {
     int runner = -1;
     double runner_speedup = 0;
     for (int i = 0; i < manifest.candidates_size(); ++i) {
-        if (i == winner || i == 0) continue;
+        if (i == winner || i == 0 || same_predictions(manifest, i, std::max(winner, 0))) continue;
         const double x = speedup(manifest, i, c, first, last);
         if (x > runner_speedup) runner_speedup = x, runner = i;
     }
