@@ -191,26 +191,35 @@ void Execution::start() {
     error_message_.clear();
     deferred_code_ = 0;
     if (mode_ == SizeMode::in_band) std::fill(skipped_slots_.begin(), skipped_slots_.end(), 0);
+    recording_failure([&] { post_all(); });
+}
+
+template <class Action>
+auto Execution::recording_failure(Action&& action) -> decltype(action()) {
     try {
-        if (native_ != MPI_REQUEST_NULL) {
-            check_mpi(MPI_Start(&native_), "MPI_Start");
-            return;
-        }
-        if (plan_->all_direct) {
-            post_direct();
-            return;
-        }
-        for (std::size_t r = 0; r < plan_->recvs.size(); ++r) post_recv(static_cast<std::uint32_t>(r));
-        for (std::size_t s = 0; s < plan_->sends.size(); ++s) {
-            waiting_[s] = plan_->sends[s].dependencies;
-            if (waiting_[s] == 0) post_send(static_cast<std::uint32_t>(s));
-        }
+        return action();
     } catch (const NbrError& error) {
         fail(error.code(), error.what());
         throw;
     } catch (const std::bad_alloc&) {
         fail(NBR_ERR_NOMEM, "out of memory");
         throw;
+    }
+}
+
+void Execution::post_all() {
+    if (native_ != MPI_REQUEST_NULL) {
+        check_mpi(MPI_Start(&native_), "MPI_Start");
+        return;
+    }
+    if (plan_->all_direct) {
+        post_direct();
+        return;
+    }
+    for (std::size_t r = 0; r < plan_->recvs.size(); ++r) post_recv(static_cast<std::uint32_t>(r));
+    for (std::size_t s = 0; s < plan_->sends.size(); ++s) {
+        waiting_[s] = plan_->sends[s].dependencies;
+        if (waiting_[s] == 0) post_send(static_cast<std::uint32_t>(s));
     }
 }
 
@@ -401,48 +410,45 @@ bool Execution::progress_native(bool block) {
 
 bool Execution::progress(bool block) {
     if (!active_) throw NbrError(NBR_ERR_STATE, "request is not active");
-    try {
-        if (native_ != MPI_REQUEST_NULL) return progress_native(block);
-        // Naive-like plans (nothing waits for a receive, no header phase): one MPI call, as native.
-        if (plan_->independent && !(mode_ == SizeMode::in_band && plan_->staged_recvs)) {
-            return progress_all_at_once(block);
-        }
-        const int count =
-            static_cast<int>(plan_->recvs.size() + plan_->sends.size() * (mode_ == SizeMode::in_band ? 2 : 1));
-        while (posted_ > 0) {
-            int done = 0;
-            if (block) {
-#if defined(NBR_SMPI)
-                // SimGrid's MPI_Waitsome is far slower to simulate than MPI_Waitany.
-                int index = MPI_UNDEFINED;
-                check_mpi(MPI_Waitany(count, requests_.data(), &index, MPI_STATUS_IGNORE), "MPI_Waitany");
-                done = index == MPI_UNDEFINED ? MPI_UNDEFINED : 1;
-                if (index != MPI_UNDEFINED) completed_[0] = index;
-#else
-                check_mpi(MPI_Waitsome(count, requests_.data(), &done, completed_.data(), MPI_STATUSES_IGNORE),
-                          "MPI_Waitsome");
-#endif
-            } else {
-                check_mpi(MPI_Testsome(count, requests_.data(), &done, completed_.data(), MPI_STATUSES_IGNORE),
-                          "MPI_Testsome");
-            }
-            if (done == MPI_UNDEFINED) throw NbrError(NBR_ERR_INTERNAL, "requests outstanding but none active");
-            if (done == 0) return false;
-            for (int i = 0; i < done; ++i)
-                handle_completion(static_cast<std::uint32_t>(completed_[static_cast<std::size_t>(i)]));
-        }
-    } catch (const NbrError& error) {
-        fail(error.code(), error.what());
-        throw;
-    } catch (const std::bad_alloc&) {
-        fail(NBR_ERR_NOMEM, "out of memory");
-        throw;
+    if (native_ != MPI_REQUEST_NULL) return recording_failure([&] { return progress_native(block); });
+    // Naive-like plans (nothing waits for a receive, no header phase): one MPI call, as native.
+    if (plan_->independent && !(mode_ == SizeMode::in_band && plan_->staged_recvs)) {
+        return recording_failure([&] { return progress_all_at_once(block); });
     }
+    if (!recording_failure([&] { return progress_requests(block); })) return false;
     if (deferred_code_ != 0) {
         fail(deferred_code_, deferred_message_);  // the failure is recorded before the execution turns inactive
         throw NbrError(deferred_code_, deferred_message_);
     }
     active_ = false;  // last: another thread that sees it inactive may reuse the execution at once
+    return true;
+}
+
+bool Execution::progress_requests(bool block) {
+    const int count =
+        static_cast<int>(plan_->recvs.size() + plan_->sends.size() * (mode_ == SizeMode::in_band ? 2 : 1));
+    while (posted_ > 0) {
+        int done = 0;
+        if (block) {
+#if defined(NBR_SMPI)
+            // SimGrid's MPI_Waitsome is far slower to simulate than MPI_Waitany.
+            int index = MPI_UNDEFINED;
+            check_mpi(MPI_Waitany(count, requests_.data(), &index, MPI_STATUS_IGNORE), "MPI_Waitany");
+            done = index == MPI_UNDEFINED ? MPI_UNDEFINED : 1;
+            if (index != MPI_UNDEFINED) completed_[0] = index;
+#else
+            check_mpi(MPI_Waitsome(count, requests_.data(), &done, completed_.data(), MPI_STATUSES_IGNORE),
+                      "MPI_Waitsome");
+#endif
+        } else {
+            check_mpi(MPI_Testsome(count, requests_.data(), &done, completed_.data(), MPI_STATUSES_IGNORE),
+                      "MPI_Testsome");
+        }
+        if (done == MPI_UNDEFINED) throw NbrError(NBR_ERR_INTERNAL, "requests outstanding but none active");
+        if (done == 0) return false;
+        for (int i = 0; i < done; ++i)
+            handle_completion(static_cast<std::uint32_t>(completed_[static_cast<std::size_t>(i)]));
+    }
     return true;
 }
 

@@ -89,6 +89,15 @@ private:
     void handle_completion(std::uint32_t request);
     bool progress_all_at_once(bool block);
     bool progress_native(bool block);
+    /// Waits for (block) or tests the posted messages, posting what they free; true once none
+    /// is left.
+    bool progress_requests(bool block);
+    /// start(): posts the native request, the direct messages, or every receive and the sends
+    /// that wait for nothing.
+    void post_all();
+    /// Runs `action`; a failure is recorded (fail) before it propagates.
+    template <class Action>
+    auto recording_failure(Action&& action) -> decltype(action());
 
     [[nodiscard]] std::size_t unit_size(std::uint32_t unit) const {
         return mode_ == SizeMode::uniform ? unit_bytes_ : unit_sizes_[unit];
