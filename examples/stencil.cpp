@@ -403,6 +403,26 @@ int write_topology(const Options& o, MPI_Comm world) {
     return 0;
 }
 
+/// This rank's point x in global coordinates.
+Index global_of(const Index& x, const Index& me, const Options& o) {
+    Index global(o.dims);
+    for (int k = 0; k < o.dims; ++k) global[k] = me[k] * o.local + x[k];
+    return global;
+}
+
+/// Points of this rank's block that differ from the serial sweeps.
+long count_wrong(const Field& f, const Grid& grid, const Index& me, const Options& o,
+                 const std::vector<Index>& offsets) {
+    const std::vector<double> whole = serial(grid, o, offsets);
+    Index global_size(o.dims);
+    for (int k = 0; k < o.dims; ++k) global_size[k] = grid.dims[k] * o.local;
+    long wrong = 0;
+    for_each_index(Index(o.dims, 0), Index(o.dims, o.local), [&](const Index& x) {
+        wrong += f.u[f.at(x, Index(o.dims, o.radius))] != whole[flat(global_of(x, me, o), global_size)];
+    });
+    return wrong;
+}
+
 int run(const Options& o, MPI_Comm world) {
     if (o.cartesian && o.radius > o.local) throw example::InputError("--cartesian needs --radius ≤ --local");
     if (o.cartesian && !o.nbr_dir.empty()) {
@@ -415,11 +435,8 @@ int run(const Options& o, MPI_Comm world) {
     const Grid grid = make_grid(size, o.dims);
     const Index me = grid.coords_of(rank);
     Field f(o.dims, o.local, o.radius);
-    for_each_index(Index(o.dims, 0), Index(o.dims, o.local), [&](const Index& x) {
-        Index global(o.dims);
-        for (int k = 0; k < o.dims; ++k) global[k] = me[k] * o.local + x[k];
-        f.u[f.at(x, Index(o.dims, o.radius))] = initial(global);
-    });
+    for_each_index(Index(o.dims, 0), Index(o.dims, o.local),
+                   [&](const Index& x) { f.u[f.at(x, Index(o.dims, o.radius))] = initial(global_of(x, me, o)); });
     const std::vector<Index> offsets = box_offsets(o.dims, o.radius);
 
     std::optional<GraphHalo> graph;
@@ -441,16 +458,7 @@ int run(const Options& o, MPI_Comm world) {
         comm.push_back(t1 - t0);
     }
 
-    const std::vector<double> whole = serial(grid, o, offsets);
-    Index global_size(o.dims);
-    for (int k = 0; k < o.dims; ++k) global_size[k] = grid.dims[k] * o.local;
-    long wrong = 0;
-    for_each_index(Index(o.dims, 0), Index(o.dims, o.local), [&](const Index& x) {
-        Index global(o.dims);
-        for (int k = 0; k < o.dims; ++k) global[k] = me[k] * o.local + x[k];
-        wrong += f.u[f.at(x, Index(o.dims, o.radius))] != whole[flat(global, global_size)];
-    });
-    wrong = example::count_failures(wrong, world);
+    const long wrong = example::count_failures(count_wrong(f, grid, me, o, offsets), world);
     const double per_iteration = example::max_over_ranks(example::median(total), world);
     const double per_exchange = example::max_over_ranks(example::median(comm), world);
     if (rank == 0) {
