@@ -136,7 +136,32 @@ std::string configuration_name(AlgorithmKind kind, const AlgorithmOptions& optio
     return name;
 }
 
+std::string configuration_of(const std::string& algorithm,
+                             const std::vector<std::pair<std::string, std::string>>& parameters) {
+    const auto kind = algorithm_names().find(algorithm);
+    if (kind == algorithm_names().end()) return algorithm;
+    std::map<std::string, std::string> p(parameters.begin(), parameters.end());
+    auto number = [&](const char* name) { return static_cast<std::uint32_t>(std::stoul(p.at(name))); };
+    AlgorithmOptions options;
+    try {
+        if (kind->second == AlgorithmKind::kgroup) {
+            options.group_size = number("k");
+            options.topology_aware = p.at("topology_aware") == "1";
+        } else if (kind->second == AlgorithmKind::hierarchical) {
+            options.intra_node = intra_node_names().at(p.at("intra_node"));
+            if (options.intra_node == IntraNode::bruck) options.intra_radix = number("radix");
+            options.across_nodes = across_nodes_names().at(p.at("across_nodes"));
+            if (options.across_nodes == AcrossNodes::cube) options.node_radix = number("node_radix");
+        }
+    } catch (const std::exception&) {  // a parameter missing or not a number: no configuration
+        return algorithm;
+    }
+    return configuration_name(kind->second, options);
+}
+
 namespace {
+
+/// The smallest radix whose Bruck roundsnamespace {
 
 /// The smallest radix whose Bruck rounds reach every rank of a node of `ranks` in two rounds.
 std::uint32_t two_round_radix(std::uint32_t ranks) {

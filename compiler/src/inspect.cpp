@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "nbr/common/json_text.hpp"
+#include "nbr/compiler/algorithm.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
 namespace nbr::compiler {
@@ -60,6 +61,7 @@ PatternSummary summarize(const schema::Manifest& manifest, const std::vector<sch
     summary.source = manifest.source();
     summary.layout = is_packed(manifest) ? "packed" : "per-rank";
     for (const auto& p : manifest.parameters()) summary.parameters.emplace_back(p.name(), p.value());
+    summary.configuration = configuration_of(summary.algorithm, summary.parameters);
     SpreadAccumulator sends, recvs, naive;
     std::map<std::string, SpreadAccumulator> metrics;
     for (const auto& pattern : patterns) {
@@ -86,6 +88,7 @@ std::string format_summary(const PatternSummary& s) {
     std::ostringstream out;
     out << "algorithm        " << s.algorithm;
     for (const auto& [name, value] : s.parameters) out << " " << name << "=" << value;
+    out << "\nconfiguration    " << s.configuration << " (--algo)";
     out << "\nsource           " << (s.source.empty() ? "-" : s.source) << "\n";
     out << "layout           " << s.layout << "\n";
     out << "ranks            " << s.ranks << "\n";
@@ -132,6 +135,7 @@ std::string format_json(const PatternSummary& s, const schema::RankPattern* rank
     out << "  \"ranks\": " << s.ranks << ",\n";
     out << "  \"edges\": " << s.edges << ",\n";
     out << "  \"algorithm\": " << json_string(s.algorithm) << ",\n";
+    out << "  \"configuration\": " << json_string(s.configuration) << ",\n";
     out << "  \"parameters\": {";
     for (std::size_t i = 0; i < s.parameters.size(); ++i) {
         out << (i ? ", " : "") << json_string(s.parameters[i].first) << ": " << json_string(s.parameters[i].second);

@@ -278,9 +278,11 @@ expect 0 "" -- $nbrc compile moore2.el --algo hierarchical-cube-k3-bruck-r3 --ra
 expect 0 "" -- $nbrc compile moore2.el --algo hierarchical --across-nodes cube --node-radix 3 --intra-node bruck \
   --radix 3 --ranks-per-node 4 -o ho -q
 if diff -r hn ho >/dev/null; then pass; else fail "hierarchical-cube-k3-bruck-r3 differs from its options"; fi
+expect 0 "configuration    hierarchical-cube-k3-bruck-r3 (--algo)" -- $nbrc inspect ho
 expect 0 "" -- $nbrc compile moore2.el --algo kgroup-k4-aware --ranks-per-node 32 -o kn -q
 expect 0 "" -- $nbrc compile moore2.el --algo kgroup --k 4 --topology-aware --ranks-per-node 32 -o ko -q
 if diff -r kn ko >/dev/null; then pass; else fail "kgroup-k4-aware differs from its options"; fi
+expect 0 '"configuration": "kgroup-k4-aware"' -- $nbrc inspect ko --json
 expect 2 "hierarchical-bruck-r3 already sets --radix" -- $nbrc compile moore2.el --algo hierarchical-bruck-r3 \
   --radix 4 --ranks-per-node 8 -o x
 expect 2 "the Bruck radix must be 2 to" -- $nbrc compile moore2.el --algo hierarchical-bruck-r1 --ranks-per-node 8 -o x

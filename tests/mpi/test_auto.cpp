@@ -515,6 +515,9 @@ TEST(AutoCandidates, EveryNameParsesBackToItsConfiguration) {
         nbr::compiler::AlgorithmOptions options;
         configuration->apply(options);
         EXPECT_EQ(nbr::compiler::configuration_name(c.kind, options), c.name);
+        // What nbrc inspect reads back from the pattern's manifest.
+        const auto algorithm = nbr::compiler::make_algorithm(c.kind, c.options);
+        EXPECT_EQ(nbr::compiler::configuration_of(algorithm->name(), algorithm->parameters()), c.name);
         if (c.kind == nbr::compiler::AlgorithmKind::kgroup) {
             EXPECT_EQ(options.group_size, c.options.group_size) << c.name;
             EXPECT_EQ(options.topology_aware, c.options.topology_aware) << c.name;
@@ -547,6 +550,11 @@ TEST(AutoCandidates, AConfigurationNameFixesOnlyWhatItSpells) {
                              "hierarchical-bruck-r123456789", "hierarchical-bruck-r+3", "distance-halving-k2"}) {
         EXPECT_FALSE(parse_configuration(name)) << "'" << name << "' follows none of the forms";
     }
+    EXPECT_EQ(nbr::compiler::configuration_of("hierarchical", {{"intra_node", "bruck"}, {"radix", "x"}}),
+              "hierarchical")
+        << "an unreadable parameter: the algorithm's name";
+    EXPECT_EQ(nbr::compiler::configuration_of("kgroup", {}), "kgroup");
+    EXPECT_EQ(nbr::compiler::configuration_of("future-algorithm", {}), "future-algorithm");
     for (const char* name : {"kgroup-k1", "kgroup-k1025", "hierarchical-bruck-r0", "hierarchical-bruck-r1",
                              "hierarchical-cube-k1", "hierarchical-bruck-r16777217"}) {
         EXPECT_THROW((void)parse_configuration(name), std::invalid_argument) << name;

@@ -103,6 +103,13 @@ struct Configuration {
 /// spells k and awareness, hierarchical the cube's radix and the Bruck radix where used.
 [[nodiscard]] std::string configuration_name(AlgorithmKind kind, const AlgorithmOptions& options);
 
+/// @brief The configuration name of a compiled pattern, from its manifest's algorithm and
+/// parameters (`nbrc inspect`): the `--algo` that builds it again (the parameters a name does
+/// not spell, such as Θ and the placement, are options of their own). The algorithm's name
+/// where its parameters are missing or unreadable.
+[[nodiscard]] std::string configuration_of(const std::string& algorithm,
+                                           const std::vector<std::pair<std::string, std::string>>& parameters);
+
 /// @brief A distributed pattern construction, written per virtual rank.
 ///
 /// build() runs collectively on every compiler process. It may only use a local rank's own

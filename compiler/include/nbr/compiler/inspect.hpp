@@ -23,6 +23,7 @@ struct PatternSummary {
     std::uint32_t ranks = 0;
     std::uint64_t edges = 0;
     std::string algorithm;
+    std::string configuration;  ///< the --algo name that compiles it (configuration_of)
     std::vector<std::pair<std::string, std::string>> parameters;
     std::string source;
     std::string layout;  ///< "per-rank" or "packed"
