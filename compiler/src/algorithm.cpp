@@ -87,15 +87,15 @@ std::optional<Configuration> parse_suffix(const std::string& name, AlgorithmKind
     if (kind == AlgorithmKind::kgroup && !rest.empty()) {
         out.group_size = take_number(rest, "-k");
         if (!out.group_size) return std::nullopt;
-        check_range(name, "k", *out.group_size, 2, 1024);
+        check_range(name, "k", *out.group_size, kMinGroupSize, kMaxGroupSize);
         out.topology_aware = rest == "-aware";
         if (out.topology_aware) rest.clear();
     }
     if (kind == AlgorithmKind::hierarchical) {
         out.node_radix = take_number(rest, "-cube-k");
-        if (out.node_radix) check_range(name, "the cube's radix", *out.node_radix, 2, 1U << 24, 0);
+        if (out.node_radix) check_range(name, "the cube's radix", *out.node_radix, 2, kMaxRadix, 0);
         out.intra_radix = take_number(rest, "-bruck-r");
-        if (out.intra_radix) check_range(name, "the Bruck radix", *out.intra_radix, 2, 1U << 24);
+        if (out.intra_radix) check_range(name, "the Bruck radix", *out.intra_radix, 2, kMaxRadix);
     }
     if (!rest.empty()) return std::nullopt;
     return out;

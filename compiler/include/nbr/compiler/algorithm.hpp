@@ -48,6 +48,12 @@ enum class AcrossNodes {
 [[nodiscard]] const std::map<std::string, AcrossNodes>& across_nodes_names();
 [[nodiscard]] std::string to_string(AcrossNodes across);
 
+/// @brief The largest radix `--radix`, `--node-radix` and configuration names accept.
+inline constexpr std::uint32_t kMaxRadix = 1U << 24;
+/// @brief The group sizes k that `--k` and `kgroup-kK` accept.
+inline constexpr std::uint32_t kMinGroupSize = 2;
+inline constexpr std::uint32_t kMaxGroupSize = 1024;
+
 /// @brief Tunables of the algorithms; each algorithm reads the ones it needs.
 struct AlgorithmOptions {
     /// Θ. common-neighbor: friends share at least Θ out-neighbors (default 4, the paper's);

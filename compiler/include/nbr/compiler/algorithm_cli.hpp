@@ -25,11 +25,12 @@ inline std::uint32_t parse_radix(const std::string& value, const char* option, s
     } catch (const std::exception&) {
         used = 0;
     }
-    const bool ok = used == value.size() && !value.empty() && value[0] != '-' && radix <= (1U << 24) &&
+    const bool ok = used == value.size() && !value.empty() && value[0] != '-' && radix <= kMaxRadix &&
                     (radix >= 2 || radix == lowest);
     if (!ok) {
         throw CLI::ValidationError(option, std::string("must be ") + (lowest == 0 ? "0 or " : "") +
-                                               "at least 2 (up to 16777216), or machine; got '" + value + "'");
+                                               "at least 2 (up to " + std::to_string(kMaxRadix) +
+                                               "), or machine; got '" + value + "'");
     }
     return static_cast<std::uint32_t>(radix);
 }
@@ -45,7 +46,7 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
                     "kgroup: a group's common out-neighbors exceed Θ (default k)")
         ->check(CLI::PositiveNumber);
     app->add_option("--k", options.group_size, "kgroup: ranks per group, itself included")
-        ->check(CLI::Range(2U, 1024U))
+        ->check(CLI::Range(kMinGroupSize, kMaxGroupSize))
         ->capture_default_str();
     app->add_flag("--topology-aware", options.topology_aware,
                   "kgroup: friends only on the same node (needs --ranks-per-node or --placement)");
