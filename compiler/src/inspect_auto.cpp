@@ -85,7 +85,8 @@ std::string band_reason(const schema::Manifest& manifest, int band) {
     int runner = -1;
     double runner_speedup = 0;
     for (int i = 0; i < manifest.candidates_size(); ++i) {
-        if (i == winner || i == 0 || same_predictions(manifest, i, std::max(winner, 0))) continue;
+        if (i == winner || i == 0 || same_predictions(manifest, i, 0)) continue;
+        if (winner > 0 && same_predictions(manifest, i, winner)) continue;
         const double x = speedup(manifest, i, c, first, last);
         if (x > runner_speedup) runner_speedup = x, runner = i;
     }

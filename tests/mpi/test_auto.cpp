@@ -424,6 +424,21 @@ TEST(CompileAuto, ATinyMachineGivesTheBandsItsCostsImply) {
     }
     // Blocking v-calls judged at every size: nothing is never slower than naive.
     EXPECT_EQ(manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name(), "naive");
+    // A band's reason names as the next best only another schedule: not a candidate that
+    // predicts what naive does (k-group searches that found no group on two ranks).
+    const auto text = nbr::compiler::format_auto(manifest);
+    const auto same = [](const auto& a, const auto& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); };
+    const auto& naive = manifest.candidates(0);
+    int naive_twins = 0;
+    for (const auto& c : manifest.candidates()) {
+        if (c.name() == "naive" || !same(c.allgather_us(), naive.allgather_us()) ||
+            !same(c.alltoall_us(), naive.alltoall_us())) {
+            continue;
+        }
+        ++naive_twins;
+        EXPECT_EQ(text.find("next best: " + c.name() + " "), std::string::npos) << text;
+    }
+    EXPECT_GT(naive_twins, 0) << text;
 }
 
 // ---- --candidates ------------------------------------------------------------------------
