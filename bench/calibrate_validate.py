@@ -86,6 +86,8 @@ def main(directory):
             p1, p2 = paired.get((topo, collective, b), (None, None))
             if p1 is not None:
                 errors["bound, paired"].extend([abs(p1), abs(p2)])
+                if b <= 16384:
+                    errors["bound, paired, 1 B to 16 KiB"].extend([abs(p1), abs(p2)])
             shown = lambda e: "–" if e is None else f"{e:+.0%}"
             lines.append(f"| {topo} | {ranks}{'' if ranks <= cores else '*'} | {collective} | {b} | {nbr:.2f} | "
                          f"{r['latency_us']:.2f} | {e1:+.0%} | {shown(p1)} | {naive:.2f} | "

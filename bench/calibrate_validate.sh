@@ -19,7 +19,11 @@
 # than any error of the model, and a launch's calibration and times share one state.
 #
 #   usage: bench/calibrate_validate.sh OUT_DIR [LAUNCHES]    (default 5)
-#   env:   NBR_BUILD (default build), NBR_SIZES (default 1,16,256,1024,4096,16384,65536), NBR_ITERS (default 2000)
+#   env:   NBR_BUILD (default build), NBR_SIZES (default 1,16,256,1024,4096,16384,65536), NBR_ITERS (default 2000),
+#          NBR_CASES (default: pe1 pe32 fan3 bip4),
+#          NBR_MPIEXEC and NBR_BIND (default mpirun and --bind-to core: Open MPI; for MPICH
+#          NBR_MPIEXEC=mpiexec.mpich NBR_BIND="-bind-to core" NBR_BUILD=its build NBR_CASES="pe1 pe32":
+#          the cases sharing cores need Open MPI's yielding wait)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/env.sh"
@@ -28,11 +32,14 @@ launches=${2:-5}
 build=${NBR_BUILD:-$root/build}
 sizes=${NBR_SIZES:-1,16,256,1024,4096,16384,65536}
 iters=${NBR_ITERS:-2000}
+selected=${NBR_CASES:-pe1 pe32 fan3 bip4}
+mpiexec=${NBR_MPIEXEC:-mpirun}
+bind_core=${NBR_BIND:---bind-to core}
 nbrc=$build/compiler/nbrc
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-bind() { if [ "$1" -le "$(nproc)" ]; then echo "--bind-to core"; else echo "--bind-to none --oversubscribe"; fi; }
+bind() { if [ "$1" -le "$(nproc)" ]; then echo "$bind_core"; else echo "--bind-to none --oversubscribe"; fi; }
 
 # Topologies (edge lists: "# ranks N", then "src dst" lines).
 edges() { local n=$1 k=$2; shift 2; echo "# ranks $n"; for e in "$@"; do for ((i = 0; i < k; ++i)); do echo "${e/-/ }"; done; done; }
@@ -42,7 +49,12 @@ edges 3 4 0-2 1-2 2-0 2-1 >"$out/fan3.el"
 edges 4 3 0-2 0-3 1-2 1-3 2-0 2-1 3-0 3-1 >"$out/bip4.el"
 
 # case = topology:algorithm:threshold:ranks
-cases="pe1:naive:0:2 pe32:naive:0:2 fan3:common-neighbor:1:3 bip4:common-neighbor:2:4"
+cases=""
+shared=0
+for c in pe1:naive:0:2 pe32:naive:0:2 fan3:common-neighbor:1:3 bip4:common-neighbor:2:4; do
+  case " $selected " in *" ${c%%:*} "*) cases+=" $c" ;; *) continue ;; esac
+  [ "${c##*:}" -le "$(nproc)" ] || shared=1
+done
 for c in $cases; do
   IFS=: read -r topo algo threshold ranks <<<"$c"
   "$nbrc" compile "$out/$topo.el" --algo naive -q -o "$out/$topo.naive"
@@ -50,11 +62,13 @@ for c in $cases; do
 done
 
 echo "# calibrating ($(date +%T))"
-mpirun -np 2 --bind-to core "$build/simulator/nbr-calibrate" --ranks-per-node "$(nproc)" -o "$out/machine.json" \
+$mpiexec -np 2 $bind_core "$build/simulator/nbr-calibrate" --ranks-per-node "$(nproc)" -o "$out/machine.json" \
   >"$out/calibrate.txt"
 # Ranks beyond the cores share them: the switch time of two ranks on one core.
-taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1 "$build/simulator/nbr-calibrate" --shared-core \
-  --base "$out/machine.json" --sizes 1 -o "$out/machine.json" >>"$out/calibrate.txt"
+if [ "$shared" = 1 ]; then
+  taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1 "$build/simulator/nbr-calibrate" --shared-core \
+    --base "$out/machine.json" --sizes 1 -o "$out/machine.json" >>"$out/calibrate.txt"
+fi
 cat "$out/calibrate.txt"
 
 # The current case's prediction from a machine file: predict MACHINE OUTPUT.
@@ -70,7 +84,7 @@ for c in $cases; do
       paired=()
       [ "$ranks" -eq 2 ] && paired=(--calibrate "$out/machine.$topo.$collective.$l.json")
       # shellcheck disable=SC2046
-      mpirun -np "$ranks" $(bind "$ranks") "$build/bench/nbr-bench" --patterns "$out/$topo.$algo" \
+      $mpiexec -np "$ranks" $(bind "$ranks") "$build/bench/nbr-bench" --patterns "$out/$topo.$algo" \
         --naive "$out/$topo.naive" --collective "$collective" --sizes "$sizes" --iters "$iters" \
         "${paired[@]}" --json "$out/measured.$topo.$collective.$l.json" >/dev/null
       [ "$ranks" -eq 2 ] && predict "$out/machine.$topo.$collective.$l.json" "$out/paired.$topo.$collective.$l.json"
