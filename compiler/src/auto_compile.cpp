@@ -191,7 +191,10 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
             const auto row = table.begin() + static_cast<std::ptrdiff_t>((source * kKinds + c) * sizes);
             out[i].latency_us[c].assign(row, row + static_cast<std::ptrdiff_t>(sizes));
         }
-        if (source != i) report.same_schedules.emplace_back(built[i].candidate.name, built[source].candidate.name);
+        if (source != i) {
+            out[i].same_schedules_as = source;
+            report.same_schedules.emplace_back(built[i].candidate.name, built[source].candidate.name);
+        }
     }
     return out;
 }
@@ -298,6 +301,9 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
         for (auto v : predictions[i].latency_us[1]) candidate->add_alltoall_us(v);
         for (auto v : predictions[i].latency_us[2]) candidate->add_allgatherv_us(v);
         for (auto v : predictions[i].latency_us[3]) candidate->add_alltoallv_us(v);
+        if (const auto same = predictions[i].same_schedules_as) {
+            candidate->set_same_schedules_as(static_cast<std::uint32_t>(*same + 1));
+        }
         if (!used[i]) continue;
         variant_of[i] = manifest.variants_size();
         auto* variant = manifest.add_variants();

@@ -165,6 +165,22 @@ void format_predictions(std::ostringstream& out, const schema::Manifest& manifes
     }
 }
 
+/// The candidate whose schedules candidate `i`'s equal, if the compile recorded one.
+const schema::Candidate* same_schedules(const schema::Manifest& manifest, int i) {
+    const auto same = manifest.candidates(i).same_schedules_as();
+    return same > 0 && static_cast<int>(same) <= i ? &manifest.candidates(static_cast<int>(same) - 1) : nullptr;
+}
+
+/// "kgroup-k4 = naive, ...": the candidates simulated once for an earlier one's schedules.
+std::string same_schedules_text(const schema::Manifest& manifest) {
+    std::vector<std::string> pairs;
+    for (int i = 0; i < manifest.candidates_size(); ++i) {
+        if (const auto* same = same_schedules(manifest, i))
+            pairs.push_back(manifest.candidates(i).name() + " = " + same->name());
+    }
+    return common::internal::join(pairs);
+}
+
 /// `--candidates` as given: "a, b*".
 std::string selectors_text(const schema::Manifest& manifest) {
     return common::internal::join(manifest.candidate_selectors()) + " (--candidates; naive always)";
@@ -182,6 +198,9 @@ std::string format_auto(const schema::Manifest& manifest) {
     out << "variants (each a pattern directory: nbrc inspect DIR/NAME):";
     for (const auto& v : manifest.variants()) out << " " << v.name();
     out << "\n";
+    if (const auto same = same_schedules_text(manifest); !same.empty()) {
+        out << "same schedules (simulated once, the same predictions): " << same << "\n";
+    }
     for (int c = 0; c < 2; ++c) {
         out << kCollectiveNames[c] << " bands:\n";
         for (int b = 0; b < manifest.bands_size(); ++b) {
@@ -241,7 +260,9 @@ std::string format_auto_json(const schema::Manifest& manifest) {
         const auto& candidate = manifest.candidates(i);
         out << (i ? ",\n" : "\n") << "    {\"name\": " << json_string(candidate.name())
             << ", \"algorithm\": " << json_string(candidate.algorithm()) << ", \"messages\": " << candidate.messages()
-            << ", \"note\": " << json_string(candidate.note());
+            << ", \"note\": " << json_string(candidate.note()) << ", \"same_schedules_as\": ";
+        const auto* same = same_schedules(manifest, i);
+        out << (same != nullptr ? json_string(same->name()) : std::string("null"));
         for (int c = 0; c < 4; ++c) {
             out << ", \"" << kCollectiveNames[c] << "_us\": [";
             const auto& list = latencies(candidate, c);

@@ -627,9 +627,35 @@ TEST(CompileAuto, CandidatesWithTheSameSchedulesAreSimulatedOnceAndTheOutputIsTh
     for (const auto& [name, same] : reused.same_schedules) EXPECT_NE(name, same);
     // Every candidate is one unit per collective here; those reused are not simulated.
     EXPECT_EQ(reused.simulation_units + 2 * reused.same_schedules.size(), simulated.simulation_units);
+    // The top manifest records which candidates share schedules; everything else is the same.
+    const auto manifest_of = [](const fs::path& dir) {
+        nbr::schema::Manifest manifest;
+        EXPECT_TRUE(manifest.ParseFromString(nbr::read_file(dir / nbr::manifest_file_name())));
+        return manifest;
+    };
+    auto recorded = manifest_of(options.output);
+    std::size_t shared = 0;
+    for (int i = 0; i < recorded.candidates_size(); ++i) {
+        const auto same = recorded.candidates(i).same_schedules_as();
+        if (same == 0) continue;
+        ++shared;
+        ASSERT_LE(same, static_cast<std::uint32_t>(i));
+        const std::pair<std::string, std::string> pair{recorded.candidates(i).name(),
+                                                       recorded.candidates(static_cast<int>(same) - 1).name()};
+        EXPECT_NE(std::find(reused.same_schedules.begin(), reused.same_schedules.end(), pair),
+                  reused.same_schedules.end());
+        EXPECT_NE(nbr::compiler::format_auto(recorded).find(pair.first + " = " + pair.second), std::string::npos);
+        recorded.mutable_candidates(i)->clear_same_schedules_as();
+    }
+    EXPECT_EQ(shared, reused.same_schedules.size());
+    auto plain = manifest_of(again.output);
+    recorded.clear_compile_id();
+    plain.clear_compile_id();
+    EXPECT_EQ(nbr::serialize_deterministic(recorded), nbr::serialize_deterministic(plain));
     std::size_t files = 0;
     for (const auto& entry : fs::recursive_directory_iterator(options.output)) {
-        if (!entry.is_regular_file()) continue;
+        const bool top_manifest = entry.path() == options.output / nbr::manifest_file_name();
+        if (!entry.is_regular_file() || top_manifest) continue;
         const auto other = again.output / fs::relative(entry.path(), options.output);
         EXPECT_EQ(nbr::read_file(entry.path()), nbr::read_file(other)) << other;
         ++files;

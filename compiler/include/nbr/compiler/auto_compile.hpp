@@ -66,6 +66,8 @@ struct AutoOptions {
 struct Prediction {
     std::string name;
     std::array<std::vector<double>, 4> latency_us;
+    /// The earlier candidate whose schedules this one's equal (simulated once); none: its own.
+    std::optional<std::size_t> same_schedules_as;
     [[nodiscard]] bool usable() const noexcept { return !latency_us[0].empty(); }
 };
 
