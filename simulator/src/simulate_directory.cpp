@@ -84,6 +84,10 @@ SimReport simulate_directory(const SimRequest& request, const Machine& machine,
     report.machine = machine.name;
     report.placement = placement.description();
     report.nodes = placement.num_nodes();
+    if (is_multi_variant(manifest) &&
+        (manifest.machine() != machine.name || manifest.placement() != report.placement)) {
+        report.bands_chosen_for = manifest.machine() + ", placement " + manifest.placement();
+    }
     auto run =
         run_directory(request.pattern, manifest, request, machine, placement, request.options, report.load_seconds);
     report.algorithm = run.algorithm;

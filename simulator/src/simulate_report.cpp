@@ -189,6 +189,10 @@ std::string format_report(const SimReport& s) {
             << " messages\n";
     }
     out << "machine " << s.machine << ", placement " << s.placement << " (" << s.nodes << " nodes)\n";
+    if (!s.bands_chosen_for.empty()) {
+        out << "note: the bands were chosen for " << s.bands_chosen_for
+            << "; each size runs the variant they name, as libnbr would here\n";
+    }
     if (!s.results.empty()) {
         out << "sends per rank by distance (mean / max):";
         for (std::size_t k = 0; k < kDistanceClasses; ++k) {
@@ -240,6 +244,7 @@ std::string format_report_json(const SimReport& s) {
         << ",\n  \"collective\": \"" << collective_name(s) << "\",\n  \"ranks\": " << s.ranks
         << ",\n  \"messages\": " << s.messages << ",\n  \"machine\": " << json_string(s.machine)
         << ",\n  \"placement\": " << json_string(s.placement) << ",\n  \"nodes\": " << s.nodes
+        << ",\n  \"bands_chosen_for\": " << (s.bands_chosen_for.empty() ? "null" : json_string(s.bands_chosen_for))
         << ",\n  \"load_seconds\": " << number(s.load_seconds)
         << ",\n  \"peak_memory_mib\": " << number(s.peak_memory_mib) << ",\n";
     if (!s.baseline.empty()) {

@@ -74,6 +74,12 @@ expect 0 "allgather bands:" -- $nbrc inspect a2
 expect 0 '"bands": [' -- $nbrc inspect a2 --json
 expect 1 "is an auto directory" -- $nbrc inspect a2 --rank 0
 expect 0 "variant" -- $nbrc simulate a2 --machine niagara --sizes 1,4K --collective alltoall
+# Another placement than the bands were chosen for: said, and each size still runs its band's variant.
+expect 0 "note: the bands were chosen for niagara, placement block 40/node 20/socket" -- $nbrc simulate a2 \
+  --machine niagara --ranks-per-node 8 --ranks-per-socket 4 --sizes 1
+if $nbrc simulate a2 --machine niagara --sizes 1 | grep -q "bands were chosen"; then
+  fail "simulate on the auto directory's own machine and placement notes a difference"
+else pass; fi
 expect 0 '"alltoallv_us": [' -- $nbrc inspect a2 --json
 expect 0 "alltoallv (blocking, nonblocking): " -- $nbrc inspect a2
 expect 0 "alltoallv, 64 ranks" -- $nbrc simulate a2 --machine niagara --sizes 1,4K --collective alltoallv

@@ -132,6 +132,9 @@ struct SimReport {
     std::string machine;
     std::string placement;
     std::uint32_t nodes = 0;
+    /// An auto directory whose bands were chosen for another machine or placement than this
+    /// run's: "MACHINE, placement P" (what the compile simulated); empty otherwise.
+    std::string bands_chosen_for;
     double load_seconds = 0;     ///< reading the pattern and building the program
     double peak_memory_mib = 0;  ///< peak resident memory of the simulating process
     std::vector<SimResult> results;
