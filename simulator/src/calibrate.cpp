@@ -2,6 +2,7 @@
 #include "nbr/simulator/calibrate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "nbr/simulator/simulate.hpp"
@@ -52,16 +53,20 @@ SimProgram stream_program(std::uint32_t n, bool answer) {
     return p;
 }
 
-/// One message each way, both posted at the start (as a neighborhood call over one edge).
-SimProgram exchange_program() {
-    SimProgram p = stream_program(1, false);
-    p.first_message = {0, 1, 2};
-    p.src.push_back(1);
-    p.dst.push_back(0);
-    p.units.push_back(1);
-    p.unpack_units.push_back(0);
-    p.packed.push_back(0);
-    p.dependencies.push_back(0);
+/// n messages each way, all posted at the start (as a neighborhood call over n edges each way).
+SimProgram exchange_program(std::uint32_t n = 1) {
+    SimProgram p;
+    p.num_ranks = 2;
+    p.first_message = {0, n, 2 * n};
+    for (std::uint32_t i = 0; i < 2 * n; ++i) {
+        p.src.push_back(i < n ? 0 : 1);
+        p.dst.push_back(i < n ? 1 : 0);
+        p.units.push_back(1);
+        p.unpack_units.push_back(0);
+        p.packed.push_back(0);
+        p.dependencies.push_back(0);
+        p.first_dependent.push_back(0);
+    }
     p.first_dependent.push_back(0);
     return p;
 }
@@ -109,7 +114,76 @@ Placement pair_placement(DistanceClass klass) {
     return Placement::block(2, 1, 1);
 }
 
+/// Least squares of y[from..to) against n = index + 1: the slope and the squared error left.
+struct Line {
+    double slope = 0, error = 0;
+};
+Line least_squares(const std::vector<double>& y, std::size_t from, std::size_t to) {
+    const double count = static_cast<double>(to - from);
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (std::size_t i = from; i < to; ++i) {
+        const double x = static_cast<double>(i + 1);
+        sx += x;
+        sy += y[i];
+        sxx += x * x;
+        sxy += x * y[i];
+    }
+    const double spread = sxx - sx * sx / count;
+    Line line;
+    line.slope = spread > 0 ? (sxy - sx * sy / count) / spread : 0;
+    const double intercept = (sy - line.slope * sx) / count;
+    for (std::size_t i = from; i < to; ++i) {
+        const double r = y[i] - intercept - line.slope * static_cast<double>(i + 1);
+        line.error += r * r;
+    }
+    return line;
+}
+
+/// Where a series of times turns steeper: the n up to which messages cost less (0: no knee),
+/// and the two slopes.
+struct Knee {
+    int messages = 0;
+    double before = 0, after = 0;
+};
+constexpr std::size_t kKneeSide = 4;  // points on each side of a knee at least
+
+Knee find_knee(const std::vector<double>& y) {
+    Knee best;
+    if (y.size() < 2 * kKneeSide) return best;
+    double best_error = -1;
+    for (std::size_t k = kKneeSide; k + kKneeSide <= y.size(); ++k) {
+        const auto left = least_squares(y, 0, k), right = least_squares(y, k, y.size());
+        if (best_error < 0 || left.error + right.error < best_error) {
+            best_error = left.error + right.error;
+            best = {static_cast<int>(k), left.slope, right.slope};
+        }
+    }
+    const bool steeper = best.after - best.before >= 0.25 * std::max(best.before, 1e-6);
+    if (!steeper || best_error > 0.5 * least_squares(y, 0, y.size()).error) best.messages = 0;
+    return best;
+}
+
 }  // namespace
+
+EagerBuffer fit_eager_buffer(const std::vector<ExchangeBursts>& exchanges) {
+    EagerBuffer buffer;
+    std::vector<Knee> knees;
+    for (const auto& e : exchanges) {
+        knees.push_back(find_knee(e.us));
+        buffer.fitting.push_back(knees.back().messages);
+    }
+    // A buffer of bytes holds more of the smaller messages: without knees at both sizes that
+    // say so, the series show something else (or noise), and no buffer is fitted.
+    if (knees.size() < 2 || knees[0].messages == 0 || knees[1].messages <= knees[0].messages) return buffer;
+    const auto k1 = static_cast<double>(knees[0].messages);
+    const auto s1 = static_cast<double>(exchanges[0].bytes);
+    const auto k2 = static_cast<double>(knees[1].messages);
+    const auto s2 = static_cast<double>(exchanges[1].bytes);
+    buffer.message_bytes = static_cast<std::uint64_t>(std::max(0.0, std::round((k1 * s1 - k2 * s2) / (k2 - k1))));
+    buffer.capacity = static_cast<std::uint64_t>(k1 * (s1 + static_cast<double>(buffer.message_bytes)));
+    buffer.overflow_recv_us = knees[0].after - knees[0].before;
+    return buffer;
+}
 
 std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, DistanceClass klass,
                                                 const Calibration& c) {
@@ -157,6 +231,11 @@ schema::LinkClass fit_link_class(const Calibration& c) {
     link.set_post_recv_overhead_us(std::max(0.0, c.post_recv_us));
     if (c.eager_limit > 0) link.set_eager_limit_bytes(c.eager_limit);
     if (const double ack = ack_latency(c); ack >= 0) link.set_ack_latency_us(ack);
+    if (c.buffer.capacity > 0) {
+        link.set_eager_buffer_bytes(c.buffer.capacity);
+        link.set_eager_buffer_message_bytes(c.buffer.message_bytes);
+        link.set_overflow_recv_overhead_us(c.buffer.overflow_recv_us);
+    }
     for (std::size_t i = 0; i < c.points.size(); ++i) {
         const auto& p = c.points[i];
         const double b = static_cast<double>(p.bytes);
@@ -197,23 +276,31 @@ double fit_switch(const schema::Machine& spec, double shared_one_way_us, std::ui
     return std::max(0.0, shared_one_way_us - predicted);
 }
 
+namespace {
+
+schema::LinkClass* class_of(schema::Machine& machine, DistanceClass klass) {
+    switch (klass) {
+        case DistanceClass::socket: return machine.mutable_socket();
+        case DistanceClass::node: return machine.mutable_node();
+        case DistanceClass::leaf: return machine.mutable_leaf();
+        case DistanceClass::network: break;
+    }
+    return machine.mutable_network();
+}
+
+}  // namespace
+
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& c, const std::string& source) {
     const auto link = fit_link_class(c);
-    machine.set_format_version(std::max(machine.format_version(), link.has_ack_latency_us() ? 6U : 2U));
-    switch (klass) {
-        case DistanceClass::socket:
-            *machine.mutable_socket() = link;
-            machine.set_copy_ns_per_byte(c.copy_ns_per_byte);
-            machine.set_call_overhead_us(fit_call_overhead(machine, klass, c));
-            break;
-        case DistanceClass::node: *machine.mutable_node() = link; break;
-        case DistanceClass::leaf:
-            if (machine.nodes_per_switch() == 0) {
-                throw std::invalid_argument("class leaf needs a machine with nodes_per_switch");
-            }
-            *machine.mutable_leaf() = link;
-            break;
-        case DistanceClass::network: *machine.mutable_network() = link; break;
+    const std::uint32_t format = link.has_eager_buffer_bytes() ? 7 : link.has_ack_latency_us() ? 6 : 2;
+    machine.set_format_version(std::max(machine.format_version(), format));
+    if (klass == DistanceClass::leaf && machine.nodes_per_switch() == 0) {
+        throw std::invalid_argument("class leaf needs a machine with nodes_per_switch");
+    }
+    *class_of(machine, klass) = link;
+    if (klass == DistanceClass::socket) {
+        machine.set_copy_ns_per_byte(c.copy_ns_per_byte);
+        machine.set_call_overhead_us(fit_call_overhead(machine, klass, c));
     }
     machine.add_sources(std::string(to_string(klass)) + ": measured by " + source);
 }

@@ -71,6 +71,11 @@ LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const
     if (spec.has_ack_latency_us()) {
         c.ack_ps = check.value(spec, p + "ack_latency_us", &L::has_ack_latency_us, &L::ack_latency_us, true) * kPsPerUs;
     }
+    c.eager_buffer = spec.eager_buffer_bytes();
+    c.eager_buffer_message = spec.eager_buffer_message_bytes();
+    c.overflow_recv_ps = check.value(spec, p + "overflow_recv_overhead_us", &L::has_overflow_recv_overhead_us,
+                                     &L::overflow_recv_overhead_us, false) *
+                         kPsPerUs;
     std::uint64_t previous = 0;
     for (int i = 0; i < spec.segments_size(); ++i) {
         const auto& s = spec.segments(i);
@@ -153,6 +158,11 @@ bool has_ack(const schema::LinkClass& link) {
                                                     [](const auto& s) { return s.has_ack_latency_us(); });
 }
 
+bool has_format7(const schema::LinkClass& link) {
+    return link.has_eager_buffer_bytes() || link.has_eager_buffer_message_bytes() ||
+           link.has_overflow_recv_overhead_us();
+}
+
 /// A newer format's fields in an older file are an error, not silently ignored.
 void check_format(const schema::Machine& spec, const Checker& check) {
     if (spec.format_version() == 0) check.fail("'format_version' is required");
@@ -182,6 +192,10 @@ void check_format(const schema::Machine& spec, const Checker& check) {
           "concurrent_injection");
     needs(6, has_ack(spec.socket()) || has_ack(spec.node()) || has_ack(spec.network()) || has_ack(spec.leaf()),
           "ack_latency_us");
+    needs(7,
+          has_format7(spec.socket()) || has_format7(spec.node()) || has_format7(spec.network()) ||
+              has_format7(spec.leaf()),
+          "eager_buffer_bytes or overflow_recv_overhead_us");
 }
 
 /// Format 3: the leaf switches' uplinks, which need the switch level.

@@ -34,9 +34,50 @@ public:
 
     [[nodiscard]] MPI_Comm comm() const { return comm_; }
 
-    /// Messages per burst: enough to amortize the timer, few enough to stay in eager buffers.
-    static int burst(std::uint64_t bytes) {
-        return static_cast<int>(std::clamp<std::uint64_t>((256 * 1024) / std::max<std::uint64_t>(bytes, 1), 4, 64));
+    /// Messages per burst: enough to amortize the timer, few enough to stay in eager buffers
+    /// (with a per-pair buffer found, eager bursts that fit it, at least 2).
+    [[nodiscard]] int burst(std::uint64_t bytes) const {
+        auto n = std::clamp<std::uint64_t>((256 * 1024) / std::max<std::uint64_t>(bytes, 1), 4, 64);
+        if (buffer_.capacity > 0 && bytes <= eager_limit_) {
+            n = std::clamp<std::uint64_t>(buffer_.capacity / (bytes + buffer_.message_bytes), 2, n);
+        }
+        return static_cast<int>(n);
+    }
+
+    /// From now on, bursts of eager sizes (up to `eager_limit`) stay within `buffer`.
+    void fit_bursts_to(const EagerBuffer& buffer, std::uint64_t eager_limit) {
+        buffer_ = buffer;
+        eager_limit_ = eager_limit;
+    }
+
+    /// Rank 0's time for exchanges of n = 1..`max_messages` messages of `bytes` each way.
+    ExchangeBursts exchanges(std::uint64_t bytes, int max_messages) {
+        ExchangeBursts e;
+        e.bytes = bytes;
+        for (int n = 1; n <= max_messages; ++n) e.us.push_back(exchange(bytes, n));
+        return e;
+    }
+
+    /// Each rank posts n receives from the other, then n sends to it, and waits for all: rank
+    /// 0's time (median of the repetitions), on both ranks (what they measure next depends on it).
+    double exchange(std::uint64_t bytes, int n) {
+        resize(bytes, 2 * n);
+        const int other = 1 - rank_;
+        const int count = static_cast<int>(bytes);
+        double t = repeat_median([&] {
+            MPI_Barrier(comm_);
+            const double t0 = now_us();
+            for (int k = 0; k < n; ++k) {
+                MPI_Irecv(recv_.data() + k * bytes, count, MPI_BYTE, other, 0, comm_, &requests_[k]);
+            }
+            for (int k = 0; k < n; ++k) {
+                MPI_Isend(send_.data() + k * bytes, count, MPI_BYTE, other, 0, comm_, &requests_[n + k]);
+            }
+            MPI_Waitall(2 * n, requests_.data(), MPI_STATUSES_IGNORE);
+            return now_us() - t0;
+        });
+        MPI_Bcast(&t, 1, MPI_DOUBLE, 0, comm_);
+        return t;
     }
 
     double one_way(std::uint64_t bytes) {
@@ -249,6 +290,8 @@ private:
     MPI_Comm comm_;
     int repeat_;
     int rank_ = 0;
+    EagerBuffer buffer_;
+    std::uint64_t eager_limit_ = 0;
     std::vector<std::byte> send_, recv_;
     std::vector<MPI_Request> requests_;
 };
@@ -266,6 +309,19 @@ std::uint64_t find_eager_limit(Pair& pair, std::uint64_t max_probe) {
         (pair.eager(mid) ? lo : hi) = mid;
     }
     return lo;
+}
+
+/// The per-pair eager buffer: exchanges of up to 64 messages each way of 128 and 64 B (at most
+/// half and a quarter of the eager limit), small enough that a buffer of a few KiB fills
+/// within them; the bursts of the points then stay within it.
+void measure_eager_buffer(Pair& pair, Calibration& c) {
+    constexpr int kMaxMessages = 64;
+    const std::uint64_t larger = std::min<std::uint64_t>(128, c.eager_limit / 2);
+    if (larger < 4) return;
+    c.buffer_exchanges.push_back(pair.exchanges(larger, kMaxMessages));
+    c.buffer_exchanges.push_back(pair.exchanges(larger / 2, kMaxMessages));
+    c.buffer = fit_eager_buffer(c.buffer_exchanges);
+    pair.fit_bursts_to(c.buffer, c.eager_limit);
 }
 
 /// Single-core memcpy time per byte, 1 MiB at a time (beyond the private caches).
@@ -295,7 +351,7 @@ CalibrationPoint measure_point(Pair& pair, std::uint64_t bytes, std::uint64_t ea
         p.complete_us = pair.send_completion(bytes);
     }
     p.rate_us = pair.rate(bytes);
-    p.stream_messages = Pair::burst(bytes);
+    p.stream_messages = pair.burst(bytes);
     return p;
 }
 
@@ -328,6 +384,7 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
     Calibration c;
     with_pair(comm, options.repeat, [&](Pair& pair, int rank) {
         c.eager_limit = find_eager_limit(pair, options.max_eager_probe);
+        measure_eager_buffer(pair, c);
         std::vector<std::uint64_t> sizes = options.sizes;
         if (c.eager_limit > 0) {
             sizes.push_back(c.eager_limit);

@@ -2,6 +2,7 @@
 #include "nbr/simulator/simulate.hpp"
 
 #include "critical_path.hpp"
+#include "eager_buffer.hpp"
 #include "event_queue.hpp"
 #include "shared_link.hpp"
 
@@ -72,6 +73,8 @@ public:
           held_arrival_(send_tail_.size(), kUnknown),
           up_(machine.uplinks_per_switch > 0 ? leaves(machine, placement) : 0, 0),
           down_(up_.size(), 0),
+          buffered_(has_eager_buffer(machine) ? program.num_messages() : 0, Buffered::no),
+          sent_at_(buffered_.size(), 0),
           waiting_(program.dependencies),
           depth_(program.num_messages(), 1),
           klass_(program.num_messages()) {
@@ -140,7 +143,7 @@ private:
             const LinkCost& c = cost(i);
             const double b = static_cast<double>(bytes(i) + header_bytes(i));
             const auto [latency, byte] = c.latency_and_byte_ps(bytes(i));
-            const double cpu = 2 * (c.send_overhead_ps + c.recv_overhead_ps) + c.post_recv_ps +
+            const double cpu = 2 * (c.send_overhead_ps + c.recv_overhead_ps) + c.post_recv_ps + c.overflow_recv_ps +
                                (c.send_byte_ps + c.recv_byte_ps + 2 * m_.copy_byte_ps) * b;
             const double way = 3 * latency + c.gap_ps + byte * b + std::max(0.0, c.ack_after_receive_ps(bytes(i)));
             const double nic = 4 * m_.nic_gap_ps + 2 * std::max(m_.nic_byte_ps, byte) * b;
@@ -160,6 +163,31 @@ private:
                                      " B per block: the simulated times could exceed the simulator's range "
                                      "(2^62 ps, about 53 days); the machine's costs or the block size are too large");
         }
+    }
+
+    static bool has_eager_buffer(const Machine& m) {
+        return std::any_of(m.link.begin(), m.link.end(), [](const LinkCost& c) { return c.eager_buffer > 0; });
+    }
+
+    /// Per-pair eager buffer (format 7): whether eager message i fits its pair's buffer as it
+    /// was when the message was sent (then held until received) or overflows. Decided when it
+    /// arrives, in the order a pair's messages arrive: by then every earlier message of the
+    /// pair has been received or is waiting, so what the buffer held at the send is known.
+    void buffer_on_arrive(std::uint32_t i) {
+        if (buffered_.empty()) return;
+        const LinkCost& c = cost(i);
+        if (c.eager_buffer == 0 || bytes(i) > c.eager_limit) return;
+        const bool fits = buffers_.admit(pair(i), footprint(i), c.eager_buffer, sent_at_[i]);
+        buffered_[i] = fits ? Buffered::held : Buffered::overflow;
+    }
+    [[nodiscard]] double overflow_recv_ps(std::uint32_t i) const {
+        return !buffered_.empty() && buffered_[i] == Buffered::overflow ? cost(i).overflow_recv_ps : 0.0;
+    }
+    [[nodiscard]] std::uint64_t pair(std::uint32_t i) const {
+        return std::uint64_t{p_.src[i]} * p_.num_ranks + p_.dst[i];
+    }
+    [[nodiscard]] std::uint64_t footprint(std::uint32_t i) const {
+        return bytes(i) + header_bytes(i) + cost(i).eager_buffer_message;
     }
 
     /// Per rank: how long an arrived message waits for the rank to get its core back, (k - 1)
@@ -291,6 +319,7 @@ private:
         const double pack = p_.packed[i] ? m_.copy_byte_ps * static_cast<double>(b) : 0.0;
         const double header = h > 0 ? c.send_overhead_ps + c.send_byte_ps * static_cast<double>(h) : 0.0;
         cpu = start + ps(pack) + ps(header + c.send_overhead_ps + c.send_byte_ps * static_cast<double>(b));
+        if (!sent_at_.empty()) sent_at_[i] = start;
         if (trace_) trace_->send(i, core_[s], e.time, start, cpu);
         if (b > c.eager_limit) {
             push(Stage::request, cpu + latency(i), i);
@@ -444,9 +473,12 @@ private:
             h > 0 ? c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(h) + c.post_recv_ps : 0.0;
         Time& cpu = cpu_[core_[d]];
         const Time start = std::max(e.time + wake_[d], cpu);
-        const Time done =
-            start + ps(header) + ps(c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(b)) + ps(unpack);
+        buffer_on_arrive(i);
+        const Time done = start + ps(header) +
+                          ps(c.recv_overhead_ps + overflow_recv_ps(i) + c.recv_byte_ps * static_cast<double>(b)) +
+                          ps(unpack);
         cpu = done;
+        if (!buffered_.empty() && buffered_[i] == Buffered::held) buffers_.release(pair(i), footprint(i), done);
         if (trace_) trace_->receive(i, core_[d], e.time, start, done);
         ++delivered_;
         complete(d, done, depth_[i], {Op::Kind::receive, i});
@@ -478,6 +510,10 @@ private:
     std::vector<Time> send_tail_;                   // per message, fair sending NIC: its tail left the NIC
     std::vector<Time> held_arrival_;                // per message: through the receiving NIC, waiting for that
     std::vector<Time> up_, down_;                   // per leaf switch
+    enum class Buffered : std::uint8_t { no, held, overflow };
+    std::vector<Buffered> buffered_;  // per message, with a per-pair eager buffer (format 7)
+    std::vector<Time> sent_at_;       // per message, with such a buffer: when its send started
+    internal::EagerBuffers buffers_;
     std::vector<std::uint32_t> waiting_, depth_;
     std::vector<DistanceClass> klass_;
     internal::MonotoneEventQueue<Event> queue_;

@@ -55,11 +55,31 @@ std::string measured_or_dash(double value) {
     return text;
 }
 
+/// The exchanges behind the per-pair eager buffer.
+void print_exchanges(const nbr::simulator::Calibration& c) {
+    const auto& b = c.buffer;
+    for (std::size_t i = 0; i < c.buffer_exchanges.size() && i < b.fitting.size(); ++i) {
+        const auto& e = c.buffer_exchanges[i];
+        std::printf("exchanges of %llu B: ", static_cast<unsigned long long>(e.bytes));
+        if (b.fitting[i] == 0) {
+            std::printf("no knee up to %zu messages each way\n", e.us.size());
+        } else {
+            std::printf("%d messages each way before the time per message grows\n", b.fitting[i]);
+        }
+    }
+    if (b.capacity > 0) {
+        std::printf("eager buffer per pair %llu B (%llu B per message beyond its own); overflow +%.3f us per message\n",
+                    static_cast<unsigned long long>(b.capacity), static_cast<unsigned long long>(b.message_bytes),
+                    b.overflow_recv_us);
+    }
+}
+
 void print_points(const nbr::simulator::Calibration& c, const std::string& klass) {
     std::printf("class %s, eager limit %s, memcpy %.3f ns/B\n", klass.c_str(),
                 c.eager_limit > 0 ? std::to_string(c.eager_limit).c_str() : "none found", c.copy_ns_per_byte);
     std::printf("posting a receive %.3f us; nbr_neighbor_alltoall of %llu B over one edge each way %.3f us per call\n",
                 c.post_recv_us, static_cast<unsigned long long>(c.call_bytes), c.call_us);
+    print_exchanges(c);
     std::printf("%10s %12s %12s %12s %12s %12s\n", "bytes", "one_way_us", "send_us", "recv_us", "complete_us",
                 "rate_us");
     for (const auto& p : c.points) {

@@ -190,8 +190,8 @@ expect 2 "" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --r
 head -n 10 onesocket.txt >short.txt
 expect 1 "rank 10 is not placed" -- $nbrc simulate p2 --machine niagara --placement short.txt
 expect 1 "unknown machine 'nowhere'" -- $nbrc simulate p2 --machine nowhere
-printf '{"format_version": 7}' >future.json
-expect 1 "future.json: format_version 7 is newer" -- $nbrc simulate p2 --machine future.json
+printf '{"format_version": 8}' >future.json
+expect 1 "future.json: format_version 8 is newer" -- $nbrc simulate p2 --machine future.json
 expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
 expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
@@ -309,8 +309,15 @@ expect 0 "OK" -- $nbrc verify hm2 --topology random.el
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
-grep -q '"format_version": 6' cal.json && grep -q '"call_overhead_us"' cal.json &&
+# Format 6, or 7 where the exchanges showed a per-pair eager buffer.
+grep -qE '"format_version": (6|7),' cal.json && grep -q '"call_overhead_us"' cal.json &&
   grep -q '"post_recv_overhead_us"' cal.json && pass || fail "calibrated format-6 file or its costs missing: $(cat cal.json)"
+python3 -c 'import json, sys
+m = json.load(open("cal.json"))
+s = m["socket"]
+buffer = "eager_buffer_bytes" in s
+sys.exit(0 if buffer == (m["format_version"] == 7) and (not buffer or int(s["eager_buffer_bytes"]) > 0) else 1)' &&
+  pass || fail "calibrated file: a buffer without format 7, or format 7 without one: $(cat cal.json)"
 # 2 KiB above the eager limit found: the sender's completion was measured and fitted.
 python3 -c 'import json, sys
 s = json.load(open("cal.json"))["socket"]

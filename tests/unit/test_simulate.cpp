@@ -392,6 +392,53 @@ TEST(Simulate, AcknowledgedSendsCompleteAfterTheirReceive) {
     EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 1999).latency_us, 5.5 + 0.999);
 }
 
+/// n parallel edges each way between ranks 0 and 1.
+std::vector<Edge> parallel(std::uint32_t n) {
+    std::vector<Edge> edges;
+    for (std::uint32_t k = 0; k < n; ++k) {
+        edges.push_back({0, 1});
+        edges.push_back({1, 0});
+    }
+    return edges;
+}
+
+TEST(Simulate, MessagesBeyondAPairsEagerBufferCostTheirReceiver) {
+    // 8 messages of 100 B each way, every send before any receive (o_s 0.5: the CPUs send
+    // until 4.0). Without a buffer the receives run 4.0 to 6.0 (the last arrives at 5.1).
+    // A buffer of 350 B at 50 B per message beyond the bytes takes two (300 B); the other six
+    // cost their receiver 1.0 more each: 12.0.
+    auto m = spec();
+    const auto plain = run(naive(2, parallel(8)), m, 2, 100, Collective::alltoall);
+    EXPECT_DOUBLE_EQ(plain.latency_us, 6.0);
+    m.set_format_version(7);
+    m.mutable_socket()->set_eager_limit_bytes(1000);
+    m.mutable_socket()->set_eager_buffer_bytes(350);
+    m.mutable_socket()->set_eager_buffer_message_bytes(50);
+    m.mutable_socket()->set_overflow_recv_overhead_us(1.0);
+    EXPECT_DOUBLE_EQ(run(naive(2, parallel(8)), m, 2, 100, Collective::alltoall).latency_us, 12.0);
+    // Room for all eight (8 · 150 B): as without; above the eager limit the buffer plays no part.
+    m.mutable_socket()->set_eager_buffer_bytes(1200);
+    EXPECT_DOUBLE_EQ(run(naive(2, parallel(8)), m, 2, 100, Collective::alltoall).latency_us, 6.0);
+    m.mutable_socket()->set_eager_buffer_bytes(350);
+    m.mutable_socket()->set_eager_limit_bytes(50);
+    auto rendezvous = spec();
+    rendezvous.mutable_socket()->set_eager_limit_bytes(50);
+    EXPECT_DOUBLE_EQ(run(naive(2, parallel(8)), m, 2, 100, Collective::alltoall).latency_us,
+                     run(naive(2, parallel(8)), rendezvous, 2, 100, Collective::alltoall).latency_us);
+    // A completed receive frees its room. Rank 0 sends to 1, three times to rank 2 on the
+    // other node (no buffer there; it is done at 3.45), then to 1 again (sends from 0, 0.5,
+    // ..., 2.0; 1.1 from a send's start to its arrival on the node). Rank 1 has received the
+    // first (1.6 to 1.85) when the second is sent (2.0): with room for one message both fit,
+    // rank 1 is done at 3.85 as without a buffer; with room for none both overflow (4.85).
+    const std::vector<Edge> spread{{0, 1}, {0, 2}, {0, 2}, {0, 2}, {0, 1}};
+    m.mutable_socket()->set_eager_limit_bytes(1000);
+    m.mutable_socket()->set_eager_buffer_bytes(150);
+    EXPECT_DOUBLE_EQ(run(naive(3, spread), spec(), 2, 100, Collective::alltoall).latency_us, 3.85);
+    EXPECT_DOUBLE_EQ(run(naive(3, spread), m, 2, 100, Collective::alltoall).latency_us, 3.85);
+    m.mutable_socket()->set_eager_buffer_bytes(100);
+    EXPECT_DOUBLE_EQ(run(naive(3, spread), m, 2, 100, Collective::alltoall).latency_us, 4.85);
+}
+
 TEST(Simulate, CriticalPathThroughARendezvous) {
     // The request (0.5 -> 1.5), the receiver's answer (1.5 -> 1.75), the data (-> 4.75).
     auto m = spec();
@@ -642,6 +689,18 @@ TEST(Machine, RejectsBadFiles) {
     early_ack.set_format_version(5);
     early_ack.mutable_network()->set_ack_latency_us(0.3);
     expect_error(nbr::simulator::machine_to_json(early_ack), "'ack_latency_us' needs format_version 6");
+    auto early_buffer = spec();  // format 6 with a format-7 field
+    early_buffer.set_format_version(6);
+    early_buffer.mutable_socket()->set_eager_buffer_bytes(4096);
+    expect_error(nbr::simulator::machine_to_json(early_buffer), "needs format_version 7");
+    auto early_overflow = spec();
+    early_overflow.set_format_version(6);
+    early_overflow.mutable_node()->set_overflow_recv_overhead_us(0.1);
+    expect_error(nbr::simulator::machine_to_json(early_overflow), "needs format_version 7");
+    auto negative_overflow = spec();
+    negative_overflow.set_format_version(7);
+    negative_overflow.mutable_socket()->set_overflow_recv_overhead_us(-1);
+    expect_error(nbr::simulator::machine_to_json(negative_overflow), "socket.overflow_recv_overhead_us");
     auto negative_ack = spec();
     negative_ack.set_format_version(6);
     negative_ack.mutable_socket()->set_ack_latency_us(-0.1);

@@ -24,6 +24,34 @@ struct CalibrationPoint {
     int stream_messages = 2;  ///< n of the stream (and of the send and receive bursts)
 };
 
+/// @brief Exchanges of one size between the two ranks: n messages each way, every receive
+/// posted before the sends (as a neighborhood call posts them), for n = 1, 2, ...; rank 0's
+/// time per exchange (median; index n − 1).
+struct ExchangeBursts {
+    std::uint64_t bytes = 0;
+    std::vector<double> us;
+};
+
+/// @brief The per-pair eager buffer the exchanges show (machine format 7): up to a number of
+/// messages each way, each costs less than every one after it.
+struct EagerBuffer {
+    std::uint64_t capacity = 0;       ///< bytes per pair; 0: no buffer found
+    std::uint64_t message_bytes = 0;  ///< what a message takes in it beyond its own bytes
+    double overflow_recv_us = 0;      ///< the extra per message that does not fit
+    std::vector<int> fitting;         ///< per exchange size, the messages that fit (0: no knee)
+};
+
+/// @brief Fits the buffer to exchanges of two eager sizes, the larger first (nbr-calibrate:
+/// 128 and 64 B, at most half and a quarter of the eager limit). Per size, the times are split at the n where two
+/// least-squares lines (n up to it, n beyond) fit best; a knee counts where the line beyond is
+/// steeper by at least a quarter and the two lines leave at most half the single line's
+/// squared error. With knees k₁ at the larger size s₁ and k₂ > k₁ at s₂, a message takes
+/// h = (k₁s₁ − k₂s₂)/(k₂ − k₁) bytes beyond its own (at least 0) and the capacity is
+/// k₁(s₁ + h); the overflow cost is the difference of the slopes at s₁. Otherwise (a knee
+/// missing, or no more of the smaller messages fitting) capacity 0: a buffer of bytes holds
+/// more of the smaller messages.
+[[nodiscard]] EagerBuffer fit_eager_buffer(const std::vector<ExchangeBursts>& exchanges);
+
 /// @brief One distance class, measured.
 struct Calibration {
     std::vector<CalibrationPoint> points;  ///< sorted by size
@@ -36,6 +64,10 @@ struct Calibration {
     /// way (nbr-calibrate: libnbr's call, `time_libnbr_call`); negative: not measured.
     double call_us = -1;
     std::uint64_t call_bytes = 1;
+    /// Exchanges of two eager sizes, and the buffer fitted to them (the bursts of `points` at
+    /// eager sizes stay within it).
+    std::vector<ExchangeBursts> buffer_exchanges;
+    EagerBuffer buffer;
 };
 
 /// @brief Fits the simulator's LogGOPS parameters of one class to the measurements, so that
@@ -66,8 +98,8 @@ struct Calibration {
 [[nodiscard]] double fit_switch(const schema::Machine& machine, double shared_one_way_us, std::uint64_t bytes);
 
 /// @brief Puts the fitted class into `machine` (replacing what was there), the copy cost and
-/// the per-call cost too when the class is `socket` (the machine becomes format 2, or 6 with
-/// an acknowledgment), and a line in `sources`: "CLASS: measured by " + `source` (the tool and
+/// the per-call cost too when the class is `socket` (the machine becomes format 2, 6 with an
+/// acknowledgment, 7 with an eager buffer), and a line in `sources`: "CLASS: measured by " + `source` (the tool and
 /// what it measured).
 /// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,

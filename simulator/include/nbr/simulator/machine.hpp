@@ -49,7 +49,12 @@ struct LinkCost {
     /// Above the eager limit: the send completes this long after the receive (format 6);
     /// negative: when its tail leaves the sender.
     double ack_ps = -1;
-    std::vector<SizeSegment> segments;  ///< sorted by from_bytes
+    /// Per pair of ranks, bytes of eager messages sent and not yet received that fit before a
+    /// message overflows to the transport's slower queue (format 7); 0: unlimited.
+    std::uint64_t eager_buffer = 0;
+    std::uint64_t eager_buffer_message = 0;  ///< what a message takes in the buffer beyond its bytes
+    double overflow_recv_ps = 0;             ///< receiver CPU per overflowing message, beyond o_r
+    std::vector<SizeSegment> segments;       ///< sorted by from_bytes
 
     /// @brief The last segment whose from_bytes is at most `bytes`; nullptr if none.
     [[nodiscard]] const SizeSegment* segment_for(std::uint64_t bytes) const;
@@ -93,7 +98,7 @@ struct Machine {
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 6;
+inline constexpr std::uint32_t kMachineFormatVersion = 7;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();
