@@ -53,20 +53,16 @@ SimProgram stream_program(std::uint32_t n, bool answer) {
     return p;
 }
 
-/// n messages each way, all posted at the start (as a neighborhood call over n edges each way).
-SimProgram exchange_program(std::uint32_t n = 1) {
-    SimProgram p;
-    p.num_ranks = 2;
-    p.first_message = {0, n, 2 * n};
-    for (std::uint32_t i = 0; i < 2 * n; ++i) {
-        p.src.push_back(i < n ? 0 : 1);
-        p.dst.push_back(i < n ? 1 : 0);
-        p.units.push_back(1);
-        p.unpack_units.push_back(0);
-        p.packed.push_back(0);
-        p.dependencies.push_back(0);
-        p.first_dependent.push_back(0);
-    }
+/// One message each way, both posted at the start (as a neighborhood call over one edge).
+SimProgram exchange_program() {
+    SimProgram p = stream_program(1, false);
+    p.first_message = {0, 1, 2};
+    p.src.push_back(1);
+    p.dst.push_back(0);
+    p.units.push_back(1);
+    p.unpack_units.push_back(0);
+    p.packed.push_back(0);
+    p.dependencies.push_back(0);
     p.first_dependent.push_back(0);
     return p;
 }
