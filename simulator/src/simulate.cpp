@@ -75,10 +75,12 @@ public:
           down_(up_.size(), 0),
           buffered_(has_eager_buffer(machine) ? program.num_messages() : 0, Buffered::no),
           sent_at_(buffered_.size(), 0),
+          pair_slot_(buffered_.size(), kUntracked),
           waiting_(program.dependencies),
           depth_(program.num_messages(), 1),
           klass_(program.num_messages()) {
         for (std::uint64_t i = 0; i < program.num_messages(); ++i) klass_[i] = distance(p_.src[i], p_.dst[i]);
+        track_eager_buffers();
         check_range();
         if (options.critical_path) {
             trace_ = std::make_unique<internal::PathTrace>(program.num_messages(), program.num_ranks, cpu_.size());
@@ -169,22 +171,43 @@ private:
         return std::any_of(m.link.begin(), m.link.end(), [](const LinkCost& c) { return c.eager_buffer > 0; });
     }
 
-    /// Per-pair eager buffer (format 7): whether eager message i fits its pair's buffer as it
-    /// was when the message was sent (then held until received) or overflows. Decided when it
-    /// arrives, in the order a pair's messages arrive: by then every earlier message of the
-    /// pair has been received or is waiting, so what the buffer held at the send is known.
-    void buffer_on_arrive(std::uint32_t i) {
-        if (buffered_.empty()) return;
+    [[nodiscard]] bool bufferable(std::uint32_t i) const {
         const LinkCost& c = cost(i);
-        if (c.eager_buffer == 0 || bytes(i) > c.eager_limit) return;
-        const bool fits = buffers_.admit(pair(i), footprint(i), c.eager_buffer, sent_at_[i]);
+        return c.eager_buffer > 0 && bytes(i) <= c.eager_limit;
+    }
+
+    /// Per-pair eager buffer (format 7): numbers the pairs whose messages could overflow, those
+    /// with more than one bufferable message or one that does not fit alone (sorted by pair:
+    /// no per-pair map); the others always fit and need no state.
+    void track_eager_buffers() {
+        if (buffered_.empty()) return;
+        std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed;  // (pair, message)
+        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
+            if (bufferable(i)) keyed.emplace_back(std::uint64_t{p_.src[i]} * p_.num_ranks + p_.dst[i], i);
+        }
+        std::sort(keyed.begin(), keyed.end());
+        std::uint32_t pairs = 0;
+        for (std::size_t a = 0, b = 0; a < keyed.size(); a = b) {
+            while (b < keyed.size() && keyed[b].first == keyed[a].first) ++b;
+            const auto i = keyed[a].second;
+            if (b - a == 1 && footprint(i) <= cost(i).eager_buffer) continue;
+            for (std::size_t k = a; k < b; ++k) pair_slot_[keyed[k].second] = pairs;
+            ++pairs;
+        }
+        buffers_ = internal::EagerBuffers(pairs);
+    }
+
+    /// Whether eager message i fits its pair's buffer as it was when the message was sent
+    /// (then held until received) or overflows. Decided when it arrives, in the order a pair's
+    /// messages arrive: by then every earlier message of the pair has been received or is
+    /// waiting, so what the buffer held at the send is known.
+    void buffer_on_arrive(std::uint32_t i) {
+        if (buffered_.empty() || pair_slot_[i] == kUntracked) return;
+        const bool fits = buffers_.admit(pair_slot_[i], footprint(i), cost(i).eager_buffer, sent_at_[i]);
         buffered_[i] = fits ? Buffered::held : Buffered::overflow;
     }
     [[nodiscard]] double overflow_recv_ps(std::uint32_t i) const {
         return !buffered_.empty() && buffered_[i] == Buffered::overflow ? cost(i).overflow_recv_ps : 0.0;
-    }
-    [[nodiscard]] std::uint64_t pair(std::uint32_t i) const {
-        return std::uint64_t{p_.src[i]} * p_.num_ranks + p_.dst[i];
     }
     [[nodiscard]] std::uint64_t footprint(std::uint32_t i) const {
         return bytes(i) + header_bytes(i) + cost(i).eager_buffer_message;
@@ -478,7 +501,7 @@ private:
                           ps(c.recv_overhead_ps + overflow_recv_ps(i) + c.recv_byte_ps * static_cast<double>(b)) +
                           ps(unpack);
         cpu = done;
-        if (!buffered_.empty() && buffered_[i] == Buffered::held) buffers_.release(pair(i), footprint(i), done);
+        if (!buffered_.empty() && buffered_[i] == Buffered::held) buffers_.release(pair_slot_[i], footprint(i), done);
         if (trace_) trace_->receive(i, core_[d], e.time, start, done);
         ++delivered_;
         complete(d, done, depth_[i], {Op::Kind::receive, i});
@@ -513,6 +536,8 @@ private:
     enum class Buffered : std::uint8_t { no, held, overflow };
     std::vector<Buffered> buffered_;  // per message, with a per-pair eager buffer (format 7)
     std::vector<Time> sent_at_;       // per message, with such a buffer: when its send started
+    static constexpr std::uint32_t kUntracked = ~0U;
+    std::vector<std::uint32_t> pair_slot_;  // per message: its pair's buffer, or kUntracked (always fits)
     internal::EagerBuffers buffers_;
     std::vector<std::uint32_t> waiting_, depth_;
     std::vector<DistanceClass> klass_;
