@@ -161,8 +161,6 @@ std::string configuration_of(const std::string& algorithm,
 
 namespace {
 
-/// The smallest radix whose Bruck roundsnamespace {
-
 /// The smallest radix whose Bruck rounds reach every rank of a node of `ranks` in two rounds.
 std::uint32_t two_round_radix(std::uint32_t ranks) {
     std::uint32_t radix = 2;
