@@ -19,14 +19,14 @@ double round_ps(const simulator::Machine& machine, const Level& level, double me
     const auto& c = machine.cost(level.link);
     const auto bytes = static_cast<std::uint64_t>(std::ceil(message_bytes));
     const auto [latency, byte] = c.latency_and_byte_ps(bytes);
-    const double per_send = c.send_overhead_ps + message_bytes * c.send_byte_ps;
+    const double per_send = c.send_overhead_at(bytes) + message_bytes * c.send_byte_ps;
     const double injection = c.concurrent_injection ? 0.0 : c.gap_ps + message_bytes * byte;
     double sends = messages * std::max(per_send, injection);
     if (level.nic_senders > 0) {
         const double nic = level.nic_senders * messages * (machine.nic_gap_ps + message_bytes * machine.nic_byte_ps);
         sends = std::max(sends, nic);
     }
-    const double receives = messages * (c.recv_overhead_ps + message_bytes * c.recv_byte_ps + c.post_recv_ps);
+    const double receives = messages * (c.recv_overhead_at(bytes) + message_bytes * c.recv_byte_ps + c.post_recv_ps);
     const double copies = 2.0 * messages * message_bytes * machine.copy_byte_ps;  // packed, then unpacked
     const double handshake = bytes > c.eager_limit ? 2.0 * latency : 0.0;
     return sends + latency + message_bytes * byte + handshake + receives + copies;

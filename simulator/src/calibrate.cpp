@@ -209,17 +209,26 @@ std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, Dis
     return checks;
 }
 
+/// The CPU's time per message measured at point `p` (`measured`, negative if not measured
+/// there: `fallback`), at most the stream's time per message there (a stream pays it once
+/// per message), or `floor` if that is larger.
+double overhead_at(double measured, double fallback, const CalibrationPoint& p, double floor) {
+    return measured >= 0 ? std::min(measured, std::max(p.rate_us, floor)) : fallback;
+}
+
 schema::LinkClass fit_link_class(const Calibration& c) {
     check_points(c);
-    std::vector<double> send, recv;
+    std::vector<double> recv;
     for (const auto& p : c.points) {
-        send.push_back(p.send_us);
         if (p.recv_us >= 0) recv.push_back(p.recv_us);
     }
-    // A stream's time per message bounds both CPU overheads (each is paid once per message
-    // in it): this keeps burst noise from making the model slower than the measured stream.
-    const double gap = std::max(0.0, c.points.front().rate_us);
-    const double o_s = std::min(median(send), gap), o_r = std::min(median(recv), gap);
+    // The smallest size's overheads are the class's; each larger size has its own in its
+    // segment. A stream's time per message bounds both (each is paid once per message in it):
+    // this keeps burst noise from making the model slower than the measured stream.
+    const auto& first = c.points.front();
+    const double gap = std::max(0.0, first.rate_us);
+    const double o_s = std::min(first.send_us, gap);
+    const double o_r = std::min(first.recv_us >= 0 ? first.recv_us : median(recv), gap);
     schema::LinkClass link;
     link.set_send_overhead_us(o_s);
     link.set_recv_overhead_us(o_r);
@@ -236,21 +245,24 @@ schema::LinkClass fit_link_class(const Calibration& c) {
         const auto& p = c.points[i];
         const double b = static_cast<double>(p.bytes);
         const double byte_us = p.bytes > 0 ? std::max(0.0, p.rate_us - gap) / b : 0;
-        const double rest = p.one_way_us - o_s - byte_us * b - o_r;
+        const double send_us = i > 0 ? overhead_at(p.send_us, o_s, p, o_s) : o_s;
+        const double recv_us = i > 0 ? overhead_at(p.recv_us, o_r, p, o_r) : o_r;
+        // Above S the receiver answers the request (o_r of the class: a small message) and
+        // the message pays three latencies.
+        const double rest = p.one_way_us - send_us - byte_us * b - recv_us;
         const double latency = std::max(0.0, rendezvous(c, p.bytes) ? (rest - o_r) / 3 : rest);
-        schema::SizeSegment* segment = nullptr;
-        if (i > 0) {
-            segment = link.add_segments();
-            segment->set_from_bytes(p.bytes);
-        }
-        if (segment != nullptr) {
-            segment->set_latency_us(latency);
-            segment->set_byte_time_ns(byte_us * kNsPerUs);
-            if (const double ack = measured_ack(c, p); ack >= 0) segment->set_ack_latency_us(ack);
-        } else {
+        if (i == 0) {
             link.set_latency_us(latency);
             link.set_byte_time_ns(byte_us * kNsPerUs);
+            continue;
         }
+        schema::SizeSegment* segment = link.add_segments();
+        segment->set_from_bytes(p.bytes);
+        segment->set_latency_us(latency);
+        segment->set_byte_time_ns(byte_us * kNsPerUs);
+        segment->set_send_overhead_us(send_us);
+        segment->set_recv_overhead_us(recv_us);
+        if (const double ack = measured_ack(c, p); ack >= 0) segment->set_ack_latency_us(ack);
     }
     return link;
 }
@@ -288,7 +300,8 @@ schema::LinkClass* class_of(schema::Machine& machine, DistanceClass klass) {
 
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& c, const std::string& source) {
     const auto link = fit_link_class(c);
-    const std::uint32_t format = link.has_eager_buffer_bytes() ? 7 : link.has_ack_latency_us() ? 6 : 2;
+    const bool per_size = link.segments_size() > 0 && link.segments(0).has_send_overhead_us();
+    const std::uint32_t format = per_size ? 8 : link.has_eager_buffer_bytes() ? 7 : link.has_ack_latency_us() ? 6 : 2;
     machine.set_format_version(std::max(machine.format_version(), format));
     if (klass == DistanceClass::leaf && machine.nodes_per_switch() == 0) {
         throw std::invalid_argument("class leaf needs a machine with nodes_per_switch");

@@ -46,6 +46,20 @@ private:
     const std::string& source_;
 };
 
+/// Format 8: a segment's own CPU overheads.
+void read_segment_overheads(const schema::SizeSegment& s, const std::string& q, const Checker& check,
+                            SizeSegment& segment) {
+    using S = schema::SizeSegment;
+    if (s.has_send_overhead_us()) {
+        segment.send_overhead_ps =
+            check.value(s, q + "send_overhead_us", &S::has_send_overhead_us, &S::send_overhead_us, true) * kPsPerUs;
+    }
+    if (s.has_recv_overhead_us()) {
+        segment.recv_overhead_ps =
+            check.value(s, q + "recv_overhead_us", &S::has_recv_overhead_us, &S::recv_overhead_us, true) * kPsPerUs;
+    }
+}
+
 LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const Checker& check) {
     using L = schema::LinkClass;
     LinkCost c;
@@ -82,7 +96,7 @@ LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const
         const std::string q = p + "segments[" + std::to_string(i) + "].";
         if (i > 0 && s.from_bytes() <= previous) check.fail(q + "from_bytes must increase");
         previous = s.from_bytes();
-        SizeSegment segment{s.from_bytes(), c.latency_ps, c.byte_ps, c.ack_ps};
+        SizeSegment segment{s.from_bytes(), c.latency_ps, c.byte_ps, c.ack_ps, c.send_overhead_ps, c.recv_overhead_ps};
         if (s.has_latency_us()) {
             segment.latency_ps = check.value(s, q + "latency_us", &schema::SizeSegment::has_latency_us,
                                              &schema::SizeSegment::latency_us, true) *
@@ -98,6 +112,7 @@ LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const
                                          &schema::SizeSegment::ack_latency_us, true) *
                              kPsPerUs;
         }
+        read_segment_overheads(s, q, check, segment);
         c.segments.push_back(segment);
     }
     return c;
@@ -139,6 +154,16 @@ std::pair<double, double> LinkCost::latency_and_byte_ps(std::uint64_t bytes) con
     return s == nullptr ? std::pair{latency_ps, byte_ps} : std::pair{s->latency_ps, s->byte_ps};
 }
 
+double LinkCost::send_overhead_at(std::uint64_t bytes) const {
+    const SizeSegment* s = segment_for(bytes);
+    return s == nullptr ? send_overhead_ps : s->send_overhead_ps;
+}
+
+double LinkCost::recv_overhead_at(std::uint64_t bytes) const {
+    const SizeSegment* s = segment_for(bytes);
+    return s == nullptr ? recv_overhead_ps : s->recv_overhead_ps;
+}
+
 double LinkCost::ack_after_receive_ps(std::uint64_t bytes) const {
     if (bytes <= eager_limit) return -1;
     const SizeSegment* s = segment_for(bytes);
@@ -156,6 +181,11 @@ namespace {
 bool has_ack(const schema::LinkClass& link) {
     return link.has_ack_latency_us() || std::any_of(link.segments().begin(), link.segments().end(),
                                                     [](const auto& s) { return s.has_ack_latency_us(); });
+}
+
+bool has_format8(const schema::LinkClass& link) {
+    return std::any_of(link.segments().begin(), link.segments().end(),
+                       [](const auto& s) { return s.has_send_overhead_us() || s.has_recv_overhead_us(); });
 }
 
 bool has_format7(const schema::LinkClass& link) {
@@ -196,6 +226,10 @@ void check_format(const schema::Machine& spec, const Checker& check) {
           has_format7(spec.socket()) || has_format7(spec.node()) || has_format7(spec.network()) ||
               has_format7(spec.leaf()),
           "eager_buffer_bytes or overflow_recv_overhead_us");
+    needs(8,
+          has_format8(spec.socket()) || has_format8(spec.node()) || has_format8(spec.network()) ||
+              has_format8(spec.leaf()),
+          "segments[].send_overhead_us or recv_overhead_us");
 }
 
 /// Format 3: the leaf switches' uplinks, which need the switch level.

@@ -145,7 +145,9 @@ private:
             const LinkCost& c = cost(i);
             const double b = static_cast<double>(bytes(i) + header_bytes(i));
             const auto [latency, byte] = c.latency_and_byte_ps(bytes(i));
-            const double cpu = 2 * (c.send_overhead_ps + c.recv_overhead_ps) + c.post_recv_ps + c.overflow_recv_ps +
+            const double overheads =
+                c.send_overhead_ps + c.recv_overhead_ps + c.send_overhead_at(bytes(i)) + c.recv_overhead_at(bytes(i));
+            const double cpu = overheads + c.post_recv_ps + c.overflow_recv_ps +
                                (c.send_byte_ps + c.recv_byte_ps + 2 * m_.copy_byte_ps) * b;
             const double way = 3 * latency + c.gap_ps + byte * b + std::max(0.0, c.ack_after_receive_ps(bytes(i)));
             const double nic = 4 * m_.nic_gap_ps + 2 * std::max(m_.nic_byte_ps, byte) * b;
@@ -340,8 +342,8 @@ private:
         Time& cpu = cpu_[core_[s]];
         const Time start = std::max(e.time, cpu);
         const double pack = p_.packed[i] ? m_.copy_byte_ps * static_cast<double>(b) : 0.0;
-        const double header = h > 0 ? c.send_overhead_ps + c.send_byte_ps * static_cast<double>(h) : 0.0;
-        cpu = start + ps(pack) + ps(header + c.send_overhead_ps + c.send_byte_ps * static_cast<double>(b));
+        const double header = h > 0 ? c.send_overhead_at(h) + c.send_byte_ps * static_cast<double>(h) : 0.0;
+        cpu = start + ps(pack) + ps(header + c.send_overhead_at(b) + c.send_byte_ps * static_cast<double>(b));
         if (!sent_at_.empty()) sent_at_[i] = start;
         if (trace_) trace_->send(i, core_[s], e.time, start, cpu);
         if (b > c.eager_limit) {
@@ -493,12 +495,12 @@ private:
         // With a size header: its completion, then posting the payload's receive.
         const auto h = header_bytes(i);
         const double header =
-            h > 0 ? c.recv_overhead_ps + c.recv_byte_ps * static_cast<double>(h) + c.post_recv_ps : 0.0;
+            h > 0 ? c.recv_overhead_at(h) + c.recv_byte_ps * static_cast<double>(h) + c.post_recv_ps : 0.0;
         Time& cpu = cpu_[core_[d]];
         const Time start = std::max(e.time + wake_[d], cpu);
         buffer_on_arrive(i);
         const Time done = start + ps(header) +
-                          ps(c.recv_overhead_ps + overflow_recv_ps(i) + c.recv_byte_ps * static_cast<double>(b)) +
+                          ps(c.recv_overhead_at(b) + overflow_recv_ps(i) + c.recv_byte_ps * static_cast<double>(b)) +
                           ps(unpack);
         cpu = done;
         if (!buffered_.empty() && buffered_[i] == Buffered::held) buffers_.release(pair_slot_[i], footprint(i), done);

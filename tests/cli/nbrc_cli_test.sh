@@ -190,8 +190,8 @@ expect 2 "" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --r
 head -n 10 onesocket.txt >short.txt
 expect 1 "rank 10 is not placed" -- $nbrc simulate p2 --machine niagara --placement short.txt
 expect 1 "unknown machine 'nowhere'" -- $nbrc simulate p2 --machine nowhere
-printf '{"format_version": 8}' >future.json
-expect 1 "future.json: format_version 8 is newer" -- $nbrc simulate p2 --machine future.json
+printf '{"format_version": 9}' >future.json
+expect 1 "future.json: format_version 9 is newer" -- $nbrc simulate p2 --machine future.json
 expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
 expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
@@ -309,10 +309,14 @@ expect 0 "OK" -- $nbrc verify hm2 --topology random.el
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
-# A new machine file is written in the newest format (7), with a per-pair eager buffer where
-# the exchanges showed one.
-grep -q '"format_version": 7,' cal.json && grep -q '"call_overhead_us"' cal.json &&
-  grep -q '"post_recv_overhead_us"' cal.json && pass || fail "calibrated format-7 file or its costs missing: $(cat cal.json)"
+# A new machine file is written in the newest format (8): the 2 KiB segment with the CPU
+# overheads measured there, a per-pair eager buffer where the exchanges showed one.
+grep -q '"format_version": 8,' cal.json && grep -q '"call_overhead_us"' cal.json &&
+  grep -q '"post_recv_overhead_us"' cal.json && pass || fail "calibrated format-8 file or its costs missing: $(cat cal.json)"
+python3 -c 'import json, sys
+s = json.load(open("cal.json"))["socket"]["segments"][-1]
+sys.exit(0 if s["from_bytes"] == "2048" and s["send_overhead_us"] > 0 and s["recv_overhead_us"] > 0 else 1)' &&
+  pass || fail "calibrated 2 KiB segment without its overheads: $(cat cal.json)"
 python3 -c 'import json, sys
 s = json.load(open("cal.json"))["socket"]
 sys.exit(0 if "eager_buffer_bytes" not in s or int(s["eager_buffer_bytes"]) > 0 else 1)' &&

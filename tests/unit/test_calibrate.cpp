@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -32,15 +33,22 @@ nbr::schema::Machine known_machine(double ack_us = -1) {
     return m;
 }
 
+/// CPU costs per message of `bytes` bytes as nbr-calibrate measures them: the sender's
+/// (posting a send) and the receiver's (negative: not measured, above the eager limit).
+struct Overheads {
+    std::function<double(std::uint64_t)> send = [](std::uint64_t) { return 0.2; };
+    std::function<double(std::uint64_t)> recv = [](std::uint64_t) { return 0.1; };
+};
+
 /// What nbr-calibrate would measure on `machine` if the simulator were exact.
-Calibration measured_on(const nbr::schema::Machine& machine) {
+Calibration measured_on(const nbr::schema::Machine& machine, const Overheads& overheads = {}) {
     Calibration c;
     c.eager_limit = 1024;
     for (const std::uint64_t b : {1, 4, 16, 64, 256, 1024, 1025, 4096, 65536}) {
         nbr::simulator::CalibrationPoint p;
         p.bytes = b;
-        p.send_us = 0.2;
-        p.recv_us = b <= 1024 ? 0.1 : -1;
+        p.send_us = overheads.send(b);
+        p.recv_us = b <= 1024 ? overheads.recv(b) : -1;
         p.stream_messages = 16;
         c.points.push_back(p);
     }
@@ -77,7 +85,46 @@ TEST(Calibrate, FitReproducesEveryMeasuredPoint) {
     // model's, no earlier than the receive) is the one-way time, and the fit says so.
     EXPECT_NEAR(c.points.back().complete_us, c.points.back().one_way_us, 1e-9);
     EXPECT_EQ(link.ack_latency_us(), 0.0);
-    EXPECT_EQ(fitted.format_version(), 6u);
+    EXPECT_EQ(fitted.format_version(), 8u);  // the segments carry their sizes' overheads
+}
+
+TEST(Calibrate, EachSizeKeepsTheOverheadsMeasuredAtIt) {
+    // A machine whose CPU pays a copy per send and per receive up to the eager limit: o_s and
+    // o_r per size segment (format 8), the class's at the smallest size.
+    const auto send = [](std::uint64_t b) { return b <= 1024 ? 0.2 + 2e-4 * static_cast<double>(b) : 0.25; };
+    const auto recv = [](std::uint64_t b) { return 0.1 + 1e-4 * static_cast<double>(b); };
+    auto machine = known_machine();
+    machine.set_format_version(8);
+    for (const std::uint64_t b : {4, 16, 64, 256, 1024, 1025, 4096, 65536}) {
+        auto* segment = machine.mutable_socket()->add_segments();
+        segment->set_from_bytes(b);
+        segment->set_send_overhead_us(send(b));
+        segment->set_recv_overhead_us(b <= 1024 ? recv(b) : 0.1);
+    }
+    const auto c = measured_on(machine, {send, recv});
+    // Eager: o_s(b) + G·b + L + o_r(b); above S the answer's o_r is the class's.
+    EXPECT_NEAR(c.points[5].one_way_us, send(1024) + 0.25 * 1.024 + 0.5 + recv(1024), 1e-6);
+    EXPECT_NEAR(c.points[6].one_way_us, send(1025) + 0.25 * 1.025 + 3 * 0.5 + 2 * 0.1, 1e-6);
+    auto fitted = known_machine();
+    nbr::simulator::apply_calibration(fitted, DistanceClass::socket, c, "test");
+    EXPECT_EQ(fitted.format_version(), 8u);
+    const auto& link = fitted.socket();
+    EXPECT_NEAR(link.send_overhead_us(), send(1), 1e-9);
+    EXPECT_NEAR(link.recv_overhead_us(), recv(1), 1e-9);
+    for (const auto& segment : link.segments()) {
+        const auto b = segment.from_bytes();
+        EXPECT_NEAR(segment.send_overhead_us(), send(b), 1e-9) << b << " B";
+        EXPECT_NEAR(segment.recv_overhead_us(), b <= 1024 ? recv(b) : recv(1), 1e-9) << b << " B";
+        EXPECT_NEAR(segment.latency_us(), 0.5, 1e-3) << b << " B";  // g is the 1 B stream: G·1 in it
+    }
+    for (const auto& check : nbr::simulator::check_calibration(fitted, DistanceClass::socket, c)) {
+        EXPECT_NEAR(check.predicted_one_way_us, check.one_way_us, 1e-5) << check.bytes << " B";
+        EXPECT_NEAR(check.predicted_rate_us, check.rate_us, 0.02 * check.rate_us) << check.bytes << " B";
+    }
+    // A burst's noise above the stream's time per message is cut to it.
+    auto noisy = c;
+    noisy.points[3].send_us = 10;
+    EXPECT_NEAR(nbr::simulator::fit_link_class(noisy).segments(2).send_overhead_us(), noisy.points[3].rate_us, 1e-9);
 }
 
 TEST(Calibrate, TheAcknowledgmentIsWhatTheSenderWaitsBeyondTheOneWayTime) {
@@ -144,7 +191,12 @@ TEST(Calibrate, TheExchangesKneesGiveTheEagerBufferAndItsOverflowCost) {
     EXPECT_NEAR(link.overflow_recv_overhead_us(), 0.13, 1e-9);
     auto fitted = known_machine();
     nbr::simulator::apply_calibration(fitted, DistanceClass::socket, c, "test");
-    EXPECT_EQ(fitted.format_version(), 7U);
+    EXPECT_EQ(fitted.format_version(), 8U);
+    // One size only: no segments, the buffer's format.
+    c.points.resize(1);
+    auto single = known_machine();
+    nbr::simulator::apply_calibration(single, DistanceClass::socket, c, "test");
+    EXPECT_EQ(single.format_version(), 7U);
 }
 
 TEST(Calibrate, RejectsEmptyOrUnsortedMeasurements) {

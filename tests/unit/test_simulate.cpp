@@ -439,6 +439,21 @@ TEST(Simulate, MessagesBeyondAPairsEagerBufferCostTheirReceiver) {
     EXPECT_DOUBLE_EQ(run(naive(3, spread), m, 2, 100, Collective::alltoall).latency_us, 4.85);
 }
 
+TEST(Simulate, ASizeSegmentsOverheadsApplyFromItsSizeOn) {
+    // The exchange above (8 messages of 100 B each way) with o_s 0.75 and o_r 0.5 from 64 B
+    // on (format 8): the CPUs send until 6.0, then receive until 10.0 (everything has arrived
+    // by 7.1). At 50 B the class's overheads still apply, as without the segment.
+    auto m = spec();
+    m.set_format_version(8);
+    auto* segment = m.mutable_socket()->add_segments();
+    segment->set_from_bytes(64);
+    segment->set_send_overhead_us(0.75);
+    segment->set_recv_overhead_us(0.5);
+    EXPECT_DOUBLE_EQ(run(naive(2, parallel(8)), m, 2, 100, Collective::alltoall).latency_us, 10.0);
+    EXPECT_DOUBLE_EQ(run(naive(2, parallel(8)), m, 2, 50, Collective::alltoall).latency_us,
+                     run(naive(2, parallel(8)), spec(), 2, 50, Collective::alltoall).latency_us);
+}
+
 TEST(Simulate, CriticalPathThroughARendezvous) {
     // The request (0.5 -> 1.5), the receiver's answer (1.5 -> 1.75), the data (-> 4.75).
     auto m = spec();
@@ -701,6 +716,15 @@ TEST(Machine, RejectsBadFiles) {
     negative_overflow.set_format_version(7);
     negative_overflow.mutable_socket()->set_overflow_recv_overhead_us(-1);
     expect_error(nbr::simulator::machine_to_json(negative_overflow), "socket.overflow_recv_overhead_us");
+    auto early_segment = spec();  // format 7 with a format-8 field
+    early_segment.set_format_version(7);
+    auto* segment = early_segment.mutable_socket()->add_segments();
+    segment->set_from_bytes(1024);
+    segment->set_recv_overhead_us(0.2);
+    expect_error(nbr::simulator::machine_to_json(early_segment), "needs format_version 8");
+    early_segment.set_format_version(8);
+    segment->set_send_overhead_us(-0.1);
+    expect_error(nbr::simulator::machine_to_json(early_segment), "socket.segments[0].send_overhead_us");
     auto negative_ack = spec();
     negative_ack.set_format_version(6);
     negative_ack.mutable_socket()->set_ack_latency_us(-0.1);

@@ -26,12 +26,15 @@ enum class DistanceClass : std::uint8_t {
 inline constexpr std::size_t kDistanceClasses = 4;
 [[nodiscard]] const char* to_string(DistanceClass c);
 
-/// @brief Size-dependent override of latency, byte time and acknowledgment (picoseconds).
+/// @brief Size-dependent override of latency, byte time, acknowledgment and CPU overheads
+/// (picoseconds).
 struct SizeSegment {
     std::uint64_t from_bytes = 0;
     double latency_ps = 0;
     double byte_ps = 0;
     double ack_ps = -1;
+    double send_overhead_ps = 0;  ///< o_s at these sizes (format 8; else the class's)
+    double recv_overhead_ps = 0;  ///< o_r at these sizes (format 8; else the class's)
 };
 
 /// @brief LogGOPS parameters of one distance class, in picoseconds (per byte where named so).
@@ -60,6 +63,9 @@ struct LinkCost {
     [[nodiscard]] const SizeSegment* segment_for(std::uint64_t bytes) const;
     /// @brief Latency and byte time for a message of `bytes` bytes (segments applied).
     [[nodiscard]] std::pair<double, double> latency_and_byte_ps(std::uint64_t bytes) const;
+    /// @brief o_s and o_r for a message of `bytes` bytes (segments applied).
+    [[nodiscard]] double send_overhead_at(std::uint64_t bytes) const;
+    [[nodiscard]] double recv_overhead_at(std::uint64_t bytes) const;
     /// @brief How long after its receive a send of `bytes` completes (segments applied);
     /// negative: when its tail leaves (eager sizes, or no acknowledgment in the machine).
     [[nodiscard]] double ack_after_receive_ps(std::uint64_t bytes) const;
@@ -98,7 +104,7 @@ struct Machine {
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 7;
+inline constexpr std::uint32_t kMachineFormatVersion = 8;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();
