@@ -9,6 +9,7 @@
 
 #include "nbr.h"
 #include "nbr/compiler/compile.hpp"
+#include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/schema/file_io.hpp"
 
@@ -31,22 +32,30 @@ struct OwnedTempDir {
     }
 };
 
-/// The pair's one-edge naive pattern, compiled by this rank alone into `dir`.
-std::string compile_pair_pattern(const fs::path& dir) {
+/// The pair's pattern over `parallel` edges each way, compiled by this rank alone into `dir`:
+/// naive for one edge (libnbr hands it to MPI's call), distance halving for more (on two
+/// ranks one message each way carries every block, packed and unpacked by libnbr).
+std::string compile_pair_pattern(const fs::path& dir, std::uint32_t parallel) {
     compiler::CompileOptions options;
     options.output = dir / "pair";
     options.quiet = true;
-    options.source = "nbr-calibrate: one edge each way";
-    const std::vector<Edge> edges{{0, 1}, {1, 0}};
+    options.source = "nbr-calibrate: " + std::to_string(parallel) + " parallel edges each way";
+    if (parallel > 1) {
+        options.algorithm = compiler::AlgorithmKind::distance_halving;
+        options.algorithm_options.placement = Placement::block(2, 2, 2);
+    }
+    std::vector<Edge> edges;
+    for (std::uint32_t k = 0; k < parallel; ++k) edges.insert(edges.end(), {{0, 1}, {1, 0}});
     (void)compiler::compile(MPI_COMM_SELF, Topology::from_edges(2, edges), options);
     return options.output.string();
 }
 
 /// Median over `repeat` loops of 1000 calls, per call; `error` names a failed call.
-double time_calls(MPI_Comm graph, nbr_pattern_t pattern, std::uint64_t bytes, int repeat, std::string& error) {
+double time_calls(MPI_Comm graph, nbr_pattern_t pattern, std::uint64_t bytes, std::uint32_t parallel, int repeat,
+                  std::string& error) {
     constexpr int kCalls = 1000;
     const int count = static_cast<int>(bytes);
-    std::vector<char> send(bytes, 1), recv(bytes, 0);
+    std::vector<char> send(bytes * parallel, 1), recv(bytes * parallel, 0);
     std::vector<double> times;
     int code = NBR_SUCCESS;
     for (int r = 0; r <= std::max(1, repeat) && code == NBR_SUCCESS; ++r) {  // the first loop warms up
@@ -65,23 +74,24 @@ double time_calls(MPI_Comm graph, nbr_pattern_t pattern, std::uint64_t bytes, in
 
 }  // namespace
 
-double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, int repeat) {
+double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, std::uint32_t parallel, int repeat) {
     int rank = 0;
     MPI_Comm_rank(pair, &rank);
-    const int other = 1 - rank;
+    const std::vector<int> other(parallel, 1 - rank);
+    const int degree = static_cast<int>(parallel);
     OwnedTempDir dir;
     std::string pattern_dir;
     collective_try(pair, [&] {
         try {
             dir.path = make_owned_temp_dir(fs::temp_directory_path(), "nbr-calibrate-");
-            pattern_dir = compile_pair_pattern(dir.path);
+            pattern_dir = compile_pair_pattern(dir.path, parallel);
         } catch (const std::exception& e) {
             throw std::runtime_error(std::string("timing libnbr's call: ") + e.what());
         }
     });
     MPI_Comm graph = MPI_COMM_NULL;
-    MPI_Dist_graph_create_adjacent(pair, 1, &other, MPI_UNWEIGHTED, 1, &other, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
-                                   &graph);
+    MPI_Dist_graph_create_adjacent(pair, degree, other.data(), MPI_UNWEIGHTED, degree, other.data(), MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &graph);
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     const int loaded = nbr_load_pattern(pattern_dir.c_str(), graph, &pattern);  // collective: both agree
     if (loaded != NBR_SUCCESS) {
@@ -91,7 +101,7 @@ double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, int repeat) {
     // Both ranks make the same calls with the same arguments, so a call that fails (it should
     // not, on this pattern) fails on both: both loops stop there, and the ranks agree.
     std::string failed;
-    double t = time_calls(graph, pattern, bytes, repeat, failed);
+    double t = time_calls(graph, pattern, bytes, parallel, repeat, failed);
     (void)nbr_pattern_free(&pattern);
     MPI_Comm_free(&graph);
     collective_try(pair, [&] {

@@ -230,6 +230,7 @@ void check_format(const schema::Machine& spec, const Checker& check) {
           has_format8(spec.socket()) || has_format8(spec.node()) || has_format8(spec.network()) ||
               has_format8(spec.leaf()),
           "segments[].send_overhead_us or recv_overhead_us");
+    needs(8, spec.has_copy_block_ns(), "copy_block_ns");
 }
 
 /// Format 3: the leaf switches' uplinks, which need the switch level.
@@ -269,6 +270,9 @@ Machine machine_from_spec(const schema::Machine& spec, const std::string& source
     m.copy_byte_ps = check.value(spec, "copy_ns_per_byte", &schema::Machine::has_copy_ns_per_byte,
                                  &schema::Machine::copy_ns_per_byte, false) *
                      kPsPerNs;
+    m.copy_block_ps = check.value(spec, "copy_block_ns", &schema::Machine::has_copy_block_ns,
+                                  &schema::Machine::copy_block_ns, false) *
+                      kPsPerNs;
     m.link[static_cast<std::size_t>(DistanceClass::socket)] = link_cost(spec.socket(), "socket", check);
     m.link[static_cast<std::size_t>(DistanceClass::node)] = link_cost(spec.node(), "node", check);
     m.link[static_cast<std::size_t>(DistanceClass::network)] = link_cost(spec.network(), "network", check);

@@ -349,6 +349,7 @@ CalibrationPoint measure_point(Pair& pair, std::uint64_t bytes, std::uint64_t ea
         p.recv_us = pair.recv_overhead(bytes, p.send_us);
     } else {
         p.complete_us = pair.send_completion(bytes);
+        p.exchange_us = pair.exchange(bytes, 1);
     }
     p.rate_us = pair.rate(bytes);
     p.stream_messages = pair.burst(bytes);
@@ -395,8 +396,13 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
         for (const auto bytes : sizes) c.points.push_back(measure_point(pair, bytes, c.eager_limit));
         c.post_recv_us = pair.post_recv(sizes.front());
         c.call_bytes = sizes.front();
-        c.call_us = options.time_call ? options.time_call(pair.comm(), c.call_bytes, options.repeat)
+        c.call_us = options.time_call ? options.time_call(pair.comm(), c.call_bytes, 1, options.repeat)
                                       : pair.neighbor_call(c.call_bytes);
+        if (options.time_call) {
+            c.blocks_call_us = options.time_call(pair.comm(), c.call_bytes, c.blocks_call_edges, options.repeat);
+            c.large_blocks_call_us =
+                options.time_call(pair.comm(), c.large_blocks_bytes, c.blocks_call_edges, options.repeat);
+        }
         if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);
     });
     return c;

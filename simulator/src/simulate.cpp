@@ -148,7 +148,8 @@ private:
             const double overheads =
                 c.send_overhead_ps + c.recv_overhead_ps + c.send_overhead_at(bytes(i)) + c.recv_overhead_at(bytes(i));
             const double cpu = overheads + c.post_recv_ps + c.overflow_recv_ps +
-                               (c.send_byte_ps + c.recv_byte_ps + 2 * m_.copy_byte_ps) * b;
+                               (c.send_byte_ps + c.recv_byte_ps + 2 * m_.copy_byte_ps) * b +
+                               m_.copy_block_ps * (static_cast<double>(p_.units[i]) + p_.unpack_units[i]);
             const double way = 3 * latency + c.gap_ps + byte * b + std::max(0.0, c.ack_after_receive_ps(bytes(i)));
             const double nic = 4 * m_.nic_gap_ps + 2 * std::max(m_.nic_byte_ps, byte) * b;
             const double up = via_uplinks(i) ? 2 * (m_.uplink_gap_ps + std::max(m_.uplink_byte_ps, byte) * b) : 0.0;
@@ -251,6 +252,10 @@ private:
     }
     [[nodiscard]] bool off_node(std::uint32_t i) const { return klass_[i] >= DistanceClass::leaf; }
     [[nodiscard]] std::uint64_t bytes(std::uint32_t i) const { return std::uint64_t{p_.units[i]} * block_; }
+    /// A copy of `blocks` blocks, `b` bytes in all (packing or unpacking).
+    [[nodiscard]] double copy_ps(std::uint64_t b, std::uint32_t blocks) const {
+        return m_.copy_byte_ps * static_cast<double>(b) + m_.copy_block_ps * static_cast<double>(blocks);
+    }
     [[nodiscard]] const LinkCost& cost(std::uint32_t i) const { return m_.cost(klass_[i]); }
     /// v-variants: the size header sent ahead of a staged message (one uint64 per block).
     [[nodiscard]] std::uint64_t header_bytes(std::uint32_t i) const {
@@ -341,7 +346,7 @@ private:
         const auto h = header_bytes(i);
         Time& cpu = cpu_[core_[s]];
         const Time start = std::max(e.time, cpu);
-        const double pack = p_.packed[i] ? m_.copy_byte_ps * static_cast<double>(b) : 0.0;
+        const double pack = p_.packed[i] ? copy_ps(b, p_.units[i]) : 0.0;
         const double header = h > 0 ? c.send_overhead_at(h) + c.send_byte_ps * static_cast<double>(h) : 0.0;
         cpu = start + ps(pack) + ps(header + c.send_overhead_at(b) + c.send_byte_ps * static_cast<double>(b));
         if (!sent_at_.empty()) sent_at_[i] = start;
@@ -491,7 +496,7 @@ private:
         const auto d = p_.dst[i];
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
-        const double unpack = m_.copy_byte_ps * static_cast<double>(std::uint64_t{p_.unpack_units[i]} * block_);
+        const double unpack = copy_ps(std::uint64_t{p_.unpack_units[i]} * block_, p_.unpack_units[i]);
         // With a size header: its completion, then posting the payload's receive.
         const auto h = header_bytes(i);
         const double header =

@@ -79,22 +79,34 @@ void print_points(const nbr::simulator::Calibration& c, const std::string& klass
                 c.eager_limit > 0 ? std::to_string(c.eager_limit).c_str() : "none found", c.copy_ns_per_byte);
     std::printf("posting a receive %.3f us; nbr_neighbor_alltoall of %llu B over one edge each way %.3f us per call\n",
                 c.post_recv_us, static_cast<unsigned long long>(c.call_bytes), c.call_us);
+    if (c.blocks_call_us >= 0) {
+        std::printf("the same over %u parallel edges each way, one message of %u blocks: %.3f us per call",
+                    c.blocks_call_edges, c.blocks_call_edges, c.blocks_call_us);
+        if (c.large_blocks_call_us >= 0) {
+            std::printf(", %.3f us with blocks of %llu B", c.large_blocks_call_us,
+                        static_cast<unsigned long long>(c.large_blocks_bytes));
+        }
+        std::printf("\n");
+    }
     print_exchanges(c);
-    std::printf("%10s %12s %12s %12s %12s %12s\n", "bytes", "one_way_us", "send_us", "recv_us", "complete_us",
-                "rate_us");
+    std::printf("%10s %12s %12s %12s %12s %12s %12s\n", "bytes", "one_way_us", "send_us", "recv_us", "complete_us",
+                "exchange_us", "rate_us");
     for (const auto& p : c.points) {
-        std::printf("%10llu %12.3f %12.3f %12s %12s %12.3f\n", static_cast<unsigned long long>(p.bytes), p.one_way_us,
-                    p.send_us, measured_or_dash(p.recv_us).c_str(), measured_or_dash(p.complete_us).c_str(), p.rate_us);
+        std::printf("%10llu %12.3f %12.3f %12s %12s %12s %12.3f\n", static_cast<unsigned long long>(p.bytes),
+                    p.one_way_us, p.send_us, measured_or_dash(p.recv_us).c_str(),
+                    measured_or_dash(p.complete_us).c_str(), measured_or_dash(p.exchange_us).c_str(), p.rate_us);
     }
 }
 
 void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
-    std::printf("nbrc simulate with the fitted machine:\n%10s %12s %12s %12s %12s %12s %12s\n", "bytes", "one_way_us",
-                "predicted", "rate_us", "predicted", "complete_us", "predicted");
+    std::printf("nbrc simulate with the fitted machine:\n%10s %12s %12s %12s %12s %12s %12s %12s %12s\n", "bytes",
+                "one_way_us", "predicted", "rate_us", "predicted", "complete_us", "predicted", "exchange_us",
+                "predicted");
     for (const auto& k : checks) {
-        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %12s %12.3f\n", static_cast<unsigned long long>(k.bytes),
-                    k.one_way_us, k.predicted_one_way_us, k.rate_us, k.predicted_rate_us,
-                    measured_or_dash(k.complete_us).c_str(), k.predicted_complete_us);
+        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %12s %12.3f %12s %12.3f\n",
+                    static_cast<unsigned long long>(k.bytes), k.one_way_us, k.predicted_one_way_us, k.rate_us,
+                    k.predicted_rate_us, measured_or_dash(k.complete_us).c_str(), k.predicted_complete_us,
+                    measured_or_dash(k.exchange_us).c_str(), k.predicted_exchange_us);
     }
 }
 
@@ -153,6 +165,12 @@ int calibrate(const Options& o, int rank) {
     if (klass == DistanceClass::socket) {
         std::printf("per-call cost (the call less its two messages as simulated): %.3f us\n",
                     machine.call_overhead_us());
+        if (machine.has_copy_block_ns()) {
+            std::printf(
+                "libnbr's copies (those calls less their simulated time, per block and per byte packed or "
+                "unpacked): %.2f ns per block, %.4f ns per byte\n",
+                machine.copy_block_ns(), machine.copy_ns_per_byte());
+        }
     }
     return emit(o, machine);
 }

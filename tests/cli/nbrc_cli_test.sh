@@ -310,13 +310,16 @@ expect 0 "OK" -- $nbrc verify hm2 --topology random.el
 expect 0 "wrote cal.json" -- $launch2 $calibrate --sizes 1,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
 # A new machine file is written in the newest format (8): the 2 KiB segment with the CPU
-# overheads measured there, a per-pair eager buffer where the exchanges showed one.
+# overheads measured there, the copy cost per block, a per-pair eager buffer where the
+# exchanges showed one.
 grep -q '"format_version": 8,' cal.json && grep -q '"call_overhead_us"' cal.json &&
   grep -q '"post_recv_overhead_us"' cal.json && pass || fail "calibrated format-8 file or its costs missing: $(cat cal.json)"
 python3 -c 'import json, sys
-s = json.load(open("cal.json"))["socket"]["segments"][-1]
-sys.exit(0 if s["from_bytes"] == "2048" and s["send_overhead_us"] > 0 and s["recv_overhead_us"] > 0 else 1)' &&
-  pass || fail "calibrated 2 KiB segment without its overheads: $(cat cal.json)"
+m = json.load(open("cal.json"))
+s = m["socket"]["segments"][-1]
+sys.exit(0 if s["from_bytes"] == "2048" and s["send_overhead_us"] > 0 and s["recv_overhead_us"] > 0 and
+         m["copy_block_ns"] >= 0 else 1)' &&
+  pass || fail "calibrated 2 KiB segment without its overheads, or no copy cost per block: $(cat cal.json)"
 python3 -c 'import json, sys
 s = json.load(open("cal.json"))["socket"]
 sys.exit(0 if "eager_buffer_bytes" not in s or int(s["eager_buffer_bytes"]) > 0 else 1)' &&

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nbr/simulator/calibrate.hpp"
+#include "nbr/simulator/simulate.hpp"
 
 namespace {
 
@@ -58,6 +59,7 @@ Calibration measured_on(const nbr::schema::Machine& machine, const Overheads& ov
             p.one_way_us = check.predicted_one_way_us;
             p.rate_us = check.predicted_rate_us;
             if (p.bytes > c.eager_limit) p.complete_us = check.predicted_complete_us;
+            if (p.bytes > c.eager_limit) p.exchange_us = check.predicted_exchange_us;
         }
     }
     return c;
@@ -147,8 +149,33 @@ TEST(Calibrate, TheAcknowledgmentIsWhatTheSenderWaitsBeyondTheOneWayTime) {
             EXPECT_NEAR(check.predicted_complete_us, check.complete_us, 1e-5) << check.bytes << " B";
         }
     }
+    // Exchanges as the machine makes them: the fit's exchanges are the measured ones.
+    for (const auto& check : nbr::simulator::check_calibration(fitted, DistanceClass::socket, c)) {
+        if (check.bytes > 1024) {
+            EXPECT_NEAR(check.predicted_exchange_us, check.exchange_us, 1e-5) << check.bytes << " B";
+        }
+    }
+    // Exchanges 0.4 longer than the model's (two transfers at once costing more than one):
+    // each segment's acknowledgment, and the class's, grow by that much.
+    auto slower = c;
+    for (auto& p : slower.points) {
+        if (p.exchange_us >= 0) p.exchange_us += 0.4;
+    }
+    const auto raised = nbr::simulator::fit_link_class(slower);
+    EXPECT_NEAR(raised.ack_latency_us(), 0.7, 1e-5);
+    for (const auto& segment : raised.segments()) {
+        if (segment.from_bytes() > 1024) EXPECT_NEAR(segment.ack_latency_us(), 0.7, 1e-5) << segment.from_bytes();
+    }
+    auto refitted = known_machine();
+    nbr::simulator::apply_calibration(refitted, DistanceClass::socket, slower, "test");
+    for (const auto& check : nbr::simulator::check_calibration(refitted, DistanceClass::socket, slower)) {
+        if (check.bytes > 1024) {
+            EXPECT_NEAR(check.predicted_exchange_us, check.exchange_us, 1e-5) << check.bytes << " B";
+        }
+    }
     // A sender that completed before the one-way time (noise) fits an acknowledgment of 0.
     auto early = c;
+    for (auto& p : early.points) p.exchange_us = -1;
     for (auto& p : early.points) {
         if (p.complete_us >= 0) p.complete_us = p.one_way_us - 0.1;
     }
@@ -197,6 +224,46 @@ TEST(Calibrate, TheExchangesKneesGiveTheEagerBufferAndItsOverflowCost) {
     auto single = known_machine();
     nbr::simulator::apply_calibration(single, DistanceClass::socket, c, "test");
     EXPECT_EQ(single.format_version(), 7U);
+}
+
+/// One message each way between ranks 0 and 1 of `blocks` blocks, packed and unpacked.
+nbr::simulator::SimProgram blocks_exchange(std::uint32_t blocks) {
+    nbr::simulator::SimProgram p;
+    p.num_ranks = 2;
+    p.first_message = {0, 1, 2};
+    p.src = {0, 1};
+    p.dst = {1, 0};
+    p.units = {blocks, blocks};
+    p.unpack_units = {blocks, blocks};
+    p.packed = {1, 1};
+    p.dependencies = {0, 0};
+    p.first_dependent = {0, 0, 0};
+    return p;
+}
+
+TEST(Calibrate, LibnbrsCopiesPerBlockAndPerByteComeFromItsCalls) {
+    // Calls of 32 blocks each way made by a machine that copies at 4 ns per block and 0.03 ns
+    // per byte (memcpy measured 0.01): both fitted back.
+    auto truth = known_machine();
+    truth.set_format_version(8);
+    truth.set_copy_block_ns(4);
+    truth.set_copy_ns_per_byte(0.03);
+    const auto machine = nbr::simulator::machine_from_spec(truth, "truth");
+    const auto pair = nbr::Placement::block(2, 2, 2);
+    auto c = measured_on(known_machine());
+    c.blocks_call_us = nbr::simulator::simulate(blocks_exchange(32), machine, pair, c.call_bytes).latency_us;
+    c.large_blocks_call_us =
+        nbr::simulator::simulate(blocks_exchange(32), machine, pair, c.large_blocks_bytes).latency_us;
+    auto base = known_machine();
+    base.set_copy_ns_per_byte(0.01);
+    const auto costs = nbr::simulator::fit_copy_costs(base, DistanceClass::socket, c);
+    EXPECT_NEAR(costs.block_ns, 4.0, 1e-2);
+    EXPECT_NEAR(costs.byte_ns, 0.03, 1e-5);
+    // Not measured: no block cost, memcpy per byte.
+    c.blocks_call_us = c.large_blocks_call_us = -1;
+    const auto memcpy_only = nbr::simulator::fit_copy_costs(base, DistanceClass::socket, c);
+    EXPECT_EQ(memcpy_only.block_ns, 0.0);
+    EXPECT_EQ(memcpy_only.byte_ns, 0.01);
 }
 
 TEST(Calibrate, RejectsEmptyOrUnsortedMeasurements) {

@@ -484,6 +484,13 @@ TEST(Simulate, CombinedMessageWaitsForBothInputs) {
         EXPECT_EQ(r.critical_path_messages, 2U);
         EXPECT_EQ(r.last_rank, 3U);
     }
+    // A copy cost of 0.1 per block (format 8): the inputs' packs 0.6 (arriving at 3.1, received
+    // at 3.35 and 3.6; rank 2 unpacks nothing it forwards), the combined pack 1.2 (to 4.8),
+    // o_s, inject, L (8.3), o_r, the unpack of both blocks 1.2: 9.75.
+    auto m = spec();
+    m.set_format_version(8);
+    m.set_copy_block_ns(100);
+    EXPECT_DOUBLE_EQ(run(p, m, 4, 1000, Collective::alltoall).latency_us, 9.75);
 }
 
 TEST(Simulate, AllgatherSendsDuplicateEdgesOnceAlltoallTwice) {
@@ -722,6 +729,10 @@ TEST(Machine, RejectsBadFiles) {
     segment->set_from_bytes(1024);
     segment->set_recv_overhead_us(0.2);
     expect_error(nbr::simulator::machine_to_json(early_segment), "needs format_version 8");
+    auto early_block = spec();
+    early_block.set_format_version(7);
+    early_block.set_copy_block_ns(5);
+    expect_error(nbr::simulator::machine_to_json(early_block), "'copy_block_ns' needs format_version 8");
     early_segment.set_format_version(8);
     segment->set_send_overhead_us(-0.1);
     expect_error(nbr::simulator::machine_to_json(early_segment), "socket.segments[0].send_overhead_us");

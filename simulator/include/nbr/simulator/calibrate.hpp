@@ -20,6 +20,9 @@ struct CalibrationPoint {
     /// Sender time from posting a nonblocking send to its completion, the receiver waiting in
     /// its receive; negative where not measured (eager sizes: the send completes on its own).
     double complete_us = -1;
+    /// One message each way, both receives posted before the sends, then a wait for all (as a
+    /// neighborhood call over one edge); negative where not measured (eager sizes).
+    double exchange_us = -1;
     double rate_us = 0;       ///< time per message of a stream of messages (PRTT(n) − PRTT(1)) / (n − 1)
     int stream_messages = 2;  ///< n of the stream (and of the send and receive bursts)
 };
@@ -64,6 +67,15 @@ struct Calibration {
     /// way (nbr-calibrate: libnbr's call, `time_libnbr_call`); negative: not measured.
     double call_us = -1;
     std::uint64_t call_bytes = 1;
+    /// The same call over `blocks_call_edges` parallel edges each way whose blocks travel in
+    /// one message each way (packed by the sender, unpacked by the receiver: what combining
+    /// patterns do); negative: not measured.
+    double blocks_call_us = -1;
+    std::uint32_t blocks_call_edges = 32;
+    /// The same with blocks of `large_blocks_bytes` (the copies' bytes then count); negative:
+    /// not measured.
+    double large_blocks_call_us = -1;
+    std::uint64_t large_blocks_bytes = 512;
     /// Exchanges of two eager sizes, and the buffer fitted to them (the bursts of `points` at
     /// eager sizes stay within it).
     std::vector<ExchangeBursts> buffer_exchanges;
@@ -74,16 +86,19 @@ struct Calibration {
 /// the simulator reproduces the measured one-way time and message rate at every measured
 /// size, the one-way time only where a stream is no slower per message than one message
 /// alone (L is at least 0; docs/simulate.md, "Calibration"):
-/// - o_s, o_r: medians of the bursts' per-message times, at most the stream's time per
-///   message at the smallest size (per-byte CPU costs are not separated from G: on shared
-///   memory the CPU's copy is the transfer);
+/// - o_s, o_r: the bursts' per-message times at the smallest size for the class, each larger
+///   size's in its segment (format 8; o_r of the class above the eager limit), each at most
+///   the stream's time per message at its size;
 /// - g: the stream's time per message at the smallest size; G per size segment: the rest of
 ///   the stream's time per message, per byte;
-/// - L per size segment: the one-way time less o_s, G·b and o_r (eager), or a third of what
-///   remains after the receiver's answer o_r (rendezvous: three latencies), at least 0;
+/// - L per size segment: the one-way time less o_s, G·b and o_r of the size (eager), or a
+///   third of what remains after the receiver's answer o_r (rendezvous: three latencies), at
+///   least 0;
 /// - the posted-receive cost: the measured time per posted receive;
 /// - the acknowledgment latency (above the eager limit, where measured): per size segment the
-///   sender's completion less the one-way time (at least 0), the median of them for the class.
+///   sender's completion less the one-way time (at least 0), raised by what the exchange of
+///   one message each way took beyond the class's prediction of it; the median of them for
+///   the class.
 /// @throws std::invalid_argument if there are no points or sizes are not increasing.
 [[nodiscard]] schema::LinkClass fit_link_class(const Calibration& calibration);
 
@@ -92,14 +107,30 @@ struct Calibration {
 [[nodiscard]] double fit_call_overhead(const schema::Machine& machine, DistanceClass klass,
                                        const Calibration& calibration);
 
+/// @brief The copy costs of libnbr's packing and unpacking, from its calls over parallel edges
+/// combined into one message each way.
+struct CopyCosts {
+    double block_ns = 0;  ///< per block beyond its bytes
+    double byte_ns = 0;   ///< per byte
+};
+
+/// @brief Fits `CopyCosts`: per block, the call of 1 B blocks less what the simulator
+/// predicts for it on `machine` (its per-call cost included), per block each rank packs or
+/// unpacks; per byte, the call of larger blocks less the prediction with that block cost and
+/// no byte cost, per byte each rank packs or unpacks (each at least 0). Where a call was not
+/// measured: no block cost, and the machine's `copy_ns_per_byte` (memcpy) per byte.
+[[nodiscard]] CopyCosts fit_copy_costs(const schema::Machine& machine, DistanceClass klass,
+                                       const Calibration& calibration);
+
 /// @brief The switch time of two ranks sharing a core: their measured one-way time of `bytes`
 /// less the one-way time `machine` predicts for two ranks on one socket with a core each (at
 /// least 0).
 [[nodiscard]] double fit_switch(const schema::Machine& machine, double shared_one_way_us, std::uint64_t bytes);
 
-/// @brief Puts the fitted class into `machine` (replacing what was there), the copy cost and
+/// @brief Puts the fitted class into `machine` (replacing what was there), the copy costs and
 /// the per-call cost too when the class is `socket` (the machine becomes format 2, 6 with an
-/// acknowledgment, 7 with an eager buffer), and a line in `sources`: "CLASS: measured by " + `source` (the tool and
+/// acknowledgment, 7 with an eager buffer, 8 with overheads per size or a copy cost per
+/// block), and a line in `sources`: "CLASS: measured by " + `source` (the tool and
 /// what it measured).
 /// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,
@@ -128,6 +159,8 @@ struct CalibrationCheck {
     /// model's: the later of the sender's and the receiver's completion, so the one-way time
     /// where a send completes when its tail leaves.
     double complete_us = -1, predicted_complete_us = 0;
+    /// The exchange of one message each way (rendezvous sizes; negative where not measured).
+    double exchange_us = -1, predicted_exchange_us = 0;
 };
 
 /// @brief Simulates the ping-pong half round trip and the stream of every point on `machine`

@@ -8,15 +8,17 @@
 
 namespace nbr::simulator {
 
-/// @brief Time per call of libnbr's blocking `nbr_neighbor_alltoall` of `bytes` over one edge
-/// each way between the two ranks of `pair` (median of `repeat` loops of 1000 calls): the
-/// one-edge naive pattern, compiled by each rank into a temporary directory of its own (the
-/// two need not share a file system), loaded on a dist-graph communicator of the pair, so
-/// libnbr hands it to MPI's neighborhood alltoall. This is the per-call quantity
-/// `nbr-calibrate` and `nbr-bench --calibrate` measure: the call libnbr's users make, with
-/// libnbr's own argument checks and band choice. Collective over `pair` (2 ranks); valid on
-/// both. @throws std::runtime_error on both ranks if either cannot compile, load or call.
-[[nodiscard]] double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, int repeat);
+/// @brief Time per call of libnbr's blocking `nbr_neighbor_alltoall` of `bytes` over
+/// `parallel` edges each way between the two ranks of `pair` (median of `repeat` loops of
+/// 1000 calls), compiled by each rank into a temporary directory of its own (the two need not
+/// share a file system) and loaded on a dist-graph communicator of the pair. Over one edge the
+/// naive pattern, which libnbr hands to MPI's neighborhood alltoall: the per-call quantity
+/// `nbr-calibrate` and `nbr-bench --calibrate` measure, the call libnbr's users make, with
+/// libnbr's own argument checks and band choice. Over more, distance halving's pattern, one
+/// message each way with every block, which libnbr packs and unpacks: the copy per block.
+/// Collective over `pair` (2 ranks); valid on both. @throws std::runtime_error on both ranks
+/// if either cannot compile, load or call.
+[[nodiscard]] double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, std::uint32_t parallel, int repeat);
 
 /// @brief `measure_link` with the per-call quantity timed on libnbr's call
 /// (`time_libnbr_call`): what nbr-calibrate and nbr-bench --calibrate measure.

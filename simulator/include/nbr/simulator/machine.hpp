@@ -83,7 +83,8 @@ struct Machine {
     std::string description;
     std::uint32_t ranks_per_node = 1;
     std::uint32_t ranks_per_socket = 1;
-    double copy_byte_ps = 0;  ///< memory copy per byte (packing and unpacking)
+    double copy_byte_ps = 0;   ///< memory copy per byte (packing and unpacking)
+    double copy_block_ps = 0;  ///< memory copy per block beyond its bytes (format 8)
     std::array<LinkCost, kDistanceClasses> link;
     double nic_gap_ps = 0;
     double nic_byte_ps = 0;

@@ -19,11 +19,12 @@ struct MeasureOptions {
     std::vector<std::uint64_t> sizes;         ///< message sizes; the eager limit and one byte more are added
     int repeat = 11;                          ///< repetitions per quantity (the median is kept)
     std::uint64_t max_eager_probe = 1 << 20;  ///< the eager limit is searched up to this size
-    /// Times the per-call quantity: a blocking neighborhood alltoall of `bytes` over one edge
-    /// each way between the two ranks of `pair`, per call (median of `repeat`), valid on rank
-    /// 0. Empty: MPI_Neighbor_alltoall itself. nbr-calibrate passes `time_libnbr_call`, the
-    /// call libnbr's users make.
-    std::function<double(MPI_Comm pair, std::uint64_t bytes, int repeat)> time_call;
+    /// Times the per-call quantity: a blocking neighborhood alltoall of `bytes` over `edges`
+    /// parallel edges each way between the two ranks of `pair`, per call (median of
+    /// `repeat`), valid on rank 0; over more than one edge, the blocks travel in one message
+    /// each way. Empty: MPI_Neighbor_alltoall itself over one edge (the blocks call is then not
+    /// measured). nbr-calibrate passes `time_libnbr_call`, the call libnbr's users make.
+    std::function<double(MPI_Comm pair, std::uint64_t bytes, std::uint32_t edges, int repeat)> time_call;
 };
 
 /// @brief Measures the LogGP quantities between ranks 0 and 1 of `comm` (ping-pong, bursts of
