@@ -350,8 +350,9 @@ CopyCosts fit_copy_costs(const schema::Machine& spec, DistanceClass klass, const
         if (c.large_blocks_call_us < 0) break;
         const double large =
             blocks_call_predicted(spec, klass, c.blocks_call_edges, c.large_blocks_bytes, costs.block_ns * kNsPerUs, 0);
-        costs.byte_ns = std::max(0.0, c.large_blocks_call_us - large) * kNsPerUs /
-                        (copies * static_cast<double>(c.large_blocks_bytes));
+        // A copy is no faster than a plain memcpy of 1 MiB: noise below that is not a rate.
+        costs.byte_ns = std::max(spec.copy_ns_per_byte(), std::max(0.0, c.large_blocks_call_us - large) * kNsPerUs /
+                                                              (copies * static_cast<double>(c.large_blocks_bytes)));
     }
     return costs;
 }

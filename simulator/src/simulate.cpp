@@ -145,8 +145,11 @@ private:
             const LinkCost& c = cost(i);
             const double b = static_cast<double>(bytes(i) + header_bytes(i));
             const auto [latency, byte] = c.latency_and_byte_ps(bytes(i));
+            // Twice (a size header or a rendezvous answer besides the payload) the largest
+            // overhead any of them pays.
             const double overheads =
-                c.send_overhead_ps + c.recv_overhead_ps + c.send_overhead_at(bytes(i)) + c.recv_overhead_at(bytes(i));
+                2 * std::max({c.send_overhead_ps, c.send_overhead_at(bytes(i)), c.send_overhead_at(header_bytes(i))}) +
+                2 * std::max({c.recv_overhead_ps, c.recv_overhead_at(bytes(i)), c.recv_overhead_at(header_bytes(i))});
             const double cpu = overheads + c.post_recv_ps + c.overflow_recv_ps +
                                (c.send_byte_ps + c.recv_byte_ps + 2 * m_.copy_byte_ps) * b +
                                m_.copy_block_ps * (static_cast<double>(p_.units[i]) + p_.unpack_units[i]);

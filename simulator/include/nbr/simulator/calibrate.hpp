@@ -116,8 +116,9 @@ struct CopyCosts {
 
 /// @brief Fits `CopyCosts`: per block, the call of 1 B blocks less what the simulator
 /// predicts for it on `machine` (its per-call cost included), per block each rank packs or
-/// unpacks; per byte, the call of larger blocks less the prediction with that block cost and
-/// no byte cost, per byte each rank packs or unpacks (each at least 0). Where a call was not
+/// unpacks (at least 0); per byte, the call of larger blocks less the prediction with that
+/// block cost and no byte cost, per byte each rank packs or unpacks (at least the machine's
+/// `copy_ns_per_byte`, the memcpy measured). Where a call was not
 /// measured: no block cost, and the machine's `copy_ns_per_byte` (memcpy) per byte.
 [[nodiscard]] CopyCosts fit_copy_costs(const schema::Machine& machine, DistanceClass klass,
                                        const Calibration& calibration);
