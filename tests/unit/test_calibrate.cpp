@@ -164,7 +164,9 @@ TEST(Calibrate, TheAcknowledgmentIsWhatTheSenderWaitsBeyondTheOneWayTime) {
     const auto raised = nbr::simulator::fit_link_class(slower);
     EXPECT_NEAR(raised.ack_latency_us(), 0.7, 1e-5);
     for (const auto& segment : raised.segments()) {
-        if (segment.from_bytes() > 1024) EXPECT_NEAR(segment.ack_latency_us(), 0.7, 1e-5) << segment.from_bytes();
+        if (segment.from_bytes() > 1024) {
+            EXPECT_NEAR(segment.ack_latency_us(), 0.7, 1e-5) << segment.from_bytes();
+        }
     }
     auto refitted = known_machine();
     nbr::simulator::apply_calibration(refitted, DistanceClass::socket, slower, "test");
