@@ -240,14 +240,15 @@ void raise_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
     spec.set_format_version(kMachineFormatVersion);
     spec.set_ranks_per_node(2);
     spec.set_ranks_per_socket(2);
+    *spec.mutable_socket() = link;
+    *spec.mutable_node() = link;
+    *spec.mutable_network() = link;
+    // Raising one segment's A does not change another size's prediction: one machine serves all.
+    const auto machine = messaging_only(spec, true);
     std::vector<double> acks;
     for (int i = 0; i < link.segments_size(); ++i) {
         const auto& p = c.points[static_cast<std::size_t>(i) + 1];
         if (!rendezvous(c, p.bytes) || p.exchange_us < 0) continue;
-        *spec.mutable_socket() = link;
-        *spec.mutable_node() = link;
-        *spec.mutable_network() = link;
-        const auto machine = messaging_only(spec, true);
         const double predicted =
             simulate(exchange_program(), machine, pair_placement(DistanceClass::socket), p.bytes).latency_us;
         auto* segment = link.mutable_segments(i);
@@ -322,12 +323,10 @@ double fit_call_overhead(const schema::Machine& spec, DistanceClass klass, const
 
 namespace {
 
-/// The simulated call of `edges` blocks of `bytes` each way in one message, on `spec` with
+/// The simulated call of `edges` blocks of `bytes` each way in one message, on `machine` with
 /// the given copy costs (ps).
-double blocks_call_predicted(const schema::Machine& spec, DistanceClass klass, std::uint32_t edges, std::uint64_t bytes,
+double blocks_call_predicted(Machine& machine, DistanceClass klass, std::uint32_t edges, std::uint64_t bytes,
                              double block_ps, double byte_ps) {
-    auto machine = machine_from_spec(spec, "the calibrated machine");
-    if (klass == DistanceClass::network) machine.nodes_per_switch = 0;
     machine.copy_block_ps = block_ps;
     machine.copy_byte_ps = byte_ps;
     return simulate(blocks_exchange_program(edges), machine, pair_placement(klass), bytes).latency_us;
@@ -343,13 +342,15 @@ CopyCosts fit_copy_costs(const schema::Machine& spec, DistanceClass klass, const
     // small call's bytes and the large call's blocks are known only once the other is fitted:
     // a few rounds settle both.
     const double copies = 2.0 * c.blocks_call_edges;
+    auto machine = machine_from_spec(spec, "the calibrated machine");
+    if (klass == DistanceClass::network) machine.nodes_per_switch = 0;
     for (int round = 0; round < 3; ++round) {
         const double small =
-            blocks_call_predicted(spec, klass, c.blocks_call_edges, c.call_bytes, 0, costs.byte_ns * kNsPerUs);
+            blocks_call_predicted(machine, klass, c.blocks_call_edges, c.call_bytes, 0, costs.byte_ns * kNsPerUs);
         costs.block_ns = std::max(0.0, c.blocks_call_us - small) * kNsPerUs / copies;
         if (c.large_blocks_call_us < 0) break;
-        const double large =
-            blocks_call_predicted(spec, klass, c.blocks_call_edges, c.large_blocks_bytes, costs.block_ns * kNsPerUs, 0);
+        const double large = blocks_call_predicted(machine, klass, c.blocks_call_edges, c.large_blocks_bytes,
+                                                   costs.block_ns * kNsPerUs, 0);
         // A copy is no faster than a plain memcpy of 1 MiB: noise below that is not a rate.
         costs.byte_ns = std::max(spec.copy_ns_per_byte(), std::max(0.0, c.large_blocks_call_us - large) * kNsPerUs /
                                                               (copies * static_cast<double>(c.large_blocks_bytes)));

@@ -62,48 +62,29 @@ public:
     /// 0's time (median of the repetitions), on both ranks (what they measure next depends on it).
     double exchange(std::uint64_t bytes, int n) {
         resize(bytes, 2 * n);
-        const int other = 1 - rank_;
-        const int count = static_cast<int>(bytes);
         double t = repeat_median([&] {
             MPI_Barrier(comm_);
             const double t0 = now_us();
-            for (int k = 0; k < n; ++k) {
-                MPI_Irecv(recv_.data() + k * bytes, count, MPI_BYTE, other, 0, comm_, &requests_[k]);
-            }
-            for (int k = 0; k < n; ++k) {
-                MPI_Isend(send_.data() + k * bytes, count, MPI_BYTE, other, 0, comm_, &requests_[n + k]);
-            }
-            MPI_Waitall(2 * n, requests_.data(), MPI_STATUSES_IGNORE);
+            exchange_once(bytes, n);
             return now_us() - t0;
         });
         MPI_Bcast(&t, 1, MPI_DOUBLE, 0, comm_);
         return t;
     }
 
-    /// One message each way, back to back (each rank posts its receive, then its send, and
-    /// waits for both), up to 100 times per repetition: the time per exchange, as a loop of
-    /// neighborhood calls over one edge sees it (no barrier's skew in it).
+    /// One message each way, back to back, `inner_rounds` times per repetition: the time per
+    /// exchange, as a loop of neighborhood calls over one edge sees it (no barrier's skew in it).
     double exchange_loop(std::uint64_t bytes) {
-        const int inner =
-            static_cast<int>(std::clamp<std::uint64_t>((1 << 22) / std::max<std::uint64_t>(bytes, 1), 2, 100));
+        const int inner = inner_rounds(bytes);
         resize(bytes, 2);
-        const int other = 1 - rank_;
-        const int count = static_cast<int>(bytes);
-        double t = timed([&] {
-                       for (int k = 0; k < inner; ++k) {
-                           MPI_Irecv(recv_.data(), count, MPI_BYTE, other, 0, comm_, &requests_[0]);
-                           MPI_Isend(send_.data(), count, MPI_BYTE, other, 0, comm_, &requests_[1]);
-                           MPI_Waitall(2, requests_.data(), MPI_STATUSES_IGNORE);
-                       }
-                   }) /
-                   inner;
-        MPI_Bcast(&t, 1, MPI_DOUBLE, 0, comm_);
-        return t;
+        return timed([&] {
+                   for (int k = 0; k < inner; ++k) exchange_once(bytes, 1);
+               }) /
+               inner;
     }
 
     double one_way(std::uint64_t bytes) {
-        const int inner =
-            static_cast<int>(std::clamp<std::uint64_t>((1 << 22) / std::max<std::uint64_t>(bytes, 1), 2, 100));
+        const int inner = inner_rounds(bytes);
         resize(bytes, 1);
         return timed([&] {
                    for (int k = 0; k < inner; ++k) ping_pong(bytes);
@@ -240,6 +221,24 @@ public:
     }
 
 private:
+    /// Round trips or exchanges per timed repetition: 4 MiB of messages, 2 to 100.
+    static int inner_rounds(std::uint64_t bytes) {
+        return static_cast<int>(std::clamp<std::uint64_t>((1 << 22) / std::max<std::uint64_t>(bytes, 1), 2, 100));
+    }
+
+    /// Each rank posts n receives from the other, then n sends to it, and waits for all.
+    void exchange_once(std::uint64_t bytes, int n) {
+        const int other = 1 - rank_;
+        const int count = static_cast<int>(bytes);
+        for (int k = 0; k < n; ++k) {
+            MPI_Irecv(recv_.data() + k * bytes, count, MPI_BYTE, other, 0, comm_, &requests_[k]);
+        }
+        for (int k = 0; k < n; ++k) {
+            MPI_Isend(send_.data() + k * bytes, count, MPI_BYTE, other, 0, comm_, &requests_[n + k]);
+        }
+        MPI_Waitall(2 * n, requests_.data(), MPI_STATUSES_IGNORE);
+    }
+
     void resize(std::uint64_t bytes, int n) {
         const auto need = static_cast<std::size_t>(bytes) * static_cast<std::size_t>(n);
         if (send_.size() < need) send_.assign(need, std::byte{1});
