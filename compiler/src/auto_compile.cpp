@@ -277,7 +277,7 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
     manifest.set_machine(options.machine.name);
     manifest.set_placement(options.placement->description());
     for (auto size : options.sizes) manifest.add_sizes(size);
-    manifest.set_margin(options.margin);
+    manifest.set_margin(effective_margin(options));
     for (const auto& selector : options.candidates) manifest.add_candidate_selectors(selector);
     if (options.variable_bytes) {
         manifest.set_variable_from_bytes(options.variable_bytes->first);
@@ -341,6 +341,10 @@ void check_options(const Topology& topology, const AutoOptions& options) {
 
 }  // namespace
 
+double effective_margin(const AutoOptions& options) {
+    return std::max(options.margin, options.machine.ratio_error);
+}
+
 std::vector<std::uint64_t> default_auto_sizes() {
     std::vector<std::uint64_t> sizes;
     for (std::uint64_t size = 1; size <= (std::uint64_t{4} << 20); size *= 2) sizes.push_back(size);
@@ -395,8 +399,8 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     progress.say("simulated " + std::to_string(candidates.size()) + " candidates at " +
                  std::to_string(options.sizes.size()) + " sizes on " + options.machine.name + " (" +
                  std::to_string(report.simulation_units) + " units; " + balance_text(report) + ")");
-    const auto choice =
-        choose_variants(predictions, options.margin, variable_size_range(options.sizes, options.variable_bytes));
+    const auto choice = choose_variants(predictions, effective_margin(options),
+                                        variable_size_range(options.sizes, options.variable_bytes));
     const auto manifest = make_manifest(topology, options, built, predictions, messages, choice);
     for (const auto& variant : manifest.variants()) report.variants.push_back(variant.name());
     collective_try(comm, [&] {

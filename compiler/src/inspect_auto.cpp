@@ -16,6 +16,13 @@ namespace nbr::compiler {
 
 namespace {
 
+/// A margin as a percentage of three significant digits ("1%", "14.6%").
+std::string percent(double fraction) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g%%", fraction * 100);
+    return text;
+}
+
 using nbr::common::internal::json_string;
 using nbr::common::internal::number;
 
@@ -93,8 +100,8 @@ std::string band_reason(const schema::Manifest& manifest, int band) {
     char text[256];
     const char* runner_name = runner < 0 ? "none" : manifest.candidates(runner).name().c_str();
     if (winner <= 0) {
-        std::snprintf(text, sizeof text, "no candidate beats naive by the %.0f%% margin (best: %s %.2fx)",
-                      manifest.margin() * 100, runner_name, runner_speedup);
+        std::snprintf(text, sizeof text, "no candidate beats naive by the %s margin (best: %s %.2fx)",
+                      percent(manifest.margin()).c_str(), runner_name, runner_speedup);
     } else {
         std::snprintf(text, sizeof text, "%.2fx faster than naive (next best: %s %.2fx)",
                       speedup(manifest, winner, c, first, last), runner_name, runner_speedup);
@@ -192,7 +199,7 @@ std::string format_auto(const schema::Manifest& manifest) {
     std::ostringstream out;
     out << "auto pattern: " << manifest.num_ranks() << " ranks, " << manifest.num_edges() << " edges, chosen for "
         << manifest.machine() << " (placement " << manifest.placement() << "), margin "
-        << number(manifest.margin() * 100) << "%\n";
+        << percent(manifest.margin()) << "\n";
     out << "source: " << manifest.source() << "\n";
     if (manifest.candidate_selectors_size() > 0) out << "candidates: " << selectors_text(manifest) << "\n";
     out << "variants (each a pattern directory: nbrc inspect DIR/NAME):";

@@ -504,7 +504,10 @@ CLI::App* add_compile(CLI::App& app, Options& o) {
                      "auto: the candidates to try, comma-separated: names as nbrc candidates lists them, or a prefix "
                      "and * (kgroup*, hierarchical-cube*); naive always; default: all")
         ->delimiter(',');
-    compile->add_option("--margin", o.margin, "auto: a candidate replaces naive only if it is this much faster")
+    compile
+        ->add_option("--margin", o.margin,
+                     "auto: a candidate replaces naive only if it is this much faster (at least the machine file's "
+                     "ratio_error)")
         ->check(CLI::Range(0.0, 10.0))
         ->capture_default_str();
     add_placement_options(compile, o,

@@ -79,6 +79,25 @@ SimProgram blocks_exchange_program(std::uint32_t blocks) {
     return p;
 }
 
+/// `n` messages each way, all posted at the start (naive's neighborhood call over n parallel
+/// edges).
+SimProgram parallel_exchange_program(std::uint32_t n) {
+    SimProgram p;
+    p.num_ranks = 2;
+    p.first_message = {0, n, 2 * std::uint64_t{n}};
+    for (std::uint32_t i = 0; i < 2 * n; ++i) {
+        p.src.push_back(i < n ? 0 : 1);
+        p.dst.push_back(i < n ? 1 : 0);
+        p.units.push_back(1);
+        p.unpack_units.push_back(0);
+        p.packed.push_back(0);
+        p.dependencies.push_back(0);
+        p.first_dependent.push_back(0);
+    }
+    p.first_dependent.push_back(0);
+    return p;
+}
+
 /// The machine as the point-to-point measurements see it: no call, receives posted before
 /// the timer starts (streams) or while waiting (ping-pong). Without `acks` a send completes
 /// when its tail leaves: what the one-way times and streams measure ends at a receive, which
@@ -358,6 +377,40 @@ CopyCosts fit_copy_costs(const schema::Machine& spec, DistanceClass klass, const
     return costs;
 }
 
+std::vector<PatternCheck> check_patterns(const schema::Machine& spec, DistanceClass klass, const Calibration& c) {
+    auto machine = machine_from_spec(spec, "the calibrated machine");
+    if (klass == DistanceClass::network) machine.nodes_per_switch = 0;
+    const auto placement = pair_placement(klass);
+    const auto naive = parallel_exchange_program(c.blocks_call_edges);
+    const auto combined = blocks_exchange_program(c.blocks_call_edges);
+    std::vector<PatternCheck> checks;
+    for (const auto& p : c.pattern_points) {
+        if (p.naive_us <= 0 || p.combined_us <= 0) continue;
+        PatternCheck check;
+        check.bytes = p.bytes;
+        check.naive_us = p.naive_us;
+        check.combined_us = p.combined_us;
+        check.predicted_naive_us = simulate(naive, machine, placement, p.bytes).latency_us;
+        check.predicted_combined_us = simulate(combined, machine, placement, p.bytes).latency_us;
+        checks.push_back(check);
+    }
+    return checks;
+}
+
+double PatternCheck::ratio_error() const {
+    // How much more the model expects combining to gain over naive than the call measured:
+    // (predicted naive / combined) / (measured naive / combined) − 1, where above 0. (Where
+    // the model expects less, a choice it makes errs towards naive, never below it.)
+    const double overstated = (predicted_naive_us / naive_us) * (combined_us / predicted_combined_us);
+    return std::clamp(overstated - 1, 0.0, kMaxRatioError);
+}
+
+double ratio_error(const std::vector<PatternCheck>& checks) {
+    double worst = 0;
+    for (const auto& check : checks) worst = std::max(worst, check.ratio_error());
+    return worst;
+}
+
 double fit_switch(const schema::Machine& spec, double shared_one_way_us, std::uint64_t bytes) {
     auto machine = messaging_only(spec);
     machine.cores_per_node = 0;
@@ -401,6 +454,11 @@ void apply_calibration(schema::Machine& machine, DistanceClass klass, const Cali
             machine.set_copy_block_ns(costs.block_ns);
             machine.set_copy_ns_per_byte(costs.byte_ns);
         }
+    }
+    const auto checks = check_patterns(machine, klass, c);
+    if (!checks.empty()) {
+        machine.set_format_version(std::max(machine.format_version(), kRatioErrorFormat));
+        machine.set_ratio_error(std::max(machine.ratio_error(), ratio_error(checks)));
     }
     machine.add_sources(std::string(to_string(klass)) + ": measured by " + source);
 }

@@ -33,14 +33,15 @@ struct OwnedTempDir {
 };
 
 /// The pair's pattern over `parallel` edges each way, compiled by this rank alone into `dir`:
-/// naive for one edge (libnbr hands it to MPI's call), distance halving for more (on two
-/// ranks one message each way carries every block, packed and unpacked by libnbr).
-std::string compile_pair_pattern(const fs::path& dir, std::uint32_t parallel) {
+/// naive (one message per edge; libnbr hands it to MPI's call), or with `combined` over more
+/// than one edge distance halving (on two ranks one message each way carries every block,
+/// packed and unpacked by libnbr).
+std::string compile_pair_pattern(const fs::path& dir, std::uint32_t parallel, bool combined) {
     compiler::CompileOptions options;
     options.output = dir / "pair";
     options.quiet = true;
     options.source = "nbr-calibrate: " + std::to_string(parallel) + " parallel edges each way";
-    if (parallel > 1) {
+    if (combined && parallel > 1) {
         options.algorithm = compiler::AlgorithmKind::distance_halving;
         options.algorithm_options.placement = Placement::block(2, 2, 2);
     }
@@ -74,7 +75,7 @@ double time_calls(MPI_Comm graph, nbr_pattern_t pattern, std::uint64_t bytes, st
 
 }  // namespace
 
-double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, std::uint32_t parallel, int repeat) {
+double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, std::uint32_t parallel, bool combined, int repeat) {
     int rank = 0;
     MPI_Comm_rank(pair, &rank);
     const std::vector<int> other(parallel, 1 - rank);
@@ -84,7 +85,7 @@ double time_libnbr_call(MPI_Comm pair, std::uint64_t bytes, std::uint32_t parall
     collective_try(pair, [&] {
         try {
             dir.path = make_owned_temp_dir(fs::temp_directory_path(), "nbr-calibrate-");
-            pattern_dir = compile_pair_pattern(dir.path, parallel);
+            pattern_dir = compile_pair_pattern(dir.path, parallel, combined);
         } catch (const std::exception& e) {
             throw std::runtime_error(std::string("timing libnbr's call: ") + e.what());
         }

@@ -231,6 +231,7 @@ void check_format(const schema::Machine& spec, const Checker& check) {
               has_format8(spec.leaf()),
           "segments[].send_overhead_us or recv_overhead_us");
     needs(8, spec.has_copy_block_ns(), "copy_block_ns");
+    needs(9, spec.has_ratio_error(), "ratio_error");
 }
 
 /// Format 3: the leaf switches' uplinks, which need the switch level.
@@ -292,6 +293,9 @@ Machine machine_from_spec(const schema::Machine& spec, const std::string& source
     read_uplinks(spec, check, m);
     m.nic_sharing = spec.nic_sharing() == schema::FAIR ? NicSharing::fair : NicSharing::first_come;
     m.nic_send_sharing = spec.nic_send_sharing() == schema::FAIR ? NicSharing::fair : NicSharing::first_come;
+    m.ratio_error =
+        check.value(spec, "ratio_error", &schema::Machine::has_ratio_error, &schema::Machine::ratio_error, false);
+    if (m.ratio_error >= 10) check.fail("'ratio_error' must be below 10");
     m.sources.assign(spec.sources().begin(), spec.sources().end());
     m.spec = spec;
     return m;

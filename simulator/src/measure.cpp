@@ -416,12 +416,16 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
         for (const auto bytes : sizes) c.points.push_back(measure_point(pair, bytes, c.eager_limit));
         c.post_recv_us = pair.post_recv(sizes.front());
         c.call_bytes = sizes.front();
-        c.call_us = options.time_call ? options.time_call(pair.comm(), c.call_bytes, 1, options.repeat)
+        c.call_us = options.time_call ? options.time_call(pair.comm(), c.call_bytes, 1, false, options.repeat)
                                       : pair.neighbor_call(c.call_bytes);
         if (options.time_call) {
-            c.blocks_call_us = options.time_call(pair.comm(), c.call_bytes, c.blocks_call_edges, options.repeat);
-            c.large_blocks_call_us =
-                options.time_call(pair.comm(), c.large_blocks_bytes, c.blocks_call_edges, options.repeat);
+            const auto call = [&](std::uint64_t bytes, bool combined) {
+                return options.time_call(pair.comm(), bytes, c.blocks_call_edges, combined, options.repeat);
+            };
+            c.blocks_call_us = call(c.call_bytes, true);
+            c.large_blocks_call_us = call(c.large_blocks_bytes, true);
+            for (const auto bytes : options.check_sizes)
+                c.pattern_points.push_back({bytes, call(bytes, false), call(bytes, true)});
         }
         if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);
     });

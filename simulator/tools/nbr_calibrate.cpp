@@ -31,6 +31,7 @@ struct Options {
     std::string base;
     std::string name = "calibrated";
     std::string sizes = nbr::simulator::kCalibrationSizes;
+    std::string check_sizes = nbr::simulator::kCheckSizes;
     std::uint32_t ranks_per_node = 0;
     std::uint32_t ranks_per_socket = 0;
     bool shared_core = false;
@@ -40,7 +41,7 @@ struct Options {
 /// What the calibration measured, for the machine file's `sources`.
 constexpr const char* kMeasured =
     "nbr-calibrate: ping-pong, bursts, streams, a late receiver, the sender's completion and libnbr's call between "
-    "two ranks";
+    "two ranks (ratio_error: libnbr's call over parallel edges, naive and combined, against the model)";
 
 const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::socket},
                                                     {"node", DistanceClass::node},
@@ -110,6 +111,18 @@ void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
     }
 }
 
+void print_pattern_checks(const std::vector<nbr::simulator::PatternCheck>& checks, std::uint32_t edges) {
+    if (checks.empty()) return;
+    std::printf(
+        "pattern checks: libnbr's call over %u parallel edges each way, naive (%u messages each way) and "
+        "combined (one), and nbrc simulate's (nothing fitted to them):\n%10s %12s %12s %12s %12s %12s\n",
+        edges, edges, "bytes", "naive_us", "predicted", "combined_us", "predicted", "ratio_error");
+    for (const auto& k : checks) {
+        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %11.1f%%\n", static_cast<unsigned long long>(k.bytes),
+                    k.naive_us, k.predicted_naive_us, k.combined_us, k.predicted_combined_us, 100 * k.ratio_error());
+    }
+}
+
 /// Writes the machine (to --output or standard output), checked to read back.
 int emit(const Options& o, const nbr::schema::Machine& machine) {
     if (o.output.empty()) {
@@ -162,6 +175,11 @@ int calibrate(const Options& o, int rank) {
         nbr::simulator::apply_calibration(machine, klass, c, kMeasured);
     }
     print_checks(nbr::simulator::check_calibration(machine, klass, c));
+    print_pattern_checks(nbr::simulator::check_patterns(machine, klass, c), c.blocks_call_edges);
+    if (machine.has_ratio_error()) {
+        std::printf("ratio error (the least margin nbrc compile --algo auto acts on): %.1f%%\n",
+                    100 * machine.ratio_error());
+    }
     if (klass == DistanceClass::socket) {
         std::printf("per-call cost (the call less its two messages as simulated): %.3f us\n",
                     machine.call_overhead_us());
@@ -191,6 +209,9 @@ int run(int argc, char** argv) {
     app.add_flag("--shared-core", o.shared_core,
                  "The two ranks share one core: measure the switch time into --base (smallest --sizes)");
     app.add_option("--sizes", o.sizes, "Message sizes (K, M suffixes)")->capture_default_str();
+    app.add_option("--check-sizes", o.check_sizes,
+                   "Block sizes of the pattern checks (the machine's ratio_error; \"none\": no checks)")
+        ->capture_default_str();
     app.add_option("--repeat", o.measure.repeat, "Repetitions per quantity (median kept)")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
@@ -203,6 +224,12 @@ int run(int argc, char** argv) {
         o.measure.sizes = nbr::simulator::parse_sizes(o.sizes);
         for (const auto b : o.measure.sizes) {
             if (b == 0 || b > (1ULL << 30)) throw CLI::ValidationError("--sizes", "sizes must lie in 1 B .. 1 GiB");
+        }
+        if (o.check_sizes != "none") o.measure.check_sizes = nbr::simulator::parse_sizes(o.check_sizes);
+        for (const auto b : o.measure.check_sizes) {
+            if (b == 0 || b > (1ULL << 20)) {
+                throw CLI::ValidationError("--check-sizes", "sizes must lie in 1 B .. 1 MiB");
+            }
         }
     } catch (const CLI::ParseError& error) {
         std::ostringstream sink;

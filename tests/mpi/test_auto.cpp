@@ -441,6 +441,67 @@ TEST(CompileAuto, ATinyMachineGivesTheBandsItsCostsImply) {
     EXPECT_GT(naive_twins, 0) << text;
 }
 
+/// The variant name `manifest`'s bands give `collective` at `bytes`.
+std::string band_variant(const nbr::schema::Manifest& manifest, nbr::schema::Collective collective,
+                         std::uint64_t bytes) {
+    std::string name;
+    for (const auto& band : manifest.bands()) {
+        if (band.collective() == collective && band.from_bytes() <= bytes) {
+            name = manifest.variants(static_cast<int>(band.variant())).name();
+        }
+    }
+    return name;
+}
+
+TEST(CompileAuto, AMachinesRatioErrorIsTheLeastMarginAutoActsOn) {
+    if (world_rank() != 0) return;
+    nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
+    std::vector<nbr::Edge> edges;
+    for (int e = 0; e < 16; ++e) edges.insert(edges.end(), {{0, 1}, {1, 0}});
+    const auto topology = nbr::Topology::from_edges(2, edges);
+    const auto compile = [&](double ratio_error, double margin) {
+        nbr::compiler::AutoOptions options;
+        options.machine = nbr::simulator::parse_machine(kTinyMachine, "tiny.json");
+        options.machine.ratio_error = ratio_error;
+        options.margin = margin;
+        options.placement = nbr::Placement::block(2, 1, 1);
+        options.sizes = {1, 16, 64, 128, 256};
+        options.output = tmp.path() / "auto";
+        options.quiet = true;
+        (void)nbr::compiler::compile_auto(MPI_COMM_SELF, topology, options);
+        nbr::schema::Manifest manifest;
+        EXPECT_TRUE(manifest.ParseFromString(nbr::read_file(options.output / nbr::manifest_file_name())));
+        return manifest;
+    };
+    // The best candidate's gain over naive per size (alltoall), with no error stated.
+    const auto exact = compile(0, 0.01);
+    EXPECT_DOUBLE_EQ(exact.margin(), 0.01);
+    std::vector<double> gain;
+    for (int s = 0; s < exact.sizes_size(); ++s) {
+        double best = exact.candidates(0).alltoall_us(s);
+        for (const auto& c : exact.candidates()) best = std::min(best, c.alltoall_us(s));
+        gain.push_back(exact.candidates(0).alltoall_us(s) / best);
+    }
+    const double low = *std::min_element(gain.begin(), gain.end());
+    const double high = *std::max_element(gain.begin(), gain.end());
+    ASSERT_GT(low, 1.01);
+    ASSERT_GT(high, low * 1.2);
+    // An error between the smallest and the largest gain: naive where the gain is within it.
+    const double error = (low + high) / 2 - 1;
+    const auto cautious = compile(error, 0.01);
+    EXPECT_DOUBLE_EQ(cautious.margin(), error);
+    int naive = 0;
+    for (int s = 0; s < cautious.sizes_size(); ++s) {
+        const auto chosen = band_variant(cautious, nbr::schema::ALLTOALL, cautious.sizes(s));
+        EXPECT_EQ(chosen == "naive", gain[static_cast<std::size_t>(s)] < 1 + error) << "size " << cautious.sizes(s);
+        naive += chosen == "naive" ? 1 : 0;
+    }
+    EXPECT_GT(naive, 0);
+    EXPECT_LT(naive, cautious.sizes_size());
+    // --margin above the machine's error is kept.
+    EXPECT_DOUBLE_EQ(compile(error, error + 1).margin(), error + 1);
+}
+
 // ---- --candidates ------------------------------------------------------------------------
 
 std::vector<std::string> names_of(const std::vector<nbr::compiler::Candidate>& candidates) {

@@ -268,6 +268,91 @@ TEST(Calibrate, LibnbrsCopiesPerBlockAndPerByteComeFromItsCalls) {
     EXPECT_EQ(memcpy_only.byte_ns, 0.01);
 }
 
+/// `n` messages each way between ranks 0 and 1, all posted at once (naive over n edges).
+nbr::simulator::SimProgram parallel_exchange(std::uint32_t n) {
+    nbr::simulator::SimProgram p;
+    p.num_ranks = 2;
+    p.first_message = {0, n, 2 * n};
+    for (std::uint32_t i = 0; i < 2 * n; ++i) {
+        p.src.push_back(i < n ? 0 : 1);
+        p.dst.push_back(i < n ? 1 : 0);
+        p.units.push_back(1);
+        p.unpack_units.push_back(0);
+        p.packed.push_back(0);
+        p.dependencies.push_back(0);
+    }
+    p.first_dependent.assign(2 * n + 1, 0);
+    return p;
+}
+
+/// The pattern points a machine would measure if the simulator were exact, the naive call
+/// `naive_factor` and the combined `combined_factor` times the simulated.
+Calibration with_pattern_points(Calibration c, const nbr::schema::Machine& truth, double naive_factor,
+                                double combined_factor) {
+    const auto machine = nbr::simulator::machine_from_spec(truth, "truth");
+    const auto pair = nbr::Placement::block(2, 2, 2);
+    c.pattern_points.clear();
+    for (const std::uint64_t bytes : {1, 64, 4096}) {
+        const double naive = nbr::simulator::simulate(parallel_exchange(32), machine, pair, bytes).latency_us;
+        const double combined = nbr::simulator::simulate(blocks_exchange(32), machine, pair, bytes).latency_us;
+        c.pattern_points.push_back({bytes, naive * naive_factor, combined * combined_factor});
+    }
+    return c;
+}
+
+TEST(Calibrate, PatternChecksGiveHowMuchTheModelOverstatesCombining) {
+    auto truth = known_machine();
+    truth.set_format_version(8);
+    truth.set_copy_block_ns(4);
+    truth.set_copy_ns_per_byte(0.03);
+    const auto base = measured_on(known_machine());
+    const auto exact =
+        nbr::simulator::check_patterns(truth, DistanceClass::socket, with_pattern_points(base, truth, 1, 1));
+    ASSERT_EQ(exact.size(), 3U);
+    EXPECT_EQ(exact[2].bytes, 4096U);
+    EXPECT_GT(exact[2].predicted_naive_us, exact[2].predicted_combined_us);  // 32 messages against one
+    EXPECT_NEAR(nbr::simulator::ratio_error(exact), 0.0, 1e-9);
+    // Naive measured 1/1.2 of the prediction, combined 1.1 times: the model's ratio is 1.32
+    // times the measured one.
+    const auto c = with_pattern_points(base, truth, 1 / 1.2, 1.1);
+    const auto over = nbr::simulator::check_patterns(truth, DistanceClass::socket, c);
+    for (const auto& check : over) EXPECT_NEAR(check.ratio_error(), 0.32, 1e-9);
+    EXPECT_NEAR(nbr::simulator::ratio_error(over), 0.32, 1e-9);
+    // The model understating combining's gain is no error for auto's choice.
+    const auto under =
+        nbr::simulator::check_patterns(truth, DistanceClass::socket, with_pattern_points(base, truth, 1.3, 0.9));
+    EXPECT_EQ(nbr::simulator::ratio_error(under), 0.0);
+    // Points not measured are left out.
+    auto partial = c;
+    partial.pattern_points[0].naive_us = -1;
+    EXPECT_EQ(nbr::simulator::check_patterns(truth, DistanceClass::socket, partial).size(), 2U);
+}
+
+TEST(Calibrate, TheRatioErrorGoesIntoTheMachineAsTheLargestOfItsClasses) {
+    auto truth = known_machine();
+    const auto c = with_pattern_points(measured_on(truth), truth, 1 / 1.25, 1);
+    auto machine = known_machine();
+    nbr::simulator::apply_calibration(machine, DistanceClass::socket, c, "test");
+    EXPECT_EQ(machine.format_version(), nbr::simulator::kRatioErrorFormat);
+    ASSERT_TRUE(machine.has_ratio_error());
+    EXPECT_NEAR(machine.ratio_error(),
+                nbr::simulator::ratio_error(nbr::simulator::check_patterns(machine, DistanceClass::socket, c)), 1e-12);
+    EXPECT_GT(machine.ratio_error(), 0.2);
+    EXPECT_NO_THROW((void)nbr::simulator::machine_from_spec(machine, "fitted"));
+    // A class measured later keeps the larger error; without pattern points nothing changes.
+    machine.set_ratio_error(0.9);
+    nbr::simulator::apply_calibration(machine, DistanceClass::node, c, "test");
+    EXPECT_EQ(machine.ratio_error(), 0.9);
+    auto plain = known_machine();
+    nbr::simulator::apply_calibration(plain, DistanceClass::socket, measured_on(truth), "test");
+    EXPECT_FALSE(plain.has_ratio_error());
+    // An error of 0 is written too: the file says the checks were made.
+    nbr::simulator::apply_calibration(plain, DistanceClass::socket,
+                                      with_pattern_points(measured_on(truth), truth, 2, 1), "test");
+    EXPECT_EQ(plain.ratio_error(), 0.0);
+    EXPECT_NE(nbr::simulator::machine_to_json(plain).find("\"ratio_error\": 0"), std::string::npos);
+}
+
 TEST(Calibrate, RejectsEmptyOrUnsortedMeasurements) {
     Calibration c;
     EXPECT_THROW((void)nbr::simulator::fit_link_class(c), std::invalid_argument);

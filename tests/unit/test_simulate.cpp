@@ -733,6 +733,17 @@ TEST(Machine, RejectsBadFiles) {
     early_block.set_format_version(7);
     early_block.set_copy_block_ns(5);
     expect_error(nbr::simulator::machine_to_json(early_block), "'copy_block_ns' needs format_version 8");
+    auto early_ratio = spec();
+    early_ratio.set_format_version(8);
+    early_ratio.set_ratio_error(0.1);
+    expect_error(nbr::simulator::machine_to_json(early_ratio), "'ratio_error' needs format_version 9");
+    early_ratio.set_format_version(9);
+    early_ratio.set_ratio_error(-0.1);
+    expect_error(nbr::simulator::machine_to_json(early_ratio), "'ratio_error' must be a non-negative number");
+    early_ratio.set_ratio_error(10);
+    expect_error(nbr::simulator::machine_to_json(early_ratio), "'ratio_error' must be below 10");
+    early_ratio.set_ratio_error(0.25);
+    EXPECT_EQ(nbr::simulator::parse_machine(nbr::simulator::machine_to_json(early_ratio), "ok").ratio_error, 0.25);
     early_segment.set_format_version(8);
     segment->set_send_overhead_us(-0.1);
     expect_error(nbr::simulator::machine_to_json(early_segment), "socket.segments[0].send_overhead_us");

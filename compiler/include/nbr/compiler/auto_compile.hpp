@@ -25,7 +25,8 @@ struct AutoOptions {
     std::optional<Placement> placement;  ///< where the ranks run (required: candidates and simulation)
     std::vector<std::uint64_t> sizes;    ///< block sizes simulated (default_auto_sizes())
     /// A candidate replaces naive at a size only if naive's latency is at least (1 + margin)
-    /// times the candidate's (docs/algorithms.md, "auto").
+    /// times the candidate's (docs/algorithms.md, "auto"); at least the machine's
+    /// `ratio_error` (effective_margin).
     double margin = 0.01;
     /// The bytes per edge the application's blocking and nonblocking v-calls use, inclusive
     /// (`--v-bytes LO:HI`); the v choice is judged at the simulated sizes that bracket it
@@ -50,6 +51,11 @@ struct AutoOptions {
     std::string source;                               ///< recorded in the manifest
     PatternLayout layout = PatternLayout::automatic;  ///< of every variant's directory
 };
+
+/// @brief The margin auto chooses with and records: `options.margin`, or the machine's
+/// `ratio_error` where larger (a calibrated machine's predictions are trusted only beyond the
+/// error its pattern checks found).
+[[nodiscard]] double effective_margin(const AutoOptions& options);
 
 /// @brief 1 B to 4 MiB in powers of two.
 [[nodiscard]] std::vector<std::uint64_t> default_auto_sizes();

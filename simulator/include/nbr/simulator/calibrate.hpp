@@ -55,6 +55,14 @@ struct EagerBuffer {
 /// more of the smaller messages.
 [[nodiscard]] EagerBuffer fit_eager_buffer(const std::vector<ExchangeBursts>& exchanges);
 
+/// @brief A neighborhood alltoall over parallel edges between the two ranks, timed as libnbr
+/// runs it naive (one message per edge) and combined (one message each way with every block).
+struct PatternPoint {
+    std::uint64_t bytes = 0;  ///< per block
+    double naive_us = -1;     ///< per call
+    double combined_us = -1;  ///< per call
+};
+
 /// @brief One distance class, measured.
 struct Calibration {
     std::vector<CalibrationPoint> points;  ///< sorted by size
@@ -76,6 +84,9 @@ struct Calibration {
     /// not measured.
     double large_blocks_call_us = -1;
     std::uint64_t large_blocks_bytes = 512;
+    /// The pattern checks: the same call over `blocks_call_edges` parallel edges at each of
+    /// these block sizes, naive and combined; nothing is fitted to them.
+    std::vector<PatternPoint> pattern_points;
     /// Exchanges of two eager sizes, and the buffer fitted to them (the bursts of `points` at
     /// eager sizes stay within it).
     std::vector<ExchangeBursts> buffer_exchanges;
@@ -131,8 +142,9 @@ struct CopyCosts {
 /// @brief Puts the fitted class into `machine` (replacing what was there), the copy costs and
 /// the per-call cost too when the class is `socket` (the machine becomes format 2, 6 with an
 /// acknowledgment, 7 with an eager buffer, 8 with overheads per size or a copy cost per
-/// block), and a line in `sources`: "CLASS: measured by " + `source` (the tool and
-/// what it measured).
+/// block), `ratio_error` from the pattern checks where measured (format 9; the larger of the
+/// file's and this class's), and a line in `sources`: "CLASS: measured by " + `source` (the
+/// tool and what it measured).
 /// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,
                        const std::string& source);
@@ -168,5 +180,32 @@ struct CalibrationCheck {
 /// with two ranks at distance `klass`: how well the machine file reproduces the measurements.
 [[nodiscard]] std::vector<CalibrationCheck> check_calibration(const schema::Machine& machine, DistanceClass klass,
                                                               const Calibration& calibration);
+
+/// @brief The machine format that carries `ratio_error`.
+inline constexpr std::uint32_t kRatioErrorFormat = 9;
+
+/// @brief The largest `ratio_error` a check reports (auto's margin stays below 10).
+inline constexpr double kMaxRatioError = 9.99;
+
+/// @brief A pattern check: the simulator's prediction of the naive and the combined call over
+/// parallel edges next to the measured ones (`Calibration::pattern_points`).
+struct PatternCheck {
+    std::uint64_t bytes = 0;
+    double naive_us = 0, predicted_naive_us = 0;
+    double combined_us = 0, predicted_combined_us = 0;
+    /// How much the model overstates combining's gain over naive here: the predicted ratio
+    /// naive / combined over the measured one, less 1; 0 where it understates it (a choice
+    /// then errs towards naive), at most `kMaxRatioError`.
+    [[nodiscard]] double ratio_error() const;
+};
+
+/// @brief Simulates the pattern points on `machine` (its call and copy costs included) with
+/// two ranks at distance `klass`; points not measured are left out.
+[[nodiscard]] std::vector<PatternCheck> check_patterns(const schema::Machine& machine, DistanceClass klass,
+                                                       const Calibration& calibration);
+
+/// @brief The largest ratio error of `checks` (0 if none): the machine file's `ratio_error`,
+/// the least margin `nbrc compile --algo auto` acts on.
+[[nodiscard]] double ratio_error(const std::vector<PatternCheck>& checks);
 
 }  // namespace nbr::simulator

@@ -97,6 +97,9 @@ struct Machine {
     double uplink_byte_ps = 0;                             ///< per uplink: time per byte
     NicSharing nic_sharing = NicSharing::first_come;       ///< receiving NIC (format 4)
     NicSharing nic_send_sharing = NicSharing::first_come;  ///< sending NIC (format 5)
+    /// Format 9: the least relative gain over naive that auto acts on (the calibration's
+    /// pattern checks; 0: none stated).
+    double ratio_error = 0;
     std::vector<std::string> sources;
     schema::Machine spec;  ///< as read (for printing)
 
@@ -105,7 +108,7 @@ struct Machine {
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 8;
+inline constexpr std::uint32_t kMachineFormatVersion = 9;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();

@@ -14,6 +14,10 @@ namespace nbr::simulator {
 inline constexpr const char* kCalibrationSizes =
     "1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M";
 
+/// @brief The block sizes of nbr-calibrate's pattern checks by default: 1 B to 64 KiB in
+/// powers of 4.
+inline constexpr const char* kCheckSizes = "1,4,16,64,256,1K,4K,16K,64K";
+
 /// @brief How `measure_link` measures.
 struct MeasureOptions {
     std::vector<std::uint64_t> sizes;         ///< message sizes; the eager limit and one byte more are added
@@ -24,7 +28,12 @@ struct MeasureOptions {
     /// `repeat`), valid on rank 0; over more than one edge, the blocks travel in one message
     /// each way. Empty: MPI_Neighbor_alltoall itself over one edge (the blocks call is then not
     /// measured). nbr-calibrate passes `time_libnbr_call`, the call libnbr's users make.
-    std::function<double(MPI_Comm pair, std::uint64_t bytes, std::uint32_t edges, int repeat)> time_call;
+    /// With `combined`, over more than one edge the blocks travel in one message each way;
+    /// without, one message per edge (the naive pattern).
+    std::function<double(MPI_Comm pair, std::uint64_t bytes, std::uint32_t edges, bool combined, int repeat)> time_call;
+    /// Block sizes of the pattern checks (`Calibration::pattern_points`): the call over
+    /// `Calibration::blocks_call_edges` parallel edges, naive and combined (with `time_call` only).
+    std::vector<std::uint64_t> check_sizes;
 };
 
 /// @brief Measures the LogGP quantities between ranks 0 and 1 of `comm` (ping-pong, bursts of
