@@ -198,8 +198,8 @@ std::string selectors_text(const schema::Manifest& manifest) {
 std::string format_auto(const schema::Manifest& manifest) {
     std::ostringstream out;
     out << "auto pattern: " << manifest.num_ranks() << " ranks, " << manifest.num_edges() << " edges, chosen for "
-        << manifest.machine() << " (placement " << manifest.placement() << "), margin "
-        << percent(manifest.margin()) << "\n";
+        << manifest.machine() << " (placement " << manifest.placement() << "), margin " << percent(manifest.margin())
+        << "\n";
     out << "source: " << manifest.source() << "\n";
     if (manifest.candidate_selectors_size() > 0) out << "candidates: " << selectors_text(manifest) << "\n";
     out << "variants (each a pattern directory: nbrc inspect DIR/NAME):";
