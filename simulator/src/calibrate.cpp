@@ -53,34 +53,8 @@ SimProgram stream_program(std::uint32_t n, bool answer) {
     return p;
 }
 
-/// One message each way, both posted at the start (as a neighborhood call over one edge).
-SimProgram exchange_program() {
-    SimProgram p = stream_program(1, false);
-    p.first_message = {0, 1, 2};
-    p.src.push_back(1);
-    p.dst.push_back(0);
-    p.units.push_back(1);
-    p.unpack_units.push_back(0);
-    p.packed.push_back(0);
-    p.dependencies.push_back(0);
-    p.first_dependent.push_back(0);
-    return p;
-}
-
-/// One message each way of `blocks` blocks, both posted at the start, packed by the sender
-/// and unpacked by the receiver (a combining pattern's message on two ranks).
-SimProgram blocks_exchange_program(std::uint32_t blocks) {
-    SimProgram p = exchange_program();
-    for (std::size_t i = 0; i < 2; ++i) {
-        p.units[i] = blocks;
-        p.unpack_units[i] = blocks;
-        p.packed[i] = 1;
-    }
-    return p;
-}
-
-/// `n` messages each way, all posted at the start (naive's neighborhood call over n parallel
-/// edges).
+/// `n` messages each way, all posted at the start: naive's neighborhood call over n parallel
+/// edges (over one, what the exchanges and the per-call cost measure).
 SimProgram parallel_exchange_program(std::uint32_t n) {
     SimProgram p;
     p.num_ranks = 2;
@@ -95,6 +69,18 @@ SimProgram parallel_exchange_program(std::uint32_t n) {
         p.first_dependent.push_back(0);
     }
     p.first_dependent.push_back(0);
+    return p;
+}
+
+/// One message each way of `blocks` blocks, both posted at the start, packed by the sender
+/// and unpacked by the receiver (a combining pattern's message on two ranks).
+SimProgram blocks_exchange_program(std::uint32_t blocks) {
+    SimProgram p = parallel_exchange_program(1);
+    for (std::size_t i = 0; i < 2; ++i) {
+        p.units[i] = blocks;
+        p.unpack_units[i] = blocks;
+        p.packed[i] = 1;
+    }
     return p;
 }
 
@@ -233,7 +219,7 @@ std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, Dis
         check.complete_us = p.complete_us;
         check.predicted_complete_us = simulate(one, acked, placement, p.bytes).latency_us;
         check.exchange_us = p.exchange_us;
-        check.predicted_exchange_us = simulate(exchange_program(), acked, placement, p.bytes).latency_us;
+        check.predicted_exchange_us = simulate(parallel_exchange_program(1), acked, placement, p.bytes).latency_us;
         check.predicted_rate_us = (simulate(many, machine, placement, p.bytes).latency_us -
                                    simulate(first, machine, placement, p.bytes).latency_us) /
                                   static_cast<double>(many.num_messages() - 2);
@@ -269,7 +255,7 @@ void raise_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
         const auto& p = c.points[static_cast<std::size_t>(i) + 1];
         if (!rendezvous(c, p.bytes) || p.exchange_us < 0) continue;
         const double predicted =
-            simulate(exchange_program(), machine, pair_placement(DistanceClass::socket), p.bytes).latency_us;
+            simulate(parallel_exchange_program(1), machine, pair_placement(DistanceClass::socket), p.bytes).latency_us;
         auto* segment = link.mutable_segments(i);
         const double excess = p.exchange_us - predicted;  // below 1 ns: the simulator's rounding
         const double ack = std::max(0.0, segment->ack_latency_us()) + (excess > 1e-3 ? excess : 0.0);
@@ -336,7 +322,8 @@ double fit_call_overhead(const schema::Machine& spec, DistanceClass klass, const
     auto machine = machine_from_spec(spec, "the calibrated machine");
     if (klass == DistanceClass::network) machine.nodes_per_switch = 0;
     machine.call_ps = 0;
-    const double predicted = simulate(exchange_program(), machine, pair_placement(klass), c.call_bytes).latency_us;
+    const double predicted =
+        simulate(parallel_exchange_program(1), machine, pair_placement(klass), c.call_bytes).latency_us;
     return std::max(0.0, c.call_us - predicted);
 }
 

@@ -8,6 +8,7 @@
 
 #include "nbr/simulator/calibrate.hpp"
 #include "nbr/simulator/simulate.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -243,13 +244,19 @@ nbr::simulator::SimProgram blocks_exchange(std::uint32_t blocks) {
     return p;
 }
 
+/// The known machine copying at 4 ns per block and 0.03 ns per byte.
+nbr::schema::Machine copying_machine() {
+    auto m = known_machine();
+    m.set_format_version(8);
+    m.set_copy_block_ns(4);
+    m.set_copy_ns_per_byte(0.03);
+    return m;
+}
+
 TEST(Calibrate, LibnbrsCopiesPerBlockAndPerByteComeFromItsCalls) {
     // Calls of 32 blocks each way made by a machine that copies at 4 ns per block and 0.03 ns
     // per byte (memcpy measured 0.01): both fitted back.
-    auto truth = known_machine();
-    truth.set_format_version(8);
-    truth.set_copy_block_ns(4);
-    truth.set_copy_ns_per_byte(0.03);
+    const auto truth = copying_machine();
     const auto machine = nbr::simulator::machine_from_spec(truth, "truth");
     const auto pair = nbr::Placement::block(2, 2, 2);
     auto c = measured_on(known_machine());
@@ -268,21 +275,12 @@ TEST(Calibrate, LibnbrsCopiesPerBlockAndPerByteComeFromItsCalls) {
     EXPECT_EQ(memcpy_only.byte_ns, 0.01);
 }
 
-/// `n` messages each way between ranks 0 and 1, all posted at once (naive over n edges).
-nbr::simulator::SimProgram parallel_exchange(std::uint32_t n) {
-    nbr::simulator::SimProgram p;
-    p.num_ranks = 2;
-    p.first_message = {0, n, 2 * n};
-    for (std::uint32_t i = 0; i < 2 * n; ++i) {
-        p.src.push_back(i < n ? 0 : 1);
-        p.dst.push_back(i < n ? 1 : 0);
-        p.units.push_back(1);
-        p.unpack_units.push_back(0);
-        p.packed.push_back(0);
-        p.dependencies.push_back(0);
-    }
-    p.first_dependent.assign(2 * n + 1, 0);
-    return p;
+/// Naive's program over `n` parallel edges each way between ranks 0 and 1, built from its
+/// rank patterns as nbrc simulate builds it.
+nbr::simulator::SimProgram naive_over_parallel_edges(std::uint32_t n) {
+    std::vector<nbr::Edge> edges;
+    for (std::uint32_t k = 0; k < n; ++k) edges.insert(edges.end(), {{0, 1}, {1, 0}});
+    return nbr::simulator::make_program(nbr::test::naive(2, edges), nbr::simulator::Collective::alltoall);
 }
 
 /// The pattern points a machine would measure if the simulator were exact, the naive call
@@ -293,7 +291,7 @@ Calibration with_pattern_points(Calibration c, const nbr::schema::Machine& truth
     const auto pair = nbr::Placement::block(2, 2, 2);
     c.pattern_points.clear();
     for (const std::uint64_t bytes : {1, 64, 4096}) {
-        const double naive = nbr::simulator::simulate(parallel_exchange(32), machine, pair, bytes).latency_us;
+        const double naive = nbr::simulator::simulate(naive_over_parallel_edges(32), machine, pair, bytes).latency_us;
         const double combined = nbr::simulator::simulate(blocks_exchange(32), machine, pair, bytes).latency_us;
         c.pattern_points.push_back({bytes, naive * naive_factor, combined * combined_factor});
     }
@@ -301,10 +299,7 @@ Calibration with_pattern_points(Calibration c, const nbr::schema::Machine& truth
 }
 
 TEST(Calibrate, PatternChecksGiveHowMuchTheModelOverstatesCombining) {
-    auto truth = known_machine();
-    truth.set_format_version(8);
-    truth.set_copy_block_ns(4);
-    truth.set_copy_ns_per_byte(0.03);
+    const auto truth = copying_machine();
     const auto base = measured_on(known_machine());
     const auto exact =
         nbr::simulator::check_patterns(truth, DistanceClass::socket, with_pattern_points(base, truth, 1, 1));

@@ -25,47 +25,8 @@ using nbr::simulator::SimResult;
 
 using nbr::test::Op;
 
-/// Rank patterns for `edges` with the given schedules (ranks without one get none).
-std::vector<nbr::schema::RankPattern> patterns(std::uint32_t n, const std::vector<Edge>& edges,
-                                               const std::map<std::uint32_t, std::vector<Op>>& schedules) {
-    const auto t = nbr::Topology::from_edges(n, edges);
-    std::vector<nbr::schema::RankPattern> out(n);
-    for (std::uint32_t r = 0; r < n; ++r) {
-        auto& p = out[r];
-        p.set_rank(r);
-        p.set_num_ranks(n);
-        for (auto v : t.in_neighbors(r)) p.add_in_neighbors(v);
-        for (auto v : t.out_neighbors(r)) p.add_out_neighbors(v);
-        for (auto v : t.in_source_slots(r)) p.add_in_source_slots(v);
-        const auto it = schedules.find(r);
-        if (it == schedules.end()) continue;
-        for (const auto& op : it->second) {
-            while (p.steps_size() <= static_cast<int>(op.step)) p.add_steps();
-            auto* o = p.mutable_steps(static_cast<int>(op.step))->add_operations();
-            o->set_kind(op.kind);
-            o->set_peer(op.peer);
-            for (auto [origin, slot] : op.items) {
-                o->add_origins(origin);
-                o->add_slots(slot);
-            }
-        }
-    }
-    return out;
-}
-
-/// Naive schedule: every edge one message in step 0.
-std::vector<nbr::schema::RankPattern> naive(std::uint32_t n, const std::vector<Edge>& edges) {
-    std::map<std::uint32_t, std::vector<Op>> s;
-    const auto t = nbr::Topology::from_edges(n, edges);
-    for (std::uint32_t r = 0; r < n; ++r) {
-        const auto out = t.out_neighbors(r);
-        for (std::uint32_t k = 0; k < out.size(); ++k) s[r].push_back({0, Operation::SEND, out[k], {{r, k}}});
-        const auto in = t.in_neighbors(r);
-        const auto slots = t.in_source_slots(r);
-        for (std::uint32_t k = 0; k < in.size(); ++k) s[r].push_back({0, Operation::RECV, in[k], {{in[k], slots[k]}}});
-    }
-    return patterns(n, edges, s);
-}
+using nbr::test::naive;
+using nbr::test::patterns;
 
 nbr::schema::LinkClass link(double latency_us, double os_us, double or_us, double byte_ns) {
     nbr::schema::LinkClass c;
