@@ -16,6 +16,11 @@ namespace nbr::compiler {
 
 namespace {
 
+/// Where the margin came from, when the machine file's ratio error set it.
+std::string margin_source_text(const schema::Manifest& manifest) {
+    return manifest.margin_source() == "ratio_error" ? " (the machine file's ratio_error)" : "";
+}
+
 /// A margin as a percentage of three significant digits ("1%", "14.6%").
 std::string percent(double fraction) {
     char text[32];
@@ -199,7 +204,7 @@ std::string format_auto(const schema::Manifest& manifest) {
     std::ostringstream out;
     out << "auto pattern: " << manifest.num_ranks() << " ranks, " << manifest.num_edges() << " edges, chosen for "
         << manifest.machine() << " (placement " << manifest.placement() << "), margin " << percent(manifest.margin())
-        << "\n";
+        << margin_source_text(manifest) << "\n";
     out << "source: " << manifest.source() << "\n";
     if (manifest.candidate_selectors_size() > 0) out << "candidates: " << selectors_text(manifest) << "\n";
     out << "variants (each a pattern directory: nbrc inspect DIR/NAME):";
@@ -234,7 +239,7 @@ std::string format_auto_json(const schema::Manifest& manifest) {
         << ", \"edges\": " << manifest.num_edges() << ",\n  \"source\": " << json_string(manifest.source())
         << ", \"machine\": " << json_string(manifest.machine())
         << ", \"placement\": " << json_string(manifest.placement()) << ", \"margin\": " << number(manifest.margin())
-        << ",\n  \"candidate_selectors\": [";
+        << ", \"margin_source\": " << json_string(manifest.margin_source()) << ",\n  \"candidate_selectors\": [";
     for (int i = 0; i < manifest.candidate_selectors_size(); ++i)
         out << (i ? ", " : "") << json_string(manifest.candidate_selectors(i));
     out << "],\n  \"sizes\": [";

@@ -482,8 +482,12 @@ TEST(CompileAuto, AMachinesRatioErrorIsTheLeastMarginAutoActsOn) {
     ASSERT_GT(high, low * 1.2);
     // An error between the smallest and the largest gain: naive where the gain is within it.
     const double error = (low + high) / 2 - 1;
+    EXPECT_EQ(exact.margin_source(), "--margin");
     const auto cautious = compile(error, 0.01);
     EXPECT_DOUBLE_EQ(cautious.margin(), error);
+    EXPECT_EQ(cautious.margin_source(), "ratio_error");
+    EXPECT_NE(nbr::compiler::format_auto(cautious).find("(the machine file's ratio_error)"), std::string::npos);
+    EXPECT_NE(nbr::compiler::format_auto_json(cautious).find("\"margin_source\": \"ratio_error\""), std::string::npos);
     int naive = 0;
     for (int s = 0; s < cautious.sizes_size(); ++s) {
         const auto chosen = band_variant(cautious, nbr::schema::ALLTOALL, cautious.sizes(s));
@@ -493,7 +497,9 @@ TEST(CompileAuto, AMachinesRatioErrorIsTheLeastMarginAutoActsOn) {
     EXPECT_GT(naive, 0);
     EXPECT_LT(naive, cautious.sizes_size());
     // --margin above the machine's error is kept.
-    EXPECT_DOUBLE_EQ(compile(error, error + 1).margin(), error + 1);
+    const auto wider = compile(error, error + 1);
+    EXPECT_DOUBLE_EQ(wider.margin(), error + 1);
+    EXPECT_EQ(wider.margin_source(), "--margin");
 }
 
 // ---- --candidates ------------------------------------------------------------------------
