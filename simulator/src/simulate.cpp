@@ -515,8 +515,10 @@ private:
         if (trace_) trace_->receive(i, core_[d], e.time, start, done);
         ++delivered_;
         complete(d, done, depth_[i], {Op::Kind::receive, i});
+        // The transport acknowledges once the message is in the receive buffer: before libnbr
+        // unpacks it.
         if (const double ack = c.ack_after_receive_ps(b); ack >= 0) {
-            complete(p_.src[i], done + ps(ack), depth_[i], {Op::Kind::ack, i});
+            complete(p_.src[i], done - ps(unpack) + ps(ack), depth_[i], {Op::Kind::ack, i});
         }
         for (auto k = p_.first_dependent[i]; k < p_.first_dependent[i + 1]; ++k) {
             const auto next = p_.dependents[k];
