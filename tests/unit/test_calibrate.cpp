@@ -317,6 +317,14 @@ TEST(Calibrate, PatternChecksGiveHowMuchTheModelOverstatesCombining) {
     const auto under =
         nbr::simulator::check_patterns(truth, DistanceClass::socket, with_pattern_points(base, truth, 1.3, 0.9));
     EXPECT_EQ(nbr::simulator::ratio_error(under), 0.0);
+    // A naive call at the smallest size far from the model: the machine's state changed.
+    EXPECT_EQ(nbr::simulator::unsettled_check(exact), nullptr);
+    EXPECT_EQ(nbr::simulator::unsettled_check(over), nullptr);  // measured 1/1.2: 20 % off
+    const auto slower =
+        nbr::simulator::check_patterns(truth, DistanceClass::socket, with_pattern_points(base, truth, 1.5, 1));
+    ASSERT_NE(nbr::simulator::unsettled_check(slower), nullptr);
+    EXPECT_EQ(nbr::simulator::unsettled_check(slower)->bytes, 1U);
+    EXPECT_EQ(nbr::simulator::unsettled_check({}), nullptr);
     // Points not measured are left out.
     auto partial = c;
     partial.pattern_points[0].naive_us = -1;

@@ -204,6 +204,12 @@ struct PatternCheck {
 [[nodiscard]] std::vector<PatternCheck> check_patterns(const schema::Machine& machine, DistanceClass klass,
                                                        const Calibration& calibration);
 
+/// @brief The smallest size's check if its naive call is more than 25 % off the prediction,
+/// else null. That call is small messages and the per-call cost, which the fit reproduces
+/// within a few per cent while the machine holds still: a larger error says its state
+/// changed during the calibration (nbr-calibrate then warns).
+[[nodiscard]] const PatternCheck* unsettled_check(const std::vector<PatternCheck>& checks);
+
 /// @brief The largest ratio error of `checks` (0 if none): the machine file's `ratio_error`,
 /// the least margin `nbrc compile --algo auto` acts on.
 [[nodiscard]] double ratio_error(const std::vector<PatternCheck>& checks);
