@@ -25,11 +25,11 @@ struct MeasureOptions {
     std::uint64_t max_eager_probe = 1 << 20;  ///< the eager limit is searched up to this size
     /// Times the per-call quantity: a blocking neighborhood alltoall of `bytes` over `edges`
     /// parallel edges each way between the two ranks of `pair`, per call (median of
-    /// `repeat`), valid on rank 0; over more than one edge, the blocks travel in one message
-    /// each way. Empty: MPI_Neighbor_alltoall itself over one edge (the blocks call is then not
-    /// measured). nbr-calibrate passes `time_libnbr_call`, the call libnbr's users make.
-    /// With `combined`, over more than one edge the blocks travel in one message each way;
-    /// without, one message per edge (the naive pattern).
+    /// `repeat`), valid on rank 0; with `combined` and more than one edge the blocks travel in
+    /// one message each way, without it one message per edge (the naive pattern). Empty:
+    /// MPI_Neighbor_alltoall itself over one edge (the blocks calls and the pattern checks are
+    /// then not measured). nbr-calibrate passes `time_libnbr_call`, the call libnbr's users
+    /// make.
     std::function<double(MPI_Comm pair, std::uint64_t bytes, std::uint32_t edges, bool combined, int repeat)> time_call;
     /// Block sizes of the pattern checks (`Calibration::pattern_points`): the call over
     /// `Calibration::blocks_call_edges` parallel edges, naive and combined (with `time_call` only).
