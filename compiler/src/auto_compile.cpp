@@ -278,7 +278,7 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
     manifest.set_placement(options.placement->description());
     for (auto size : options.sizes) manifest.add_sizes(size);
     manifest.set_margin(effective_margin(options));
-    manifest.set_margin_source(options.machine.ratio_error > options.margin ? "ratio_error" : "--margin");
+    manifest.set_margin_source(effective_margin(options) > options.margin ? "ratio_error" : "--margin");
     for (const auto& selector : options.candidates) manifest.add_candidate_selectors(selector);
     if (options.variable_bytes) {
         manifest.set_variable_from_bytes(options.variable_bytes->first);

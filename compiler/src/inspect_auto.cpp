@@ -16,6 +16,9 @@ namespace nbr::compiler {
 
 namespace {
 
+using nbr::common::internal::json_string;
+using nbr::common::internal::number;
+
 /// Where the margin came from, when the machine file's ratio error set it.
 std::string margin_source_text(const schema::Manifest& manifest) {
     return manifest.margin_source() == "ratio_error" ? " (the machine file's ratio_error)" : "";
@@ -27,9 +30,6 @@ std::string percent(double fraction) {
     std::snprintf(text, sizeof text, "%.3g%%", fraction * 100);
     return text;
 }
-
-using nbr::common::internal::json_string;
-using nbr::common::internal::number;
 
 /// The predictions' collectives; the v-variants' are blocking calls with uniform blocks.
 const char* kCollectiveNames[4] = {"allgather", "alltoall", "allgatherv", "alltoallv"};

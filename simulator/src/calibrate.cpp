@@ -392,12 +392,15 @@ double PatternCheck::ratio_error() const {
     return std::clamp(overstated - 1, 0.0, kMaxRatioError);
 }
 
+double PatternCheck::naive_error() const {
+    return std::abs(predicted_naive_us - naive_us) / naive_us;
+}
+
 const PatternCheck* unsettled_check(const std::vector<PatternCheck>& checks) {
     if (checks.empty()) return nullptr;
     const auto smallest =
         std::min_element(checks.begin(), checks.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
-    const double off = std::abs(smallest->predicted_naive_us - smallest->naive_us) / smallest->naive_us;
-    return off > 0.25 ? &*smallest : nullptr;
+    return smallest->naive_error() > 0.25 ? &*smallest : nullptr;
 }
 
 double ratio_error(const std::vector<PatternCheck>& checks) {

@@ -6,8 +6,6 @@
 //   mpirun -np 2 --map-by node nbr-calibrate --class network --base machine.json -o machine.json
 //   taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1
 //       nbr-calibrate --shared-core --base machine.json -o machine.json      (two ranks, one core)
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -123,15 +121,13 @@ void print_pattern_checks(const std::vector<nbr::simulator::PatternCheck>& check
         std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %11.1f%%\n", static_cast<unsigned long long>(k.bytes),
                     k.naive_us, k.predicted_naive_us, k.combined_us, k.predicted_combined_us, 100 * k.ratio_error());
     }
-    const auto* first = nbr::simulator::unsettled_check(checks);
-    if (first != nullptr) {
-        const double off = std::abs(first->predicted_naive_us - first->naive_us) / first->naive_us;
+    if (const auto* first = nbr::simulator::unsettled_check(checks)) {
         std::fprintf(stderr,
                      "nbr-calibrate: warning: the naive call over %u edges of %llu B took %.3f us, the fitted "
                      "machine predicts %.3f (%.0f%% off; a few per cent when the machine holds still): its state "
                      "changed while it was measured? Calibrate again.\n",
                      edges, static_cast<unsigned long long>(first->bytes), first->naive_us, first->predicted_naive_us,
-                     100 * off);
+                     100 * first->naive_error());
     }
 }
 

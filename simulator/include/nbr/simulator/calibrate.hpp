@@ -197,6 +197,8 @@ struct PatternCheck {
     /// naive / combined over the measured one, less 1; 0 where it understates it (a choice
     /// then errs towards naive), at most `kMaxRatioError`.
     [[nodiscard]] double ratio_error() const;
+    /// The naive prediction's relative error, |predicted − measured| / measured.
+    [[nodiscard]] double naive_error() const;
 };
 
 /// @brief Simulates the pattern points on `machine` (its call and copy costs included) with
