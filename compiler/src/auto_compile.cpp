@@ -277,8 +277,11 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
     manifest.set_machine(options.machine.name);
     manifest.set_placement(options.placement->description());
     for (auto size : options.sizes) manifest.add_sizes(size);
-    manifest.set_margin(effective_margin(options));
-    manifest.set_margin_source(effective_margin(options) > options.margin ? "ratio_error" : "--margin");
+    const auto margins = effective_margins(options);
+    manifest.set_margin(options.margin);
+    for (const double m : margins) manifest.add_margins(m);
+    const bool raised = std::any_of(margins.begin(), margins.end(), [&](double m) { return m > options.margin; });
+    manifest.set_margin_source(raised ? "ratio_error" : "--margin");
     for (const auto& selector : options.candidates) manifest.add_candidate_selectors(selector);
     if (options.variable_bytes) {
         manifest.set_variable_from_bytes(options.variable_bytes->first);
@@ -342,8 +345,15 @@ void check_options(const Topology& topology, const AutoOptions& options) {
 
 }  // namespace
 
-double effective_margin(const AutoOptions& options) {
-    return std::max(options.margin, options.machine.ratio_error);
+std::vector<double> effective_margins(const AutoOptions& options) {
+    // The winner at sizes[s] runs the block sizes up to sizes[s + 1] (the bands start there).
+    const auto& sizes = options.sizes;
+    std::vector<double> margins;
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+        const std::uint64_t next = s + 1 < sizes.size() ? sizes[s + 1] : UINT64_MAX;
+        margins.push_back(std::max(options.margin, options.machine.ratio_error_over(sizes[s], next)));
+    }
+    return margins;
 }
 
 std::vector<std::uint64_t> default_auto_sizes() {
@@ -363,15 +373,28 @@ std::pair<std::size_t, std::size_t> variable_size_range(
     return {first, last};
 }
 
-AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin,
+AutoChoice choose_variants(const std::vector<Prediction>& predictions, const std::vector<double>& margins,
                            std::pair<std::size_t, std::size_t> variable_sizes) {
     AutoChoice choice;
+    const std::size_t sizes = predictions.at(0).latency_us[0].size();
+    if (margins.size() != sizes) throw std::invalid_argument("choose_variants: a margin per size is needed");
     for (std::size_t c = 0; c < 2; ++c) {
-        const std::size_t sizes = predictions.at(0).latency_us[c].size();
-        for (std::size_t s = 0; s < sizes; ++s) choice.winner[c].push_back(fastest_at(predictions, c, s, margin));
-        choice.variable[c] = variable_choice(predictions, 2 + c, margin, variable_sizes);
+        for (std::size_t s = 0; s < sizes; ++s) choice.winner[c].push_back(fastest_at(predictions, c, s, margins[s]));
     }
+    // The v choice is judged over a range of sizes: the largest margin there.
+    const std::size_t first = std::min(variable_sizes.first, sizes);
+    const std::size_t end = std::min(variable_sizes.second, sizes == 0 ? 0 : sizes - 1) + 1;
+    double margin = 0;
+    for (std::size_t s = first; s < end && s < sizes; ++s) margin = std::max(margin, margins[s]);
+    for (std::size_t c = 0; c < 2; ++c)
+        choice.variable[c] = variable_choice(predictions, 2 + c, margin, variable_sizes);
     return choice;
+}
+
+AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin,
+                           std::pair<std::size_t, std::size_t> variable_sizes) {
+    const std::vector<double> margins(predictions.at(0).latency_us[0].size(), margin);
+    return choose_variants(predictions, margins, variable_sizes);
 }
 
 AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptions& options) {
@@ -400,7 +423,7 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     progress.say("simulated " + std::to_string(candidates.size()) + " candidates at " +
                  std::to_string(options.sizes.size()) + " sizes on " + options.machine.name + " (" +
                  std::to_string(report.simulation_units) + " units; " + balance_text(report) + ")");
-    const auto choice = choose_variants(predictions, effective_margin(options),
+    const auto choice = choose_variants(predictions, effective_margins(options),
                                         variable_size_range(options.sizes, options.variable_bytes));
     const auto manifest = make_manifest(topology, options, built, predictions, messages, choice);
     for (const auto& variant : manifest.variants()) report.variants.push_back(variant.name());

@@ -19,9 +19,14 @@ namespace {
 using nbr::common::internal::json_string;
 using nbr::common::internal::number;
 
-/// Where the margin came from, when the machine file's ratio error set it.
-std::string margin_source_text(const schema::Manifest& manifest) {
-    return manifest.margin_source() == "ratio_error" ? " (the machine file's ratio_error)" : "";
+/// Whether the manifest records a margin per size (else `margin` applied at every size).
+bool margins_per_size(const schema::Manifest& manifest) {
+    return manifest.margins_size() > 0 && manifest.margins_size() == manifest.sizes_size();
+}
+
+/// The margin applied at size index `s`.
+double margin_at(const schema::Manifest& manifest, int s) {
+    return margins_per_size(manifest) ? manifest.margins(s) : manifest.margin();
 }
 
 /// A margin as a percentage of three significant digits ("1%", "14.6%").
@@ -29,6 +34,28 @@ std::string percent(double fraction) {
     char text[32];
     std::snprintf(text, sizeof text, "%.3g%%", fraction * 100);
     return text;
+}
+
+/// The margins of sizes [first, last): "5.1%", or "1%-5.1%" where they differ.
+std::string margin_range(const schema::Manifest& manifest, int first, int last) {
+    if (last <= first) return percent(manifest.margin());
+    double low = margin_at(manifest, first), high = low;
+    for (int s = first; s < last; ++s) {
+        low = std::min(low, margin_at(manifest, s));
+        high = std::max(high, margin_at(manifest, s));
+    }
+    return low == high ? percent(low) : percent(low) + "-" + percent(high);
+}
+
+/// The margin line: --margin, and where the machine file's ratio errors raised it.
+std::string margin_text(const schema::Manifest& manifest) {
+    const bool raised = manifest.margin_source() == "ratio_error";
+    if (!margins_per_size(manifest)) {
+        return percent(manifest.margin()) + (raised ? " (the machine file's ratio_error)" : "");
+    }
+    if (!raised) return percent(manifest.margin()) + " (--margin)";
+    return percent(manifest.margin()) + " (--margin), " + margin_range(manifest, 0, manifest.sizes_size()) +
+           " by size (the machine file's ratio errors; column margin)";
 }
 
 /// The predictions' collectives; the v-variants' are blocking calls with uniform blocks.
@@ -106,7 +133,7 @@ std::string band_reason(const schema::Manifest& manifest, int band) {
     const char* runner_name = runner < 0 ? "none" : manifest.candidates(runner).name().c_str();
     if (winner <= 0) {
         std::snprintf(text, sizeof text, "no candidate beats naive by the %s margin (best: %s %.2fx)",
-                      percent(manifest.margin()).c_str(), runner_name, runner_speedup);
+                      margin_range(manifest, first, last).c_str(), runner_name, runner_speedup);
     } else {
         std::snprintf(text, sizeof text, "%.2fx faster than naive (next best: %s %.2fx)",
                       speedup(manifest, winner, c, first, last), runner_name, runner_speedup);
@@ -158,6 +185,8 @@ std::string variable_line(const schema::Manifest& manifest, int c) {
 void format_predictions(std::ostringstream& out, const schema::Manifest& manifest, int c) {
     out << "predicted latency (us), " << kCollectiveNames[c] << ":\n"
         << "   bytes";
+    const bool margins = margins_per_size(manifest);
+    if (margins) out << "   margin";
     char cell[64];
     for (const auto& candidate : manifest.candidates()) {
         if (latencies(candidate, c).empty()) continue;
@@ -168,6 +197,10 @@ void format_predictions(std::ostringstream& out, const schema::Manifest& manifes
     for (int s = 0; s < manifest.sizes_size(); ++s) {
         std::snprintf(cell, sizeof cell, "%8s", byte_text(manifest.sizes(s)).c_str());
         out << cell;
+        if (margins) {
+            std::snprintf(cell, sizeof cell, " %8s", percent(manifest.margins(s)).c_str());
+            out << cell;
+        }
         for (const auto& candidate : manifest.candidates()) {
             if (latencies(candidate, c).empty()) continue;
             std::snprintf(cell, sizeof cell, " %17.3f", latencies(candidate, c)[s]);
@@ -203,8 +236,8 @@ std::string selectors_text(const schema::Manifest& manifest) {
 std::string format_auto(const schema::Manifest& manifest) {
     std::ostringstream out;
     out << "auto pattern: " << manifest.num_ranks() << " ranks, " << manifest.num_edges() << " edges, chosen for "
-        << manifest.machine() << " (placement " << manifest.placement() << "), margin " << percent(manifest.margin())
-        << margin_source_text(manifest) << "\n";
+        << manifest.machine() << " (placement " << manifest.placement() << "), margin " << margin_text(manifest)
+        << "\n";
     out << "source: " << manifest.source() << "\n";
     if (manifest.candidate_selectors_size() > 0) out << "candidates: " << selectors_text(manifest) << "\n";
     out << "variants (each a pattern directory: nbrc inspect DIR/NAME):";
@@ -244,6 +277,8 @@ std::string format_auto_json(const schema::Manifest& manifest) {
         out << (i ? ", " : "") << json_string(manifest.candidate_selectors(i));
     out << "],\n  \"sizes\": [";
     for (int s = 0; s < manifest.sizes_size(); ++s) out << (s ? ", " : "") << manifest.sizes(s);
+    out << "],\n  \"margins\": [";
+    for (int s = 0; s < manifest.sizes_size(); ++s) out << (s ? ", " : "") << number(margin_at(manifest, s));
     out << "],\n  \"variants\": [";
     for (int v = 0; v < manifest.variants_size(); ++v)
         out << (v ? ", " : "") << json_string(manifest.variants(v).name());

@@ -409,6 +409,53 @@ double ratio_error(const std::vector<PatternCheck>& checks) {
     return worst;
 }
 
+std::vector<RatioPoint> ratio_points(const std::vector<PatternCheck>& checks) {
+    std::vector<RatioPoint> points;
+    for (const auto& check : checks) points.push_back(RatioPoint{check.bytes, check.ratio_error()});
+    std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+    std::vector<RatioPoint> out;  // one per size, the larger error of a size checked twice
+    for (const auto& p : points) {
+        if (!out.empty() && out.back().bytes == p.bytes) {
+            out.back().error = std::max(out.back().error, p.error);
+        } else {
+            out.push_back(p);
+        }
+    }
+    return out;
+}
+
+void merge_ratio_errors(schema::Machine& machine, const std::vector<PatternCheck>& checks) {
+    std::vector<RatioPoint> had;
+    for (const auto& p : machine.ratio_errors()) had.push_back(RatioPoint{p.bytes(), p.error()});
+    const double had_overall = machine.ratio_error();  // 0 if absent; at every size without points
+    const auto fresh = ratio_points(checks);
+    const double fresh_overall = ratio_error(checks);
+    std::vector<std::uint64_t> sizes;
+    for (const auto& p : had) sizes.push_back(p.bytes);
+    for (const auto& p : fresh) sizes.push_back(p.bytes);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    machine.set_format_version(std::max(machine.format_version(), kRatioErrorsFormat));
+    machine.set_ratio_error(std::max(had_overall, fresh_overall));
+    machine.clear_ratio_errors();
+    for (const auto bytes : sizes) {
+        auto* point = machine.add_ratio_errors();
+        point->set_bytes(bytes);
+        point->set_error(std::max(ratio_error_over(had, had_overall, bytes, bytes),
+                                  ratio_error_over(fresh, fresh_overall, bytes, bytes)));
+    }
+}
+
+std::vector<PatternCheck> recheck_patterns(schema::Machine& machine, DistanceClass klass, const Calibration& c,
+                                           const std::string& source) {
+    auto checks = check_patterns(machine, klass, c);
+    if (checks.empty()) return checks;
+    merge_ratio_errors(machine, checks);
+    const auto& sources = machine.sources();
+    if (std::find(sources.begin(), sources.end(), source) == sources.end()) machine.add_sources(source);
+    return checks;
+}
+
 double fit_switch(const schema::Machine& spec, double shared_one_way_us, std::uint64_t bytes) {
     auto machine = messaging_only(spec);
     machine.cores_per_node = 0;
@@ -454,10 +501,7 @@ void apply_calibration(schema::Machine& machine, DistanceClass klass, const Cali
         }
     }
     const auto checks = check_patterns(machine, klass, c);
-    if (!checks.empty()) {
-        machine.set_format_version(std::max(machine.format_version(), kRatioErrorFormat));
-        machine.set_ratio_error(std::max(machine.ratio_error(), ratio_error(checks)));
-    }
+    if (!checks.empty()) merge_ratio_errors(machine, checks);
     machine.add_sources(std::string(to_string(klass)) + ": measured by " + source);
 }
 

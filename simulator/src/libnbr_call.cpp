@@ -117,4 +117,9 @@ Calibration measure_link_with_libnbr_call(MPI_Comm comm, MeasureOptions options)
     return measure_link(comm, options);
 }
 
+Calibration measure_patterns_with_libnbr_call(MPI_Comm comm, MeasureOptions options) {
+    options.time_call = time_libnbr_call;
+    return measure_patterns(comm, options);
+}
+
 }  // namespace nbr::simulator

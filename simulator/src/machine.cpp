@@ -170,6 +170,19 @@ double LinkCost::ack_after_receive_ps(std::uint64_t bytes) const {
     return s == nullptr ? ack_ps : s->ack_ps;
 }
 
+double ratio_error_over(const std::vector<RatioPoint>& points, double overall, std::uint64_t lo, std::uint64_t hi) {
+    if (hi < lo) std::swap(lo, hi);
+    if (points.empty() || hi > points.back().bytes) return overall;
+    const auto below = [](std::uint64_t bytes, const RatioPoint& p) { return bytes < p.bytes; };
+    auto first = std::upper_bound(points.begin(), points.end(), lo, below);  // the first above lo
+    if (first != points.begin()) --first;                                    // the last at or below lo
+    auto last = std::lower_bound(points.begin(), points.end(), hi,
+                                 [](const RatioPoint& p, std::uint64_t bytes) { return p.bytes < bytes; });
+    double worst = 0;
+    for (auto p = first; p <= last; ++p) worst = std::max(worst, p->error);
+    return worst;
+}
+
 std::vector<std::string> machine_preset_names() {
     std::vector<std::string> names;
     for (const auto& [name, json] : internal::machine_presets()) names.push_back(name);
@@ -232,6 +245,26 @@ void check_format(const schema::Machine& spec, const Checker& check) {
           "segments[].send_overhead_us or recv_overhead_us");
     needs(8, spec.has_copy_block_ns(), "copy_block_ns");
     needs(9, spec.has_ratio_error(), "ratio_error");
+    needs(10, spec.ratio_errors_size() > 0, "ratio_errors");
+}
+
+/// Format 9 and 10: the ratio error, and per block size (increasing, each within the whole).
+void read_ratio_errors(const schema::Machine& spec, const Checker& check, Machine& m) {
+    m.ratio_error =
+        check.value(spec, "ratio_error", &schema::Machine::has_ratio_error, &schema::Machine::ratio_error, false);
+    if (m.ratio_error >= 10) check.fail("'ratio_error' must be below 10");
+    if (spec.ratio_errors_size() > 0 && !spec.has_ratio_error()) check.fail("'ratio_errors' needs 'ratio_error'");
+    for (int i = 0; i < spec.ratio_errors_size(); ++i) {
+        const auto& point = spec.ratio_errors(i);
+        const std::string field = "ratio_errors[" + std::to_string(i) + "]";
+        if (point.bytes() == 0 || (i > 0 && point.bytes() <= spec.ratio_errors(i - 1).bytes())) {
+            check.fail("'" + field + ".bytes' must be positive and larger than the point before");
+        }
+        if (!std::isfinite(point.error()) || point.error() < 0 || point.error() > m.ratio_error) {
+            check.fail("'" + field + ".error' must lie in [0, ratio_error]");
+        }
+        m.ratio_errors.push_back(RatioPoint{point.bytes(), point.error()});
+    }
 }
 
 /// Format 3: the leaf switches' uplinks, which need the switch level.
@@ -293,9 +326,7 @@ Machine machine_from_spec(const schema::Machine& spec, const std::string& source
     read_uplinks(spec, check, m);
     m.nic_sharing = spec.nic_sharing() == schema::FAIR ? NicSharing::fair : NicSharing::first_come;
     m.nic_send_sharing = spec.nic_send_sharing() == schema::FAIR ? NicSharing::fair : NicSharing::first_come;
-    m.ratio_error =
-        check.value(spec, "ratio_error", &schema::Machine::has_ratio_error, &schema::Machine::ratio_error, false);
-    if (m.ratio_error >= 10) check.fail("'ratio_error' must be below 10");
+    read_ratio_errors(spec, check, m);
     m.sources.assign(spec.sources().begin(), spec.sources().end());
     m.spec = spec;
     return m;

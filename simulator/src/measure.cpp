@@ -393,7 +393,23 @@ void with_pair(MPI_Comm comm, int repeat, const std::function<void(Pair&, int)>&
     MPI_Barrier(comm);
 }
 
+/// The pattern checks on the pair's communicator: each check size naive, then combined.
+void measure_pattern_points(MPI_Comm pair, const MeasureOptions& options, Calibration& c) {
+    for (const auto bytes : options.check_sizes) {
+        const double naive = options.time_call(pair, bytes, c.blocks_call_edges, false, options.repeat);
+        const double combined = options.time_call(pair, bytes, c.blocks_call_edges, true, options.repeat);
+        c.pattern_points.push_back({bytes, naive, combined});
+    }
+}
+
 }  // namespace
+
+Calibration measure_patterns(MPI_Comm comm, const MeasureOptions& options) {
+    if (!options.time_call) throw std::invalid_argument("measure_patterns needs a call to time");
+    Calibration c;
+    with_pair(comm, options.repeat, [&](Pair& pair, int) { measure_pattern_points(pair.comm(), options, c); });
+    return c;
+}
 
 double measure_one_way(MPI_Comm comm, std::uint64_t bytes, int repeat) {
     double t = 0;
@@ -419,13 +435,10 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
         c.call_us = options.time_call ? options.time_call(pair.comm(), c.call_bytes, 1, false, options.repeat)
                                       : pair.neighbor_call(c.call_bytes);
         if (options.time_call) {
-            const auto call = [&](std::uint64_t bytes, bool combined) {
-                return options.time_call(pair.comm(), bytes, c.blocks_call_edges, combined, options.repeat);
-            };
-            c.blocks_call_us = call(c.call_bytes, true);
-            c.large_blocks_call_us = call(c.large_blocks_bytes, true);
-            for (const auto bytes : options.check_sizes)
-                c.pattern_points.push_back({bytes, call(bytes, false), call(bytes, true)});
+            c.blocks_call_us = options.time_call(pair.comm(), c.call_bytes, c.blocks_call_edges, true, options.repeat);
+            c.large_blocks_call_us =
+                options.time_call(pair.comm(), c.large_blocks_bytes, c.blocks_call_edges, true, options.repeat);
+            measure_pattern_points(pair.comm(), options, c);
         }
         if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);
     });

@@ -6,6 +6,8 @@
 //   mpirun -np 2 --map-by node nbr-calibrate --class network --base machine.json -o machine.json
 //   taskset -c 0 mpirun -np 2 --bind-to none --mca mpi_yield_when_idle 1
 //       nbr-calibrate --shared-core --base machine.json -o machine.json      (two ranks, one core)
+//   mpirun -np 2 --bind-to core nbr-calibrate --recheck --base machine.json -o machine.json
+//       (the pattern checks again, in another launch: their ratio errors join the file's)
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -35,6 +37,7 @@ struct Options {
     std::uint32_t ranks_per_node = 0;
     std::uint32_t ranks_per_socket = 0;
     bool shared_core = false;
+    bool recheck = false;
     nbr::simulator::MeasureOptions measure;
 };
 
@@ -42,6 +45,11 @@ struct Options {
 constexpr const char* kMeasured =
     "nbr-calibrate: ping-pong, bursts, streams, a late receiver, the sender's completion and libnbr's call between "
     "two ranks (ratio_error: libnbr's call over parallel edges, naive and combined, against the model)";
+
+/// What a recheck measured, for the machine file's `sources`.
+constexpr const char* kRechecked =
+    "ratio_errors: also rechecked by nbr-calibrate --recheck (libnbr's call over parallel edges, naive and combined, "
+    "in other launches than the fit)";
 
 const std::map<std::string, DistanceClass> kClasses{{"socket", DistanceClass::socket},
                                                     {"node", DistanceClass::node},
@@ -111,7 +119,9 @@ void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
     }
 }
 
-void print_pattern_checks(const std::vector<nbr::simulator::PatternCheck>& checks, std::uint32_t edges) {
+/// The pattern checks; with `fitted_here`, a warning where the fit's own launch changed state.
+void print_pattern_checks(const std::vector<nbr::simulator::PatternCheck>& checks, std::uint32_t edges,
+                          bool fitted_here) {
     if (checks.empty()) return;
     std::printf(
         "pattern checks: libnbr's call over %u parallel edges each way, naive (%u messages each way) and "
@@ -121,7 +131,13 @@ void print_pattern_checks(const std::vector<nbr::simulator::PatternCheck>& check
         std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %11.1f%%\n", static_cast<unsigned long long>(k.bytes),
                     k.naive_us, k.predicted_naive_us, k.combined_us, k.predicted_combined_us, 100 * k.ratio_error());
     }
-    if (const auto* first = nbr::simulator::unsettled_check(checks)) {
+    const auto* first = nbr::simulator::unsettled_check(checks);
+    if (first != nullptr && !fitted_here) {
+        std::printf(
+            "the naive call over %u edges of %llu B is %.0f%% off the model: this launch's state differs "
+            "from the fit's (its errors count all the same)\n",
+            edges, static_cast<unsigned long long>(first->bytes), 100 * first->naive_error());
+    } else if (first != nullptr) {
         std::fprintf(stderr,
                      "nbr-calibrate: warning: the naive call over %u edges of %llu B took %.3f us, the fitted "
                      "machine predicts %.3f (%.0f%% off; a few per cent when the machine holds still): its state "
@@ -129,6 +145,18 @@ void print_pattern_checks(const std::vector<nbr::simulator::PatternCheck>& check
                      edges, static_cast<unsigned long long>(first->bytes), first->naive_us, first->predicted_naive_us,
                      100 * first->naive_error());
     }
+}
+
+/// The machine's ratio errors, per block size (the least margin auto acts on there).
+void print_ratio_errors(const nbr::schema::Machine& machine) {
+    if (!machine.has_ratio_error()) return;
+    std::printf(
+        "ratio error (the least margin nbrc compile --algo auto acts on: between two sizes the larger, "
+        "beyond the last the largest):");
+    for (const auto& point : machine.ratio_errors()) {
+        std::printf(" %llu B %.1f%%,", static_cast<unsigned long long>(point.bytes()), 100 * point.error());
+    }
+    std::printf(" largest %.1f%%\n", 100 * machine.ratio_error());
 }
 
 /// Writes the machine (to --output or standard output), checked to read back.
@@ -161,8 +189,22 @@ int calibrate_shared_core(const Options& o, int rank) {
     return emit(o, machine);
 }
 
+/// The pattern checks alone, against the base machine as fitted in another launch.
+int recheck(const Options& o, int rank) {
+    if (o.base.empty()) throw std::invalid_argument("--recheck needs a --base machine (the one to check)");
+    if (o.measure.check_sizes.empty()) throw std::invalid_argument("--recheck needs --check-sizes");
+    auto machine = nbr::simulator::load_machine(o.base).spec;
+    const auto c = nbr::simulator::measure_patterns_with_libnbr_call(MPI_COMM_WORLD, o.measure);
+    if (rank != 0) return 0;
+    const auto checks = nbr::simulator::recheck_patterns(machine, kClasses.at(o.klass), c, kRechecked);
+    print_pattern_checks(checks, c.blocks_call_edges, false);
+    print_ratio_errors(machine);
+    return emit(o, machine);
+}
+
 int calibrate(const Options& o, int rank) {
     if (o.shared_core) return calibrate_shared_core(o, rank);
+    if (o.recheck) return recheck(o, rank);
     const auto klass = kClasses.at(o.klass);
     // Inputs are checked on every rank before measuring, so that all fail at once.
     nbr::schema::Machine base;
@@ -183,11 +225,8 @@ int calibrate(const Options& o, int rank) {
         nbr::simulator::apply_calibration(machine, klass, c, kMeasured);
     }
     print_checks(nbr::simulator::check_calibration(machine, klass, c));
-    print_pattern_checks(nbr::simulator::check_patterns(machine, klass, c), c.blocks_call_edges);
-    if (machine.has_ratio_error()) {
-        std::printf("ratio error (the least margin nbrc compile --algo auto acts on): %.1f%%\n",
-                    100 * machine.ratio_error());
-    }
+    print_pattern_checks(nbr::simulator::check_patterns(machine, klass, c), c.blocks_call_edges, true);
+    print_ratio_errors(machine);
     if (klass == DistanceClass::socket) {
         std::printf("per-call cost (the call less its two messages as simulated): %.3f us\n",
                     machine.call_overhead_us());
@@ -214,8 +253,13 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--base", o.base, "Machine (preset or file) whose other classes are kept");
     app.add_option("--name", o.name, "Name of a new machine")->capture_default_str();
-    app.add_flag("--shared-core", o.shared_core,
-                 "The two ranks share one core: measure the switch time into --base (smallest --sizes)");
+    auto* shared_core =
+        app.add_flag("--shared-core", o.shared_core,
+                     "The two ranks share one core: measure the switch time into --base (smallest --sizes)");
+    app.add_flag("--recheck", o.recheck,
+                 "Only the pattern checks, against --base fitted in another launch: their ratio errors join the "
+                 "file's (--class: the two ranks' distance)")
+        ->excludes(shared_core);
     app.add_option("--sizes", o.sizes, "Message sizes (K, M suffixes)")->capture_default_str();
     app.add_option("--check-sizes", o.check_sizes,
                    "Block sizes of the pattern checks (the machine's ratio_error; \"none\": no checks)")

@@ -190,8 +190,8 @@ expect 2 "" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --r
 head -n 10 onesocket.txt >short.txt
 expect 1 "rank 10 is not placed" -- $nbrc simulate p2 --machine niagara --placement short.txt
 expect 1 "unknown machine 'nowhere'" -- $nbrc simulate p2 --machine nowhere
-printf '{"format_version": 10}' >future.json
-expect 1 "future.json: format_version 10 is newer" -- $nbrc simulate p2 --machine future.json
+printf '{"format_version": 11}' >future.json
+expect 1 "future.json: format_version 11 is newer" -- $nbrc simulate p2 --machine future.json
 expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
 expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
@@ -307,15 +307,21 @@ if diff -r hm1 hm2 >/dev/null; then pass; else fail "hierarchical --radix machin
 expect 0 "OK" -- $nbrc verify hm2 --topology random.el
 
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
-expect 0 "ratio error (the least margin nbrc compile --algo auto acts on)" -- $launch2 $calibrate --sizes 1,2K \
+expect 0 "ratio error (the least margin nbrc compile --algo auto acts on: between two sizes the larger" -- \
+  $launch2 $calibrate --sizes 1,2K \
   --check-sizes 16,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
-# A new machine file is written in the newest format (9): the 2 KiB segment with the CPU
+# A new machine file is written in the newest format (10): the 2 KiB segment with the CPU
 # overheads measured there, the copy cost per block, a per-pair eager buffer where the
-# exchanges showed one, the ratio error of the pattern checks.
-grep -q '"format_version": 9,' cal.json && grep -q '"call_overhead_us"' cal.json &&
+# exchanges showed one, the ratio error of the pattern checks, at each size checked.
+grep -q '"format_version": 10,' cal.json && grep -q '"call_overhead_us"' cal.json &&
   grep -q '"post_recv_overhead_us"' cal.json && grep -q '"ratio_error"' cal.json && pass ||
-  fail "calibrated format-9 file or its costs missing: $(cat cal.json)"
+  fail "calibrated format-10 file or its costs missing: $(cat cal.json)"
+python3 -c 'import json, sys
+m = json.load(open("cal.json"))
+p = m["ratio_errors"]
+sys.exit(0 if [int(x["bytes"]) for x in p] == [16, 2048] and max(x.get("error", 0) for x in p) == m["ratio_error"] else 1)' &&
+  pass || fail "calibrated file without its ratio error per checked size: $(cat cal.json)"
 expect 2 "--check-sizes" -- $launch2 $calibrate --check-sizes 4M --sizes 8 -o x.json
 python3 -c 'import json, sys
 m = json.load(open("cal.json"))
@@ -336,8 +342,22 @@ expect 0 "predicted" -- $launch2 $calibrate --class network --base cal.json --si
 grep -q '"network: measured by nbr-calibrate' cal2.json && grep -q '"socket: measured by nbr-calibrate' cal2.json &&
   pass || fail "calibrated classes not recorded: $(cat cal2.json)"
 python3 -c 'import json, sys
-sys.exit(0 if json.load(open("cal.json"))["ratio_error"] == json.load(open("cal2.json"))["ratio_error"] else 1)' &&
+a, b = json.load(open("cal.json")), json.load(open("cal2.json"))
+sys.exit(0 if a["ratio_error"] == b["ratio_error"] and a["ratio_errors"] == b["ratio_errors"] else 1)' &&
   pass || fail "a class calibrated without pattern checks changed the ratio error: $(cat cal2.json)"
+# --recheck: the pattern checks alone against the file's model, their errors joined to its own
+# (at each size at least the file's), the fit untouched.
+expect 0 "pattern checks" -- $launch2 $calibrate --recheck --base cal.json --check-sizes 16,2K --repeat 3 -o cal3.json
+python3 -c 'import json, sys
+a, b = json.load(open("cal.json")), json.load(open("cal3.json"))
+pa = {x["bytes"]: x.get("error", 0) for x in a["ratio_errors"]}
+pb = {x["bytes"]: x.get("error", 0) for x in b["ratio_errors"]}
+same = all(a[k] == b[k] for k in a if k not in ("ratio_error", "ratio_errors", "sources"))
+sys.exit(0 if same and pa.keys() == pb.keys() and all(pb[k] >= pa[k] for k in pa) and
+         any("--recheck" in x for x in b["sources"]) else 1)' &&
+  pass || fail "a recheck changed the fit or lost an error: $(cat cal3.json)"
+expect 1 "--recheck needs a --base machine" -- $launch2 $calibrate --recheck --check-sizes 16
+expect 1 "--recheck needs --check-sizes" -- $launch2 $calibrate --recheck --base cal.json --check-sizes none
 expect 1 "needs a --base machine with nodes_per_switch" -- $launch2 $calibrate --class leaf --sizes 8
 expect 1 "nowhere" -- $launch2 $calibrate --base nowhere --sizes 8
 expect 2 "sizes must lie in" -- $launch2 $calibrate --sizes 0

@@ -396,12 +396,14 @@ constexpr const char* kTinyMachine = R"({
 /// `compile_auto` of 16 parallel edges each way between two ranks on the tiny machine (with
 /// `ratio_error` stated and `margin`) at `sizes`, into `dir`/auto; its manifest.
 nbr::schema::Manifest compile_tiny(const std::filesystem::path& dir, std::vector<std::uint64_t> sizes,
-                                   double ratio_error = 0, double margin = 0.01) {
+                                   double ratio_error = 0, double margin = 0.01,
+                                   std::vector<nbr::simulator::RatioPoint> ratio_errors = {}) {
     std::vector<nbr::Edge> edges;
     for (int e = 0; e < 16; ++e) edges.insert(edges.end(), {{0, 1}, {1, 0}});
     nbr::compiler::AutoOptions options;
     options.machine = nbr::simulator::parse_machine(kTinyMachine, "tiny.json");
     options.machine.ratio_error = ratio_error;
+    options.machine.ratio_errors = std::move(ratio_errors);
     options.margin = margin;
     options.placement = nbr::Placement::block(2, 1, 1);
     options.sizes = std::move(sizes);
@@ -484,9 +486,12 @@ TEST(CompileAuto, AMachinesRatioErrorIsTheLeastMarginAutoActsOn) {
     const double error = (low + high) / 2 - 1;
     EXPECT_EQ(exact.margin_source(), "--margin");
     const auto cautious = compile(error, 0.01);
-    EXPECT_DOUBLE_EQ(cautious.margin(), error);
+    EXPECT_DOUBLE_EQ(cautious.margin(), 0.01);  // --margin; raised at every size (no error per size)
+    ASSERT_EQ(cautious.margins_size(), cautious.sizes_size());
+    for (const double m : cautious.margins()) EXPECT_DOUBLE_EQ(m, error);
     EXPECT_EQ(cautious.margin_source(), "ratio_error");
-    EXPECT_NE(nbr::compiler::format_auto(cautious).find("(the machine file's ratio_error)"), std::string::npos);
+    EXPECT_NE(nbr::compiler::format_auto(cautious).find("by size (the machine file's ratio errors; column margin)"),
+              std::string::npos);
     EXPECT_NE(nbr::compiler::format_auto_json(cautious).find("\"margin_source\": \"ratio_error\""), std::string::npos);
     int naive = 0;
     for (int s = 0; s < cautious.sizes_size(); ++s) {
@@ -499,7 +504,47 @@ TEST(CompileAuto, AMachinesRatioErrorIsTheLeastMarginAutoActsOn) {
     // --margin above the machine's error is kept.
     const auto wider = compile(error, error + 1);
     EXPECT_DOUBLE_EQ(wider.margin(), error + 1);
+    for (const double m : wider.margins()) EXPECT_DOUBLE_EQ(m, error + 1);
     EXPECT_EQ(wider.margin_source(), "--margin");
+}
+
+/// The best candidate's alltoall gain over naive per size of `manifest`.
+std::vector<double> alltoall_gains(const nbr::schema::Manifest& manifest) {
+    std::vector<double> gain;
+    for (int s = 0; s < manifest.sizes_size(); ++s) {
+        double best = manifest.candidates(0).alltoall_us(s);
+        for (const auto& c : manifest.candidates()) best = std::min(best, c.alltoall_us(s));
+        gain.push_back(manifest.candidates(0).alltoall_us(s) / best);
+    }
+    return gain;
+}
+
+TEST(CompileAuto, RatioErrorsPerSizeSetTheMarginWhereTheyWereMeasured) {
+    if (world_rank() != 0) return;
+    nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
+    const std::vector<std::uint64_t> sizes{1, 16, 64, 128, 256};
+    const auto gain = alltoall_gains(compile_tiny(tmp.path(), sizes));
+    const double high = *std::max_element(gain.begin(), gain.end()) - 1 + 0.5;  // above every gain
+    ASSERT_GT(gain[2], 1.02);
+    ASSERT_GT(gain[3], 1.02);
+    // Checks that found the model far off at 1 and 16 B and exact from 64 B: the winners at 1 B
+    // (running 1-15 B) and 16 B (16-63 B) need the large error, those at 64 and 128 B none,
+    // the one at 256 B (beyond the last check) the largest.
+    const auto manifest =
+        compile_tiny(tmp.path(), sizes, high, 0.01, {{1, high}, {16, high}, {64, 0}, {128, 0}, {256, 0}});
+    const std::vector<double> expected{high, high, 0.01, 0.01, high};
+    ASSERT_EQ(manifest.margins_size(), 5);
+    for (int s = 0; s < 5; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        EXPECT_DOUBLE_EQ(manifest.margins(s), expected[i]) << "size " << sizes[i];
+        const auto chosen = band_variant(manifest, nbr::schema::ALLTOALL, sizes[i]);
+        EXPECT_EQ(chosen == "naive", gain[i] < 1 + expected[i]) << "size " << sizes[i] << ": " << chosen;
+    }
+    EXPECT_NE(band_variant(manifest, nbr::schema::ALLTOALL, 64), "naive");
+    EXPECT_EQ(band_variant(manifest, nbr::schema::ALLTOALL, 1), "naive");
+    // Shown per size in inspect's tables and JSON.
+    EXPECT_NE(nbr::compiler::format_auto(manifest).find("   margin"), std::string::npos);
+    EXPECT_NE(nbr::compiler::format_auto_json(manifest).find("\"margins\": ["), std::string::npos);
 }
 
 // ---- --candidates ------------------------------------------------------------------------

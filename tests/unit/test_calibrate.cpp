@@ -336,11 +336,16 @@ TEST(Calibrate, TheRatioErrorGoesIntoTheMachineAsTheLargestOfItsClasses) {
     const auto c = with_pattern_points(measured_on(truth), truth, 1 / 1.25, 1);
     auto machine = known_machine();
     nbr::simulator::apply_calibration(machine, DistanceClass::socket, c, "test");
-    EXPECT_EQ(machine.format_version(), nbr::simulator::kRatioErrorFormat);
+    EXPECT_EQ(machine.format_version(), nbr::simulator::kRatioErrorsFormat);
     ASSERT_TRUE(machine.has_ratio_error());
-    EXPECT_NEAR(machine.ratio_error(),
-                nbr::simulator::ratio_error(nbr::simulator::check_patterns(machine, DistanceClass::socket, c)), 1e-12);
+    const auto checks = nbr::simulator::check_patterns(machine, DistanceClass::socket, c);
+    EXPECT_NEAR(machine.ratio_error(), nbr::simulator::ratio_error(checks), 1e-12);
     EXPECT_GT(machine.ratio_error(), 0.2);
+    ASSERT_EQ(machine.ratio_errors_size(), 3);  // per size checked
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(machine.ratio_errors(i).bytes(), checks[static_cast<std::size_t>(i)].bytes);
+        EXPECT_NEAR(machine.ratio_errors(i).error(), checks[static_cast<std::size_t>(i)].ratio_error(), 1e-12);
+    }
     EXPECT_NO_THROW((void)nbr::simulator::machine_from_spec(machine, "fitted"));
     // A class measured later keeps the larger error; without pattern points nothing changes.
     machine.set_ratio_error(0.9);
@@ -354,6 +359,81 @@ TEST(Calibrate, TheRatioErrorGoesIntoTheMachineAsTheLargestOfItsClasses) {
                                       with_pattern_points(measured_on(truth), truth, 2, 1), "test");
     EXPECT_EQ(plain.ratio_error(), 0.0);
     EXPECT_NE(nbr::simulator::machine_to_json(plain).find("\"ratio_error\": 0"), std::string::npos);
+}
+
+TEST(Calibrate, RatioErrorsOfTwoClassesMergeSizeBySize) {
+    const auto truth = known_machine();
+    const auto c = with_pattern_points(measured_on(truth), truth, 1 / 1.25, 1);  // 25 % at 1, 64 and 4096 B
+    const auto fresh = nbr::simulator::ratio_points(nbr::simulator::check_patterns(truth, DistanceClass::socket, c));
+    ASSERT_EQ(fresh.size(), 3U);
+    for (const auto& p : fresh) EXPECT_NEAR(p.error, 0.25, 1e-9);
+    // A file with errors at other sizes: each side's error over the other's sizes.
+    auto machine = known_machine();
+    machine.set_format_version(10);
+    machine.set_ratio_error(0.5);
+    for (const auto& [bytes, error] : std::vector<std::pair<std::uint64_t, double>>{{1, 0.5}, {16, 0.1}, {256, 0}}) {
+        auto* point = machine.add_ratio_errors();
+        point->set_bytes(bytes);
+        point->set_error(error);
+    }
+    nbr::simulator::merge_ratio_errors(machine, nbr::simulator::check_patterns(truth, DistanceClass::socket, c));
+    EXPECT_EQ(machine.ratio_error(), 0.5);
+    std::vector<std::pair<std::uint64_t, double>> merged;
+    for (const auto& p : machine.ratio_errors()) merged.emplace_back(p.bytes(), p.error());
+    // 1 B: the file's 0.5; 16 B: between the checks at 1 and 64 B (25 %); 64 B: between the
+    // file's 16 and 256 B (10 %) against the check's 25 %; 256 B: 0 against the checks' 25 %;
+    // 4096 B: beyond the file's last size, its largest (0.5).
+    const std::vector<std::pair<std::uint64_t, double>> expected{
+        {1, 0.5}, {16, 0.25}, {64, 0.25}, {256, 0.25}, {4096, 0.5}};
+    ASSERT_EQ(merged.size(), expected.size());
+    for (std::size_t i = 0; i < merged.size(); ++i) {
+        EXPECT_EQ(merged[i].first, expected[i].first);
+        EXPECT_NEAR(merged[i].second, expected[i].second, 1e-9) << merged[i].first << " B";
+    }
+    EXPECT_NO_THROW((void)nbr::simulator::machine_from_spec(machine, "merged"));
+    // A format-9 file (one error, no sizes) counts it at every size.
+    auto older = known_machine();
+    older.set_format_version(9);
+    older.set_ratio_error(0.3);
+    nbr::simulator::merge_ratio_errors(older, nbr::simulator::check_patterns(truth, DistanceClass::socket, c));
+    EXPECT_EQ(older.format_version(), 10U);
+    ASSERT_EQ(older.ratio_errors_size(), 3);
+    for (const auto& p : older.ratio_errors()) EXPECT_NEAR(p.error(), 0.3, 1e-9);
+}
+
+TEST(Calibrate, ARecheckInAnotherLaunchAddsItsErrorsToTheFittedMachine) {
+    auto truth = known_machine();
+    auto machine = known_machine();
+    nbr::simulator::apply_calibration(machine, DistanceClass::socket,
+                                      with_pattern_points(measured_on(truth), truth, 1, 1), "fit");
+    EXPECT_NEAR(machine.ratio_error(), 0.0, 1e-2);  // the fit reproduces its own launch
+    const auto fitted = machine;
+    // Another launch in another state: naive measured at 1/1.5 of the fitted model, combined
+    // as it predicts.
+    Calibration other;
+    other.pattern_points = with_pattern_points(measured_on(truth), fitted, 1 / 1.5, 1).pattern_points;
+    const auto checks = nbr::simulator::recheck_patterns(machine, DistanceClass::socket, other, "recheck");
+    ASSERT_EQ(checks.size(), 3U);
+    EXPECT_NEAR(machine.ratio_error(), 0.5, 1e-9);
+    for (const auto& p : machine.ratio_errors()) EXPECT_NEAR(p.error(), 0.5, 1e-9);
+    // Nothing else of the fit changes; the source is recorded once however often it runs.
+    auto same = machine;
+    same.clear_ratio_errors();
+    same.clear_ratio_error();
+    same.clear_sources();
+    auto before = fitted;
+    before.clear_ratio_errors();
+    before.clear_ratio_error();
+    before.clear_sources();
+    EXPECT_EQ(same.SerializeAsString(), before.SerializeAsString());
+    (void)nbr::simulator::recheck_patterns(machine, DistanceClass::socket, other, "recheck");
+    EXPECT_EQ(std::count(machine.sources().begin(), machine.sources().end(), "recheck"), 1);
+    // A recheck agreeing with the model keeps the larger errors found before.
+    (void)nbr::simulator::recheck_patterns(machine, DistanceClass::socket,
+                                           with_pattern_points(measured_on(truth), fitted, 1, 1), "recheck");
+    EXPECT_NEAR(machine.ratio_error(), 0.5, 1e-9);
+    Calibration none;
+    EXPECT_TRUE(nbr::simulator::recheck_patterns(machine, DistanceClass::socket, none, "recheck").empty());
 }
 
 TEST(Calibrate, RejectsEmptyOrUnsortedMeasurements) {

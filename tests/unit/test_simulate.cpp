@@ -639,6 +639,25 @@ TEST(Machine, SmpiPresetStatesThePlatformsSharing) {
     EXPECT_EQ(preset.uplinks_per_switch, fcfs.uplinks_per_switch);
 }
 
+TEST(Machine, TheRatioErrorOverSizesIsTheLargestOfTheChecksThatBracketThem) {
+    using nbr::simulator::RatioPoint;
+    const std::vector<RatioPoint> points{{1, 0}, {4, 0.1}, {16, 0}, {64, 0.05}};
+    const auto over = [&](std::uint64_t lo, std::uint64_t hi) {
+        return nbr::simulator::ratio_error_over(points, 0.2, lo, hi);
+    };
+    EXPECT_EQ(over(1, 1), 0.0);  // a checked size alone
+    EXPECT_EQ(over(2, 3), 0.1);  // between 1 and 4 B
+    EXPECT_EQ(over(1, 4), 0.1);  // from one check to the next
+    EXPECT_EQ(over(16, 16), 0.0);
+    EXPECT_EQ(over(16, 32), 0.05);  // up to the check at 64 B
+    EXPECT_EQ(over(8, 16), 0.1);    // down to the check at 4 B
+    EXPECT_EQ(over(64, 64), 0.05);
+    EXPECT_EQ(over(64, 65), 0.2);                                     // beyond the last check: the largest error stated
+    EXPECT_EQ(over(0, 1), 0.0);                                       // below the first: the first
+    EXPECT_EQ(over(32, 8), 0.1);                                      // an inverted range is the same range
+    EXPECT_EQ(nbr::simulator::ratio_error_over({}, 0.3, 1, 1), 0.3);  // no points: at every size
+}
+
 TEST(Machine, RejectsBadFiles) {
     auto expect_error = [](const std::string& json, const std::string& needle) {
         try {
@@ -722,6 +741,22 @@ TEST(Machine, RejectsBadFiles) {
     expect_error(nbr::simulator::machine_to_json(early_ratio), "'ratio_error' must be below 10");
     early_ratio.set_ratio_error(0.25);
     EXPECT_EQ(nbr::simulator::parse_machine(nbr::simulator::machine_to_json(early_ratio), "ok").ratio_error, 0.25);
+    auto* point = early_ratio.add_ratio_errors();  // format 10
+    point->set_bytes(16);
+    point->set_error(0.1);
+    expect_error(nbr::simulator::machine_to_json(early_ratio), "'ratio_errors' needs format_version 10");
+    early_ratio.set_format_version(10);
+    EXPECT_EQ(nbr::simulator::parse_machine(nbr::simulator::machine_to_json(early_ratio), "ok").ratio_errors.size(),
+              1U);
+    point->set_error(0.3);
+    expect_error(nbr::simulator::machine_to_json(early_ratio), "'ratio_errors[0].error' must lie in [0, ratio_error]");
+    point->set_error(0.1);
+    auto* second = early_ratio.add_ratio_errors();
+    second->set_bytes(16);
+    expect_error(nbr::simulator::machine_to_json(early_ratio), "'ratio_errors[1].bytes' must be positive and larger");
+    second->set_bytes(64);
+    early_ratio.clear_ratio_error();
+    expect_error(nbr::simulator::machine_to_json(early_ratio), "'ratio_errors' needs 'ratio_error'");
     early_segment.set_format_version(8);
     segment->set_send_overhead_us(-0.1);
     expect_error(nbr::simulator::machine_to_json(early_segment), "socket.segments[0].send_overhead_us");

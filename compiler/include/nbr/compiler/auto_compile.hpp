@@ -25,8 +25,8 @@ struct AutoOptions {
     std::optional<Placement> placement;  ///< where the ranks run (required: candidates and simulation)
     std::vector<std::uint64_t> sizes;    ///< block sizes simulated (default_auto_sizes())
     /// A candidate replaces naive at a size only if naive's latency is at least (1 + margin)
-    /// times the candidate's (docs/algorithms.md, "auto"); at least the machine's
-    /// `ratio_error` (effective_margin).
+    /// times the candidate's (docs/algorithms.md, "auto"); at each size at least the machine's
+    /// ratio error there (effective_margins).
     double margin = 0.01;
     /// The bytes per edge the application's blocking and nonblocking v-calls use, inclusive
     /// (`--v-bytes LO:HI`); the v choice is judged at the simulated sizes that bracket it
@@ -52,10 +52,11 @@ struct AutoOptions {
     PatternLayout layout = PatternLayout::automatic;  ///< of every variant's directory
 };
 
-/// @brief The margin auto chooses with and records: `options.margin`, or the machine's
-/// `ratio_error` where larger (a calibrated machine's predictions are trusted only beyond the
-/// error its pattern checks found).
-[[nodiscard]] double effective_margin(const AutoOptions& options);
+/// @brief The margin auto chooses with at each of `options.sizes`, and records: `options.margin`,
+/// or the machine's ratio error over the block sizes that size's winner runs (from it to the
+/// next simulated size; Machine::ratio_error_over) where larger. A calibrated machine's
+/// predictions are trusted only beyond the error its pattern checks found there.
+[[nodiscard]] std::vector<double> effective_margins(const AutoOptions& options);
 
 /// @brief 1 B to 4 MiB in powers of two.
 [[nodiscard]] std::vector<std::uint64_t> default_auto_sizes();
@@ -83,13 +84,17 @@ struct AutoChoice {
     std::array<std::uint32_t, 2> variable{0, 0};       ///< v-variants' candidate per collective
 };
 
-/// @brief The rule of docs/algorithms.md ("auto"): per collective and size the fastest usable
-/// candidate if naive is at least (1 + margin) times slower, else naive (ties: the earlier
+/// @brief The rule of docs/algorithms.md ("auto"): per collective and size s the fastest usable
+/// candidate if naive is at least (1 + margins[s]) times slower, else naive (ties: the earlier
 /// candidate); for the v-variants (from the v predictions, at the sizes of indices
 /// [variable_sizes.first, variable_sizes.second]) the candidate never slower than naive at any
-/// of those sizes whose geometric-mean speedup over naive there is highest and at least
-/// 1 + margin, else naive.
-/// Requires predictions[0] to be naive and usable.
+/// of those sizes whose geometric-mean speedup over naive there is highest and at least 1 +
+/// the largest margin of those sizes, else naive.
+/// Requires predictions[0] to be naive and usable, and a margin per size.
+[[nodiscard]] AutoChoice choose_variants(const std::vector<Prediction>& predictions, const std::vector<double>& margins,
+                                         std::pair<std::size_t, std::size_t> variable_sizes = {0, SIZE_MAX});
+
+/// @brief choose_variants with the same margin at every size.
 [[nodiscard]] AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin,
                                          std::pair<std::size_t, std::size_t> variable_sizes = {0, SIZE_MAX});
 

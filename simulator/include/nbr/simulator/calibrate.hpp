@@ -142,9 +142,8 @@ struct CopyCosts {
 /// @brief Puts the fitted class into `machine` (replacing what was there), the copy costs and
 /// the per-call cost too when the class is `socket` (the machine becomes format 2, 6 with an
 /// acknowledgment, 7 with an eager buffer, 8 with overheads per size or a copy cost per
-/// block), `ratio_error` from the pattern checks where measured (format 9; the larger of the
-/// file's and this class's), and a line in `sources`: "CLASS: measured by " + `source` (the
-/// tool and what it measured).
+/// block), the ratio errors from the pattern checks where measured (merge_ratio_errors), and a line in `sources`:
+/// "CLASS: measured by " + `source` (the tool and what it measured).
 /// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,
                        const std::string& source);
@@ -184,6 +183,9 @@ struct CalibrationCheck {
 /// @brief The machine format that carries `ratio_error`.
 inline constexpr std::uint32_t kRatioErrorFormat = 9;
 
+/// @brief The machine format that carries `ratio_errors` (per block size).
+inline constexpr std::uint32_t kRatioErrorsFormat = 10;
+
 /// @brief The largest `ratio_error` a check reports (auto's margin stays below 10).
 inline constexpr double kMaxRatioError = 9.99;
 
@@ -215,5 +217,23 @@ struct PatternCheck {
 /// @brief The largest ratio error of `checks` (0 if none): the machine file's `ratio_error`,
 /// the least margin `nbrc compile --algo auto` acts on.
 [[nodiscard]] double ratio_error(const std::vector<PatternCheck>& checks);
+
+/// @brief The ratio error of `checks` per block size (increasing; a size checked twice: the
+/// larger).
+[[nodiscard]] std::vector<RatioPoint> ratio_points(const std::vector<PatternCheck>& checks);
+
+/// @brief Puts the ratio errors of `checks` into `machine` (format 10): `ratio_error` the
+/// larger of the file's and the checks' largest; `ratio_errors` at every size either has, the
+/// larger of the two there (each side's ratio_error_over the size: a file without points
+/// counts its `ratio_error` at every size).
+void merge_ratio_errors(schema::Machine& machine, const std::vector<PatternCheck>& checks);
+
+/// @brief Pattern checks measured in another launch than the fit (`nbr-calibrate --recheck`):
+/// simulates them on `machine` as it is (check_patterns, class `klass`), merges their ratio
+/// errors into it (merge_ratio_errors) and records `source` in `sources` once. Where the
+/// machine's state differs between launches, the errors then cover the states the checks met.
+/// @return the checks
+std::vector<PatternCheck> recheck_patterns(schema::Machine& machine, DistanceClass klass,
+                                           const Calibration& calibration, const std::string& source);
 
 }  // namespace nbr::simulator

@@ -25,4 +25,7 @@ namespace nbr::simulator {
 /// (`time_libnbr_call`): what nbr-calibrate and nbr-bench --calibrate measure.
 [[nodiscard]] Calibration measure_link_with_libnbr_call(MPI_Comm comm, MeasureOptions options);
 
+/// @brief `measure_patterns` timed on libnbr's call: what nbr-calibrate --recheck measures.
+[[nodiscard]] Calibration measure_patterns_with_libnbr_call(MPI_Comm comm, MeasureOptions options);
+
 }  // namespace nbr::simulator

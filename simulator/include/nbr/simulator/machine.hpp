@@ -77,6 +77,18 @@ enum class NicSharing {
     fair,        ///< the messages on the NIC share it equally (receiving: format 4, sending: 5)
 };
 
+/// @brief One block size's ratio error (a pattern check; format 10).
+struct RatioPoint {
+    std::uint64_t bytes = 0;
+    double error = 0;
+};
+
+/// @brief The ratio error that covers every block size of [lo, hi]: the largest error of
+/// `points` (increasing sizes) from the last at or below `lo` (the first if none is) to the
+/// first at or above `hi`; `overall` where `hi` lies beyond the last point or there is none.
+[[nodiscard]] double ratio_error_over(const std::vector<RatioPoint>& points, double overall, std::uint64_t lo,
+                                      std::uint64_t hi);
+
 /// @brief A machine model, validated and converted to picoseconds.
 struct Machine {
     std::string name;
@@ -100,15 +112,21 @@ struct Machine {
     /// Format 9: the least relative gain over naive that auto acts on (the calibration's
     /// pattern checks; 0: none stated).
     double ratio_error = 0;
+    /// Format 10: the ratio error per block size (increasing; empty: `ratio_error` at every size).
+    std::vector<RatioPoint> ratio_errors;
     std::vector<std::string> sources;
     schema::Machine spec;  ///< as read (for printing)
 
     [[nodiscard]] const LinkCost& cost(DistanceClass c) const { return link[static_cast<std::size_t>(c)]; }
+    /// @brief The least relative gain over naive auto acts on for block sizes [lo, hi].
+    [[nodiscard]] double ratio_error_over(std::uint64_t lo, std::uint64_t hi) const {
+        return simulator::ratio_error_over(ratio_errors, ratio_error, lo, hi);
+    }
 };
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 9;
+inline constexpr std::uint32_t kMachineFormatVersion = 10;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();

@@ -42,6 +42,11 @@ struct MeasureOptions {
 /// on rank 0.
 [[nodiscard]] Calibration measure_link(MPI_Comm comm, const MeasureOptions& options);
 
+/// @brief The pattern checks alone (`Calibration::pattern_points` at `options.check_sizes`,
+/// timed by `options.time_call`, which is required): what `nbr-calibrate --recheck` measures
+/// against a machine file fitted in another launch. Collective over `comm`; valid on rank 0.
+[[nodiscard]] Calibration measure_patterns(MPI_Comm comm, const MeasureOptions& options);
+
 /// @brief Half the ping-pong round trip of `bytes` between ranks 0 and 1 of `comm` (median of
 /// `repeat`); for two ranks that share one core, what `fit_switch` needs. Collective over
 /// `comm`; valid on rank 0.
