@@ -346,12 +346,14 @@ void check_options(const Topology& topology, const AutoOptions& options) {
 }  // namespace
 
 std::vector<double> effective_margins(const AutoOptions& options) {
-    // The winner at sizes[s] runs the block sizes up to sizes[s + 1] (the bands start there).
+    // The winner at sizes[s] runs the block sizes up to sizes[s + 1] (the bands start there),
+    // the first from 0 bytes.
     const auto& sizes = options.sizes;
     std::vector<double> margins;
     for (std::size_t s = 0; s < sizes.size(); ++s) {
+        const std::uint64_t from = s == 0 ? 0 : sizes[s];
         const std::uint64_t next = s + 1 < sizes.size() ? sizes[s + 1] : UINT64_MAX;
-        margins.push_back(std::max(options.margin, options.machine.ratio_error_over(sizes[s], next)));
+        margins.push_back(std::max(options.margin, options.machine.ratio_error_over(from, next)));
     }
     return margins;
 }

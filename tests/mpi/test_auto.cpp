@@ -545,6 +545,12 @@ TEST(CompileAuto, RatioErrorsPerSizeSetTheMarginWhereTheyWereMeasured) {
     // Shown per size in inspect's tables and JSON.
     EXPECT_NE(nbr::compiler::format_auto(manifest).find("   margin"), std::string::npos);
     EXPECT_NE(nbr::compiler::format_auto_json(manifest).find("\"margins\": ["), std::string::npos);
+    // The first band runs from 0 bytes: simulated from 64 B, its margin covers the checks below.
+    const auto from64 =
+        compile_tiny(tmp.path(), {64, 128, 256}, high, 0.01, {{1, high}, {16, high}, {64, 0}, {128, 0}, {256, 0}});
+    ASSERT_EQ(from64.margins_size(), 3);
+    EXPECT_DOUBLE_EQ(from64.margins(0), high);
+    EXPECT_DOUBLE_EQ(from64.margins(1), 0.01);
 }
 
 // ---- --candidates ------------------------------------------------------------------------

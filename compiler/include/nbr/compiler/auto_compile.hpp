@@ -53,8 +53,8 @@ struct AutoOptions {
 };
 
 /// @brief The margin auto chooses with at each of `options.sizes`, and records: `options.margin`,
-/// or the machine's ratio error over the block sizes that size's winner runs (from it to the
-/// next simulated size; Machine::ratio_error_over) where larger. A calibrated machine's
+/// or the machine's ratio error over the block sizes that size's winner runs (from it, the
+/// first from 0, to the next simulated size; Machine::ratio_error_over) where larger. A calibrated machine's
 /// predictions are trusted only beyond the error its pattern checks found there.
 [[nodiscard]] std::vector<double> effective_margins(const AutoOptions& options);
 
