@@ -40,8 +40,8 @@ cores=$(nproc)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# A calibration during which the machine's state changed (nbr-calibrate warns: its pattern
-# checks' smallest naive call far from the fitted model) is made again, up to three times.
+# A calibration during which the machine's state changed (nbr-calibrate warns: the smallest
+# one-way time moved while it measured) is made again, up to three times.
 for attempt in 1 2 3; do
   echo "# calibrating ($(date +%T))"
   # shellcheck disable=SC2086

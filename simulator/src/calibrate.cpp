@@ -403,6 +403,11 @@ const PatternCheck* unsettled_check(const std::vector<PatternCheck>& checks) {
     return smallest->naive_error() > 0.25 ? &*smallest : nullptr;
 }
 
+bool state_changed(const Calibration& c) {
+    if (c.late_one_way_us < 0 || c.points.empty() || c.points.front().one_way_us <= 0) return false;
+    return std::abs(c.late_one_way_us / c.points.front().one_way_us - 1) > 0.25;
+}
+
 double ratio_error(const std::vector<PatternCheck>& checks) {
     double worst = 0;
     for (const auto& check : checks) worst = std::max(worst, check.ratio_error());

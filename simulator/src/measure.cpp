@@ -439,6 +439,7 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
             c.large_blocks_call_us =
                 options.time_call(pair.comm(), c.large_blocks_bytes, c.blocks_call_edges, true, options.repeat);
             measure_pattern_points(pair.comm(), options, c);
+            c.late_one_way_us = pair.one_way(sizes.front());  // did the state hold meanwhile?
         }
         if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);
     });

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -119,9 +120,8 @@ void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
     }
 }
 
-/// The pattern checks; with `fitted_here`, a warning where the fit's own launch changed state.
-void print_pattern_checks(const std::vector<nbr::simulator::PatternCheck>& checks, std::uint32_t edges,
-                          bool fitted_here) {
+/// The pattern checks, measured against `machine`'s predictions.
+void print_pattern_checks(const std::vector<nbr::simulator::PatternCheck>& checks, std::uint32_t edges) {
     if (checks.empty()) return;
     std::printf(
         "pattern checks: libnbr's call over %u parallel edges each way, naive (%u messages each way) and "
@@ -131,19 +131,32 @@ void print_pattern_checks(const std::vector<nbr::simulator::PatternCheck>& check
         std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %11.1f%%\n", static_cast<unsigned long long>(k.bytes),
                     k.naive_us, k.predicted_naive_us, k.combined_us, k.predicted_combined_us, 100 * k.ratio_error());
     }
+}
+
+/// "the naive call over 32 edges of 1 B is 40% off the model"
+std::string naive_off(const nbr::simulator::PatternCheck& check, std::uint32_t edges) {
+    char text[128];
+    std::snprintf(text, sizeof text, "the naive call over %u edges of %llu B is %.0f%% off the model", edges,
+                  static_cast<unsigned long long>(check.bytes), 100 * check.naive_error());
+    return text;
+}
+
+/// The fit's own launch: a warning where the machine's state changed while it was measured
+/// (state_changed), a note where the smallest naive check is far off while it held.
+void report_state(const nbr::simulator::Calibration& c, const std::vector<nbr::simulator::PatternCheck>& checks) {
     const auto* first = nbr::simulator::unsettled_check(checks);
-    if (first != nullptr && !fitted_here) {
-        std::printf(
-            "the naive call over %u edges of %llu B is %.0f%% off the model: this launch's state differs "
-            "from the fit's (its errors count all the same)\n",
-            edges, static_cast<unsigned long long>(first->bytes), 100 * first->naive_error());
-    } else if (first != nullptr) {
+    if (nbr::simulator::state_changed(c)) {
         std::fprintf(stderr,
-                     "nbr-calibrate: warning: the naive call over %u edges of %llu B took %.3f us, the fitted "
-                     "machine predicts %.3f (%.0f%% off; a few per cent when the machine holds still): its state "
-                     "changed while it was measured? Calibrate again.\n",
-                     edges, static_cast<unsigned long long>(first->bytes), first->naive_us, first->predicted_naive_us,
-                     100 * first->naive_error());
+                     "nbr-calibrate: warning: the one-way time of %llu B took %.3f us before libnbr's calls and "
+                     "%.3f us after them%s: the machine's state changed while it was measured. Calibrate again.\n",
+                     static_cast<unsigned long long>(c.points.front().bytes), c.points.front().one_way_us,
+                     c.late_one_way_us,
+                     first != nullptr ? ("; " + naive_off(*first, c.blocks_call_edges)).c_str() : "");
+    } else if (first != nullptr) {
+        std::printf(
+            "%s while the machine's state held (one-way %.3f us before libnbr's calls, %.3f after): an "
+            "error of the model, in the ratio errors\n",
+            naive_off(*first, c.blocks_call_edges).c_str(), c.points.front().one_way_us, c.late_one_way_us);
     }
 }
 
@@ -197,7 +210,11 @@ int recheck(const Options& o, int rank) {
     const auto c = nbr::simulator::measure_patterns_with_libnbr_call(MPI_COMM_WORLD, o.measure);
     if (rank != 0) return 0;
     const auto checks = nbr::simulator::recheck_patterns(machine, kClasses.at(o.klass), c, kRechecked);
-    print_pattern_checks(checks, c.blocks_call_edges, false);
+    print_pattern_checks(checks, c.blocks_call_edges);
+    if (const auto* first = nbr::simulator::unsettled_check(checks)) {
+        std::printf("%s (another state than the fit's, or an error of the model): its errors count all the same\n",
+                    naive_off(*first, c.blocks_call_edges).c_str());
+    }
     print_ratio_errors(machine);
     return emit(o, machine);
 }
@@ -225,7 +242,9 @@ int calibrate(const Options& o, int rank) {
         nbr::simulator::apply_calibration(machine, klass, c, kMeasured);
     }
     print_checks(nbr::simulator::check_calibration(machine, klass, c));
-    print_pattern_checks(nbr::simulator::check_patterns(machine, klass, c), c.blocks_call_edges, true);
+    const auto checks = nbr::simulator::check_patterns(machine, klass, c);
+    print_pattern_checks(checks, c.blocks_call_edges);
+    report_state(c, checks);
     print_ratio_errors(machine);
     if (klass == DistanceClass::socket) {
         std::printf("per-call cost (the call less its two messages as simulated): %.3f us\n",

@@ -436,6 +436,21 @@ TEST(Calibrate, ARecheckInAnotherLaunchAddsItsErrorsToTheFittedMachine) {
     EXPECT_TRUE(nbr::simulator::recheck_patterns(machine, DistanceClass::socket, none, "recheck").empty());
 }
 
+TEST(Calibrate, TheStateChangedWhenTheFirstOneWayTimeMovedByAQuarter) {
+    Calibration c;
+    EXPECT_FALSE(nbr::simulator::state_changed(c));  // nothing measured
+    c.points.push_back({});
+    c.points[0].bytes = 1;
+    c.points[0].one_way_us = 0.10;
+    EXPECT_FALSE(nbr::simulator::state_changed(c));  // not measured again
+    c.late_one_way_us = 0.12;
+    EXPECT_FALSE(nbr::simulator::state_changed(c));  // 20 %: held
+    c.late_one_way_us = 0.36;
+    EXPECT_TRUE(nbr::simulator::state_changed(c));  // this machine's slow state after a fast one
+    c.late_one_way_us = 0.07;
+    EXPECT_TRUE(nbr::simulator::state_changed(c));  // and the other way
+}
+
 TEST(Calibrate, RejectsEmptyOrUnsortedMeasurements) {
     Calibration c;
     EXPECT_THROW((void)nbr::simulator::fit_link_class(c), std::invalid_argument);
