@@ -16,7 +16,8 @@
 #          NBR_ITERS (2 ranks, default 2000), NBR_ITERS16 (16 ranks, default 500),
 #          NBR_ROUNDS (default 25: nbr-bench times the three variants in turn, median round),
 #          NBR_COLLECTIVES (default: allgather alltoall allgatherv alltoallv),
-#          NBR_RECHECKS (default 2: launches of nbr-calibrate --recheck after the calibration),
+#          NBR_RECHECKS, NBR_RECHECK_GAP (default 3 and 30: launches of nbr-calibrate --recheck
+#          after the calibration, seconds apart),
 #          NBR_CASES (default: pe32 moore-r1 random-0.3),
 #          NBR_MPIEXEC and NBR_BIND (default mpirun and --bind-to core: Open MPI; for MPICH
 #          NBR_MPIEXEC=mpiexec.mpich NBR_BIND="-bind-to core" NBR_BUILD=its build, 2-rank
@@ -51,10 +52,13 @@ for attempt in 1 2 3; do
   grep -q "Calibrate again" "$out/calibrate.err" || break
   echo "# calibration $attempt unsettled"
 done
-# The pattern checks again in further launches (NBR_RECHECKS, default 2): where the machine's
-# state differs between launches, their ratio errors join the file's, so that auto does not act
-# on gains only the calibration's launch would show.
-for ((r = 1; r <= ${NBR_RECHECKS:-2}; r++)); do
+# The pattern checks again in further launches (NBR_RECHECKS, default 3), NBR_RECHECK_GAP
+# seconds apart (default 30): where the machine's state differs between launches, their ratio
+# errors join the file's, so that auto does not act on gains only the calibration's state
+# would show. This machine's states last from seconds to minutes: rechecks in a row tend to
+# meet the calibration's own.
+for ((r = 1; r <= ${NBR_RECHECKS:-3}; r++)); do
+  sleep "${NBR_RECHECK_GAP:-30}"
   echo "# rechecking the model, launch $r ($(date +%T))"
   # shellcheck disable=SC2086
   $mpiexec -np 2 $bind_core "$build/simulator/nbr-calibrate" --recheck --base "$out/machine.json" \
