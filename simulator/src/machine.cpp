@@ -172,7 +172,9 @@ double LinkCost::ack_after_receive_ps(std::uint64_t bytes) const {
 
 double ratio_error_over(const std::vector<RatioPoint>& points, double overall, std::uint64_t lo, std::uint64_t hi) {
     if (hi < lo) std::swap(lo, hi);
-    if (points.empty() || hi > points.back().bytes) return overall;
+    if (points.empty()) return overall;
+    hi = std::min(hi, points.back().bytes);  // beyond the last check: the last
+    lo = std::min(lo, hi);
     const auto below = [](std::uint64_t bytes, const RatioPoint& p) { return bytes < p.bytes; };
     auto first = std::upper_bound(points.begin(), points.end(), lo, below);  // the first above lo
     if (first != points.begin()) --first;                                    // the last at or below lo

@@ -165,7 +165,7 @@ void print_ratio_errors(const nbr::schema::Machine& machine) {
     if (!machine.has_ratio_error()) return;
     std::printf(
         "ratio error (the least margin nbrc compile --algo auto acts on: between two sizes the larger, "
-        "beyond the last the largest):");
+        "beyond the last check its own):");
     for (const auto& point : machine.ratio_errors()) {
         std::printf(" %llu B %.1f%%,", static_cast<unsigned long long>(point.bytes()), 100 * point.error());
     }

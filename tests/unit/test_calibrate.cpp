@@ -382,9 +382,9 @@ TEST(Calibrate, RatioErrorsOfTwoClassesMergeSizeBySize) {
     for (const auto& p : machine.ratio_errors()) merged.emplace_back(p.bytes(), p.error());
     // 1 B: the file's 0.5; 16 B: between the checks at 1 and 64 B (25 %); 64 B: between the
     // file's 16 and 256 B (10 %) against the check's 25 %; 256 B: 0 against the checks' 25 %;
-    // 4096 B: beyond the file's last size, its largest (0.5).
+    // 4096 B: beyond the file's last size, its last (0) against the check's 25 %.
     const std::vector<std::pair<std::uint64_t, double>> expected{
-        {1, 0.5}, {16, 0.25}, {64, 0.25}, {256, 0.25}, {4096, 0.5}};
+        {1, 0.5}, {16, 0.25}, {64, 0.25}, {256, 0.25}, {4096, 0.25}};
     ASSERT_EQ(merged.size(), expected.size());
     for (std::size_t i = 0; i < merged.size(); ++i) {
         EXPECT_EQ(merged[i].first, expected[i].first);

@@ -652,7 +652,8 @@ TEST(Machine, TheRatioErrorOverSizesIsTheLargestOfTheChecksThatBracketThem) {
     EXPECT_EQ(over(16, 32), 0.05);  // up to the check at 64 B
     EXPECT_EQ(over(8, 16), 0.1);    // down to the check at 4 B
     EXPECT_EQ(over(64, 64), 0.05);
-    EXPECT_EQ(over(64, 65), 0.2);                                     // beyond the last check: the largest error stated
+    EXPECT_EQ(over(64, 65), 0.05);  // beyond the last check: the last
+    EXPECT_EQ(over(32, 1 << 30), 0.05);
     EXPECT_EQ(over(0, 1), 0.0);                                       // below the first: the first
     EXPECT_EQ(over(32, 8), 0.1);                                      // an inverted range is the same range
     EXPECT_EQ(nbr::simulator::ratio_error_over({}, 0.3, 1, 1), 0.3);  // no points: at every size

@@ -85,7 +85,8 @@ struct RatioPoint {
 
 /// @brief The ratio error that covers every block size of [lo, hi]: the largest error of
 /// `points` (increasing sizes) from the last at or below `lo` (the first if none is) to the
-/// first at or above `hi`; `overall` where `hi` lies beyond the last point or there is none.
+/// first at or above `hi` (the last if none is: an error stays near the size it was found at,
+/// on either side); `overall` where there is no point.
 [[nodiscard]] double ratio_error_over(const std::vector<RatioPoint>& points, double overall, std::uint64_t lo,
                                       std::uint64_t hi);
 
