@@ -216,12 +216,14 @@ std::uint32_t fastest_at(const std::vector<Prediction>& predictions, std::size_t
 }
 
 /// The v-variants' candidate (`c`: 2 allgatherv, 3 alltoallv), judged at sizes [first, last]:
-/// never slower than naive, best geometric-mean speedup >= 1 + margin.
-std::uint32_t variable_choice(const std::vector<Prediction>& predictions, std::size_t c, double margin,
-                              std::pair<std::size_t, std::size_t> range) {
+/// never slower than naive, best geometric-mean speedup >= 1 + the largest margin there.
+std::uint32_t variable_choice(const std::vector<Prediction>& predictions, std::size_t c,
+                              const std::vector<double>& margins, std::pair<std::size_t, std::size_t> range) {
     const auto& naive = predictions[0].latency_us[c];
     const std::size_t first = range.first;
     const std::size_t end = naive.empty() ? 0 : std::min(range.second, naive.size() - 1) + 1;
+    double margin = 0;  // the largest of the sizes judged
+    for (std::size_t s = first; s < end; ++s) margin = std::max(margin, margins[s]);
     std::uint32_t chosen = 0;
     double best = std::log1p(margin) - 1e-12;
     for (std::uint32_t i = 1; i < predictions.size(); ++i) {
@@ -383,13 +385,9 @@ AutoChoice choose_variants(const std::vector<Prediction>& predictions, const std
     for (std::size_t c = 0; c < 2; ++c) {
         for (std::size_t s = 0; s < sizes; ++s) choice.winner[c].push_back(fastest_at(predictions, c, s, margins[s]));
     }
-    // The v choice is judged over a range of sizes: the largest margin there.
-    const std::size_t first = std::min(variable_sizes.first, sizes);
-    const std::size_t end = std::min(variable_sizes.second, sizes == 0 ? 0 : sizes - 1) + 1;
-    double margin = 0;
-    for (std::size_t s = first; s < end && s < sizes; ++s) margin = std::max(margin, margins[s]);
-    for (std::size_t c = 0; c < 2; ++c)
-        choice.variable[c] = variable_choice(predictions, 2 + c, margin, variable_sizes);
+    for (std::size_t c = 0; c < 2; ++c) {
+        choice.variable[c] = variable_choice(predictions, 2 + c, margins, variable_sizes);
+    }
     return choice;
 }
 
