@@ -14,8 +14,10 @@ namespace {
 
 constexpr double kPsPerUs = 1e6;
 
-/// One round: `messages` messages of `message_bytes` each way per member (ps).
-double round_ps(const simulator::Machine& machine, const Level& level, double messages, double message_bytes) {
+/// One round: `messages` messages of `message_bytes` each way per member, carrying `blocks`
+/// blocks of `block_bytes` in all (ps).
+double round_ps(const simulator::Machine& machine, const Level& level, double messages, double message_bytes,
+                double blocks, std::uint64_t block_bytes) {
     const auto& c = machine.cost(level.link);
     const auto bytes = static_cast<std::uint64_t>(std::ceil(message_bytes));
     const auto [latency, byte] = c.latency_and_byte_ps(bytes);
@@ -27,7 +29,9 @@ double round_ps(const simulator::Machine& machine, const Level& level, double me
         sends = std::max(sends, nic);
     }
     const double receives = messages * (c.recv_overhead_at(bytes) + message_bytes * c.recv_byte_ps + c.post_recv_ps);
-    const double copies = 2.0 * messages * message_bytes * machine.copy_byte_ps;  // packed, then unpacked
+    // Packed, then unpacked: each byte at the copy rate of its block size, each block's own cost.
+    const double copies =
+        2.0 * (messages * message_bytes * machine.copy_byte_ps_at(block_bytes) + blocks * machine.copy_block_ps);
     const double handshake = bytes > c.eager_limit ? 2.0 * latency : 0.0;
     return sends + latency + message_bytes * byte + handshake + receives + copies;
 }
@@ -104,7 +108,7 @@ double bruck_rounds_us(const simulator::Machine& machine, const Level& level, st
         }
         if (messages <= 0) continue;
         const double moving = level.items * (values - 1) / values;
-        total += round_ps(machine, level, messages, moving / messages * static_cast<double>(bytes));
+        total += round_ps(machine, level, messages, moving / messages * static_cast<double>(bytes), moving, bytes);
     }
     return total / kPsPerUs;
 }

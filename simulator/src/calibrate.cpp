@@ -335,6 +335,7 @@ double blocks_call_predicted(Machine& machine, DistanceClass klass, std::uint32_
                              double block_ps, double byte_ps) {
     machine.copy_block_ps = block_ps;
     machine.copy_byte_ps = byte_ps;
+    machine.copy_rates.clear();
     return simulate(blocks_exchange_program(edges), machine, pair_placement(klass), bytes).latency_us;
 }
 
@@ -345,7 +346,7 @@ CopyCosts fit_copy_costs(const schema::Machine& spec, DistanceClass klass, const
     costs.byte_ns = spec.copy_ns_per_byte();
     if (c.blocks_call_us < 0 || c.blocks_call_edges < 2) return costs;
     // Each rank packs its message's blocks and unpacks the other's, one after the other. The
-    // small call's bytes and the large call's blocks are known only once the other is fitted:
+    // small call's bytes and the larger calls' blocks are known only once the other is fitted:
     // a few rounds settle both.
     const double copies = 2.0 * c.blocks_call_edges;
     auto machine = machine_from_spec(spec, "the calibrated machine");
@@ -354,12 +355,18 @@ CopyCosts fit_copy_costs(const schema::Machine& spec, DistanceClass klass, const
         const double small =
             blocks_call_predicted(machine, klass, c.blocks_call_edges, c.call_bytes, 0, costs.byte_ns * kNsPerUs);
         costs.block_ns = std::max(0.0, c.blocks_call_us - small) * kNsPerUs / copies;
-        if (c.large_blocks_call_us < 0) break;
-        const double large = blocks_call_predicted(machine, klass, c.blocks_call_edges, c.large_blocks_bytes,
-                                                   costs.block_ns * kNsPerUs, 0);
-        // A copy is no faster than a plain memcpy of 1 MiB: noise below that is not a rate.
-        costs.byte_ns = std::max(spec.copy_ns_per_byte(), std::max(0.0, c.large_blocks_call_us - large) * kNsPerUs /
-                                                              (copies * static_cast<double>(c.large_blocks_bytes)));
+        costs.byte_ns_at.clear();
+        for (const auto& call : c.byte_calls) {
+            if (call.us < 0) continue;
+            const double blocks_only =
+                blocks_call_predicted(machine, klass, c.blocks_call_edges, call.bytes, costs.block_ns * kNsPerUs, 0);
+            // A copy is no faster than a plain memcpy of 1 MiB: noise below that is not a rate.
+            const double rate =
+                std::max(0.0, call.us - blocks_only) * kNsPerUs / (copies * static_cast<double>(call.bytes));
+            costs.byte_ns_at.emplace_back(call.bytes, std::max(spec.copy_ns_per_byte(), rate));
+        }
+        if (costs.byte_ns_at.empty()) break;
+        costs.byte_ns = costs.byte_ns_at.front().second;
     }
     return costs;
 }
@@ -481,6 +488,21 @@ schema::LinkClass* class_of(schema::Machine& machine, DistanceClass klass) {
     return machine.mutable_network();
 }
 
+/// The copy costs into `machine`: per byte by block size (format 11) where two sizes or more
+/// were measured, else one rate.
+void set_copy_costs(schema::Machine& machine, const CopyCosts& costs) {
+    machine.set_copy_block_ns(costs.block_ns);
+    machine.set_copy_ns_per_byte(costs.byte_ns);
+    machine.clear_copy_rates();
+    if (costs.byte_ns_at.size() < 2) return;
+    for (const auto& [bytes, ns] : costs.byte_ns_at) {
+        auto* rate = machine.add_copy_rates();
+        rate->set_block_bytes(bytes);
+        rate->set_ns_per_byte(ns);
+    }
+    machine.set_format_version(std::max<std::uint32_t>(machine.format_version(), 11));
+}
+
 }  // namespace
 
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& c, const std::string& source) {
@@ -499,11 +521,7 @@ void apply_calibration(schema::Machine& machine, DistanceClass klass, const Cali
     if (klass == DistanceClass::socket) {
         machine.set_copy_ns_per_byte(c.copy_ns_per_byte);
         machine.set_call_overhead_us(fit_call_overhead(machine, klass, c));
-        if (block_copies) {
-            const auto costs = fit_copy_costs(machine, klass, c);
-            machine.set_copy_block_ns(costs.block_ns);
-            machine.set_copy_ns_per_byte(costs.byte_ns);
-        }
+        if (block_copies) set_copy_costs(machine, fit_copy_costs(machine, klass, c));
     }
     const auto checks = check_patterns(machine, klass, c);
     if (!checks.empty()) merge_ratio_errors(machine, checks);

@@ -185,6 +185,18 @@ double ratio_error_over(const std::vector<RatioPoint>& points, double overall, s
     return worst;
 }
 
+double copy_byte_ps_at(const std::vector<CopyRatePoint>& points, double fallback, std::uint64_t block_bytes) {
+    if (points.empty()) return fallback;
+    if (block_bytes <= points.front().block_bytes) return points.front().byte_ps;
+    if (block_bytes >= points.back().block_bytes) return points.back().byte_ps;
+    const auto above = std::upper_bound(points.begin(), points.end(), block_bytes,
+                                        [](std::uint64_t b, const CopyRatePoint& p) { return b < p.block_bytes; });
+    const auto below = std::prev(above);
+    const double span = std::log2(static_cast<double>(above->block_bytes) / static_cast<double>(below->block_bytes));
+    const double at = std::log2(static_cast<double>(block_bytes) / static_cast<double>(below->block_bytes)) / span;
+    return below->byte_ps + at * (above->byte_ps - below->byte_ps);
+}
+
 std::vector<std::string> machine_preset_names() {
     std::vector<std::string> names;
     for (const auto& [name, json] : internal::machine_presets()) names.push_back(name);
@@ -248,6 +260,22 @@ void check_format(const schema::Machine& spec, const Checker& check) {
     needs(8, spec.has_copy_block_ns(), "copy_block_ns");
     needs(9, spec.has_ratio_error(), "ratio_error");
     needs(10, spec.ratio_errors_size() > 0, "ratio_errors");
+    needs(11, spec.copy_rates_size() > 0, "copy_rates");
+}
+
+/// Format 11: the copy per byte by block size (increasing sizes, non-negative rates).
+void read_copy_rates(const schema::Machine& spec, const Checker& check, Machine& m) {
+    for (int i = 0; i < spec.copy_rates_size(); ++i) {
+        const auto& point = spec.copy_rates(i);
+        const std::string field = "copy_rates[" + std::to_string(i) + "]";
+        if (point.block_bytes() == 0 || (i > 0 && point.block_bytes() <= spec.copy_rates(i - 1).block_bytes())) {
+            check.fail("'" + field + ".block_bytes' must be positive and larger than the point before");
+        }
+        if (!std::isfinite(point.ns_per_byte()) || point.ns_per_byte() < 0) {
+            check.fail("'" + field + ".ns_per_byte' must be a non-negative number");
+        }
+        m.copy_rates.push_back(CopyRatePoint{point.block_bytes(), point.ns_per_byte() * kPsPerNs});
+    }
 }
 
 /// Format 9 and 10: the ratio error, and per block size (increasing, each within the whole).
@@ -309,6 +337,7 @@ Machine machine_from_spec(const schema::Machine& spec, const std::string& source
     m.copy_block_ps = check.value(spec, "copy_block_ns", &schema::Machine::has_copy_block_ns,
                                   &schema::Machine::copy_block_ns, false) *
                       kPsPerNs;
+    read_copy_rates(spec, check, m);
     m.link[static_cast<std::size_t>(DistanceClass::socket)] = link_cost(spec.socket(), "socket", check);
     m.link[static_cast<std::size_t>(DistanceClass::node)] = link_cost(spec.node(), "node", check);
     m.link[static_cast<std::size_t>(DistanceClass::network)] = link_cost(spec.network(), "network", check);

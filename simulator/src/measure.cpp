@@ -436,8 +436,9 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
                                       : pair.neighbor_call(c.call_bytes);
         if (options.time_call) {
             c.blocks_call_us = options.time_call(pair.comm(), c.call_bytes, c.blocks_call_edges, true, options.repeat);
-            c.large_blocks_call_us =
-                options.time_call(pair.comm(), c.large_blocks_bytes, c.blocks_call_edges, true, options.repeat);
+            for (auto& call : c.byte_calls) {
+                call.us = options.time_call(pair.comm(), call.bytes, c.blocks_call_edges, true, options.repeat);
+            }
             measure_pattern_points(pair.comm(), options, c);
             c.late_one_way_us = pair.one_way(sizes.front());  // did the state hold meanwhile?
         }

@@ -59,6 +59,7 @@ public:
           m_(machine),
           place_(placement),
           block_(block),
+          copy_byte_ps_(machine.copy_byte_ps_at(block)),
           core_(cores_of(machine, placement)),
           cpu_(core_.empty() ? 0 : *std::max_element(core_.begin(), core_.end()) + 1, 0),
           wake_(wake_delays(machine, core_, cpu_.size())),
@@ -151,7 +152,7 @@ private:
                 2 * std::max({c.send_overhead_ps, c.send_overhead_at(bytes(i)), c.send_overhead_at(header_bytes(i))}) +
                 2 * std::max({c.recv_overhead_ps, c.recv_overhead_at(bytes(i)), c.recv_overhead_at(header_bytes(i))});
             const double cpu = overheads + c.post_recv_ps + c.overflow_recv_ps +
-                               (c.send_byte_ps + c.recv_byte_ps + 2 * m_.copy_byte_ps) * b +
+                               (c.send_byte_ps + c.recv_byte_ps + 2 * copy_byte_ps_) * b +
                                m_.copy_block_ps * (static_cast<double>(p_.units[i]) + p_.unpack_units[i]);
             const double way = 3 * latency + c.gap_ps + byte * b + std::max(0.0, c.ack_after_receive_ps(bytes(i)));
             const double nic = 4 * m_.nic_gap_ps + 2 * std::max(m_.nic_byte_ps, byte) * b;
@@ -257,7 +258,7 @@ private:
     [[nodiscard]] std::uint64_t bytes(std::uint32_t i) const { return std::uint64_t{p_.units[i]} * block_; }
     /// A copy of `blocks` blocks, `b` bytes in all (packing or unpacking).
     [[nodiscard]] double copy_ps(std::uint64_t b, std::uint32_t blocks) const {
-        return m_.copy_byte_ps * static_cast<double>(b) + m_.copy_block_ps * static_cast<double>(blocks);
+        return copy_byte_ps_ * static_cast<double>(b) + m_.copy_block_ps * static_cast<double>(blocks);
     }
     [[nodiscard]] const LinkCost& cost(std::uint32_t i) const { return m_.cost(klass_[i]); }
     /// v-variants: the size header sent ahead of a staged message (one uint64 per block).
@@ -534,6 +535,7 @@ private:
     const Machine& m_;
     const Placement& place_;
     std::uint64_t block_;
+    double copy_byte_ps_;              ///< the machine's copy per byte at this block size
     std::vector<std::uint32_t> core_;  // per rank
     std::vector<Time> cpu_;            // per core
     std::vector<Time> wake_;           // per rank

@@ -92,9 +92,10 @@ void print_points(const nbr::simulator::Calibration& c, const std::string& klass
     if (c.blocks_call_us >= 0) {
         std::printf("the same over %u parallel edges each way, one message of %u blocks: %.3f us per call",
                     c.blocks_call_edges, c.blocks_call_edges, c.blocks_call_us);
-        if (c.large_blocks_call_us >= 0) {
-            std::printf(", %.3f us with blocks of %llu B", c.large_blocks_call_us,
-                        static_cast<unsigned long long>(c.large_blocks_bytes));
+        for (const auto& call : c.byte_calls) {
+            if (call.us >= 0) {
+                std::printf(", %.3f us with blocks of %llu B", call.us, static_cast<unsigned long long>(call.bytes));
+            }
         }
         std::printf("\n");
     }
@@ -219,6 +220,23 @@ int recheck(const Options& o, int rank) {
     return emit(o, machine);
 }
 
+/// libnbr's copies as fitted: per block, and per byte at each block size measured.
+void print_copy_costs(const nbr::schema::Machine& machine) {
+    std::printf(
+        "libnbr's copies (those calls less their simulated time, per block and per byte packed or unpacked): %.2f ns "
+        "per block, ",
+        machine.copy_block_ns());
+    if (machine.copy_rates_size() == 0) {
+        std::printf("%.4f ns per byte\n", machine.copy_ns_per_byte());
+        return;
+    }
+    for (int i = 0; i < machine.copy_rates_size(); ++i) {
+        std::printf("%s%.4f ns per byte at blocks of %llu B", i > 0 ? ", " : "", machine.copy_rates(i).ns_per_byte(),
+                    static_cast<unsigned long long>(machine.copy_rates(i).block_bytes()));
+    }
+    std::printf(" (between them by log2 of the block size)\n");
+}
+
 int calibrate(const Options& o, int rank) {
     if (o.shared_core) return calibrate_shared_core(o, rank);
     if (o.recheck) return recheck(o, rank);
@@ -249,12 +267,7 @@ int calibrate(const Options& o, int rank) {
     if (klass == DistanceClass::socket) {
         std::printf("per-call cost (the call less its two messages as simulated): %.3f us\n",
                     machine.call_overhead_us());
-        if (machine.has_copy_block_ns()) {
-            std::printf(
-                "libnbr's copies (those calls less their simulated time, per block and per byte packed or "
-                "unpacked): %.2f ns per block, %.4f ns per byte\n",
-                machine.copy_block_ns(), machine.copy_ns_per_byte());
-        }
+        if (machine.has_copy_block_ns()) print_copy_costs(machine);
     }
     return emit(o, machine);
 }

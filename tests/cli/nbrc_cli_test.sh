@@ -190,8 +190,8 @@ expect 2 "" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --r
 head -n 10 onesocket.txt >short.txt
 expect 1 "rank 10 is not placed" -- $nbrc simulate p2 --machine niagara --placement short.txt
 expect 1 "unknown machine 'nowhere'" -- $nbrc simulate p2 --machine nowhere
-printf '{"format_version": 11}' >future.json
-expect 1 "future.json: format_version 11 is newer" -- $nbrc simulate p2 --machine future.json
+printf '{"format_version": 12}' >future.json
+expect 1 "future.json: format_version 12 is newer" -- $nbrc simulate p2 --machine future.json
 expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
 expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
@@ -311,12 +311,18 @@ expect 0 "ratio error (the least margin nbrc compile --algo auto acts on: betwee
   $launch2 $calibrate --sizes 1,2K \
   --check-sizes 16,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
-# A new machine file is written in the newest format (10): the 2 KiB segment with the CPU
-# overheads measured there, the copy cost per block, a per-pair eager buffer where the
-# exchanges showed one, the ratio error of the pattern checks, at each size checked.
-grep -q '"format_version": 10,' cal.json && grep -q '"call_overhead_us"' cal.json &&
+# A new machine file is written in the newest format (11): the 2 KiB segment with the CPU
+# overheads measured there, the copy cost per block and per byte at blocks of 512 B and 8 KiB,
+# a per-pair eager buffer where the exchanges showed one, the ratio error of the pattern
+# checks, at each size checked.
+grep -q '"format_version": 11,' cal.json && grep -q '"call_overhead_us"' cal.json &&
   grep -q '"post_recv_overhead_us"' cal.json && grep -q '"ratio_error"' cal.json && pass ||
-  fail "calibrated format-10 file or its costs missing: $(cat cal.json)"
+  fail "calibrated format-11 file or its costs missing: $(cat cal.json)"
+python3 -c 'import json, sys
+m = json.load(open("cal.json"))
+r = m["copy_rates"]
+sys.exit(0 if [int(x["block_bytes"]) for x in r] == [512, 8192] and r[0].get("ns_per_byte", 0) == m["copy_ns_per_byte"] else 1)' &&
+  pass || fail "calibrated file without its copy rates at 512 B and 8 KiB blocks: $(cat cal.json)"
 python3 -c 'import json, sys
 m = json.load(open("cal.json"))
 p = m["ratio_errors"]

@@ -244,35 +244,74 @@ nbr::simulator::SimProgram blocks_exchange(std::uint32_t blocks) {
     return p;
 }
 
-/// The known machine copying at 4 ns per block and 0.03 ns per byte.
+/// The known machine copying at 4 ns per block and, per byte, 0.03 ns at blocks of 512 B and
+/// 0.015 ns at 8 KiB.
 nbr::schema::Machine copying_machine() {
     auto m = known_machine();
-    m.set_format_version(8);
+    m.set_format_version(11);
     m.set_copy_block_ns(4);
     m.set_copy_ns_per_byte(0.03);
+    for (const auto& [bytes, ns] : {std::pair<std::uint64_t, double>{512, 0.03}, {8192, 0.015}}) {
+        auto* rate = m.add_copy_rates();
+        rate->set_block_bytes(bytes);
+        rate->set_ns_per_byte(ns);
+    }
     return m;
 }
 
-TEST(Calibrate, LibnbrsCopiesPerBlockAndPerByteComeFromItsCalls) {
-    // Calls of 32 blocks each way made by a machine that copies at 4 ns per block and 0.03 ns
-    // per byte (memcpy measured 0.01): both fitted back.
-    const auto truth = copying_machine();
+/// The calibration's calls over 32 parallel edges as `truth` makes them.
+Calibration with_blocks_calls(Calibration c, const nbr::schema::Machine& truth) {
     const auto machine = nbr::simulator::machine_from_spec(truth, "truth");
     const auto pair = nbr::Placement::block(2, 2, 2);
-    auto c = measured_on(known_machine());
     c.blocks_call_us = nbr::simulator::simulate(blocks_exchange(32), machine, pair, c.call_bytes).latency_us;
-    c.large_blocks_call_us =
-        nbr::simulator::simulate(blocks_exchange(32), machine, pair, c.large_blocks_bytes).latency_us;
+    for (auto& call : c.byte_calls) {
+        call.us = nbr::simulator::simulate(blocks_exchange(32), machine, pair, call.bytes).latency_us;
+    }
+    return c;
+}
+
+TEST(Calibrate, LibnbrsCopiesPerBlockAndPerByteAtEachBlockSizeComeFromItsCalls) {
+    // Calls of 32 blocks each way made by a machine that copies at 4 ns per block and per byte
+    // at 0.03 ns at 512 B and 0.015 at 8 KiB (memcpy measured 0.01): all three fitted back.
+    auto c = with_blocks_calls(measured_on(known_machine()), copying_machine());
     auto base = known_machine();
     base.set_copy_ns_per_byte(0.01);
     const auto costs = nbr::simulator::fit_copy_costs(base, DistanceClass::socket, c);
     EXPECT_NEAR(costs.block_ns, 4.0, 1e-2);
     EXPECT_NEAR(costs.byte_ns, 0.03, 1e-5);
+    ASSERT_EQ(costs.byte_ns_at.size(), 2U);
+    EXPECT_EQ(costs.byte_ns_at[0].first, 512U);
+    EXPECT_NEAR(costs.byte_ns_at[0].second, 0.03, 1e-5);
+    EXPECT_EQ(costs.byte_ns_at[1].first, 8192U);
+    EXPECT_NEAR(costs.byte_ns_at[1].second, 0.015, 1e-5);
+    // Below the memcpy measured: the memcpy's rate.
+    base.set_copy_ns_per_byte(0.02);
+    EXPECT_NEAR(nbr::simulator::fit_copy_costs(base, DistanceClass::socket, c).byte_ns_at[1].second, 0.02, 1e-9);
     // Not measured: no block cost, memcpy per byte.
-    c.blocks_call_us = c.large_blocks_call_us = -1;
+    base.set_copy_ns_per_byte(0.01);
+    c.blocks_call_us = -1;
     const auto memcpy_only = nbr::simulator::fit_copy_costs(base, DistanceClass::socket, c);
     EXPECT_EQ(memcpy_only.block_ns, 0.0);
     EXPECT_EQ(memcpy_only.byte_ns, 0.01);
+    EXPECT_TRUE(memcpy_only.byte_ns_at.empty());
+}
+
+TEST(Calibrate, CopyRatesAtTwoBlockSizesMakeTheMachineFormat11) {
+    auto c = with_blocks_calls(measured_on(known_machine()), copying_machine());
+    auto machine = known_machine();
+    nbr::simulator::apply_calibration(machine, DistanceClass::socket, c, "test");
+    EXPECT_EQ(machine.format_version(), 11U);
+    ASSERT_EQ(machine.copy_rates_size(), 2);
+    EXPECT_EQ(machine.copy_rates(1).block_bytes(), 8192U);
+    EXPECT_NEAR(machine.copy_rates(1).ns_per_byte(), 0.015, 1e-4);
+    EXPECT_NEAR(machine.copy_ns_per_byte(), machine.copy_rates(0).ns_per_byte(), 1e-12);
+    // One block size measured: one rate, no format 11.
+    c.byte_calls.resize(1);
+    auto one = known_machine();
+    nbr::simulator::apply_calibration(one, DistanceClass::socket, c, "test");
+    EXPECT_EQ(one.copy_rates_size(), 0);
+    EXPECT_LT(one.format_version(), 11U);
+    EXPECT_NEAR(one.copy_ns_per_byte(), 0.03, 1e-4);
 }
 
 /// Naive's program over `n` parallel edges each way between ranks 0 and 1, built from its

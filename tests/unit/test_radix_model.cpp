@@ -72,6 +72,20 @@ TEST(RadixModel, BytesAndTheNicAreCharged) {
     EXPECT_NEAR(nbr::compiler::bruck_rounds_us(m, across, 4, 8), 3.0 + 0.128 + 0.0768, 1e-9);
 }
 
+TEST(RadixModel, CopiesAtTheBlockSizesRateAndPerBlock) {
+    // The round above, 48 blocks of 8 B moving (64 items, 3 of 4 digit values), copied at the
+    // rate of 8 B blocks (format 11: 0.2 ns per byte at 4 B, 0.1 at 16 B: 0.15 at 8 B) and
+    // 10 ns per block: 2 * (3 * 128 B * 0.15 ns + 48 * 10 ns) = 0.1152 + 0.96 µs.
+    Machine m = flat_machine(0.0, 0.0);
+    m.link[static_cast<std::size_t>(DistanceClass::network)].byte_ps = 1000;
+    m.copy_byte_ps = 100;  // replaced by the rates
+    m.copy_rates = {{4, 200}, {16, 100}};
+    m.copy_block_ps = 10000;
+    m.nic_gap_ps = 0.5 * kPs;
+    const Level across{4, 64, DistanceClass::network, 2};
+    EXPECT_NEAR(nbr::compiler::bruck_rounds_us(m, across, 4, 8), 3.0 + 0.128 + 0.1152 + 0.96, 1e-9);
+}
+
 TEST(RadixModel, LatencyBoundLevelsTakeOneRoundOverheadBoundOnesRadixTwo) {
     nbr::compiler::LevelLoads loads;
     loads.largest_node = 16;

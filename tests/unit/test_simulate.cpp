@@ -471,6 +471,34 @@ TEST(Simulate, CombinedMessageWaitsForBothInputs) {
     EXPECT_DOUBLE_EQ(run(p, m, 4, 1000, Collective::alltoall).latency_us, 9.75);
 }
 
+TEST(Simulate, CopiesAtTheRateOfTheBlockSize) {
+    // The combining case above at blocks of 1000 B (format 11): 0.5 ns/B halfway in log2 between
+    // 1.0 at 250 B and 0 at 4000 B, as copy_ns_per_byte: 9.25 again; 0.25 ns/B at 1000 B and
+    // beyond halves every copy: packs 0.25 (inputs, arriving at 2.75, received at 3.0 and 3.25)
+    // and 0.5 (3.75), o_s (4.25), inject (6.25), L (7.25), o_r (7.5), unpack 0.5: 8.0.
+    const auto p = patterns(4, {{0, 3}, {1, 3}},
+                            {{0, {{0, Operation::SEND, 2, {{0, 0}}}}},
+                             {1, {{0, Operation::SEND, 2, {{1, 0}}}}},
+                             {2,
+                              {{0, Operation::RECV, 0, {{0, 0}}},
+                               {0, Operation::RECV, 1, {{1, 0}}},
+                               {1, Operation::SEND, 3, {{0, 0}, {1, 0}}}}},
+                             {3, {{1, Operation::RECV, 2, {{0, 0}, {1, 0}}}}}});
+    const auto with_rates = [](std::initializer_list<std::pair<std::uint64_t, double>> rates) {
+        auto m = spec();
+        m.set_format_version(11);
+        m.set_copy_ns_per_byte(7);  // the rates replace it
+        for (const auto& [bytes, ns] : rates) {
+            auto* rate = m.add_copy_rates();
+            rate->set_block_bytes(bytes);
+            rate->set_ns_per_byte(ns);
+        }
+        return m;
+    };
+    EXPECT_DOUBLE_EQ(run(p, with_rates({{250, 1.0}, {4000, 0.0}}), 4, 1000, Collective::alltoall).latency_us, 9.25);
+    EXPECT_DOUBLE_EQ(run(p, with_rates({{100, 0.5}, {1000, 0.25}}), 4, 1000, Collective::alltoall).latency_us, 8.0);
+}
+
 TEST(Simulate, AllgatherSendsDuplicateEdgesOnceAlltoallTwice) {
     // Two parallel edges 0 -> 1 relayed by 2: allgather carries one block, alltoall two.
     const auto p =
@@ -659,6 +687,21 @@ TEST(Machine, TheRatioErrorOverSizesIsTheLargestOfTheChecksThatBracketThem) {
     EXPECT_EQ(nbr::simulator::ratio_error_over({}, 0.3, 1, 1), 0.3);  // no points: at every size
 }
 
+TEST(Machine, TheCopyRateIsInterpolatedInLog2OfTheBlockSize) {
+    using nbr::simulator::CopyRatePoint;
+    const std::vector<CopyRatePoint> points{{512, 35}, {8192, 15}};
+    const auto at = [&](std::uint64_t bytes) { return nbr::simulator::copy_byte_ps_at(points, 99, bytes); };
+    EXPECT_DOUBLE_EQ(at(512), 35);
+    EXPECT_DOUBLE_EQ(at(2048), 25);  // halfway from 512 B to 8 KiB in log2
+    EXPECT_DOUBLE_EQ(at(4096), 20);
+    EXPECT_DOUBLE_EQ(at(1), 35);                                          // below the first: the first
+    EXPECT_DOUBLE_EQ(at(1 << 20), 15);                                    // beyond the last: the last
+    EXPECT_DOUBLE_EQ(nbr::simulator::copy_byte_ps_at({}, 99, 4096), 99);  // no points: the one rate
+    const std::vector<CopyRatePoint> three{{1, 40}, {4, 20}, {64, 10}};
+    EXPECT_DOUBLE_EQ(nbr::simulator::copy_byte_ps_at(three, 0, 2), 30);
+    EXPECT_DOUBLE_EQ(nbr::simulator::copy_byte_ps_at(three, 0, 16), 15);
+}
+
 TEST(Machine, RejectsBadFiles) {
     auto expect_error = [](const std::string& json, const std::string& needle) {
         try {
@@ -758,6 +801,19 @@ TEST(Machine, RejectsBadFiles) {
     second->set_bytes(64);
     early_ratio.clear_ratio_error();
     expect_error(nbr::simulator::machine_to_json(early_ratio), "'ratio_errors' needs 'ratio_error'");
+    auto copy_rates = spec();  // format 11
+    auto* rate = copy_rates.add_copy_rates();
+    rate->set_block_bytes(512);
+    rate->set_ns_per_byte(0.03);
+    expect_error(nbr::simulator::machine_to_json(copy_rates), "'copy_rates' needs format_version 11");
+    copy_rates.set_format_version(11);
+    EXPECT_EQ(nbr::simulator::parse_machine(nbr::simulator::machine_to_json(copy_rates), "ok").copy_rates.size(), 1U);
+    rate->set_ns_per_byte(-0.01);
+    expect_error(nbr::simulator::machine_to_json(copy_rates), "'copy_rates[0].ns_per_byte' must be a non-negative");
+    rate->set_ns_per_byte(0.03);
+    copy_rates.add_copy_rates()->set_block_bytes(512);
+    expect_error(nbr::simulator::machine_to_json(copy_rates),
+                 "'copy_rates[1].block_bytes' must be positive and larger");
     early_segment.set_format_version(8);
     segment->set_send_overhead_us(-0.1);
     expect_error(nbr::simulator::machine_to_json(early_segment), "socket.segments[0].send_overhead_us");

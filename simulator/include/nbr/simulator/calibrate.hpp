@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nbr/simulator/machine.hpp"
@@ -63,6 +64,13 @@ struct PatternPoint {
     double combined_us = -1;  ///< per call
 };
 
+/// @brief A call over parallel edges combined into one message each way, with blocks of
+/// `bytes`.
+struct BlocksCall {
+    std::uint64_t bytes = 0;
+    double us = -1;  ///< per call; negative: not measured
+};
+
 /// @brief One distance class, measured.
 struct Calibration {
     std::vector<CalibrationPoint> points;  ///< sorted by size
@@ -80,10 +88,9 @@ struct Calibration {
     /// patterns do); negative: not measured.
     double blocks_call_us = -1;
     std::uint32_t blocks_call_edges = 32;
-    /// The same with blocks of `large_blocks_bytes` (the copies' bytes then count); negative:
-    /// not measured.
-    double large_blocks_call_us = -1;
-    std::uint64_t large_blocks_bytes = 512;
+    /// The same with larger blocks (the copies' bytes then count), increasing sizes: the copy's
+    /// rate per byte at each (negative `us`: not measured).
+    std::vector<BlocksCall> byte_calls{{512, -1}, {8192, -1}};
     /// The pattern checks: the same call over `blocks_call_edges` parallel edges at each of
     /// these block sizes, naive and combined; nothing is fitted to them.
     std::vector<PatternPoint> pattern_points;
@@ -125,14 +132,16 @@ struct Calibration {
 /// combined into one message each way.
 struct CopyCosts {
     double block_ns = 0;  ///< per block beyond its bytes
-    double byte_ns = 0;   ///< per byte
+    double byte_ns = 0;   ///< per byte at the smallest block size measured (or the memcpy's)
+    /// Per byte at each block size measured (`Calibration::byte_calls`), increasing sizes.
+    std::vector<std::pair<std::uint64_t, double>> byte_ns_at;
 };
 
 /// @brief Fits `CopyCosts`: per block, the call of 1 B blocks less what the simulator
 /// predicts for it on `machine` (its per-call cost included), per block each rank packs or
-/// unpacks (at least 0); per byte, the call of larger blocks less the prediction with that
-/// block cost and no byte cost, per byte each rank packs or unpacks (at least the machine's
-/// `copy_ns_per_byte`, the memcpy measured). Where a call was not
+/// unpacks (at least 0); per byte at each block size of `byte_calls`, that call less the
+/// prediction with the block cost and no byte cost, per byte each rank packs or unpacks (at
+/// least the machine's `copy_ns_per_byte`, the memcpy measured). Where a call was not
 /// measured: no block cost, and the machine's `copy_ns_per_byte` (memcpy) per byte.
 [[nodiscard]] CopyCosts fit_copy_costs(const schema::Machine& machine, DistanceClass klass,
                                        const Calibration& calibration);
@@ -145,8 +154,8 @@ struct CopyCosts {
 /// @brief Puts the fitted class into `machine` (replacing what was there), the copy costs and
 /// the per-call cost too when the class is `socket` (the machine becomes format 2, 6 with an
 /// acknowledgment, 7 with an eager buffer, 8 with overheads per size or a copy cost per
-/// block), the ratio errors from the pattern checks where measured (merge_ratio_errors), and a line in `sources`:
-/// "CLASS: measured by " + `source` (the tool and what it measured).
+/// block, 11 with copy rates at two block sizes or more), the ratio errors from the pattern checks where measured
+/// (merge_ratio_errors), and a line in `sources`: "CLASS: measured by " + `source` (the tool and what it measured).
 /// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
 void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,
                        const std::string& source);

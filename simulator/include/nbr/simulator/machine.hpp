@@ -90,6 +90,18 @@ struct RatioPoint {
 [[nodiscard]] double ratio_error_over(const std::vector<RatioPoint>& points, double overall, std::uint64_t lo,
                                       std::uint64_t hi);
 
+/// @brief A copy's time per byte at one block size (format 11).
+struct CopyRatePoint {
+    std::uint64_t block_bytes = 0;
+    double byte_ps = 0;
+};
+
+/// @brief The time per byte of copying blocks of `block_bytes`: linear in log2 of the block
+/// size between the two `points` (increasing sizes) around it, the nearest point's outside
+/// them; `fallback` where there is no point.
+[[nodiscard]] double copy_byte_ps_at(const std::vector<CopyRatePoint>& points, double fallback,
+                                     std::uint64_t block_bytes);
+
 /// @brief A machine model, validated and converted to picoseconds.
 struct Machine {
     std::string name;
@@ -98,6 +110,8 @@ struct Machine {
     std::uint32_t ranks_per_socket = 1;
     double copy_byte_ps = 0;   ///< memory copy per byte (packing and unpacking)
     double copy_block_ps = 0;  ///< memory copy per block beyond its bytes (format 8)
+    /// Format 11: the copy per byte by block size (increasing; empty: `copy_byte_ps` at every size).
+    std::vector<CopyRatePoint> copy_rates;
     std::array<LinkCost, kDistanceClasses> link;
     double nic_gap_ps = 0;
     double nic_byte_ps = 0;
@@ -119,6 +133,10 @@ struct Machine {
     schema::Machine spec;  ///< as read (for printing)
 
     [[nodiscard]] const LinkCost& cost(DistanceClass c) const { return link[static_cast<std::size_t>(c)]; }
+    /// @brief The copy per byte of packing or unpacking blocks of `block_bytes`.
+    [[nodiscard]] double copy_byte_ps_at(std::uint64_t block_bytes) const {
+        return simulator::copy_byte_ps_at(copy_rates, copy_byte_ps, block_bytes);
+    }
     /// @brief The least relative gain over naive auto acts on for block sizes [lo, hi].
     [[nodiscard]] double ratio_error_over(std::uint64_t lo, std::uint64_t hi) const {
         return simulator::ratio_error_over(ratio_errors, ratio_error, lo, hi);
@@ -127,7 +145,7 @@ struct Machine {
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 10;
+inline constexpr std::uint32_t kMachineFormatVersion = 11;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();
