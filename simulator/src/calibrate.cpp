@@ -192,6 +192,9 @@ EagerBuffer fit_eager_buffer(const std::vector<ExchangeBursts>& exchanges) {
     const auto s1 = static_cast<double>(exchanges[0].bytes);
     const auto k2 = static_cast<double>(knees[1].messages);
     const auto s2 = static_cast<double>(exchanges[1].bytes);
+    // Nor does it hold more than s1 / s2 times as many (that would take a negative footprint
+    // per message; one message of slack for where a knee falls): the knees are not one buffer.
+    if (k2 > k1 * s1 / s2 + 1) return buffer;
     buffer.message_bytes = static_cast<std::uint64_t>(std::max(0.0, std::round((k1 * s1 - k2 * s2) / (k2 - k1))));
     buffer.capacity = static_cast<std::uint64_t>(k1 * (s1 + static_cast<double>(buffer.message_bytes)));
     buffer.overflow_recv_us = knees[0].after - knees[0].before;

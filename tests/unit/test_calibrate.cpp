@@ -209,6 +209,16 @@ TEST(Calibrate, TheExchangesKneesGiveTheEagerBufferAndItsOverflowCost) {
     EXPECT_EQ(one.capacity, 0U);
     EXPECT_EQ(nbr::simulator::fit_eager_buffer({exchanges(128, 25, 0.07, 0.2), exchanges(64, 25, 0.06, 0.19)}).capacity,
               0U);
+    // Or more than twice as many of half the size (MPICH 4.0 in another launch: 4 of 128 B and
+    // 43 of 64 B, which a buffer of bytes cannot hold); twice as many and one more still is.
+    const auto inconsistent =
+        nbr::simulator::fit_eager_buffer({exchanges(128, 4, 0.07, 0.2), exchanges(64, 43, 0.06, 0.19)});
+    EXPECT_EQ(inconsistent.fitting, (std::vector<int>{4, 43}));
+    EXPECT_EQ(inconsistent.capacity, 0U);
+    const auto slack = nbr::simulator::fit_eager_buffer({exchanges(128, 25, 0.07, 0.2), exchanges(64, 51, 0.06, 0.19)});
+    EXPECT_EQ(slack.fitting, (std::vector<int>{25, 51}));
+    EXPECT_EQ(slack.message_bytes, 0U);
+    EXPECT_EQ(slack.capacity, 25U * 128);
     // Straight lines, or a slope that grows by less than a quarter: no buffer.
     EXPECT_EQ(nbr::simulator::fit_eager_buffer({exchanges(128, 64, 0.07, 0.07)}).capacity, 0U);
     EXPECT_EQ(nbr::simulator::fit_eager_buffer({exchanges(128, 25, 0.07, 0.08)}).capacity, 0U);
