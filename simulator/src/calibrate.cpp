@@ -358,7 +358,7 @@ CopyCosts fit_copy_costs(const schema::Machine& spec, DistanceClass klass, const
         const double small =
             blocks_call_predicted(machine, klass, c.blocks_call_edges, c.call_bytes, 0, costs.byte_ns * kNsPerUs);
         costs.block_ns = std::max(0.0, c.blocks_call_us - small) * kNsPerUs / copies;
-        costs.byte_ns_at.clear();
+        costs.rates.clear();
         for (const auto& call : c.byte_calls) {
             if (call.us < 0) continue;
             const double blocks_only =
@@ -366,10 +366,10 @@ CopyCosts fit_copy_costs(const schema::Machine& spec, DistanceClass klass, const
             // A copy is no faster than a plain memcpy of 1 MiB: noise below that is not a rate.
             const double rate =
                 std::max(0.0, call.us - blocks_only) * kNsPerUs / (copies * static_cast<double>(call.bytes));
-            costs.byte_ns_at.emplace_back(call.bytes, std::max(spec.copy_ns_per_byte(), rate));
+            costs.rates.push_back({call.bytes, std::max(spec.copy_ns_per_byte(), rate)});
         }
-        if (costs.byte_ns_at.empty()) break;
-        costs.byte_ns = costs.byte_ns_at.front().second;
+        if (costs.rates.empty()) break;
+        costs.byte_ns = costs.rates.front().ns_per_byte;
     }
     return costs;
 }
@@ -497,11 +497,11 @@ void set_copy_costs(schema::Machine& machine, const CopyCosts& costs) {
     machine.set_copy_block_ns(costs.block_ns);
     machine.set_copy_ns_per_byte(costs.byte_ns);
     machine.clear_copy_rates();
-    if (costs.byte_ns_at.size() < 2) return;
-    for (const auto& [bytes, ns] : costs.byte_ns_at) {
-        auto* rate = machine.add_copy_rates();
-        rate->set_block_bytes(bytes);
-        rate->set_ns_per_byte(ns);
+    if (costs.rates.size() < 2) return;
+    for (const auto& rate : costs.rates) {
+        auto* point = machine.add_copy_rates();
+        point->set_block_bytes(rate.block_bytes);
+        point->set_ns_per_byte(rate.ns_per_byte);
     }
     machine.set_format_version(std::max<std::uint32_t>(machine.format_version(), 11));
 }

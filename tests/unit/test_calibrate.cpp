@@ -289,21 +289,21 @@ TEST(Calibrate, LibnbrsCopiesPerBlockAndPerByteAtEachBlockSizeComeFromItsCalls) 
     const auto costs = nbr::simulator::fit_copy_costs(base, DistanceClass::socket, c);
     EXPECT_NEAR(costs.block_ns, 4.0, 1e-2);
     EXPECT_NEAR(costs.byte_ns, 0.03, 1e-5);
-    ASSERT_EQ(costs.byte_ns_at.size(), 2U);
-    EXPECT_EQ(costs.byte_ns_at[0].first, 512U);
-    EXPECT_NEAR(costs.byte_ns_at[0].second, 0.03, 1e-5);
-    EXPECT_EQ(costs.byte_ns_at[1].first, 8192U);
-    EXPECT_NEAR(costs.byte_ns_at[1].second, 0.015, 1e-5);
+    ASSERT_EQ(costs.rates.size(), 2U);
+    EXPECT_EQ(costs.rates[0].block_bytes, 512U);
+    EXPECT_NEAR(costs.rates[0].ns_per_byte, 0.03, 1e-5);
+    EXPECT_EQ(costs.rates[1].block_bytes, 8192U);
+    EXPECT_NEAR(costs.rates[1].ns_per_byte, 0.015, 1e-5);
     // Below the memcpy measured: the memcpy's rate.
     base.set_copy_ns_per_byte(0.02);
-    EXPECT_NEAR(nbr::simulator::fit_copy_costs(base, DistanceClass::socket, c).byte_ns_at[1].second, 0.02, 1e-9);
+    EXPECT_NEAR(nbr::simulator::fit_copy_costs(base, DistanceClass::socket, c).rates[1].ns_per_byte, 0.02, 1e-9);
     // Not measured: no block cost, memcpy per byte.
     base.set_copy_ns_per_byte(0.01);
     c.blocks_call_us = -1;
     const auto memcpy_only = nbr::simulator::fit_copy_costs(base, DistanceClass::socket, c);
     EXPECT_EQ(memcpy_only.block_ns, 0.0);
     EXPECT_EQ(memcpy_only.byte_ns, 0.01);
-    EXPECT_TRUE(memcpy_only.byte_ns_at.empty());
+    EXPECT_TRUE(memcpy_only.rates.empty());
 }
 
 TEST(Calibrate, CopyRatesAtTwoBlockSizesMakeTheMachineFormat11) {

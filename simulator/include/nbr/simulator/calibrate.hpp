@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "nbr/simulator/machine.hpp"
@@ -131,10 +130,15 @@ struct Calibration {
 /// @brief The copy costs of libnbr's packing and unpacking, from its calls over parallel edges
 /// combined into one message each way.
 struct CopyCosts {
+    /// The copy's time per byte at one block size.
+    struct Rate {
+        std::uint64_t block_bytes = 0;
+        double ns_per_byte = 0;
+    };
     double block_ns = 0;  ///< per block beyond its bytes
     double byte_ns = 0;   ///< per byte at the smallest block size measured (or the memcpy's)
     /// Per byte at each block size measured (`Calibration::byte_calls`), increasing sizes.
-    std::vector<std::pair<std::uint64_t, double>> byte_ns_at;
+    std::vector<Rate> rates;
 };
 
 /// @brief Fits `CopyCosts`: per block, the call of 1 B blocks less what the simulator
