@@ -444,18 +444,23 @@ TEST(Simulate, CriticalPathThroughARendezvous) {
                     {Kind::receive, 1, 0, 4.75, 5.0, 0}});
 }
 
+/// 0 -> 3 and 1 -> 3, combined by rank 2 into one message.
+auto combined_by_rank_2() {
+    return patterns(4, {{0, 3}, {1, 3}},
+                    {{0, {{0, Operation::SEND, 2, {{0, 0}}}}},
+                     {1, {{0, Operation::SEND, 2, {{1, 0}}}}},
+                     {2,
+                      {{0, Operation::RECV, 0, {{0, 0}}},
+                       {0, Operation::RECV, 1, {{1, 0}}},
+                       {1, Operation::SEND, 3, {{0, 0}, {1, 0}}}}},
+                     {3, {{1, Operation::RECV, 2, {{0, 0}, {1, 0}}}}}});
+}
+
 TEST(Simulate, CombinedMessageWaitsForBothInputs) {
     // 0 -> 3 and 1 -> 3 combined by rank 2: the staged inputs (pack 0.5, o_s 0.5, inject 1.0,
     // L 1.0) arrive at 3.0 and are received at 3.25 and 3.5; then pack 2000 x 0.5 ns = 1.0 and
     // o_s 0.5 (5.0), inject 2.0 (7.0), L (8.0), o_r 0.25 and unpack of both blocks 1.0: 9.25.
-    const auto p = patterns(4, {{0, 3}, {1, 3}},
-                            {{0, {{0, Operation::SEND, 2, {{0, 0}}}}},
-                             {1, {{0, Operation::SEND, 2, {{1, 0}}}}},
-                             {2,
-                              {{0, Operation::RECV, 0, {{0, 0}}},
-                               {0, Operation::RECV, 1, {{1, 0}}},
-                               {1, Operation::SEND, 3, {{0, 0}, {1, 0}}}}},
-                             {3, {{1, Operation::RECV, 2, {{0, 0}, {1, 0}}}}}});
+    const auto p = combined_by_rank_2();
     for (const auto c : {Collective::allgather, Collective::alltoall}) {
         const auto r = run(p, spec(), 4, 1000, c);
         EXPECT_DOUBLE_EQ(r.latency_us, 9.25);
@@ -476,14 +481,7 @@ TEST(Simulate, CopiesAtTheRateOfTheBlockSize) {
     // 1.0 at 250 B and 0 at 4000 B, as copy_ns_per_byte: 9.25 again; 0.25 ns/B at 1000 B and
     // beyond halves every copy: packs 0.25 (inputs, arriving at 2.75, received at 3.0 and 3.25)
     // and 0.5 (3.75), o_s (4.25), inject (6.25), L (7.25), o_r (7.5), unpack 0.5: 8.0.
-    const auto p = patterns(4, {{0, 3}, {1, 3}},
-                            {{0, {{0, Operation::SEND, 2, {{0, 0}}}}},
-                             {1, {{0, Operation::SEND, 2, {{1, 0}}}}},
-                             {2,
-                              {{0, Operation::RECV, 0, {{0, 0}}},
-                               {0, Operation::RECV, 1, {{1, 0}}},
-                               {1, Operation::SEND, 3, {{0, 0}, {1, 0}}}}},
-                             {3, {{1, Operation::RECV, 2, {{0, 0}, {1, 0}}}}}});
+    const auto p = combined_by_rank_2();
     const auto with_rates = [](std::initializer_list<std::pair<std::uint64_t, double>> rates) {
         auto m = spec();
         m.set_format_version(11);
