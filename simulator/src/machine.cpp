@@ -263,14 +263,18 @@ void check_format(const schema::Machine& spec, const Checker& check) {
     needs(11, spec.copy_rates_size() > 0, "copy_rates");
 }
 
+/// A point's size in a list of increasing sizes: positive and above `before` (0 for the first).
+void check_size(const Checker& check, const std::string& field, std::uint64_t bytes, std::uint64_t before) {
+    if (bytes <= before) check.fail("'" + field + "' must be positive and larger than the point before");
+}
+
 /// Format 11: the copy per byte by block size (increasing sizes, non-negative rates).
 void read_copy_rates(const schema::Machine& spec, const Checker& check, Machine& m) {
     for (int i = 0; i < spec.copy_rates_size(); ++i) {
         const auto& point = spec.copy_rates(i);
         const std::string field = "copy_rates[" + std::to_string(i) + "]";
-        if (point.block_bytes() == 0 || (i > 0 && point.block_bytes() <= spec.copy_rates(i - 1).block_bytes())) {
-            check.fail("'" + field + ".block_bytes' must be positive and larger than the point before");
-        }
+        check_size(check, field + ".block_bytes", point.block_bytes(),
+                   i > 0 ? spec.copy_rates(i - 1).block_bytes() : 0);
         if (!std::isfinite(point.ns_per_byte()) || point.ns_per_byte() < 0) {
             check.fail("'" + field + ".ns_per_byte' must be a non-negative number");
         }
@@ -287,9 +291,7 @@ void read_ratio_errors(const schema::Machine& spec, const Checker& check, Machin
     for (int i = 0; i < spec.ratio_errors_size(); ++i) {
         const auto& point = spec.ratio_errors(i);
         const std::string field = "ratio_errors[" + std::to_string(i) + "]";
-        if (point.bytes() == 0 || (i > 0 && point.bytes() <= spec.ratio_errors(i - 1).bytes())) {
-            check.fail("'" + field + ".bytes' must be positive and larger than the point before");
-        }
+        check_size(check, field + ".bytes", point.bytes(), i > 0 ? spec.ratio_errors(i - 1).bytes() : 0);
         if (!std::isfinite(point.error()) || point.error() < 0 || point.error() > m.ratio_error) {
             check.fail("'" + field + ".error' must lie in [0, ratio_error]");
         }
