@@ -238,12 +238,14 @@ double overhead_at(double measured, double fallback, const CalibrationPoint& p, 
     return measured >= 0 ? std::min(measured, std::max(p.rate_us, floor)) : fallback;
 }
 
-/// Above the eager limit, where the exchange of one message each way took longer than the
-/// class predicts, the segment's acknowledgment grows by the difference: in an exchange each
-/// rank's call ends when its send completes, A after the other's receive, so A is what moves
-/// it. (Two transfers at once can cost more than one, which the one-way measurements miss.)
-/// The class's A becomes the median of the segments'.
-void raise_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
+/// Above the eager limit each segment's acknowledgment is set so that the exchange of one
+/// message each way takes what was measured (at least 0): in an exchange each rank's call
+/// ends when its send completes, A after the other's receive, so A is what moves it. Two
+/// transfers at once can cost more than one, which the one-way measurements miss; and the
+/// sender's completion measured in one direction, with the receiver idle in its wait, can
+/// take longer than in an exchange, where both ranks progress at once. The class's A becomes
+/// the median of the segments'.
+void fit_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
     schema::Machine spec;
     spec.set_format_version(kMachineFormatVersion);
     spec.set_ranks_per_node(2);
@@ -251,7 +253,7 @@ void raise_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
     *spec.mutable_socket() = link;
     *spec.mutable_node() = link;
     *spec.mutable_network() = link;
-    // Raising one segment's A does not change another size's prediction: one machine serves all.
+    // Changing one segment's A does not change another size's prediction: one machine serves all.
     const auto machine = messaging_only(spec, true);
     std::vector<double> acks;
     for (int i = 0; i < link.segments_size(); ++i) {
@@ -260,8 +262,9 @@ void raise_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
         const double predicted =
             simulate(parallel_exchange_program(1), machine, pair_placement(DistanceClass::socket), p.bytes).latency_us;
         auto* segment = link.mutable_segments(i);
-        const double excess = p.exchange_us - predicted;  // below 1 ns: the simulator's rounding
-        const double ack = std::max(0.0, segment->ack_latency_us()) + (excess > 1e-3 ? excess : 0.0);
+        const double excess = p.exchange_us - predicted;  // within 1 ns: the simulator's rounding
+        const double current = segment->has_ack_latency_us() ? segment->ack_latency_us() : link.ack_latency_us();
+        const double ack = std::max(0.0, current + (std::abs(excess) > 1e-3 ? excess : 0.0));
         segment->set_ack_latency_us(ack);
         acks.push_back(ack);
     }
@@ -316,7 +319,7 @@ schema::LinkClass fit_link_class(const Calibration& c) {
         segment->set_recv_overhead_us(recv_us);
         if (const double ack = measured_ack(c, p); ack >= 0) segment->set_ack_latency_us(ack);
     }
-    raise_acks_to_exchanges(c, link);
+    fit_acks_to_exchanges(c, link);
     return link;
 }
 

@@ -176,6 +176,24 @@ TEST(Calibrate, TheAcknowledgmentIsWhatTheSenderWaitsBeyondTheOneWayTime) {
             EXPECT_NEAR(check.predicted_exchange_us, check.exchange_us, 1e-5) << check.bytes << " B";
         }
     }
+    // Exchanges 0.2 shorter than the model's (the sender's completion measured in one
+    // direction took longer than in an exchange): the acknowledgment falls by that much; by
+    // more than A, to 0, and the exchange stays above the measured one.
+    for (const auto& [shorter, ack] : {std::pair{0.2, 0.1}, std::pair{0.5, 0.0}}) {
+        auto faster = c;
+        for (auto& p : faster.points) {
+            if (p.exchange_us >= 0) p.exchange_us -= shorter;
+        }
+        const auto lowered = nbr::simulator::fit_link_class(faster);
+        EXPECT_NEAR(lowered.ack_latency_us(), ack, 1e-5) << shorter;
+        auto machine = known_machine();
+        nbr::simulator::apply_calibration(machine, DistanceClass::socket, faster, "test");
+        for (const auto& check : nbr::simulator::check_calibration(machine, DistanceClass::socket, faster)) {
+            if (check.bytes <= 1024) continue;
+            EXPECT_NEAR(check.predicted_exchange_us, check.exchange_us + std::max(0.0, shorter - 0.3), 1e-5)
+                << shorter << ", " << check.bytes << " B";
+        }
+    }
     // A sender that completed before the one-way time (noise) fits an acknowledgment of 0.
     auto early = c;
     for (auto& p : early.points) p.exchange_us = -1;
