@@ -3,9 +3,8 @@
 // communicator (comm_neighbors, replayer/src/comm_neighbors.hpp, shared with libnbr's loader),
 // and the hook the wrapped constructors call.
 
-// The C bindings only: the libraries must not need MPI's C++ binding libraries.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
+// The C bindings only: the libraries must not need MPI's C++ binding libraries (their targets
+// define OMPI_SKIP_MPICXX and MPICH_SKIP_MPICXX for every file, whatever includes mpi.h first).
 #include <mpi.h>
 
 #include "comm_neighbors.hpp"

@@ -52,6 +52,7 @@
 #define NBR_H
 
 #include <mpi.h>
+#include <stddef.h> /* size_t */
 
 #ifdef __cplusplus
 extern "C" {
