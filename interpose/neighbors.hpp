@@ -4,7 +4,7 @@
 // and the hook the wrapped constructors call.
 
 // The C bindings only: the libraries must not need MPI's C++ binding libraries (their targets
-// define OMPI_SKIP_MPICXX and MPICH_SKIP_MPICXX for every file, whatever includes mpi.h first).
+// link nbr_mpi_c, which defines OMPI_SKIP_MPICXX and MPICH_SKIP_MPICXX for every file).
 #include <mpi.h>
 
 #include "comm_neighbors.hpp"
