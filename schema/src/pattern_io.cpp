@@ -7,6 +7,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include "nbr/schema/file_io.hpp"
 #include "nbr/schema/hash.hpp"
@@ -15,6 +16,15 @@
 namespace nbr {
 
 namespace {
+
+/// Parses `bytes` into `message` without protobuf's own log lines: a corrupted string field
+/// makes protobuf print "contains invalid UTF-8" on stderr before the parse fails, and the
+/// caller's error, which names the file, is the one message a user should see.
+bool parse_quietly(google::protobuf::MessageLite& message, std::string_view bytes) {
+    const google::protobuf::LogSilencer quiet;
+    return bytes.size() <= static_cast<std::size_t>(INT_MAX) &&
+           message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
 
 void check_version(std::uint32_t version, const std::string& file) {
     if (version == 0) {
@@ -33,8 +43,8 @@ void check_version(std::uint32_t version, const std::string& file) {
 void check_same_compile(const std::string& bytes, std::uint32_t rank, const schema::Manifest& manifest,
                         const std::string& file) {
     schema::RankPattern other;
-    if (!other.ParseFromString(bytes) || other.rank() != rank || other.compile_id() == 0 ||
-        manifest.compile_id() == 0 || other.compile_id() == manifest.compile_id()) {
+    if (!parse_quietly(other, bytes) || other.rank() != rank || other.compile_id() == 0 || manifest.compile_id() == 0 ||
+        other.compile_id() == manifest.compile_id()) {
         return;
     }
     std::string what;
@@ -191,7 +201,7 @@ schema::Manifest read_manifest(const std::filesystem::path& dir) {
 
 schema::Manifest parse_manifest(const std::string& bytes, const std::string& source) {
     schema::Manifest manifest;
-    if (!manifest.ParseFromString(bytes)) {
+    if (!parse_quietly(manifest, bytes)) {
         throw PatternError(PatternErrorKind::corrupt, source + ": not a valid manifest (truncated or corrupted)");
     }
     check_version(manifest.format_version(), source);
@@ -266,8 +276,7 @@ void parse_checked(std::string_view bytes, const std::string& file, std::uint32_
         throw PatternError(PatternErrorKind::checksum,
                            file + ": checksum does not match the manifest (file truncated or corrupted)");
     }
-    if (bytes.size() > static_cast<std::size_t>(INT_MAX) ||
-        !pattern.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    if (!parse_quietly(pattern, bytes)) {
         throw PatternError(PatternErrorKind::corrupt, file + ": not a valid rank pattern");
     }
     check_version(pattern.format_version(), file);

@@ -146,6 +146,17 @@ expect 1 "rank-000007.pb: checksum" -- $nbrc verify pcorrupt
 cp -r p2 ptrunc2
 head -c 10 p2/manifest.pb >ptrunc2/manifest.pb
 expect 1 "manifest.pb" -- $nbrc verify ptrunc2
+# A string field that is not UTF-8: nbr's message naming the file, no log line of protobuf's.
+cp -r p2 putf8
+python3 -c '
+import sys
+path = sys.argv[1]
+b = bytearray(open(path, "rb").read())
+b[b.index(b"naive")] = 0xff
+open(path, "wb").write(bytes(b))' putf8/manifest.pb
+expect 1 "putf8/manifest.pb: not a valid manifest" -- $nbrc verify putf8
+out=$($nbrc verify putf8 2>&1)
+check '! grep -q libprotobuf <<<"$out"' "protobuf logged on a corrupted manifest: $out"
 
 # simulate: presets, JSON results per size, baseline speedup, placement file, bad machines.
 expect 0 "machine smpi-fat-tree-32c" -- $nbrc simulate cn2 --machine smpi-fat-tree-32c --sizes 4,1K --baseline p2
