@@ -381,8 +381,9 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
     app.add_option("--only", o.only, "Time only these variants (comma-separated names, as in the output)")
         ->delimiter(',');
     app.add_flag("--control", o.control,
-                 "Also time native-control, the native call again: native/native-control is the noise floor of "
-                 "every ratio in the run");
+                 "Also time native-control, the native call again (native/native-control is the noise floor of "
+                 "every ratio in the run), and native-dup, the native call on a duplicate of the communicator "
+                 "(what libnbr's hand-off to the native call can reach)");
     app.add_option("--calibrate", o.calibrate,
                    "First measure ranks 0 and 1 as nbr-calibrate does and write the machine file here: a "
                    "prediction from it shares this launch's state of the machine with the times");
@@ -564,7 +565,11 @@ void add_native(SizeRun& run, const Options& o, const Setup& s) {
     const Args& args = run.args;
     const MPI_Comm graph = s.graph;
     run.add("native", [&args, graph](auto* b) { native_blocking(args, b->data(), graph); });
-    if (o.control) run.add("native-control", [&args, graph](auto* b) { native_blocking(args, b->data(), graph); });
+    if (o.control) {
+        run.add("native-control", [&args, graph](auto* b) { native_blocking(args, b->data(), graph); });
+        const MPI_Comm dup = s.p2p;  // a duplicate, as libnbr holds one
+        run.add("native-dup", [&args, dup](auto* b) { native_blocking(args, b->data(), dup); });
+    }
 #if defined(NBR_NATIVE_PERSISTENT)
     {
         auto* b = run.buffer("native-persistent");

@@ -4,7 +4,7 @@
 
 namespace nbr::internal {
 
-HandOff hand_off_table[kHandOffs];
+HandOffPage hand_off_page;
 
 namespace {
 

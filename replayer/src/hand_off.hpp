@@ -14,7 +14,7 @@ namespace nbr::internal {
 struct PatternState;
 
 /// @brief What a blocking call needs to go straight to MPI's collective: one cache line per
-/// pattern, in a static table indexed by the handle's slot.
+/// pattern, in a static table indexed by the handle's slot (HandOffPage).
 ///
 /// Where the pattern's plan for a call is MPI's own naive schedule, libnbr hands the call to
 /// MPI's collective (see settle_collectively in nbr.cpp). Finding that out through the pattern's
@@ -35,14 +35,23 @@ struct alignas(64) HandOff {
 };
 
 /// Patterns in the first kHandOffs handle slots have a record.
-inline constexpr std::size_t kHandOffs = 64;
-/// The records, indexed by handle slot − 1 (hand_off.cpp writes them, at load and free).
-extern HandOff hand_off_table[kHandOffs];
+inline constexpr std::size_t kHandOffs = 63;
+
+/// @brief What a blocking call reads before it hands off, on one page of its own: between
+/// processes that share a core each page is one more TLB and cache miss at every call.
+struct alignas(4096) HandOffPage {
+    /// The number of registered executions (progress.hpp; written by progress.cpp only, under its lock).
+    std::atomic<std::size_t> registered{0};
+    /// The records, indexed by handle slot − 1 (hand_off.cpp writes them, at load and free).
+    HandOff records[kHandOffs];
+};
+static_assert(sizeof(HandOffPage) == 4096, "the hand-off's data is one page");
+extern HandOffPage hand_off_page;
 
 /// The record of the slot `handle` names, live or not; nullptr for NULL and slots beyond the table.
 inline HandOff* hand_off_record(std::uintptr_t handle) {
     const std::size_t slot = HandleTable<PatternState>::slot_of(handle);
-    return slot == 0 || slot > kHandOffs ? nullptr : &hand_off_table[slot - 1];
+    return slot == 0 || slot > kHandOffs ? nullptr : &hand_off_page.records[slot - 1];
 }
 
 /// The record of `handle` if it is the live pattern's, else nullptr (NULL, stale, freed, or a

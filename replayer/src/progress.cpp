@@ -9,9 +9,10 @@
 
 namespace nbr::internal::progress {
 
-std::atomic<std::size_t> registered{0};
-
 namespace {
+
+/// The number of registered executions, on the hand-off's page (hand_off.hpp).
+std::atomic<std::size_t>& registered = hand_off_page.registered;
 
 struct Entry {
     Execution* execution;

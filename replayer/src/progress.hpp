@@ -5,6 +5,7 @@
 #include <span>
 
 #include "execution.hpp"
+#include "hand_off.hpp"
 
 namespace nbr::internal {
 
@@ -33,12 +34,10 @@ void poll();
 /// nothing of nbr's).
 void complete_registered();
 
-/// The number of registered executions (written by progress.cpp only, under its lock).
-extern std::atomic<std::size_t> registered;
-
 /// @brief Whether no execution is registered (then a blocking call needs to progress none).
+/// The count lives on the hand-off's page (hand_off.hpp), which a blocking call reads anyway.
 inline bool none_registered() {
-    return registered.load() == 0;
+    return hand_off_page.registered.load() == 0;
 }
 
 /// @brief Drives an unregistered, started execution (a blocking call) to completion; while

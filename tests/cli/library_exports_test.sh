@@ -4,7 +4,7 @@
 # among them, and it needs MPI's C library only (no C++ binding library). The drop-in library,
 # which links libnbr, must find every symbol it uses beyond that C API in itself or in the
 # libraries it needs (so LD_PRELOAD works under a C application).
-# The capture library likewise.
+# The capture library likewise. The blocking entry points lie on one page.
 # usage: library_exports_test.sh LIBNBR NBR_H LIBNBR_PRELOAD LIBNBR_CAPTURE
 set -u
 lib=$1
@@ -23,6 +23,10 @@ check '[ "$(wc -l <<<"$declared")" -ge 25 ]' "found only $(wc -l <<<"$declared")
 for f in $declared; do
   check 'grep -qx "$f" <<<"$exported"' "$header declares $f, which $lib does not export"
 done
+# The blocking entry points, the way of most calls to MPI's collective, share one page of text
+# (what a call touches is cold where processes share a core; docs/architecture.md).
+pages=$(nm -D --defined-only "$lib" | awk '$3 ~ /^nbr_neighbor_all(gather|toall)v?$/ {print substr($1, 1, length($1) - 3)}' | sort -u)
+check '[ "$(wc -l <<<"$pages")" -eq 1 ]' "the blocking entry points of $lib lie on more than one page: $(tr '\n' ' ' <<<"$pages")"
 needed=$(objdump -p "$lib" | awk '$1 == "NEEDED" {print $2}')
 check 'grep -q libmpi <<<"$needed"' "$lib needs no MPI library: $(tr '\n' ' ' <<<"$needed")"
 check '! grep -qE "mpi_cxx|mpicxx" <<<"$needed"' "$lib needs MPI's C++ binding library: $(tr '\n' ' ' <<<"$needed")"
