@@ -2,7 +2,10 @@
 """Predicted (nbrc simulate on the calibrated machine) against measured (nbr-bench, median
 of the launches) replay times, written by bench/calibrate_validate.sh. Where a launch also
 calibrated itself (2 ranks), the paired error is the median over launches of each launch's
-prediction from its own machine file against its own time.
+prediction from its own machine file against its own time, over the launches whose state held
+from the calibration to the end of the timing (nbr-bench's one-way time of 1 B at both ends
+within 25 %, the threshold nbr-calibrate warns at): a launch that changed state between them
+predicts another state than it timed.
 
 usage: bench/calibrate_validate.py OUT_DIR
 """
@@ -40,13 +43,30 @@ def measured(times):
     return {k: statistics.median(v) for k, v in samples.items()}, samples
 
 
+SETTLED = 0.25  # the largest change of the 1 B one-way time a launch may see to be paired
+
+
+def settled(directory, topo, collective, launch):
+    """Whether the launch's one-way time of 1 B after its timing is within SETTLED of the one
+    at its calibration's start (True where nbr-bench did not record it)."""
+    state = json.load(open(directory / f"measured.{topo}.{collective}.{launch}.json")).get("one_way_1B_us")
+    if not state:
+        return True
+    return abs(state["after_timing"] / state["calibration"] - 1) <= SETTLED
+
+
 def paired_errors(directory, times):
     """(topology, collective, bytes) -> (median error of nbr, of nbr-naive) over the launches
-    that calibrated themselves."""
+    that calibrated themselves and whose state held; and (settled, all) such launches."""
     errors = collections.defaultdict(lambda: ([], []))
+    count = [0, 0]
     for path in sorted(directory.glob("paired.*.json")):
         _, topo, collective, launch, _ = path.name.split(".")
         measured_here = times[(topo, collective, launch)]
+        count[1] += 1
+        if not settled(directory, topo, collective, launch):
+            continue
+        count[0] += 1
         for r in json.load(open(path))["results"]:
             b = r["bytes"]
             if ("nbr", b) not in measured_here:
@@ -54,14 +74,14 @@ def paired_errors(directory, times):
             nbr, naive = errors[(topo, collective, b)]
             nbr.append(r["latency_us"] / (measured_here[("nbr", b)] * 1e6) - 1)
             naive.append(r["baseline_latency_us"] / (measured_here[("nbr-naive", b)] * 1e6) - 1)
-    return {k: (statistics.median(a), statistics.median(b)) for k, (a, b) in errors.items()}
+    return {k: (statistics.median(a), statistics.median(b)) for k, (a, b) in errors.items()}, count
 
 
 def main(directory):
     directory = pathlib.Path(directory)
     times = launch_times(directory)
     medians, samples = measured(times)
-    paired = paired_errors(directory, times)
+    paired, (settled_launches, paired_launches) = paired_errors(directory, times)
     cores = os.cpu_count()
     lines = ["| topology | ranks | collective | bytes | nbr measured µs | predicted µs | error | paired error | "
              "naive measured µs | predicted µs | error | paired error | native µs | launches |",
@@ -95,6 +115,9 @@ def main(directory):
                          f"{len(samples[key])} |")
     print("\n".join(lines))
     print(f"\n\\* more ranks than the {cores} cores: not bound, ranks share cores (the machine file's cores_per_node and switch_us)")
+    if paired_launches:
+        print(f"- paired launches whose state held from the calibration to the end of the timing (one-way time "
+              f"of 1 B within {SETTLED:.0%}): {settled_launches} of {paired_launches}")
     for bound, values in sorted(errors.items()):
         within = sum(1 for v in values if v <= 0.15)
         print(f"- {bound}: median |error| {statistics.median(values):.0%}, max {max(values):.0%}, "

@@ -689,9 +689,18 @@ int print_table(const Options& o, const Setup& s, const std::vector<Row>& rows, 
     return status;
 }
 
+/// With --calibrate, whether the machine's state held from the calibration to the end of the
+/// timing: the one-way time of 1 B at both ends (µs, rank 0). On a virtual machine the state
+/// can change within a launch; a prediction from the calibration then describes another state
+/// than the times.
+struct StateCheck {
+    double one_way_before_us = -1;
+    double one_way_after_us = -1;
+};
+
 /// The same results as JSON (--json).
 void write_json(const Options& o, const Setup& s, const std::vector<Row>& rows, const std::vector<std::string>& order,
-                int warmup) {
+                int warmup, const StateCheck& state) {
     int size = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const std::string base = baseline_of(order);
@@ -705,6 +714,10 @@ void write_json(const Options& o, const Setup& s, const std::vector<Row>& rows, 
 #else
     out << "  \"simulated\": false,\n";
 #endif
+    if (state.one_way_before_us > 0 && state.one_way_after_us > 0) {
+        out << "  \"one_way_1B_us\": {\"calibration\": " << state.one_way_before_us
+            << ", \"after_timing\": " << state.one_way_after_us << "},\n";
+    }
     out << "  \"results\": [\n";
     bool first = true;
     for (const auto& row : rows) {
@@ -721,12 +734,13 @@ void write_json(const Options& o, const Setup& s, const std::vector<Row>& rows, 
 
 #if !defined(NBR_SMPI)
 /// --calibrate: the same-socket class between ranks 0 and 1, measured now and written by rank 0.
-void calibrate(const std::string& path) {
+/// Returns (on rank 0) the one-way time of the smallest size at the calibration's start.
+double calibrate(const std::string& path) {
     try {
         nbr::simulator::MeasureOptions measure;
         measure.sizes = nbr::simulator::parse_sizes(nbr::simulator::kCalibrationSizes);
         const auto c = nbr::simulator::measure_link_with_libnbr_call(MPI_COMM_WORLD, measure);
-        if (rank_of(MPI_COMM_WORLD) != 0) return;
+        if (rank_of(MPI_COMM_WORLD) != 0) return 0;
         nbr::simulator::NewMachine node;
         node.cores = std::thread::hardware_concurrency();
         const auto machine =
@@ -735,15 +749,18 @@ void calibrate(const std::string& path) {
                                                "the sender's completion and libnbr's call between two ranks, in the "
                                                "launch that was timed");
         nbr::simulator::save_machine(path, machine);
+        return c.points.empty() ? 0 : c.points.front().one_way_us;
     } catch (const std::exception& e) {
         die(std::string("--calibrate ") + path + ": " + e.what());
     }
+    return 0;
 }
 #endif
 
 int run(const Options& o) {
+    StateCheck state;
 #if !defined(NBR_SMPI)
-    if (!o.calibrate.empty()) calibrate(o.calibrate);
+    if (!o.calibrate.empty()) state.one_way_before_us = calibrate(o.calibrate);
 #endif
     const int warmup = o.warmup >= 0 ? o.warmup : std::max(10, o.iters / 10);
     const Setup setup(o);
@@ -754,10 +771,13 @@ int run(const Options& o) {
         rows.push_back(run_size(o, setup, bytes, warmup, names));
         if (order.empty()) order = names;
     }
+#if !defined(NBR_SMPI)
+    if (!o.calibrate.empty()) state.one_way_after_us = nbr::simulator::measure_one_way(MPI_COMM_WORLD, 1, 11);
+#endif
     int status = 0;
     if (rank_of(MPI_COMM_WORLD) == 0) {
         status = print_table(o, setup, rows, order, warmup);
-        if (!o.json.empty()) write_json(o, setup, rows, order, warmup);
+        if (!o.json.empty()) write_json(o, setup, rows, order, warmup, state);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;
