@@ -43,27 +43,44 @@ out=$(cd "$out" && pwd)
 
 # A calibration during which the machine's state changed (nbr-calibrate warns: the smallest
 # one-way time moved while it measured) is made again, up to three times.
-for attempt in 1 2 3; do
-  echo "# calibrating ($(date +%T))"
-  # shellcheck disable=SC2086
-  $mpiexec -np 2 $bind_core "$build/simulator/nbr-calibrate" --ranks-per-node "$cores" --name "this-machine" \
-    -o "$out/machine.json" >"$out/calibrate.txt" 2>"$out/calibrate.err"
-  cat "$out/calibrate.err" >&2
-  grep -q "Calibrate again" "$out/calibrate.err" || break
-  echo "# calibration $attempt unsettled"
-done
+calibrate() {
+  for attempt in 1 2 3; do
+    echo "# calibrating ($(date +%T))"
+    # shellcheck disable=SC2086
+    $mpiexec -np 2 $bind_core "$build/simulator/nbr-calibrate" --ranks-per-node "$cores" --name "this-machine" \
+      -o "$out/machine.json" >"$out/calibrate.txt" 2>"$out/calibrate.err"
+    cat "$out/calibrate.err" >&2
+    grep -q "Calibrate again" "$out/calibrate.err" || break
+    echo "# calibration $attempt unsettled"
+  done
+}
 # The pattern checks again in further launches (NBR_RECHECKS, default 3), NBR_RECHECK_GAP
 # seconds apart (default 30): where the machine's state differs between launches, their ratio
 # errors join the file's, so that auto does not act on gains only the calibration's state
 # would show. This machine's states last from seconds to minutes: rechecks in a row tend to
-# meet the calibration's own.
-for ((r = 1; r <= ${NBR_RECHECKS:-3}; r++)); do
-  sleep "${NBR_RECHECK_GAP:-30}"
-  echo "# rechecking the model, launch $r ($(date +%T))"
-  # shellcheck disable=SC2086
-  $mpiexec -np 2 $bind_core "$build/simulator/nbr-calibrate" --recheck --base "$out/machine.json" \
-    -o "$out/machine.json" >>"$out/calibrate.txt"
-done
+# meet the calibration's own. Prints how many rechecks found the fit measured in another
+# state than theirs (nbr-calibrate warns: most sizes' naive calls off in one direction).
+recheck() {
+  local other=0
+  for ((r = 1; r <= ${NBR_RECHECKS:-3}; r++)); do
+    sleep "${NBR_RECHECK_GAP:-30}"
+    echo "# rechecking the model, launch $r ($(date +%T))" >&2
+    # shellcheck disable=SC2086
+    $mpiexec -np 2 $bind_core "$build/simulator/nbr-calibrate" --recheck --base "$out/machine.json" \
+      -o "$out/machine.json" >>"$out/calibrate.txt" 2>"$out/recheck.err"
+    cat "$out/recheck.err" >&2
+    if grep -q "another state of the machine" "$out/recheck.err"; then other=$((other + 1)); fi
+  done
+  echo "$other"
+}
+# A calibration that most rechecks find in another state than theirs (its whole launch slow,
+# say) is made again, once: the file would describe a state the launches rarely meet.
+calibrate
+if [ "$(recheck)" -gt $((${NBR_RECHECKS:-3} / 2)) ]; then
+  echo "# the rechecks found the calibration in another state than theirs: calibrating again"
+  calibrate
+  recheck >/dev/null
+fi
 # case = topology:ranks:machine
 cases=""
 for c in pe32:2:machine moore-r1:16:machine16 random-0.3:16:machine16; do

@@ -416,6 +416,15 @@ const PatternCheck* unsettled_check(const std::vector<PatternCheck>& checks) {
     return smallest->naive_error() > 0.25 ? &*smallest : nullptr;
 }
 
+double fit_time_ratio(const std::vector<PatternCheck>& checks) {
+    std::vector<double> ratios;
+    for (const auto& check : checks) ratios.push_back(check.predicted_naive_us / check.naive_us);
+    if (ratios.empty()) return 1;
+    const auto middle = ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2);
+    std::nth_element(ratios.begin(), middle, ratios.end());
+    return *middle;
+}
+
 bool state_changed(const Calibration& c) {
     if (c.late_one_way_us < 0 || c.points.empty() || c.points.front().one_way_us <= 0) return false;
     return std::abs(c.late_one_way_us / c.points.front().one_way_us - 1) > 0.25;

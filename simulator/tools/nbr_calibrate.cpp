@@ -203,6 +203,10 @@ int calibrate_shared_core(const Options& o, int rank) {
     return emit(o, machine);
 }
 
+/// A recheck whose naive calls the fit predicts this many times too long or too short (median
+/// over the sizes) was measured in another state of the machine than the fit.
+constexpr double kOtherState = 1.5;
+
 /// The pattern checks alone, against the base machine as fitted in another launch.
 int recheck(const Options& o, int rank) {
     if (o.base.empty()) throw std::invalid_argument("--recheck needs a --base machine (the one to check)");
@@ -215,6 +219,13 @@ int recheck(const Options& o, int rank) {
     if (const auto* first = nbr::simulator::unsettled_check(checks)) {
         std::printf("%s (another state than the fit's, or an error of the model): its errors count all the same\n",
                     naive_off(*first, c.blocks_call_edges).c_str());
+    }
+    if (const double ratio = nbr::simulator::fit_time_ratio(checks); ratio > kOtherState || ratio < 1 / kOtherState) {
+        std::fprintf(stderr,
+                     "nbr-calibrate: warning: the fit predicts this launch's naive calls %.2f times as long as "
+                     "measured (median over the sizes): it was measured in another state of the machine. Where "
+                     "most rechecks say so, calibrate again.\n",
+                     ratio);
     }
     print_ratio_errors(machine);
     return emit(o, machine);

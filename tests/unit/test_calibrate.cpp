@@ -392,6 +392,12 @@ TEST(Calibrate, PatternChecksGiveHowMuchTheModelOverstatesCombining) {
     ASSERT_NE(nbr::simulator::unsettled_check(slower), nullptr);
     EXPECT_EQ(nbr::simulator::unsettled_check(slower)->bytes, 1U);
     EXPECT_EQ(nbr::simulator::unsettled_check({}), nullptr);
+    // Every naive call measured at 1/1.2 or 1.5 times the prediction: the fit predicts them 1.2
+    // or 1/1.5 times as long as they took (a fit in a slower state than the checks: above 1).
+    EXPECT_NEAR(nbr::simulator::fit_time_ratio(exact), 1.0, 1e-9);
+    EXPECT_NEAR(nbr::simulator::fit_time_ratio(over), 1.2, 1e-9);
+    EXPECT_NEAR(nbr::simulator::fit_time_ratio(slower), 1 / 1.5, 1e-9);
+    EXPECT_EQ(nbr::simulator::fit_time_ratio({}), 1.0);
     // Points not measured are left out.
     auto partial = c;
     partial.pattern_points[0].naive_us = -1;

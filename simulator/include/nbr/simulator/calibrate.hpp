@@ -231,6 +231,12 @@ struct PatternCheck {
 /// many small messages (MPICH: 25-28 % in every calibration); state_changed tells which.
 [[nodiscard]] const PatternCheck* unsettled_check(const std::vector<PatternCheck>& checks);
 
+/// @brief How many times as long as measured the fit predicts the naive calls of `checks`
+/// (the median over the sizes; 1 if none): far above 1, the fit was measured in a slower
+/// state of the machine than these checks, far below in a faster one. One size off says
+/// little (the model's error there); most sizes off in one direction say the states differ.
+[[nodiscard]] double fit_time_ratio(const std::vector<PatternCheck>& checks);
+
 /// @brief Whether the machine's state changed during the calibration: the smallest size's
 /// one-way time, measured again after libnbr's calls, more than 25 % from the first
 /// measurement (on this virtual machine 0.10 µs in its fast state, 0.36 in its slow one).
