@@ -20,18 +20,30 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from table_support import data_mismatch  # noqa: E402
 
 
+SETTLED = 0.25  # the largest change of the 1 B one-way time a launch may see to be paired
+
+
+def settled(report):
+    """Whether a launch's one-way time of 1 B after its timing is within SETTLED of the one at
+    its calibration's start (True where nbr-bench did not record it)."""
+    state = report.get("one_way_1B_us")
+    return not state or abs(state["after_timing"] / state["calibration"] - 1) <= SETTLED
+
+
 def launch_times(directory):
-    """(topology, collective, launch) -> {(variant, bytes): seconds} of that launch; stops at
-    a data mismatch."""
-    times = {}
+    """(topology, collective, launch) -> {(variant, bytes): seconds} of that launch, and the
+    launches whose state held (settled); stops at a data mismatch."""
+    times, held = {}, set()
     for path in sorted(directory.glob("measured.*.json")):
         _, topo, collective, launch, _ = path.name.split(".")
-        results = json.load(open(path))["results"]
-        for r in results:
+        report = json.load(open(path))
+        for r in report["results"]:
             if data_mismatch(r, path.name):
                 sys.exit(f"calibrate_validate: data mismatch in {path}: {r}")
-        times[(topo, collective, launch)] = {(r["variant"], r["bytes"]): r["seconds"] for r in results}
-    return times
+        times[(topo, collective, launch)] = {(r["variant"], r["bytes"]): r["seconds"] for r in report["results"]}
+        if settled(report):
+            held.add((topo, collective, launch))
+    return times, held
 
 
 def measured(times):
@@ -43,19 +55,7 @@ def measured(times):
     return {k: statistics.median(v) for k, v in samples.items()}, samples
 
 
-SETTLED = 0.25  # the largest change of the 1 B one-way time a launch may see to be paired
-
-
-def settled(directory, topo, collective, launch):
-    """Whether the launch's one-way time of 1 B after its timing is within SETTLED of the one
-    at its calibration's start (True where nbr-bench did not record it)."""
-    state = json.load(open(directory / f"measured.{topo}.{collective}.{launch}.json")).get("one_way_1B_us")
-    if not state:
-        return True
-    return abs(state["after_timing"] / state["calibration"] - 1) <= SETTLED
-
-
-def paired_errors(directory, times):
+def paired_errors(directory, times, held):
     """(topology, collective, bytes) -> (median error of nbr, of nbr-naive) over the launches
     that calibrated themselves and whose state held; and (settled, all) such launches."""
     errors = collections.defaultdict(lambda: ([], []))
@@ -64,7 +64,7 @@ def paired_errors(directory, times):
         _, topo, collective, launch, _ = path.name.split(".")
         measured_here = times[(topo, collective, launch)]
         count[1] += 1
-        if not settled(directory, topo, collective, launch):
+        if (topo, collective, launch) not in held:
             continue
         count[0] += 1
         for r in json.load(open(path))["results"]:
@@ -79,9 +79,9 @@ def paired_errors(directory, times):
 
 def main(directory):
     directory = pathlib.Path(directory)
-    times = launch_times(directory)
+    times, held = launch_times(directory)
     medians, samples = measured(times)
-    paired, (settled_launches, paired_launches) = paired_errors(directory, times)
+    paired, (settled_launches, paired_launches) = paired_errors(directory, times, held)
     cores = os.cpu_count()
     lines = ["| topology | ranks | collective | bytes | nbr measured µs | predicted µs | error | paired error | "
              "naive measured µs | predicted µs | error | paired error | native µs | launches |",
