@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "nbr/simulator/simulate.hpp"
+#include "statistics.hpp"
 
 namespace nbr::simulator {
 
@@ -13,11 +15,7 @@ namespace {
 
 constexpr double kNsPerUs = 1e3;
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using internal::median;
 
 bool rendezvous(const Calibration& c, std::uint64_t bytes) {
     return c.eager_limit > 0 && bytes > c.eager_limit;
@@ -419,10 +417,7 @@ const PatternCheck* unsettled_check(const std::vector<PatternCheck>& checks) {
 double fit_time_ratio(const std::vector<PatternCheck>& checks) {
     std::vector<double> ratios;
     for (const auto& check : checks) ratios.push_back(check.predicted_naive_us / check.naive_us);
-    if (ratios.empty()) return 1;
-    const auto middle = ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2);
-    std::nth_element(ratios.begin(), middle, ratios.end());
-    return *middle;
+    return ratios.empty() ? 1 : median(std::move(ratios));
 }
 
 bool state_changed(const Calibration& c) {
@@ -520,7 +515,8 @@ void set_copy_costs(schema::Machine& machine, const CopyCosts& costs) {
 
 }  // namespace
 
-void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& c, const std::string& source) {
+std::vector<PatternCheck> apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& c,
+                                            const std::string& source) {
     const auto link = fit_link_class(c);
     const bool per_size = link.segments_size() > 0 && link.segments(0).has_send_overhead_us();
     const bool block_copies = klass == DistanceClass::socket && c.blocks_call_us >= 0;
@@ -538,13 +534,13 @@ void apply_calibration(schema::Machine& machine, DistanceClass klass, const Cali
         machine.set_call_overhead_us(fit_call_overhead(machine, klass, c));
         if (block_copies) set_copy_costs(machine, fit_copy_costs(machine, klass, c));
     }
-    const auto checks = check_patterns(machine, klass, c);
+    auto checks = check_patterns(machine, klass, c);
     if (!checks.empty()) merge_ratio_errors(machine, checks);
     machine.add_sources(std::string(to_string(klass)) + ": measured by " + source);
+    return checks;
 }
 
-schema::Machine calibrated_machine(const Calibration& c, DistanceClass klass, const NewMachine& node,
-                                   const std::string& source) {
+schema::Machine machine_like(const Calibration& c, const NewMachine& node) {
     schema::Machine m;
     m.set_format_version(kMachineFormatVersion);
     m.set_name(node.name);
@@ -559,7 +555,13 @@ schema::Machine calibrated_machine(const Calibration& c, DistanceClass klass, co
     *m.mutable_network() = link;
     m.add_sources(
         "node, network: copies of the measured class until measured (nbr-calibrate --class CLASS --base FILE)");
-    apply_calibration(m, klass, c, source);
+    return m;
+}
+
+schema::Machine calibrated_machine(const Calibration& c, DistanceClass klass, const NewMachine& node,
+                                   const std::string& source) {
+    auto m = machine_like(c, node);
+    (void)apply_calibration(m, klass, c, source);
     return m;
 }
 

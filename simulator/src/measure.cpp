@@ -7,6 +7,8 @@
 #include <functional>
 #include <stdexcept>
 
+#include "statistics.hpp"
+
 namespace nbr::simulator {
 
 namespace {
@@ -22,10 +24,7 @@ void spin_us(double us) {
     }
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
+using internal::median;
 
 /// The two measuring ranks over their own communicator; every quantity is timed on rank 0.
 class Pair {

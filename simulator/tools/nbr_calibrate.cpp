@@ -261,17 +261,11 @@ int calibrate(const Options& o, int rank) {
     const auto c = nbr::simulator::measure_link_with_libnbr_call(MPI_COMM_WORLD, o.measure);
     if (rank != 0) return 0;
     print_points(c, o.klass);
-    nbr::schema::Machine machine;
-    if (o.base.empty()) {
-        const nbr::simulator::NewMachine node{o.name, std::thread::hardware_concurrency(), o.ranks_per_node,
-                                              o.ranks_per_socket};
-        machine = nbr::simulator::calibrated_machine(c, klass, node, kMeasured);
-    } else {
-        machine = base;
-        nbr::simulator::apply_calibration(machine, klass, c, kMeasured);
-    }
+    const nbr::simulator::NewMachine node{o.name, std::thread::hardware_concurrency(), o.ranks_per_node,
+                                          o.ranks_per_socket};
+    auto machine = o.base.empty() ? nbr::simulator::machine_like(c, node) : base;
+    const auto checks = nbr::simulator::apply_calibration(machine, klass, c, kMeasured);
     print_checks(nbr::simulator::check_calibration(machine, klass, c));
-    const auto checks = nbr::simulator::check_patterns(machine, klass, c);
     print_pattern_checks(checks, c.blocks_call_edges);
     report_state(c, checks);
     print_ratio_errors(machine);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "machine_support.hpp"
 #include "nbr/simulator/calibrate.hpp"
 #include "nbr/simulator/simulate.hpp"
 #include "test_support.hpp"
@@ -279,11 +280,7 @@ nbr::schema::Machine copying_machine() {
     m.set_format_version(11);
     m.set_copy_block_ns(4);
     m.set_copy_ns_per_byte(0.03);
-    for (const auto& [bytes, ns] : {std::pair<std::uint64_t, double>{512, 0.03}, {8192, 0.015}}) {
-        auto* rate = m.add_copy_rates();
-        rate->set_block_bytes(bytes);
-        rate->set_ns_per_byte(ns);
-    }
+    nbr::test::add_copy_rates(m, {{512, 0.03}, {8192, 0.015}});
     return m;
 }
 
@@ -408,10 +405,16 @@ TEST(Calibrate, TheRatioErrorGoesIntoTheMachineAsTheLargestOfItsClasses) {
     auto truth = known_machine();
     const auto c = with_pattern_points(measured_on(truth), truth, 1 / 1.25, 1);
     auto machine = known_machine();
-    nbr::simulator::apply_calibration(machine, DistanceClass::socket, c, "test");
+    const auto applied = nbr::simulator::apply_calibration(machine, DistanceClass::socket, c, "test");
     EXPECT_EQ(machine.format_version(), nbr::simulator::kRatioErrorsFormat);
     ASSERT_TRUE(machine.has_ratio_error());
     const auto checks = nbr::simulator::check_patterns(machine, DistanceClass::socket, c);
+    ASSERT_EQ(applied.size(), checks.size());  // the checks it merged, as the fitted machine gives them
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+        EXPECT_EQ(applied[i].bytes, checks[i].bytes);
+        EXPECT_DOUBLE_EQ(applied[i].predicted_naive_us, checks[i].predicted_naive_us);
+        EXPECT_DOUBLE_EQ(applied[i].predicted_combined_us, checks[i].predicted_combined_us);
+    }
     EXPECT_NEAR(machine.ratio_error(), nbr::simulator::ratio_error(checks), 1e-12);
     EXPECT_GT(machine.ratio_error(), 0.2);
     ASSERT_EQ(machine.ratio_errors_size(), 3);  // per size checked

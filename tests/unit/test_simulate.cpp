@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "machine_support.hpp"
 #include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/simulator/machine.hpp"
@@ -486,11 +487,7 @@ TEST(Simulate, CopiesAtTheRateOfTheBlockSize) {
         auto m = spec();
         m.set_format_version(11);
         m.set_copy_ns_per_byte(7);  // the rates replace it
-        for (const auto& [bytes, ns] : rates) {
-            auto* rate = m.add_copy_rates();
-            rate->set_block_bytes(bytes);
-            rate->set_ns_per_byte(ns);
-        }
+        nbr::test::add_copy_rates(m, rates);
         return m;
     };
     EXPECT_DOUBLE_EQ(run(p, with_rates({{250, 1.0}, {4000, 0.0}}), 4, 1000, Collective::alltoall).latency_us, 9.25);

@@ -155,29 +155,6 @@ struct CopyCosts {
 /// least 0).
 [[nodiscard]] double fit_switch(const schema::Machine& machine, double shared_one_way_us, std::uint64_t bytes);
 
-/// @brief Puts the fitted class into `machine` (replacing what was there), the copy costs and
-/// the per-call cost too when the class is `socket` (the machine becomes format 2, 6 with an
-/// acknowledgment, 7 with an eager buffer, 8 with overheads per size or a copy cost per
-/// block, 11 with copy rates at two block sizes or more), the ratio errors from the pattern checks where measured
-/// (merge_ratio_errors), and a line in `sources`: "CLASS: measured by " + `source` (the tool and what it measured).
-/// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
-void apply_calibration(schema::Machine& machine, DistanceClass klass, const Calibration& calibration,
-                       const std::string& source);
-
-/// @brief How `calibrated_machine` describes the node.
-struct NewMachine {
-    std::string name = "calibrated";
-    std::uint32_t cores = 1;             ///< cores of one node
-    std::uint32_t ranks_per_node = 0;    ///< 0: `cores`
-    std::uint32_t ranks_per_socket = 0;  ///< 0: `ranks_per_node`
-};
-
-/// @brief A new machine whose every distance class is a copy of the one measured at `klass`
-/// (usable at once for ranks at that distance; `sources` says the others are copies until
-/// measured), then `apply_calibration` of `klass` with `source`.
-[[nodiscard]] schema::Machine calibrated_machine(const Calibration& calibration, DistanceClass klass,
-                                                 const NewMachine& node, const std::string& source);
-
 /// @brief The simulator's prediction of one measured point next to the measurement.
 struct CalibrationCheck {
     std::uint64_t bytes = 0;
@@ -256,6 +233,34 @@ struct PatternCheck {
 /// larger of the two there (each side's ratio_error_over the size: a file without points
 /// counts its `ratio_error` at every size).
 void merge_ratio_errors(schema::Machine& machine, const std::vector<PatternCheck>& checks);
+
+/// @brief Puts the fitted class into `machine` (replacing what was there), the copy costs and
+/// the per-call cost too when the class is `socket` (the machine becomes format 2, 6 with an
+/// acknowledgment, 7 with an eager buffer, 8 with overheads per size or a copy cost per
+/// block, 11 with copy rates at two block sizes or more), the ratio errors from the pattern checks where measured
+/// (merge_ratio_errors), and a line in `sources`: "CLASS: measured by " + `source` (the tool and what it measured).
+/// @return the pattern checks it simulated for the ratio errors (check_patterns; empty where
+/// none were measured)
+/// @throws std::invalid_argument for `leaf` on a machine without `nodes_per_switch`.
+std::vector<PatternCheck> apply_calibration(schema::Machine& machine, DistanceClass klass,
+                                            const Calibration& calibration, const std::string& source);
+
+/// @brief How `machine_like` and `calibrated_machine` describe the node.
+struct NewMachine {
+    std::string name = "calibrated";
+    std::uint32_t cores = 1;             ///< cores of one node
+    std::uint32_t ranks_per_node = 0;    ///< 0: `cores`
+    std::uint32_t ranks_per_socket = 0;  ///< 0: `ranks_per_node`
+};
+
+/// @brief A new machine whose every distance class is a copy of the class fitted to
+/// `calibration` (usable at once for ranks at its distance; `sources` says the others are
+/// copies until measured), for `apply_calibration`.
+[[nodiscard]] schema::Machine machine_like(const Calibration& calibration, const NewMachine& node);
+
+/// @brief `machine_like`, then `apply_calibration` of `klass` with `source`.
+[[nodiscard]] schema::Machine calibrated_machine(const Calibration& calibration, DistanceClass klass,
+                                                 const NewMachine& node, const std::string& source);
 
 /// @brief Pattern checks measured in another launch than the fit (`nbr-calibrate --recheck`):
 /// simulates them on `machine` as it is (check_patterns, class `klass`), merges their ratio
