@@ -2,10 +2,11 @@
 """Predicted (nbrc simulate on the calibrated machine) against measured (nbr-bench, median
 of the launches) replay times, written by bench/calibrate_validate.sh. Where a launch also
 calibrated itself (2 ranks), the paired error is the median over launches of each launch's
-prediction from its own machine file against its own time, over the launches whose state held
-from the calibration to the end of the timing (nbr-bench's one-way time of 1 B at both ends
-within 25 %, the threshold nbr-calibrate warns at): a launch that changed state between them
-predicts another state than it timed.
+prediction from its own machine file against its own time, over the launches in which that
+size was timed in the calibration's state: nbr-bench's one-way times of 1 B and 4 KiB before
+and after the size's timing all within 25 % of the calibration's (the threshold nbr-calibrate
+warns at). A size timed in another state than the calibration measured is predicted for a
+state it did not meet.
 
 usage: bench/calibrate_validate.py OUT_DIR
 """
@@ -20,20 +21,29 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from table_support import data_mismatch  # noqa: E402
 
 
-SETTLED = 0.25  # the largest change of the 1 B one-way time a launch may see to be paired
+SETTLED = 0.25  # the largest change of a probed one-way time a size's timing may see to be paired
 
 
-def settled(report):
-    """Whether a launch's one-way time of 1 B after its timing is within SETTLED of the one at
-    its calibration's start (True where nbr-bench did not record it)."""
-    state = report.get("one_way_1B_us")
-    return not state or abs(state["after_timing"] / state["calibration"] - 1) <= SETTLED
+def held_sizes(report):
+    """The sizes this launch timed in its calibration's state (settled before and after their
+    timing at every probed size), and all its probed sizes; None where nbr-bench probed none."""
+    state = report.get("state_one_way_us")
+    if not state:
+        return None
+    calibration = state["calibration"]
+
+    def settled(probe):
+        return all(c > 0 and abs(p / c - 1) <= SETTLED for p, c in zip(probe, calibration))
+
+    held = {s["bytes"] for s in state["sizes"] if settled(s["before"]) and settled(s["after"])}
+    return held, {s["bytes"] for s in state["sizes"]}
 
 
 def launch_times(directory):
-    """(topology, collective, launch) -> {(variant, bytes): seconds} of that launch, and the
-    launches whose state held (settled); stops at a data mismatch."""
-    times, held = {}, set()
+    """(topology, collective, launch) -> {(variant, bytes): seconds} of that launch, and
+    (topology, collective, launch) -> (held sizes, probed sizes) where it probed its state;
+    stops at a data mismatch."""
+    times, held = {}, {}
     for path in sorted(directory.glob("measured.*.json")):
         _, topo, collective, launch, _ = path.name.split(".")
         report = json.load(open(path))
@@ -41,8 +51,9 @@ def launch_times(directory):
             if data_mismatch(r, path.name):
                 sys.exit(f"calibrate_validate: data mismatch in {path}: {r}")
         times[(topo, collective, launch)] = {(r["variant"], r["bytes"]): r["seconds"] for r in report["results"]}
-        if settled(report):
-            held.add((topo, collective, launch))
+        sizes = held_sizes(report)
+        if sizes is not None:
+            held[(topo, collective, launch)] = sizes
     return times, held
 
 
@@ -57,20 +68,22 @@ def measured(times):
 
 def paired_errors(directory, times, held):
     """(topology, collective, bytes) -> (median error of nbr, of nbr-naive) over the launches
-    that calibrated themselves and whose state held; and (settled, all) such launches."""
+    that calibrated themselves and timed that size in the calibration's state; and (held, all)
+    such (launch, size) cells."""
     errors = collections.defaultdict(lambda: ([], []))
     count = [0, 0]
     for path in sorted(directory.glob("paired.*.json")):
         _, topo, collective, launch, _ = path.name.split(".")
         measured_here = times[(topo, collective, launch)]
-        count[1] += 1
-        if (topo, collective, launch) not in held:
-            continue
-        count[0] += 1
+        kept, probed = held.get((topo, collective, launch), (None, None))
         for r in json.load(open(path))["results"]:
             b = r["bytes"]
             if ("nbr", b) not in measured_here:
                 continue
+            count[1] += 1
+            if probed is not None and b not in kept:
+                continue
+            count[0] += 1
             nbr, naive = errors[(topo, collective, b)]
             nbr.append(r["latency_us"] / (measured_here[("nbr", b)] * 1e6) - 1)
             naive.append(r["baseline_latency_us"] / (measured_here[("nbr-naive", b)] * 1e6) - 1)
@@ -81,7 +94,7 @@ def main(directory):
     directory = pathlib.Path(directory)
     times, held = launch_times(directory)
     medians, samples = measured(times)
-    paired, (settled_launches, paired_launches) = paired_errors(directory, times, held)
+    paired, (held_cells, paired_cells) = paired_errors(directory, times, held)
     cores = os.cpu_count()
     lines = ["| topology | ranks | collective | bytes | nbr measured µs | predicted µs | error | paired error | "
              "naive measured µs | predicted µs | error | paired error | native µs | launches |",
@@ -115,9 +128,9 @@ def main(directory):
                          f"{len(samples[key])} |")
     print("\n".join(lines))
     print(f"\n\\* more ranks than the {cores} cores: not bound, ranks share cores (the machine file's cores_per_node and switch_us)")
-    if paired_launches:
-        print(f"- paired launches whose state held from the calibration to the end of the timing (one-way time "
-              f"of 1 B within {SETTLED:.0%}): {settled_launches} of {paired_launches}")
+    if paired_cells:
+        print(f"- sizes of the paired launches timed in their calibration's state (one-way times of 1 B and "
+              f"4 KiB before and after within {SETTLED:.0%} of the calibration's): {held_cells} of {paired_cells}")
     for bound, values in sorted(errors.items()):
         within = sum(1 for v in values if v <= 0.15)
         print(f"- {bound}: median |error| {statistics.median(values):.0%}, max {max(values):.0%}, "

@@ -18,6 +18,7 @@
 // messages as the blocking ones, so the SMPI build times them only with --persistent and
 // --nonblocking.
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -611,10 +612,20 @@ bool data_correct(const Variant& v, const std::vector<unsigned char>& reference,
     return all == 1;
 }
 
+/// With --calibrate, the machine's state as rank 0 sees it: the one-way times (µs) of
+/// kProbeBytes between ranks 0 and 1. A virtual machine's state can change within a launch,
+/// between one size's timing and the next; a prediction from the calibration describes only
+/// the sizes timed in its state. 1 B is what the CPU and the transport's latency take, 4 KiB
+/// what the copies across the processes take (they can slow down while 1 B does not).
+constexpr std::array<std::uint64_t, 2> kProbeBytes{1, 4096};
+using Probe = std::array<double, kProbeBytes.size()>;  // negative: not measured
+constexpr Probe kNoProbe{-1, -1};
+
 struct Row {
     int bytes;
     std::map<std::string, double> seconds;
     std::map<std::string, bool> correct;
+    Probe before = kNoProbe, after = kNoProbe;  // --calibrate: the state before and after the timing
 };
 
 /// Times every variant at one size, then checks their data against the reference: what the
@@ -689,18 +700,27 @@ int print_table(const Options& o, const Setup& s, const std::vector<Row>& rows, 
     return status;
 }
 
-/// With --calibrate, whether the machine's state held from the calibration to the end of the
-/// timing: the one-way time of 1 B at both ends (µs, rank 0). On a virtual machine the state
-/// can change within a launch; a prediction from the calibration then describes another state
-/// than the times.
-struct StateCheck {
-    double one_way_before_us = -1;
-    double one_way_after_us = -1;
-};
+std::string probe_json(const Probe& probe) {
+    std::ostringstream text;
+    text << "[" << probe[0] << ", " << probe[1] << "]";
+    return text.str();
+}
+
+/// --calibrate: `"state_one_way_us"`, the probes of the calibration and, per size, before and
+/// after its timing (each a list over `probe_bytes`).
+void write_state(std::ostream& out, const std::vector<Row>& rows, const Probe& calibration) {
+    out << "  \"state_one_way_us\": {\"probe_bytes\": [" << kProbeBytes[0] << ", " << kProbeBytes[1]
+        << "], \"calibration\": " << probe_json(calibration) << ", \"sizes\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        out << (i == 0 ? "" : ", ") << "{\"bytes\": " << rows[i].bytes << ", \"before\": " << probe_json(rows[i].before)
+            << ", \"after\": " << probe_json(rows[i].after) << "}";
+    }
+    out << "]},\n";
+}
 
 /// The same results as JSON (--json).
 void write_json(const Options& o, const Setup& s, const std::vector<Row>& rows, const std::vector<std::string>& order,
-                int warmup, const StateCheck& state) {
+                int warmup, const Probe& calibration) {
     int size = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const std::string base = baseline_of(order);
@@ -714,10 +734,7 @@ void write_json(const Options& o, const Setup& s, const std::vector<Row>& rows, 
 #else
     out << "  \"simulated\": false,\n";
 #endif
-    if (state.one_way_before_us > 0 && state.one_way_after_us > 0) {
-        out << "  \"one_way_1B_us\": {\"calibration\": " << state.one_way_before_us
-            << ", \"after_timing\": " << state.one_way_after_us << "},\n";
-    }
+    if (calibration != kNoProbe) write_state(out, rows, calibration);
     out << "  \"results\": [\n";
     bool first = true;
     for (const auto& row : rows) {
@@ -733,14 +750,34 @@ void write_json(const Options& o, const Setup& s, const std::vector<Row>& rows, 
 }
 
 #if !defined(NBR_SMPI)
+/// The state now: the one-way times of kProbeBytes (median of 11 round trips each; rank 0).
+Probe probe_state() {
+    Probe probe = kNoProbe;
+    for (std::size_t i = 0; i < kProbeBytes.size(); ++i) {
+        probe[i] = nbr::simulator::measure_one_way(MPI_COMM_WORLD, kProbeBytes[i], 11);
+    }
+    return probe;
+}
+
+/// The calibration's own one-way times at kProbeBytes (where it measured them).
+Probe calibration_probe(const nbr::simulator::Calibration& c) {
+    Probe probe = kNoProbe;
+    for (const auto& point : c.points) {
+        for (std::size_t i = 0; i < kProbeBytes.size(); ++i) {
+            if (point.bytes == kProbeBytes[i]) probe[i] = point.one_way_us;
+        }
+    }
+    return probe;
+}
+
 /// --calibrate: the same-socket class between ranks 0 and 1, measured now and written by rank 0.
-/// Returns (on rank 0) the one-way time of the smallest size at the calibration's start.
-double calibrate(const std::string& path) {
+/// Returns (on rank 0) the calibration's one-way times at kProbeBytes.
+Probe calibrate(const std::string& path) {
     try {
         nbr::simulator::MeasureOptions measure;
         measure.sizes = nbr::simulator::parse_sizes(nbr::simulator::kCalibrationSizes);
         const auto c = nbr::simulator::measure_link_with_libnbr_call(MPI_COMM_WORLD, measure);
-        if (rank_of(MPI_COMM_WORLD) != 0) return 0;
+        if (rank_of(MPI_COMM_WORLD) != 0) return kNoProbe;
         nbr::simulator::NewMachine node;
         node.cores = std::thread::hardware_concurrency();
         const auto machine =
@@ -749,18 +786,19 @@ double calibrate(const std::string& path) {
                                                "the sender's completion and libnbr's call between two ranks, in the "
                                                "launch that was timed");
         nbr::simulator::save_machine(path, machine);
-        return c.points.empty() ? 0 : c.points.front().one_way_us;
+        return calibration_probe(c);
     } catch (const std::exception& e) {
         die(std::string("--calibrate ") + path + ": " + e.what());
     }
-    return 0;
+    return kNoProbe;
 }
 #endif
 
 int run(const Options& o) {
-    StateCheck state;
+    Probe calibration = kNoProbe;
 #if !defined(NBR_SMPI)
-    if (!o.calibrate.empty()) state.one_way_before_us = calibrate(o.calibrate);
+    const bool probing = !o.calibrate.empty();
+    if (probing) calibration = calibrate(o.calibrate);
 #endif
     const int warmup = o.warmup >= 0 ? o.warmup : std::max(10, o.iters / 10);
     const Setup setup(o);
@@ -768,16 +806,20 @@ int run(const Options& o) {
     std::vector<std::string> order;
     for (const int bytes : o.sizes) {
         std::vector<std::string> names;
+#if !defined(NBR_SMPI)
+        const Probe before = probing ? probe_state() : kNoProbe;
         rows.push_back(run_size(o, setup, bytes, warmup, names));
+        rows.back().before = before;
+        if (probing) rows.back().after = probe_state();
+#else
+        rows.push_back(run_size(o, setup, bytes, warmup, names));
+#endif
         if (order.empty()) order = names;
     }
-#if !defined(NBR_SMPI)
-    if (!o.calibrate.empty()) state.one_way_after_us = nbr::simulator::measure_one_way(MPI_COMM_WORLD, 1, 11);
-#endif
     int status = 0;
     if (rank_of(MPI_COMM_WORLD) == 0) {
         status = print_table(o, setup, rows, order, warmup);
-        if (!o.json.empty()) write_json(o, setup, rows, order, warmup, state);
+        if (!o.json.empty()) write_json(o, setup, rows, order, warmup, calibration);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;

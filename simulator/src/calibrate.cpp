@@ -229,6 +229,8 @@ std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, Dis
     return checks;
 }
 
+namespace {
+
 /// The CPU's time per message measured at point `p` (`measured`, negative if not measured
 /// there: `fallback`), at most the stream's time per message there (a stream pays it once
 /// per message), or `floor` if that is larger.
@@ -267,6 +269,60 @@ void fit_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
         acks.push_back(ack);
     }
     if (!acks.empty()) link.set_ack_latency_us(median(acks));
+}
+
+/// The median over `passes` of the quantity `field` picks from each.
+template <typename Pick>
+double median_over(const std::vector<Calibration>& passes, Pick field) {
+    std::vector<double> values;
+    values.reserve(passes.size());
+    for (const auto& pass : passes) values.push_back(field(pass));
+    return median(std::move(values));
+}
+
+void check_same_sizes(const std::vector<Calibration>& passes) {
+    const auto& first = passes.front();
+    for (const auto& pass : passes) {
+        const bool same = pass.points.size() == first.points.size() &&
+                          pass.byte_calls.size() == first.byte_calls.size() &&
+                          pass.pattern_points.size() == first.pattern_points.size() &&
+                          std::equal(pass.points.begin(), pass.points.end(), first.points.begin(),
+                                     [](const auto& a, const auto& b) { return a.bytes == b.bytes; });
+        if (!same) throw std::invalid_argument("calibration passes measured different sizes");
+    }
+}
+
+}  // namespace
+
+Calibration median_of_passes(const std::vector<Calibration>& passes) {
+    if (passes.empty()) throw std::invalid_argument("calibration: no passes");
+    check_same_sizes(passes);
+    Calibration c = passes.front();
+    for (std::size_t i = 0; i < c.points.size(); ++i) {
+        auto& p = c.points[i];
+        const auto at = [&](double CalibrationPoint::*field) {
+            return median_over(passes, [&](const Calibration& pass) { return pass.points[i].*field; });
+        };
+        p.one_way_us = at(&CalibrationPoint::one_way_us);
+        p.send_us = at(&CalibrationPoint::send_us);
+        p.recv_us = at(&CalibrationPoint::recv_us);
+        p.complete_us = at(&CalibrationPoint::complete_us);
+        p.exchange_us = at(&CalibrationPoint::exchange_us);
+        p.rate_us = at(&CalibrationPoint::rate_us);
+    }
+    c.post_recv_us = median_over(passes, [](const Calibration& pass) { return pass.post_recv_us; });
+    c.call_us = median_over(passes, [](const Calibration& pass) { return pass.call_us; });
+    c.blocks_call_us = median_over(passes, [](const Calibration& pass) { return pass.blocks_call_us; });
+    for (std::size_t i = 0; i < c.byte_calls.size(); ++i) {
+        c.byte_calls[i].us = median_over(passes, [&](const Calibration& pass) { return pass.byte_calls[i].us; });
+    }
+    for (std::size_t i = 0; i < c.pattern_points.size(); ++i) {
+        auto& p = c.pattern_points[i];
+        p.naive_us = median_over(passes, [&](const Calibration& pass) { return pass.pattern_points[i].naive_us; });
+        p.combined_us =
+            median_over(passes, [&](const Calibration& pass) { return pass.pattern_points[i].combined_us; });
+    }
+    return c;
 }
 
 schema::LinkClass fit_link_class(const Calibration& c) {

@@ -401,12 +401,58 @@ void measure_pattern_points(MPI_Comm pair, const MeasureOptions& options, Calibr
     }
 }
 
+/// The sizes of `options` with the eager limit and one byte more, increasing, once each.
+std::vector<std::uint64_t> point_sizes(const MeasureOptions& options, std::uint64_t eager_limit) {
+    std::vector<std::uint64_t> sizes = options.sizes;
+    if (eager_limit > 0) {
+        sizes.push_back(eager_limit);
+        sizes.push_back(eager_limit + 1);
+    }
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    return sizes;
+}
+
+/// One pass over every size, the calls and the pattern checks, into a copy of `c` (which
+/// holds the eager limit and the buffer).
+Calibration measure_pass(Pair& pair, const MeasureOptions& options, const Calibration& c) {
+    Calibration pass = c;
+    const auto sizes = point_sizes(options, c.eager_limit);
+    for (const auto bytes : sizes) pass.points.push_back(measure_point(pair, bytes, c.eager_limit));
+    pass.post_recv_us = pair.post_recv(sizes.front());
+    pass.call_bytes = sizes.front();
+    pass.call_us = options.time_call ? options.time_call(pair.comm(), pass.call_bytes, 1, false, options.repeat)
+                                     : pair.neighbor_call(pass.call_bytes);
+    if (options.time_call) {
+        pass.blocks_call_us =
+            options.time_call(pair.comm(), pass.call_bytes, pass.blocks_call_edges, true, options.repeat);
+        for (auto& call : pass.byte_calls) {
+            call.us = options.time_call(pair.comm(), call.bytes, pass.blocks_call_edges, true, options.repeat);
+        }
+        measure_pattern_points(pair.comm(), options, pass);
+    }
+    return pass;
+}
+
+/// `measure(pass)` `options.passes` times, each into a copy of `c`; their medians.
+template <typename Measure>
+Calibration median_of(const MeasureOptions& options, const Calibration& c, Measure measure) {
+    std::vector<Calibration> passes;
+    for (int k = 0; k < std::max(1, options.passes); ++k) passes.push_back(measure(c));
+    return median_of_passes(passes);
+}
+
 }  // namespace
 
 Calibration measure_patterns(MPI_Comm comm, const MeasureOptions& options) {
     if (!options.time_call) throw std::invalid_argument("measure_patterns needs a call to time");
     Calibration c;
-    with_pair(comm, options.repeat, [&](Pair& pair, int) { measure_pattern_points(pair.comm(), options, c); });
+    with_pair(comm, options.repeat, [&](Pair& pair, int) {
+        c = median_of(options, c, [&](Calibration pass) {
+            measure_pattern_points(pair.comm(), options, pass);
+            return pass;
+        });
+    });
     return c;
 }
 
@@ -421,26 +467,8 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
     with_pair(comm, options.repeat, [&](Pair& pair, int rank) {
         c.eager_limit = find_eager_limit(pair, options.max_eager_probe);
         measure_eager_buffer(pair, c);
-        std::vector<std::uint64_t> sizes = options.sizes;
-        if (c.eager_limit > 0) {
-            sizes.push_back(c.eager_limit);
-            sizes.push_back(c.eager_limit + 1);
-        }
-        std::sort(sizes.begin(), sizes.end());
-        sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-        for (const auto bytes : sizes) c.points.push_back(measure_point(pair, bytes, c.eager_limit));
-        c.post_recv_us = pair.post_recv(sizes.front());
-        c.call_bytes = sizes.front();
-        c.call_us = options.time_call ? options.time_call(pair.comm(), c.call_bytes, 1, false, options.repeat)
-                                      : pair.neighbor_call(c.call_bytes);
-        if (options.time_call) {
-            c.blocks_call_us = options.time_call(pair.comm(), c.call_bytes, c.blocks_call_edges, true, options.repeat);
-            for (auto& call : c.byte_calls) {
-                call.us = options.time_call(pair.comm(), call.bytes, c.blocks_call_edges, true, options.repeat);
-            }
-            measure_pattern_points(pair.comm(), options, c);
-            c.late_one_way_us = pair.one_way(sizes.front());  // did the state hold meanwhile?
-        }
+        c = median_of(options, c, [&](const Calibration& base) { return measure_pass(pair, options, base); });
+        if (options.time_call) c.late_one_way_us = pair.one_way(c.points.front().bytes);  // did the state hold?
         if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);
     });
     return c;

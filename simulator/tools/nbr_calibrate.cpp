@@ -304,6 +304,11 @@ int run(int argc, char** argv) {
     app.add_option("--repeat", o.measure.repeat, "Repetitions per quantity (median kept)")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
+    app.add_option("--passes", o.measure.passes,
+                   "Passes over the sizes, calls and pattern checks, one after another (each quantity's median "
+                   "over them kept: a state of the machine met in fewer than half moves nothing)")
+        ->check(CLI::Range(1, 100))
+        ->capture_default_str();
     app.add_option("--ranks-per-node", o.ranks_per_node, "New machine: ranks per node (default: cores)")
         ->check(CLI::PositiveNumber);
     app.add_option("--ranks-per-socket", o.ranks_per_socket, "New machine: ranks per socket (default: per node)")

@@ -384,10 +384,19 @@ test ! -e cal.json.tmp && pass || fail "calibrate left a temporary file"
 if [ -n "$bench" ]; then
   printf '# ranks 2\n0 1\n1 0\n' >two.el
   expect 0 "" -- $nbrc compile two.el -q -o two
-  expect 0 "all variants correct" -- $launch2 $bench --patterns two --naive two --sizes 4 --iters 20 --only native \
-    --calibrate bench-cal.json
+  expect 0 "all variants correct" -- $launch2 $bench --patterns two --naive two --sizes 4,64 --iters 20 --only native \
+    --calibrate bench-cal.json --json bench-cal-times.json
   grep -q '"socket: measured by nbr-bench --calibrate: ' bench-cal.json && grep -q '"call_overhead_us"' bench-cal.json &&
     pass || fail "nbr-bench --calibrate: machine file or its costs missing: $(cat bench-cal.json)"
+  # The state probed at the calibration and before and after each size's timing (1 B and 4 KiB).
+  python3 - bench-cal-times.json <<'PY' && pass || fail "nbr-bench --calibrate: state probes missing: $(cat bench-cal-times.json)"
+import json, sys
+state = json.load(open(sys.argv[1]))["state_one_way_us"]
+assert state["probe_bytes"] == [1, 4096], state
+assert len(state["calibration"]) == 2 and all(t > 0 for t in state["calibration"]), state
+assert [s["bytes"] for s in state["sizes"]] == [4, 64], state
+assert all(len(s[k]) == 2 and all(t > 0 for t in s[k]) for s in state["sizes"] for k in ("before", "after")), state
+PY
   expect 0 "machine calibrated" -- $nbrc simulate two --machine bench-cal.json --sizes 4
   expect 1 "needs two ranks" -- $bench --patterns p1 --sizes 4 --iters 20 --calibrate one.json
   test ! -e one.json && test ! -e bench-cal.json.tmp && pass || fail "nbr-bench --calibrate left a file behind"

@@ -401,6 +401,43 @@ TEST(Calibrate, PatternChecksGiveHowMuchTheModelOverstatesCombining) {
     EXPECT_EQ(nbr::simulator::check_patterns(truth, DistanceClass::socket, partial).size(), 2U);
 }
 
+TEST(Calibrate, PassesMergeToTheMedianSoOneSlowPassMovesNothing) {
+    // Three passes of the known machine's measurements, one of them in a state twice as slow
+    // in every timed quantity: the median is the undisturbed pass's.
+    const auto fast = with_pattern_points(measured_on(known_machine()), known_machine(), 1, 1);
+    auto slow = fast;
+    for (auto& p : slow.points) {
+        for (double* t : {&p.one_way_us, &p.send_us, &p.recv_us, &p.complete_us, &p.exchange_us, &p.rate_us}) *t *= 2;
+    }
+    slow.call_us *= 2;
+    slow.post_recv_us *= 2;
+    for (auto& p : slow.pattern_points) {
+        p.naive_us *= 2;
+        p.combined_us *= 2;
+    }
+    slow.late_one_way_us = 99;  // not merged: the first pass's
+    const auto merged = nbr::simulator::median_of_passes({fast, slow, fast});
+    ASSERT_EQ(merged.points.size(), fast.points.size());
+    for (std::size_t i = 0; i < fast.points.size(); ++i) {
+        EXPECT_DOUBLE_EQ(merged.points[i].one_way_us, fast.points[i].one_way_us);
+        EXPECT_DOUBLE_EQ(merged.points[i].rate_us, fast.points[i].rate_us);
+        EXPECT_DOUBLE_EQ(merged.points[i].exchange_us, fast.points[i].exchange_us);
+    }
+    EXPECT_DOUBLE_EQ(merged.call_us, fast.call_us);
+    EXPECT_DOUBLE_EQ(merged.post_recv_us, fast.post_recv_us);
+    EXPECT_DOUBLE_EQ(merged.pattern_points.back().naive_us, fast.pattern_points.back().naive_us);
+    EXPECT_DOUBLE_EQ(nbr::simulator::median_of_passes({slow, fast, fast}).late_one_way_us, 99);
+    // Two slow passes of three are the state measured.
+    EXPECT_DOUBLE_EQ(nbr::simulator::median_of_passes({slow, fast, slow}).points[0].one_way_us,
+                     slow.points[0].one_way_us);
+    // A single pass is itself; passes over other sizes, or none, are refused.
+    EXPECT_DOUBLE_EQ(nbr::simulator::median_of_passes({slow}).points[0].one_way_us, slow.points[0].one_way_us);
+    auto fewer = fast;
+    fewer.points.pop_back();
+    EXPECT_THROW((void)nbr::simulator::median_of_passes({fast, fewer}), std::invalid_argument);
+    EXPECT_THROW((void)nbr::simulator::median_of_passes({}), std::invalid_argument);
+}
+
 TEST(Calibrate, TheRatioErrorGoesIntoTheMachineAsTheLargestOfItsClasses) {
     auto truth = known_machine();
     const auto c = with_pattern_points(measured_on(truth), truth, 1 / 1.25, 1);

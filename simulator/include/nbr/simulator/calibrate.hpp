@@ -102,6 +102,15 @@ struct Calibration {
     EagerBuffer buffer;
 };
 
+/// @brief Several measurement passes over the same sizes as one (nbr-calibrate `--passes`):
+/// per size every timed quantity's median over the passes (the upper median of an even
+/// count), likewise the posted-receive cost, the calls and the pattern checks; the eager limit,
+/// the buffer, the stream lengths, the copy rate and the late one-way time from the first
+/// pass. On a machine whose state changes for seconds at a time (a virtual machine whose cores
+/// the hypervisor moves), a state met in only one pass of three then moves nothing.
+/// @throws std::invalid_argument if `passes` is empty or the passes measured different sizes.
+[[nodiscard]] Calibration median_of_passes(const std::vector<Calibration>& passes);
+
 /// @brief Fits the simulator's LogGOPS parameters of one class to the measurements, so that
 /// the simulator reproduces the measured one-way time and message rate at every measured
 /// size, the one-way time only where a stream is no slower per message than one message

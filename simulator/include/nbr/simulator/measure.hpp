@@ -20,8 +20,12 @@ inline constexpr const char* kCheckSizes = "1,4,16,64,256,1K,4K,16K,64K";
 
 /// @brief How `measure_link` measures.
 struct MeasureOptions {
-    std::vector<std::uint64_t> sizes;         ///< message sizes; the eager limit and one byte more are added
-    int repeat = 11;                          ///< repetitions per quantity (the median is kept)
+    std::vector<std::uint64_t> sizes;  ///< message sizes; the eager limit and one byte more are added
+    int repeat = 11;                   ///< repetitions per quantity (the median is kept)
+    /// Passes over the sizes, the calls and the pattern checks, one after another; each
+    /// quantity's median over them is kept (median_of_passes), so that a state of the machine
+    /// met in fewer than half of them moves nothing.
+    int passes = 3;
     std::uint64_t max_eager_probe = 1 << 20;  ///< the eager limit is searched up to this size
     /// Times the per-call quantity: a blocking neighborhood alltoall of `bytes` over `edges`
     /// parallel edges each way between the two ranks of `pair`, per call (median of
