@@ -221,6 +221,9 @@ std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, Dis
         check.predicted_complete_us = simulate(one, acked, placement, p.bytes).latency_us;
         check.exchange_us = p.exchange_us;
         check.predicted_exchange_us = simulate(parallel_exchange_program(1), acked, placement, p.bytes).latency_us;
+        check.exchange_many_us = p.exchange_many_us;
+        check.predicted_exchange_many_us =
+            simulate(parallel_exchange_program(kExchangeMessages), acked, placement, p.bytes).latency_us;
         check.predicted_rate_us = (simulate(many, machine, placement, p.bytes).latency_us -
                                    simulate(first, machine, placement, p.bytes).latency_us) /
                                   static_cast<double>(many.num_messages() - 2);
@@ -271,6 +274,44 @@ void fit_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
     if (!acks.empty()) link.set_ack_latency_us(median(acks));
 }
 
+/// The exchange of `n` messages each way at `bytes` simulated on a machine whose classes are
+/// all `link`, with its acknowledgments.
+double simulated_exchange(const schema::LinkClass& link, std::uint32_t n, std::uint64_t bytes) {
+    schema::Machine spec;
+    spec.set_format_version(kMachineFormatVersion);
+    spec.set_ranks_per_node(2);
+    spec.set_ranks_per_socket(2);
+    *spec.mutable_socket() = link;
+    *spec.mutable_node() = link;
+    *spec.mutable_network() = link;
+    const auto machine = messaging_only(spec, true);
+    return simulate(parallel_exchange_program(n), machine, pair_placement(DistanceClass::socket), bytes).latency_us;
+}
+
+/// Above the eager limit each segment's byte time of streams that cross (format 12) is set
+/// so that the exchange of kExchangeMessages each way takes what was measured: bisection on
+/// it (the simulated time grows with it) between 0 and where the measured time is reached
+/// (0 where even that is slower than measured).
+void fit_exchange_byte_times(const Calibration& c, schema::LinkClass& link) {
+    for (int i = 0; i < link.segments_size(); ++i) {
+        const auto& p = c.points[static_cast<std::size_t>(i) + 1];
+        if (!rendezvous(c, p.bytes) || p.exchange_many_us < 0) continue;
+        auto* segment = link.mutable_segments(i);
+        const auto slower = [&](double ns) {
+            segment->set_exchange_byte_time_ns(ns);
+            return simulated_exchange(link, kExchangeMessages, p.bytes) >= p.exchange_many_us;
+        };
+        double lo = 0, hi = std::max(segment->byte_time_ns(), 1e-3);
+        if (slower(lo)) continue;  // left at 0
+        while (!slower(hi) && hi < 1e6) hi *= 2;
+        for (int k = 0; k < 40; ++k) {
+            const double mid = (lo + hi) / 2;
+            (slower(mid) ? hi : lo) = mid;
+        }
+        segment->set_exchange_byte_time_ns(hi);
+    }
+}
+
 /// The median over `passes` of the quantity `field` picks from each.
 template <typename Pick>
 double median_over(const std::vector<Calibration>& passes, Pick field) {
@@ -308,6 +349,7 @@ Calibration median_of_passes(const std::vector<Calibration>& passes) {
         p.recv_us = at(&CalibrationPoint::recv_us);
         p.complete_us = at(&CalibrationPoint::complete_us);
         p.exchange_us = at(&CalibrationPoint::exchange_us);
+        p.exchange_many_us = at(&CalibrationPoint::exchange_many_us);
         p.rate_us = at(&CalibrationPoint::rate_us);
     }
     c.post_recv_us = median_over(passes, [](const Calibration& pass) { return pass.post_recv_us; });
@@ -373,7 +415,10 @@ schema::LinkClass fit_link_class(const Calibration& c) {
         segment->set_recv_overhead_us(recv_us);
         if (const double ack = measured_ack(c, p); ack >= 0) segment->set_ack_latency_us(ack);
     }
+    // A from the single exchange (whose messages queue behind none: G_x does not touch it),
+    // then G_x from the larger one, which ends A after its last receive.
     fit_acks_to_exchanges(c, link);
+    fit_exchange_byte_times(c, link);
     return link;
 }
 
@@ -576,7 +621,10 @@ std::vector<PatternCheck> apply_calibration(schema::Machine& machine, DistanceCl
     const auto link = fit_link_class(c);
     const bool per_size = link.segments_size() > 0 && link.segments(0).has_send_overhead_us();
     const bool block_copies = klass == DistanceClass::socket && c.blocks_call_us >= 0;
-    const std::uint32_t format = per_size || block_copies        ? 8
+    const bool both_ways = std::any_of(link.segments().begin(), link.segments().end(),
+                                       [](const auto& s) { return s.has_exchange_byte_time_ns(); });
+    const std::uint32_t format = both_ways                       ? 12
+                                 : per_size || block_copies      ? 8
                                  : link.has_eager_buffer_bytes() ? 7
                                  : link.has_ack_latency_us()     ? 6
                                                                  : 2;

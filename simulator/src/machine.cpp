@@ -58,6 +58,11 @@ void read_segment_overheads(const schema::SizeSegment& s, const std::string& q, 
         segment.recv_overhead_ps =
             check.value(s, q + "recv_overhead_us", &S::has_recv_overhead_us, &S::recv_overhead_us, true) * kPsPerUs;
     }
+    if (s.has_exchange_byte_time_ns()) {
+        segment.exchange_byte_ps = check.value(s, q + "exchange_byte_time_ns", &S::has_exchange_byte_time_ns,
+                                               &S::exchange_byte_time_ns, true) *
+                                   kPsPerNs;
+    }
 }
 
 LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const Checker& check) {
@@ -96,7 +101,8 @@ LinkCost link_cost(const schema::LinkClass& spec, const std::string& name, const
         const std::string q = p + "segments[" + std::to_string(i) + "].";
         if (i > 0 && s.from_bytes() <= previous) check.fail(q + "from_bytes must increase");
         previous = s.from_bytes();
-        SizeSegment segment{s.from_bytes(), c.latency_ps, c.byte_ps, c.ack_ps, c.send_overhead_ps, c.recv_overhead_ps};
+        SizeSegment segment{s.from_bytes(),     c.latency_ps,       c.byte_ps, c.ack_ps,
+                            c.send_overhead_ps, c.recv_overhead_ps, -1};
         if (s.has_latency_us()) {
             segment.latency_ps = check.value(s, q + "latency_us", &schema::SizeSegment::has_latency_us,
                                              &schema::SizeSegment::latency_us, true) *
@@ -152,6 +158,12 @@ const SizeSegment* LinkCost::segment_for(std::uint64_t bytes) const {
 std::pair<double, double> LinkCost::latency_and_byte_ps(std::uint64_t bytes) const {
     const SizeSegment* s = segment_for(bytes);
     return s == nullptr ? std::pair{latency_ps, byte_ps} : std::pair{s->latency_ps, s->byte_ps};
+}
+
+double LinkCost::exchange_byte_ps_at(std::uint64_t bytes) const {
+    const SizeSegment* s = segment_for(bytes);
+    if (s == nullptr) return byte_ps;
+    return s->exchange_byte_ps >= 0 ? s->exchange_byte_ps : s->byte_ps;
 }
 
 double LinkCost::send_overhead_at(std::uint64_t bytes) const {
@@ -215,6 +227,11 @@ bool has_format8(const schema::LinkClass& link) {
                        [](const auto& s) { return s.has_send_overhead_us() || s.has_recv_overhead_us(); });
 }
 
+bool has_exchange_byte_time(const schema::LinkClass& link) {
+    return std::any_of(link.segments().begin(), link.segments().end(),
+                       [](const auto& s) { return s.has_exchange_byte_time_ns(); });
+}
+
 bool has_format7(const schema::LinkClass& link) {
     return link.has_eager_buffer_bytes() || link.has_eager_buffer_message_bytes() ||
            link.has_overflow_recv_overhead_us();
@@ -261,6 +278,10 @@ void check_format(const schema::Machine& spec, const Checker& check) {
     needs(9, spec.has_ratio_error(), "ratio_error");
     needs(10, spec.ratio_errors_size() > 0, "ratio_errors");
     needs(11, spec.copy_rates_size() > 0, "copy_rates");
+    needs(12,
+          has_exchange_byte_time(spec.socket()) || has_exchange_byte_time(spec.node()) ||
+              has_exchange_byte_time(spec.network()) || has_exchange_byte_time(spec.leaf()),
+          "segments[].exchange_byte_time_ns");
 }
 
 /// A point's size in a list of increasing sizes: positive and above `before` (0 for the first).

@@ -71,13 +71,13 @@ public:
         return t;
     }
 
-    /// One message each way, back to back, `inner_rounds` times per repetition: the time per
-    /// exchange, as a loop of neighborhood calls over one edge sees it (no barrier's skew in it).
-    double exchange_loop(std::uint64_t bytes) {
-        const int inner = inner_rounds(bytes);
-        resize(bytes, 2);
+    /// n messages each way, back to back, `inner_rounds` times per repetition: the time per
+    /// exchange, as a loop of neighborhood calls over n edges sees it (no barrier's skew in it).
+    double exchange_loop(std::uint64_t bytes, int n) {
+        const int inner = inner_rounds(bytes * static_cast<std::uint64_t>(n));
+        resize(bytes, 2 * n);
         return timed([&] {
-                   for (int k = 0; k < inner; ++k) exchange_once(bytes, 1);
+                   for (int k = 0; k < inner; ++k) exchange_once(bytes, n);
                }) /
                inner;
     }
@@ -368,7 +368,8 @@ CalibrationPoint measure_point(Pair& pair, std::uint64_t bytes, std::uint64_t ea
         p.recv_us = pair.recv_overhead(bytes, p.send_us);
     } else {
         p.complete_us = pair.send_completion(bytes);
-        p.exchange_us = pair.exchange_loop(bytes);
+        p.exchange_us = pair.exchange_loop(bytes, 1);
+        p.exchange_many_us = pair.exchange_loop(bytes, kExchangeMessages);
     }
     p.rate_us = pair.rate(bytes);
     p.stream_messages = pair.burst(bytes);

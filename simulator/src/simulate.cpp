@@ -379,7 +379,11 @@ private:
         const auto s = p_.src[i];
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
-        const double byte = c.latency_and_byte_ps(b).second;
+        // Streams that cross: a message queued behind its sender's last one while its receiver
+        // is injecting too moves its bytes at the exchange's rate (format 12).
+        const bool crossing =
+            !c.concurrent_injection && inject_[p_.src[i]] > e.time && inject_[p_.dst[i]] > e.time;
+        const double byte = crossing ? c.exchange_byte_ps_at(b) : c.latency_and_byte_ps(b).second;
         const auto h = header_bytes(i);
         // The header leaves first: the payload follows it after a gap.
         const Time header = h > 0 ? ps(c.gap_ps + byte * static_cast<double>(h)) : 0;

@@ -110,14 +110,18 @@ void print_points(const nbr::simulator::Calibration& c, const std::string& klass
 }
 
 void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
-    std::printf("nbrc simulate with the fitted machine:\n%10s %12s %12s %12s %12s %12s %12s %12s %12s\n", "bytes",
-                "one_way_us", "predicted", "rate_us", "predicted", "complete_us", "predicted", "exchange_us",
-                "predicted");
+    std::printf(
+        "nbrc simulate with the fitted machine (exchange%d: %d messages each way):\n%10s %12s %12s %12s %12s "
+        "%12s %12s %12s %12s %12s %12s\n",
+        nbr::simulator::kExchangeMessages, nbr::simulator::kExchangeMessages, "bytes", "one_way_us", "predicted",
+        "rate_us", "predicted", "complete_us", "predicted", "exchange_us", "predicted",
+        ("exchange" + std::to_string(nbr::simulator::kExchangeMessages) + "_us").c_str(), "predicted");
     for (const auto& k : checks) {
-        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %12s %12.3f %12s %12.3f\n",
+        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %12s %12.3f %12s %12.3f %12s %12.3f\n",
                     static_cast<unsigned long long>(k.bytes), k.one_way_us, k.predicted_one_way_us, k.rate_us,
                     k.predicted_rate_us, measured_or_dash(k.complete_us).c_str(), k.predicted_complete_us,
-                    measured_or_dash(k.exchange_us).c_str(), k.predicted_exchange_us);
+                    measured_or_dash(k.exchange_us).c_str(), k.predicted_exchange_us,
+                    measured_or_dash(k.exchange_many_us).c_str(), k.predicted_exchange_many_us);
     }
 }
 

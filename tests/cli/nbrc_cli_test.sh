@@ -201,8 +201,8 @@ expect 2 "" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --r
 head -n 10 onesocket.txt >short.txt
 expect 1 "rank 10 is not placed" -- $nbrc simulate p2 --machine niagara --placement short.txt
 expect 1 "unknown machine 'nowhere'" -- $nbrc simulate p2 --machine nowhere
-printf '{"format_version": 12}' >future.json
-expect 1 "future.json: format_version 12 is newer" -- $nbrc simulate p2 --machine future.json
+printf '{"format_version": 13}' >future.json
+expect 1 "future.json: format_version 13 is newer" -- $nbrc simulate p2 --machine future.json
 expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
 expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
@@ -322,13 +322,18 @@ expect 0 "ratio error (the least margin nbrc compile --algo auto acts on: betwee
   $launch2 $calibrate --sizes 1,2K \
   --check-sizes 16,2K --repeat 3 --ranks-per-node 4 -o cal.json
 expect 0 "machine calibrated, placement block 4/node 4/socket" -- $nbrc simulate p2 --machine cal.json --sizes 4
-# A new machine file is written in the newest format (11): the 2 KiB segment with the CPU
-# overheads measured there, the copy cost per block and per byte at blocks of 512 B and 8 KiB,
-# a per-pair eager buffer where the exchanges showed one, the ratio error of the pattern
-# checks, at each size checked.
-grep -q '"format_version": 11,' cal.json && grep -q '"call_overhead_us"' cal.json &&
+# A new machine file is written in the newest format (12): the 2 KiB segment with the CPU
+# overheads measured there and its byte time while both ranks send, the copy cost per block
+# and per byte at blocks of 512 B and 8 KiB, a per-pair eager buffer where the exchanges showed
+# one, the ratio error of the pattern checks, at each size checked.
+grep -q '"format_version": 12,' cal.json && grep -q '"call_overhead_us"' cal.json &&
   grep -q '"post_recv_overhead_us"' cal.json && grep -q '"ratio_error"' cal.json && pass ||
-  fail "calibrated format-11 file or its costs missing: $(cat cal.json)"
+  fail "calibrated format-12 file or its costs missing: $(cat cal.json)"
+python3 -c 'import json, sys
+m = json.load(open("cal.json"))
+s = [x for x in m["socket"]["segments"] if int(x["from_bytes"]) == 2048]
+sys.exit(0 if len(s) == 1 and s[0].get("exchange_byte_time_ns", -1) >= 0 else 1)' &&
+  pass || fail "calibrated file without the byte time of 2 KiB while both ranks send: $(cat cal.json)"
 python3 -c 'import json, sys
 m = json.load(open("cal.json"))
 r = m["copy_rates"]

@@ -401,6 +401,51 @@ TEST(Calibrate, PatternChecksGiveHowMuchTheModelOverstatesCombining) {
     EXPECT_EQ(nbr::simulator::check_patterns(truth, DistanceClass::socket, partial).size(), 2U);
 }
 
+TEST(Calibrate, TheByteTimeWhileBothRanksSendIsFittedToTheLargerExchange) {
+    // A machine whose rendezvous messages move at 0.75 ns/B while their receiver sends too
+    // (three times the one-way rate) and with an acknowledgment of 0.3 us.
+    auto truth = known_machine(0.3);
+    truth.set_format_version(12);
+    auto* segment = truth.mutable_socket()->add_segments();
+    segment->set_from_bytes(1025);
+    segment->set_latency_us(0.5);
+    segment->set_byte_time_ns(0.25);
+    segment->set_exchange_byte_time_ns(0.75);
+    auto c = measured_on(truth);
+    for (const auto& check : nbr::simulator::check_calibration(truth, DistanceClass::socket, c)) {
+        for (auto& p : c.points) {
+            if (p.bytes == check.bytes && p.bytes > c.eager_limit)
+                p.exchange_many_us = check.predicted_exchange_many_us;
+        }
+    }
+    auto fitted = known_machine();
+    nbr::simulator::apply_calibration(fitted, DistanceClass::socket, c, "test");
+    EXPECT_EQ(fitted.format_version(), 12U);
+    for (const auto& s : fitted.socket().segments()) {
+        if (s.from_bytes() <= 1024) {
+            EXPECT_FALSE(s.has_exchange_byte_time_ns()) << s.from_bytes();  // eager sizes: not measured
+            continue;
+        }
+        EXPECT_NEAR(s.exchange_byte_time_ns(), 0.75, 1e-3) << s.from_bytes();
+    }
+    for (const auto& check : nbr::simulator::check_calibration(fitted, DistanceClass::socket, c)) {
+        if (check.bytes <= 1024) continue;
+        EXPECT_NEAR(check.predicted_exchange_many_us, check.exchange_many_us, 1e-3) << check.bytes << " B";
+        EXPECT_NEAR(check.predicted_exchange_us, check.exchange_us, 1e-3) << check.bytes << " B";
+        EXPECT_NEAR(check.predicted_one_way_us, check.one_way_us, 1e-5) << check.bytes << " B";
+    }
+    // An exchange faster than the model can make it even with no byte time: 0, not below.
+    for (auto& p : c.points) {
+        if (p.exchange_many_us >= 0) p.exchange_many_us = 0.01;
+    }
+    const auto floor = nbr::simulator::fit_link_class(c);
+    for (const auto& s : floor.segments()) {
+        if (s.from_bytes() > 1024) {
+            EXPECT_EQ(s.exchange_byte_time_ns(), 0.0) << s.from_bytes();
+        }
+    }
+}
+
 TEST(Calibrate, PassesMergeToTheMedianSoOneSlowPassMovesNothing) {
     // Three passes of the known machine's measurements, one of them in a state twice as slow
     // in every timed quantity: the median is the undisturbed pass's.

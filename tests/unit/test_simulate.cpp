@@ -101,6 +101,34 @@ TEST(Simulate, OneMessage) {
     EXPECT_DOUBLE_EQ(r.traffic[0].bytes_mean, 500);
 }
 
+TEST(Simulate, StreamsThatCrossMoveAtTheExchangeRate) {
+    // Format 12: from 1000 B a message that waited for its sender's previous one moves at
+    // 3 ns/B if its receiver is injecting as it starts. One message each way: neither waited,
+    // 2.75 as one way. Two each way (duplicate edges): each rank posts both (0.5, 1.0); the
+    // first messages leave at 1 ns/B (0.5 to 1.5); the second ones, queued behind them with
+    // the other rank injecting, at 3 ns/B (1.5 to 4.5), L (5.5), o_r at the receiver (the
+    // first receives done at 2.75): 5.75. Without the exchange rate: 2.5 to 2.5 + 1 + L 1 +
+    // o_r 0.25 = 3.75.
+    auto m = spec();
+    m.set_format_version(12);
+    auto* segment = m.mutable_socket()->add_segments();
+    segment->set_from_bytes(1000);
+    segment->set_exchange_byte_time_ns(3);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}}), m, 2, 1000).latency_us, 2.75);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}, {1, 0}}), m, 2, 1000).latency_us, 2.75);
+    const auto two_each_way = naive(2, {{0, 1}, {0, 1}, {1, 0}, {1, 0}});
+    EXPECT_DOUBLE_EQ(run(two_each_way, spec(), 2, 1000, Collective::alltoall).latency_us, 3.75);
+    EXPECT_DOUBLE_EQ(run(two_each_way, m, 2, 1000, Collective::alltoall).latency_us, 5.75);
+    EXPECT_DOUBLE_EQ(run(naive(2, {{0, 1}, {0, 1}}), m, 2, 1000, Collective::alltoall).latency_us, 3.75);  // one way
+    EXPECT_DOUBLE_EQ(run(two_each_way, m, 2, 999, Collective::alltoall).latency_us, 3.748);  // below the segment
+    // The field needs format 12 and a non-negative value.
+    m.set_format_version(11);
+    EXPECT_THROW((void)nbr::simulator::machine_from_spec(m, "old"), nbr::simulator::MachineError);
+    m.set_format_version(12);
+    segment->set_exchange_byte_time_ns(-1);
+    EXPECT_THROW((void)nbr::simulator::machine_from_spec(m, "negative"), nbr::simulator::MachineError);
+}
+
 TEST(Simulate, ChainOfDependentMessages) {
     // 0 -> 2 relayed by 1. Both hops are staged (the item is not for the hop's receiver):
     // pack 1000 x 0.5 ns = 0.5 and o_s 0.5 (1.0), inject 1.0 (2.0), L (3.0), rank 1 receives

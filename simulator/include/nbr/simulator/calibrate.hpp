@@ -9,6 +9,11 @@
 
 namespace nbr::simulator {
 
+/// @brief Messages each way of the calibration's larger exchange (`exchange_many_us`): enough
+/// for the rate of messages that cross, a quarter of the 32 parallel edges the pattern checks
+/// time.
+inline constexpr int kExchangeMessages = 8;
+
 /// @brief What `nbr-calibrate` measured between two ranks at one message size (medians).
 struct CalibrationPoint {
     std::uint64_t bytes = 0;
@@ -23,6 +28,9 @@ struct CalibrationPoint {
     /// One message each way, both receives posted before the sends, then a wait for all (as a
     /// neighborhood call over one edge); negative where not measured (eager sizes).
     double exchange_us = -1;
+    /// The same with `kExchangeMessages` messages each way (machine format 12: the byte time
+    /// while both ranks send); negative where not measured (eager sizes).
+    double exchange_many_us = -1;
     double rate_us = 0;       ///< time per message of a stream of messages (PRTT(n) − PRTT(1)) / (n − 1)
     int stream_messages = 2;  ///< n of the stream (and of the send and receive bursts)
 };
@@ -175,6 +183,8 @@ struct CalibrationCheck {
     double complete_us = -1, predicted_complete_us = 0;
     /// The exchange of one message each way (rendezvous sizes; negative where not measured).
     double exchange_us = -1, predicted_exchange_us = 0;
+    /// The exchange of `kExchangeMessages` each way (negative where not measured).
+    double exchange_many_us = -1, predicted_exchange_many_us = 0;
 };
 
 /// @brief Simulates the ping-pong half round trip and the stream of every point on `machine`

@@ -33,8 +33,9 @@ struct SizeSegment {
     double latency_ps = 0;
     double byte_ps = 0;
     double ack_ps = -1;
-    double send_overhead_ps = 0;  ///< o_s at these sizes (format 8; else the class's)
-    double recv_overhead_ps = 0;  ///< o_r at these sizes (format 8; else the class's)
+    double send_overhead_ps = 0;   ///< o_s at these sizes (format 8; else the class's)
+    double recv_overhead_ps = 0;   ///< o_r at these sizes (format 8; else the class's)
+    double exchange_byte_ps = -1;  ///< G of streams that cross (format 12); negative: `byte_ps`
 };
 
 /// @brief LogGOPS parameters of one distance class, in picoseconds (per byte where named so).
@@ -63,6 +64,9 @@ struct LinkCost {
     [[nodiscard]] const SizeSegment* segment_for(std::uint64_t bytes) const;
     /// @brief Latency and byte time for a message of `bytes` bytes (segments applied).
     [[nodiscard]] std::pair<double, double> latency_and_byte_ps(std::uint64_t bytes) const;
+    /// @brief The byte time for a message of `bytes` bytes in a stream that crosses another
+    /// (format 12; where its segment sets none, the byte time).
+    [[nodiscard]] double exchange_byte_ps_at(std::uint64_t bytes) const;
     /// @brief o_s and o_r for a message of `bytes` bytes (segments applied).
     [[nodiscard]] double send_overhead_at(std::uint64_t bytes) const;
     [[nodiscard]] double recv_overhead_at(std::uint64_t bytes) const;
@@ -145,7 +149,7 @@ struct Machine {
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 11;
+inline constexpr std::uint32_t kMachineFormatVersion = 12;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();
