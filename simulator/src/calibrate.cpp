@@ -241,6 +241,19 @@ double overhead_at(double measured, double fallback, const CalibrationPoint& p, 
     return measured >= 0 ? std::min(measured, std::max(p.rate_us, floor)) : fallback;
 }
 
+/// Two ranks on a machine whose classes are all `link`, messaging only, with its
+/// acknowledgments: what the exchanges above the eager limit are fitted on.
+Machine pair_machine(const schema::LinkClass& link) {
+    schema::Machine spec;
+    spec.set_format_version(kMachineFormatVersion);
+    spec.set_ranks_per_node(2);
+    spec.set_ranks_per_socket(2);
+    *spec.mutable_socket() = link;
+    *spec.mutable_node() = link;
+    *spec.mutable_network() = link;
+    return messaging_only(spec, true);
+}
+
 /// Above the eager limit each segment's acknowledgment is set so that the exchange of one
 /// message each way takes what was measured (at least 0): in an exchange each rank's call
 /// ends when its send completes, A after the other's receive, so A is what moves it. Two
@@ -249,15 +262,8 @@ double overhead_at(double measured, double fallback, const CalibrationPoint& p, 
 /// take longer than in an exchange, where both ranks progress at once. The class's A becomes
 /// the median of the segments'.
 void fit_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
-    schema::Machine spec;
-    spec.set_format_version(kMachineFormatVersion);
-    spec.set_ranks_per_node(2);
-    spec.set_ranks_per_socket(2);
-    *spec.mutable_socket() = link;
-    *spec.mutable_node() = link;
-    *spec.mutable_network() = link;
     // Changing one segment's A does not change another size's prediction: one machine serves all.
-    const auto machine = messaging_only(spec, true);
+    const auto machine = pair_machine(link);
     std::vector<double> acks;
     for (int i = 0; i < link.segments_size(); ++i) {
         const auto& p = c.points[static_cast<std::size_t>(i) + 1];
@@ -277,15 +283,8 @@ void fit_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
 /// The exchange of `n` messages each way at `bytes` simulated on a machine whose classes are
 /// all `link`, with its acknowledgments.
 double simulated_exchange(const schema::LinkClass& link, std::uint32_t n, std::uint64_t bytes) {
-    schema::Machine spec;
-    spec.set_format_version(kMachineFormatVersion);
-    spec.set_ranks_per_node(2);
-    spec.set_ranks_per_socket(2);
-    *spec.mutable_socket() = link;
-    *spec.mutable_node() = link;
-    *spec.mutable_network() = link;
-    const auto machine = messaging_only(spec, true);
-    return simulate(parallel_exchange_program(n), machine, pair_placement(DistanceClass::socket), bytes).latency_us;
+    return simulate(parallel_exchange_program(n), pair_machine(link), pair_placement(DistanceClass::socket), bytes)
+        .latency_us;
 }
 
 /// Above the eager limit each segment's byte time of streams that cross (format 12) is set
