@@ -241,6 +241,32 @@ double overhead_at(double measured, double fallback, const CalibrationPoint& p, 
     return measured >= 0 ? std::min(measured, std::max(p.rate_us, floor)) : fallback;
 }
 
+/// The stream's time per message at point `p` that the model charges as bytes (G·b), given
+/// the sender's and the receiver's CPU per message (`send_us`; `cpu_us`: the receive and, above
+/// the eager limit, the answer to the request). The stream alone asks for its time beyond the
+/// gap; the one-way time (L at least 0) leaves `one_way − send_us − cpu_us`. Where that is
+/// less although a message of the stream costs no more than one alone (on shared memory the
+/// sender's copy is both its overhead and the transfer, so in a stream the two overlap), the
+/// G·b between them that makes the larger of the two relative errors smallest, the one-way
+/// time overstated and the stream (max(send_us, cpu_us, g + G·b)) understated; of several
+/// such, the least. A stream slower per message than one message alone keeps its own.
+double bytes_time_us(const CalibrationPoint& p, double gap, double send_us, double cpu_us) {
+    const double stream = std::max(0.0, p.rate_us - gap);
+    const double room = p.one_way_us - send_us - cpu_us;
+    if (room >= stream || p.rate_us > p.one_way_us || p.rate_us <= 0) return stream;
+    const double floor = std::max(send_us, cpu_us);  // the stream's time per message without G
+    const auto over = [&](double x) { return (send_us + x + cpu_us) / p.one_way_us - 1; };
+    const auto under = [&](double x) { return 1 - std::max(floor, gap + x) / p.rate_us; };
+    double lo = std::max(0.0, room), hi = stream;
+    if (over(lo) >= under(lo)) return lo;
+    for (int k = 0; k < 60; ++k) {
+        const double mid = (lo + hi) / 2;
+        (over(mid) < under(mid) ? lo : hi) = mid;
+    }
+    // Where the stream's error is flat (its CPU bounds it), a smaller G·b costs it nothing.
+    return gap + hi <= floor ? std::max(0.0, room) : hi;
+}
+
 /// Two ranks on a machine whose classes are all `link`, messaging only, with its
 /// acknowledgments: what the exchanges above the eager limit are fitted on.
 Machine pair_machine(const schema::LinkClass& link) {
@@ -394,13 +420,14 @@ schema::LinkClass fit_link_class(const Calibration& c) {
     for (std::size_t i = 0; i < c.points.size(); ++i) {
         const auto& p = c.points[i];
         const double b = static_cast<double>(p.bytes);
-        const double byte_us = p.bytes > 0 ? std::max(0.0, p.rate_us - gap) / b : 0;
         const double send_us = i > 0 ? overhead_at(p.send_us, o_s, p, o_s) : o_s;
         const double recv_us = i > 0 ? overhead_at(p.recv_us, o_r, p, o_r) : o_r;
         // Above S the receiver answers the request (o_r of the class: a small message) and
         // the message pays three latencies.
-        const double rest = p.one_way_us - send_us - byte_us * b - recv_us;
-        const double latency = std::max(0.0, rendezvous(c, p.bytes) ? (rest - o_r) / 3 : rest);
+        const double answer_us = rendezvous(c, p.bytes) ? o_r : 0;
+        const double byte_us = p.bytes > 0 ? bytes_time_us(p, gap, send_us, recv_us + answer_us) / b : 0;
+        const double rest = p.one_way_us - send_us - byte_us * b - recv_us - answer_us;
+        const double latency = std::max(0.0, rendezvous(c, p.bytes) ? rest / 3 : rest);
         if (i == 0) {
             link.set_latency_us(latency);
             link.set_byte_time_ns(byte_us * kNsPerUs);

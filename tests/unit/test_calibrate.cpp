@@ -446,6 +446,49 @@ TEST(Calibrate, TheByteTimeWhileBothRanksSendIsFittedToTheLargerExchange) {
     }
 }
 
+TEST(Calibrate, WhereTheOneWayTimeAndTheStreamDisagreeTheLargerErrorIsMadeLeast) {
+    // Eager sizes whose sender's and receiver's overheads plus the stream's time beyond the
+    // gap exceed the one-way time (shared memory: the sender's copy is both). Each row:
+    // bytes, one-way, send, receive, stream per message; and the errors the fit must come to.
+    struct Row {
+        std::uint64_t bytes;
+        double one_way, send, recv, rate, one_way_error, rate_error;
+    };
+    const std::vector<Row> rows{
+        {1, 0.17, 0.056, 0.038, 0.06, 0, 0},
+        // The stream is CPU-bound (send ≈ rate): no byte time, the one-way time 7.8 % over.
+        {1024, 0.704, 0.539, 0.220, 0.546, 0.759 / 0.704 - 1, 0.539 / 0.546 - 1},
+        // The stream's error is flat below send − g: the one-way time exact, the stream 8.2 % under.
+        {2048, 1.355, 0.953, 0.088, 1.038, 0, 0.953 / 1.038 - 1},
+        // Both move with G·b: balanced where (0.2 + x + 0.2) − 1 = 1 − (0.06 + x), x = 0.77.
+        {4096, 1.0, 0.2, 0.2, 1.0, 0.17, -0.17},
+        // A stream slower per message than one message alone keeps its byte time.
+        {8192, 2.0, 0.2, 0.2, 3.0, (0.2 + 2.94 + 0.2) / 2.0 - 1, 0},
+    };
+    Calibration c;
+    c.eager_limit = 8192;
+    for (const auto& row : rows) {
+        nbr::simulator::CalibrationPoint p;
+        p.bytes = row.bytes;
+        p.one_way_us = row.one_way;
+        p.send_us = row.send;
+        p.recv_us = row.recv;
+        p.rate_us = row.rate;
+        p.stream_messages = 16;
+        c.points.push_back(p);
+    }
+    auto fitted = known_machine();
+    nbr::simulator::apply_calibration(fitted, DistanceClass::socket, c, "test");
+    EXPECT_EQ(fitted.socket().segments(0).byte_time_ns(), 0.0);
+    EXPECT_EQ(fitted.socket().segments(0).latency_us(), 0.0);
+    const auto checks = nbr::simulator::check_calibration(fitted, DistanceClass::socket, c);
+    ASSERT_EQ(checks.size(), rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_NEAR(checks[i].predicted_one_way_us / rows[i].one_way - 1, rows[i].one_way_error, 1e-3) << rows[i].bytes;
+        EXPECT_NEAR(checks[i].predicted_rate_us / rows[i].rate - 1, rows[i].rate_error, 1e-3) << rows[i].bytes;
+    }
+}
+
 TEST(Calibrate, PassesMergeToTheMedianSoOneSlowPassMovesNothing) {
     // Three passes of the known machine's measurements, one of them in a state twice as slow
     // in every timed quantity: the median is the undisturbed pass's.
