@@ -15,6 +15,10 @@ namespace {
 
 constexpr double kNsPerUs = 1e3;
 
+/// The share of a stream message's time a CPU's copy must take for the stream to count as
+/// bound by it (bytes_time_us).
+constexpr double kCpuBoundShare = 0.5;
+
 using internal::median;
 
 bool rendezvous(const Calibration& c, std::uint64_t bytes) {
@@ -245,16 +249,17 @@ double overhead_at(double measured, double fallback, const CalibrationPoint& p, 
 /// the sender's and the receiver's CPU per message (`send_us`; `cpu_us`: the receive and, above
 /// the eager limit, the answer to the request). The stream alone asks for its time beyond the
 /// gap; the one-way time (L at least 0) leaves `one_way − send_us − cpu_us`. Where that is
-/// less although a message of the stream costs no more than one alone (on shared memory the
-/// sender's copy is both its overhead and the transfer, so in a stream the two overlap), the
-/// G·b between them that makes the larger of the two relative errors smallest, the one-way
-/// time overstated and the stream (max(send_us, cpu_us, g + G·b)) understated; of several
-/// such, the least. A stream slower per message than one message alone keeps its own.
+/// less and a CPU's copy takes at least half of a stream message's time (on shared memory
+/// the sender's copy is both its overhead and the transfer, so in a stream the two overlap),
+/// the G·b between them that makes the larger of the two relative errors smallest, the
+/// one-way time overstated and the stream (max(send_us, cpu_us, g + G·b)) understated; of
+/// several such, the least. A stream the CPUs do not bind (large messages, whose sends post
+/// a descriptor) keeps its own.
 double bytes_time_us(const CalibrationPoint& p, double gap, double send_us, double cpu_us) {
     const double stream = std::max(0.0, p.rate_us - gap);
     const double room = p.one_way_us - send_us - cpu_us;
-    if (room >= stream || p.rate_us > p.one_way_us || p.rate_us <= 0) return stream;
     const double floor = std::max(send_us, cpu_us);  // the stream's time per message without G
+    if (room >= stream || floor < kCpuBoundShare * p.rate_us || p.rate_us <= 0) return stream;
     const auto over = [&](double x) { return (send_us + x + cpu_us) / p.one_way_us - 1; };
     const auto under = [&](double x) { return 1 - std::max(floor, gap + x) / p.rate_us; };
     double lo = std::max(0.0, room), hi = stream;

@@ -460,9 +460,9 @@ TEST(Calibrate, WhereTheOneWayTimeAndTheStreamDisagreeTheLargerErrorIsMadeLeast)
         {1024, 0.704, 0.539, 0.220, 0.546, 0.759 / 0.704 - 1, 0.539 / 0.546 - 1},
         // The stream's error is flat below send − g: the one-way time exact, the stream 8.2 % under.
         {2048, 1.355, 0.953, 0.088, 1.038, 0, 0.953 / 1.038 - 1},
-        // Both move with G·b: balanced where (0.2 + x + 0.2) − 1 = 1 − (0.06 + x), x = 0.77.
-        {4096, 1.0, 0.2, 0.2, 1.0, 0.17, -0.17},
-        // A stream slower per message than one message alone keeps its byte time.
+        // Both move with G·b: balanced where (0.5 + x + 0.1) − 1 = 1 − (0.06 + x), x = 0.67.
+        {4096, 1.0, 0.5, 0.1, 1.0, 0.27, -0.27},
+        // A stream the CPUs do not bind (their overheads under half of it) keeps its byte time.
         {8192, 2.0, 0.2, 0.2, 3.0, (0.2 + 2.94 + 0.2) / 2.0 - 1, 0},
     };
     Calibration c;
