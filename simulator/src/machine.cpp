@@ -237,6 +237,12 @@ bool has_format7(const schema::LinkClass& link) {
            link.has_overflow_recv_overhead_us();
 }
 
+/// Whether any of the machine's distance classes has what `has` looks for.
+template <typename Has>
+bool any_class(const schema::Machine& spec, Has has) {
+    return has(spec.socket()) || has(spec.node()) || has(spec.network()) || has(spec.leaf());
+}
+
 /// A newer format's fields in an older file are an error, not silently ignored.
 void check_format(const schema::Machine& spec, const Checker& check) {
     if (spec.format_version() == 0) check.fail("'format_version' is required");
@@ -252,36 +258,20 @@ void check_format(const schema::Machine& spec, const Checker& check) {
     needs(2, spec.has_call_overhead_us(), "call_overhead_us");
     needs(2, spec.cores_per_node() > 0, "cores_per_node");
     needs(2, spec.has_switch_us(), "switch_us");
-    needs(2,
-          spec.socket().has_post_recv_overhead_us() || spec.node().has_post_recv_overhead_us() ||
-              spec.network().has_post_recv_overhead_us() || spec.leaf().has_post_recv_overhead_us(),
-          "post_recv_overhead_us");
+    needs(2, any_class(spec, [](const auto& c) { return c.has_post_recv_overhead_us(); }), "post_recv_overhead_us");
     needs(3, spec.uplinks_per_switch() > 0, "uplinks_per_switch");
     needs(3, spec.has_uplink(), "uplink");
     needs(4, spec.nic_sharing() != schema::FIRST_COME, "nic_sharing");
     needs(5, spec.nic_send_sharing() != schema::FIRST_COME, "nic_send_sharing");
-    needs(4,
-          spec.socket().concurrent_injection() || spec.node().concurrent_injection() ||
-              spec.network().concurrent_injection() || spec.leaf().concurrent_injection(),
-          "concurrent_injection");
-    needs(6, has_ack(spec.socket()) || has_ack(spec.node()) || has_ack(spec.network()) || has_ack(spec.leaf()),
-          "ack_latency_us");
-    needs(7,
-          has_format7(spec.socket()) || has_format7(spec.node()) || has_format7(spec.network()) ||
-              has_format7(spec.leaf()),
-          "eager_buffer_bytes or overflow_recv_overhead_us");
-    needs(8,
-          has_format8(spec.socket()) || has_format8(spec.node()) || has_format8(spec.network()) ||
-              has_format8(spec.leaf()),
-          "segments[].send_overhead_us or recv_overhead_us");
+    needs(4, any_class(spec, [](const auto& c) { return c.concurrent_injection(); }), "concurrent_injection");
+    needs(6, any_class(spec, has_ack), "ack_latency_us");
+    needs(7, any_class(spec, has_format7), "eager_buffer_bytes or overflow_recv_overhead_us");
+    needs(8, any_class(spec, has_format8), "segments[].send_overhead_us or recv_overhead_us");
     needs(8, spec.has_copy_block_ns(), "copy_block_ns");
     needs(9, spec.has_ratio_error(), "ratio_error");
     needs(10, spec.ratio_errors_size() > 0, "ratio_errors");
     needs(11, spec.copy_rates_size() > 0, "copy_rates");
-    needs(12,
-          has_exchange_byte_time(spec.socket()) || has_exchange_byte_time(spec.node()) ||
-              has_exchange_byte_time(spec.network()) || has_exchange_byte_time(spec.leaf()),
-          "segments[].exchange_byte_time_ns");
+    needs(12, any_class(spec, has_exchange_byte_time), "segments[].exchange_byte_time_ns");
 }
 
 /// A point's size in a list of increasing sizes: positive and above `before` (0 for the first).

@@ -381,8 +381,7 @@ private:
         const LinkCost& c = cost(i);
         // Streams that cross: a message queued behind its sender's last one while its receiver
         // is injecting too moves its bytes at the exchange's rate (format 12).
-        const bool crossing =
-            !c.concurrent_injection && inject_[p_.src[i]] > e.time && inject_[p_.dst[i]] > e.time;
+        const bool crossing = !c.concurrent_injection && inject_[s] > e.time && inject_[p_.dst[i]] > e.time;
         const double byte = crossing ? c.exchange_byte_ps_at(b) : c.latency_and_byte_ps(b).second;
         const auto h = header_bytes(i);
         // The header leaves first: the payload follows it after a gap.
