@@ -102,6 +102,14 @@ Machine messaging_only(const schema::Machine& spec, bool acks = false) {
     return machine;
 }
 
+/// The machine as the exchanges see it: no call, the acknowledgments, and each rank posting
+/// its receives inside the timer, before its sends (as a neighborhood call posts them).
+Machine exchanging(const schema::Machine& spec) {
+    auto machine = machine_from_spec(spec, "the calibrated machine");
+    machine.call_ps = 0;
+    return machine;
+}
+
 /// How long after the one-way time the sender's completion came at point `p` (at least 0),
 /// where it was measured (above the eager limit); negative elsewhere.
 double measured_ack(const Calibration& c, const CalibrationPoint& p) {
@@ -207,8 +215,9 @@ std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, Dis
                                                 const Calibration& c) {
     auto machine = messaging_only(spec);
     auto acked = messaging_only(spec, true);
+    auto exchanges = exchanging(spec);
     if (klass == DistanceClass::network) {  // two nodes: not under one leaf
-        machine.nodes_per_switch = acked.nodes_per_switch = 0;
+        machine.nodes_per_switch = acked.nodes_per_switch = exchanges.nodes_per_switch = 0;
     }
     const auto placement = pair_placement(klass);
     const auto one = stream_program(1, false);
@@ -224,10 +233,13 @@ std::vector<CalibrationCheck> check_calibration(const schema::Machine& spec, Dis
         check.complete_us = p.complete_us;
         check.predicted_complete_us = simulate(one, acked, placement, p.bytes).latency_us;
         check.exchange_us = p.exchange_us;
-        check.predicted_exchange_us = simulate(parallel_exchange_program(1), acked, placement, p.bytes).latency_us;
+        check.predicted_exchange_us = simulate(parallel_exchange_program(1), exchanges, placement, p.bytes).latency_us;
         check.exchange_many_us = p.exchange_many_us;
         check.predicted_exchange_many_us =
-            simulate(parallel_exchange_program(kExchangeMessages), acked, placement, p.bytes).latency_us;
+            simulate(parallel_exchange_program(kExchangeMessages), exchanges, placement, p.bytes).latency_us;
+        check.exchange_more_us = p.exchange_more_us;
+        check.predicted_exchange_more_us =
+            simulate(parallel_exchange_program(kExchangeMoreMessages), exchanges, placement, p.bytes).latency_us;
         check.predicted_rate_us = (simulate(many, machine, placement, p.bytes).latency_us -
                                    simulate(first, machine, placement, p.bytes).latency_us) /
                                   static_cast<double>(many.num_messages() - 2);
@@ -272,8 +284,8 @@ double bytes_time_us(const CalibrationPoint& p, double gap, double send_us, doub
     return gap + hi <= floor ? std::max(0.0, room) : hi;
 }
 
-/// Two ranks on a machine whose classes are all `link`, messaging only, with its
-/// acknowledgments: what the exchanges above the eager limit are fitted on.
+/// Two ranks on a machine whose classes are all `link`, as the exchanges see it: what the
+/// exchanges above the eager limit are fitted on.
 Machine pair_machine(const schema::LinkClass& link) {
     schema::Machine spec;
     spec.set_format_version(kMachineFormatVersion);
@@ -282,7 +294,7 @@ Machine pair_machine(const schema::LinkClass& link) {
     *spec.mutable_socket() = link;
     *spec.mutable_node() = link;
     *spec.mutable_network() = link;
-    return messaging_only(spec, true);
+    return exchanging(spec);
 }
 
 /// Above the eager limit each segment's acknowledgment is set so that the exchange of one
@@ -318,18 +330,30 @@ double simulated_exchange(const schema::LinkClass& link, std::uint32_t n, std::u
         .latency_us;
 }
 
+/// The relative errors of the simulated exchanges of kExchangeMessages and of
+/// kExchangeMoreMessages each way at `p` on a machine whose classes are all `link`, summed
+/// (the second only where measured): grows with the segment's exchange byte time.
+double exchange_errors(const schema::LinkClass& link, const CalibrationPoint& p) {
+    double sum = simulated_exchange(link, kExchangeMessages, p.bytes) / p.exchange_many_us - 1;
+    if (p.exchange_more_us > 0)
+        sum += simulated_exchange(link, kExchangeMoreMessages, p.bytes) / p.exchange_more_us - 1;
+    return sum;
+}
+
 /// Above the eager limit each segment's byte time of streams that cross (format 12) is set
-/// so that the exchange of kExchangeMessages each way takes what was measured: bisection on
-/// it (the simulated time grows with it) between 0 and where the measured time is reached
-/// (0 where even that is slower than measured).
+/// so that the exchanges of kExchangeMessages and kExchangeMoreMessages each way come out as
+/// measured as one value can make them: where no value gives both, the one whose two relative
+/// errors are equal and opposite (the larger of them least). Bisection on the errors' sum,
+/// which grows with the byte time, between 0 and where it turns positive (0 where even that
+/// is slower than measured).
 void fit_exchange_byte_times(const Calibration& c, schema::LinkClass& link) {
     for (int i = 0; i < link.segments_size(); ++i) {
         const auto& p = c.points[static_cast<std::size_t>(i) + 1];
-        if (!rendezvous(c, p.bytes) || p.exchange_many_us < 0) continue;
+        if (!rendezvous(c, p.bytes) || p.exchange_many_us <= 0) continue;
         auto* segment = link.mutable_segments(i);
         const auto slower = [&](double ns) {
             segment->set_exchange_byte_time_ns(ns);
-            return simulated_exchange(link, kExchangeMessages, p.bytes) >= p.exchange_many_us;
+            return exchange_errors(link, p) >= 0;
         };
         double lo = 0, hi = std::max(segment->byte_time_ns(), 1e-3);
         if (slower(lo)) continue;  // left at 0
@@ -380,6 +404,7 @@ Calibration median_of_passes(const std::vector<Calibration>& passes) {
         p.complete_us = at(&CalibrationPoint::complete_us);
         p.exchange_us = at(&CalibrationPoint::exchange_us);
         p.exchange_many_us = at(&CalibrationPoint::exchange_many_us);
+        p.exchange_more_us = at(&CalibrationPoint::exchange_more_us);
         p.rate_us = at(&CalibrationPoint::rate_us);
     }
     c.post_recv_us = median_over(passes, [](const Calibration& pass) { return pass.post_recv_us; });

@@ -330,15 +330,33 @@ std::uint64_t find_eager_limit(Pair& pair, std::uint64_t max_probe) {
     return lo;
 }
 
+/// Per number of messages, the median over `runs` of its time.
+ExchangeBursts median_series(const std::vector<ExchangeBursts>& runs) {
+    ExchangeBursts series = runs.front();
+    for (std::size_t n = 0; n < series.us.size(); ++n) {
+        std::vector<double> times;
+        for (const auto& run : runs) times.push_back(run.us[n]);
+        series.us[n] = median(std::move(times));
+    }
+    return series;
+}
+
 /// The per-pair eager buffer: exchanges of up to 64 messages each way of 128 and 64 B (at most
 /// half and a quarter of the eager limit), small enough that a buffer of a few KiB fills
-/// within them; the bursts of the points then stay within it.
-void measure_eager_buffer(Pair& pair, Calibration& c) {
+/// within them, in `passes` series each whose medians are fitted (the overflow cost is a
+/// difference of slopes, which one slow series moves); the bursts of the points then stay
+/// within the buffer.
+void measure_eager_buffer(Pair& pair, Calibration& c, int passes) {
     constexpr int kMaxMessages = 64;
     const std::uint64_t larger = std::min<std::uint64_t>(128, c.eager_limit / 2);
     if (larger < 4) return;
-    c.buffer_exchanges.push_back(pair.exchanges(larger, kMaxMessages));
-    c.buffer_exchanges.push_back(pair.exchanges(larger / 2, kMaxMessages));
+    std::vector<ExchangeBursts> large, small;
+    for (int k = 0; k < std::max(1, passes); ++k) {
+        large.push_back(pair.exchanges(larger, kMaxMessages));
+        small.push_back(pair.exchanges(larger / 2, kMaxMessages));
+    }
+    c.buffer_exchanges.push_back(median_series(large));
+    c.buffer_exchanges.push_back(median_series(small));
     c.buffer = fit_eager_buffer(c.buffer_exchanges);
     pair.fit_bursts_to(c.buffer, c.eager_limit);
 }
@@ -370,6 +388,7 @@ CalibrationPoint measure_point(Pair& pair, std::uint64_t bytes, std::uint64_t ea
         p.complete_us = pair.send_completion(bytes);
         p.exchange_us = pair.exchange_loop(bytes, 1);
         p.exchange_many_us = pair.exchange_loop(bytes, kExchangeMessages);
+        p.exchange_more_us = pair.exchange_loop(bytes, kExchangeMoreMessages);
     }
     p.rate_us = pair.rate(bytes);
     p.stream_messages = pair.burst(bytes);
@@ -467,7 +486,7 @@ Calibration measure_link(MPI_Comm comm, const MeasureOptions& options) {
     Calibration c;
     with_pair(comm, options.repeat, [&](Pair& pair, int rank) {
         c.eager_limit = find_eager_limit(pair, options.max_eager_probe);
-        measure_eager_buffer(pair, c);
+        measure_eager_buffer(pair, c, options.passes);
         c = median_of(options, c, [&](const Calibration& base) { return measure_pass(pair, options, base); });
         if (options.time_call) c.late_one_way_us = pair.one_way(c.points.front().bytes);  // did the state hold?
         if (rank == 0) c.copy_ns_per_byte = copy_ns_per_byte(options.repeat);

@@ -110,18 +110,22 @@ void print_points(const nbr::simulator::Calibration& c, const std::string& klass
 }
 
 void print_checks(const std::vector<nbr::simulator::CalibrationCheck>& checks) {
+    using nbr::simulator::kExchangeMessages;
+    using nbr::simulator::kExchangeMoreMessages;
+    const auto many = "exchange" + std::to_string(kExchangeMessages) + "_us";
+    const auto more = "exchange" + std::to_string(kExchangeMoreMessages) + "_us";
     std::printf(
-        "nbrc simulate with the fitted machine (exchange%d: %d messages each way):\n%10s %12s %12s %12s %12s "
-        "%12s %12s %12s %12s %12s %12s\n",
-        nbr::simulator::kExchangeMessages, nbr::simulator::kExchangeMessages, "bytes", "one_way_us", "predicted",
-        "rate_us", "predicted", "complete_us", "predicted", "exchange_us", "predicted",
-        ("exchange" + std::to_string(nbr::simulator::kExchangeMessages) + "_us").c_str(), "predicted");
+        "nbrc simulate with the fitted machine (exchangeN: N messages each way):\n%10s %12s %12s %12s %12s "
+        "%12s %12s %12s %12s %12s %12s %12s %12s\n",
+        "bytes", "one_way_us", "predicted", "rate_us", "predicted", "complete_us", "predicted", "exchange_us",
+        "predicted", many.c_str(), "predicted", more.c_str(), "predicted");
     for (const auto& k : checks) {
-        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %12s %12.3f %12s %12.3f %12s %12.3f\n",
+        std::printf("%10llu %12.3f %12.3f %12.3f %12.3f %12s %12.3f %12s %12.3f %12s %12.3f %12s %12.3f\n",
                     static_cast<unsigned long long>(k.bytes), k.one_way_us, k.predicted_one_way_us, k.rate_us,
                     k.predicted_rate_us, measured_or_dash(k.complete_us).c_str(), k.predicted_complete_us,
                     measured_or_dash(k.exchange_us).c_str(), k.predicted_exchange_us,
-                    measured_or_dash(k.exchange_many_us).c_str(), k.predicted_exchange_many_us);
+                    measured_or_dash(k.exchange_many_us).c_str(), k.predicted_exchange_many_us,
+                    measured_or_dash(k.exchange_more_us).c_str(), k.predicted_exchange_more_us);
     }
 }
 

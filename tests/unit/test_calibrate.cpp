@@ -414,8 +414,10 @@ TEST(Calibrate, TheByteTimeWhileBothRanksSendIsFittedToTheLargerExchange) {
     auto c = measured_on(truth);
     for (const auto& check : nbr::simulator::check_calibration(truth, DistanceClass::socket, c)) {
         for (auto& p : c.points) {
-            if (p.bytes == check.bytes && p.bytes > c.eager_limit)
+            if (p.bytes == check.bytes && p.bytes > c.eager_limit) {
                 p.exchange_many_us = check.predicted_exchange_many_us;
+                p.exchange_more_us = check.predicted_exchange_more_us;
+            }
         }
     }
     auto fitted = known_machine();
@@ -431,6 +433,7 @@ TEST(Calibrate, TheByteTimeWhileBothRanksSendIsFittedToTheLargerExchange) {
     for (const auto& check : nbr::simulator::check_calibration(fitted, DistanceClass::socket, c)) {
         if (check.bytes <= 1024) continue;
         EXPECT_NEAR(check.predicted_exchange_many_us, check.exchange_many_us, 1e-3) << check.bytes << " B";
+        EXPECT_NEAR(check.predicted_exchange_more_us, check.exchange_more_us, 1e-3) << check.bytes << " B";
         EXPECT_NEAR(check.predicted_exchange_us, check.exchange_us, 1e-3) << check.bytes << " B";
         EXPECT_NEAR(check.predicted_one_way_us, check.one_way_us, 1e-5) << check.bytes << " B";
     }
@@ -442,6 +445,89 @@ TEST(Calibrate, TheByteTimeWhileBothRanksSendIsFittedToTheLargerExchange) {
     for (const auto& s : floor.segments()) {
         if (s.from_bytes() > 1024) {
             EXPECT_EQ(s.exchange_byte_time_ns(), 0.0) << s.from_bytes();
+        }
+    }
+}
+
+TEST(Calibrate, TheExchangesArePredictedWithTheirReceivesPosted) {
+    // Each rank of an exchange posts its receives inside the timer, before its sends, as a
+    // neighborhood call does: the fit simulates them so, and A and G_x keep none of that cost
+    // (the calls' predictions add it once, not twice).
+    auto truth = known_machine(0.3);
+    truth.set_format_version(12);
+    truth.mutable_socket()->set_post_recv_overhead_us(0.05);
+    auto* segment = truth.mutable_socket()->add_segments();
+    segment->set_from_bytes(1025);
+    segment->set_latency_us(0.5);
+    segment->set_byte_time_ns(0.25);
+    segment->set_exchange_byte_time_ns(0.75);
+    auto c = measured_on(truth);
+    c.post_recv_us = 0.05;
+    auto calls = nbr::simulator::machine_from_spec(truth, "truth");
+    calls.call_ps = 0;
+    const auto pair = nbr::Placement::block(2, 2, 2);
+    for (auto& p : c.points) {
+        if (p.bytes <= c.eager_limit) continue;
+        p.exchange_us = nbr::simulator::simulate(naive_over_parallel_edges(1), calls, pair, p.bytes).latency_us;
+        p.exchange_many_us = nbr::simulator::simulate(naive_over_parallel_edges(8), calls, pair, p.bytes).latency_us;
+        p.exchange_more_us = nbr::simulator::simulate(naive_over_parallel_edges(16), calls, pair, p.bytes).latency_us;
+    }
+    auto fitted = known_machine();
+    nbr::simulator::apply_calibration(fitted, DistanceClass::socket, c, "test");
+    EXPECT_NEAR(fitted.socket().post_recv_overhead_us(), 0.05, 1e-9);
+    for (const auto& s : fitted.socket().segments()) {
+        if (s.from_bytes() <= 1024) continue;
+        EXPECT_NEAR(s.exchange_byte_time_ns(), 0.75, 1e-3) << s.from_bytes();
+        EXPECT_NEAR(s.ack_latency_us(), 0.3, 1e-3) << s.from_bytes();
+    }
+    for (const auto& check : nbr::simulator::check_calibration(fitted, DistanceClass::socket, c)) {
+        if (check.bytes <= 1024) continue;
+        EXPECT_NEAR(check.predicted_exchange_us, check.exchange_us, 1e-3) << check.bytes << " B";
+        EXPECT_NEAR(check.predicted_exchange_more_us, check.exchange_more_us, 1e-3) << check.bytes << " B";
+    }
+}
+
+TEST(Calibrate, WhereTheTwoExchangesDisagreeTheirErrorsAreMadeEqualAndOpposite) {
+    // Exchanges whose messages cost less each the more of them wait together: the exchange of
+    // 16 each way measured 10 % below what the byte time that gives the exchange of 8 predicts.
+    auto truth = known_machine(0.3);
+    truth.set_format_version(12);
+    auto* segment = truth.mutable_socket()->add_segments();
+    segment->set_from_bytes(1025);
+    segment->set_latency_us(0.5);
+    segment->set_byte_time_ns(0.25);
+    segment->set_exchange_byte_time_ns(0.75);
+    auto c = measured_on(truth);
+    for (const auto& check : nbr::simulator::check_calibration(truth, DistanceClass::socket, c)) {
+        for (auto& p : c.points) {
+            if (p.bytes == check.bytes && p.bytes > c.eager_limit) {
+                p.exchange_many_us = check.predicted_exchange_many_us;
+                p.exchange_more_us = 0.9 * check.predicted_exchange_more_us;
+            }
+        }
+    }
+    auto fitted = known_machine();
+    nbr::simulator::apply_calibration(fitted, DistanceClass::socket, c, "test");
+    for (const auto& s : fitted.socket().segments()) {
+        if (s.from_bytes() > 1024) {
+            EXPECT_LT(s.exchange_byte_time_ns(), 0.75) << s.from_bytes();
+        }
+    }
+    for (const auto& check : nbr::simulator::check_calibration(fitted, DistanceClass::socket, c)) {
+        if (check.bytes <= 1024) continue;
+        const double many = check.predicted_exchange_many_us / check.exchange_many_us - 1;
+        const double more = check.predicted_exchange_more_us / check.exchange_more_us - 1;
+        EXPECT_LT(many, -0.01) << check.bytes << " B";               // neither exact: the 8 low,
+        EXPECT_GT(more, 0.01) << check.bytes << " B";                // the 16 high,
+        EXPECT_NEAR(many + more, 0.0, 1e-6) << check.bytes << " B";  // by the same share
+        EXPECT_LT(more, 0.1) << check.bytes << " B";                 // and less than fitting the 8 alone leaves
+    }
+    // Only the exchange of 8 measured (a calibration before the second): it alone is met.
+    for (auto& p : c.points) p.exchange_more_us = -1;
+    const auto alone = nbr::simulator::fit_link_class(c);
+    for (const auto& s : alone.segments()) {
+        if (s.from_bytes() > 1024) {
+            EXPECT_NEAR(s.exchange_byte_time_ns(), 0.75, 1e-3) << s.from_bytes();
         }
     }
 }

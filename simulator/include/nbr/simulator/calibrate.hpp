@@ -9,10 +9,15 @@
 
 namespace nbr::simulator {
 
-/// @brief Messages each way of the calibration's larger exchange (`exchange_many_us`): enough
+/// @brief Messages each way of the calibration's second exchange (`exchange_many_us`): enough
 /// for the rate of messages that cross, a quarter of the 32 parallel edges the pattern checks
 /// time.
 inline constexpr int kExchangeMessages = 8;
+
+/// @brief Messages each way of the calibration's largest exchange (`exchange_more_us`), half
+/// the pattern checks' 32: with `kExchangeMessages`, what a message costs as more of them
+/// wait together.
+inline constexpr int kExchangeMoreMessages = 2 * kExchangeMessages;
 
 /// @brief What `nbr-calibrate` measured between two ranks at one message size (medians).
 struct CalibrationPoint {
@@ -31,6 +36,9 @@ struct CalibrationPoint {
     /// The same with `kExchangeMessages` messages each way (machine format 12: the byte time
     /// while both ranks send); negative where not measured (eager sizes).
     double exchange_many_us = -1;
+    /// The same with `kExchangeMoreMessages` each way (the byte time is fitted to both);
+    /// negative where not measured.
+    double exchange_more_us = -1;
     double rate_us = 0;       ///< time per message of a stream of messages (PRTT(n) − PRTT(1)) / (n − 1)
     int stream_messages = 2;  ///< n of the stream (and of the send and receive bursts)
 };
@@ -185,6 +193,8 @@ struct CalibrationCheck {
     double exchange_us = -1, predicted_exchange_us = 0;
     /// The exchange of `kExchangeMessages` each way (negative where not measured).
     double exchange_many_us = -1, predicted_exchange_many_us = 0;
+    /// The exchange of `kExchangeMoreMessages` each way (negative where not measured).
+    double exchange_more_us = -1, predicted_exchange_more_us = 0;
 };
 
 /// @brief Simulates the ping-pong half round trip and the stream of every point on `machine`
