@@ -271,7 +271,7 @@ double bytes_time_us(const CalibrationPoint& p, double gap, double send_us, doub
     const double stream = std::max(0.0, p.rate_us - gap);
     const double room = p.one_way_us - send_us - cpu_us;
     const double floor = std::max(send_us, cpu_us);  // the stream's time per message without G
-    if (room >= stream || floor < kCpuBoundShare * p.rate_us || p.rate_us <= 0) return stream;
+    if (room >= stream || floor < kCpuBoundShare * p.rate_us || p.rate_us <= 0 || p.one_way_us <= 0) return stream;
     const auto over = [&](double x) { return (send_us + x + cpu_us) / p.one_way_us - 1; };
     const auto under = [&](double x) { return 1 - std::max(floor, gap + x) / p.rate_us; };
     double lo = std::max(0.0, room), hi = stream;

@@ -573,6 +573,11 @@ TEST(Calibrate, WhereTheOneWayTimeAndTheStreamDisagreeTheLargerErrorIsMadeLeast)
         EXPECT_NEAR(checks[i].predicted_one_way_us / rows[i].one_way - 1, rows[i].one_way_error, 1e-3) << rows[i].bytes;
         EXPECT_NEAR(checks[i].predicted_rate_us / rows[i].rate - 1, rows[i].rate_error, 1e-3) << rows[i].bytes;
     }
+    // Without a one-way time (0: none measured) there is nothing to weigh: the stream's G·b,
+    // 0.546 − g = 0.486 µs at 1 KiB.
+    c.points[1].one_way_us = 0;
+    const auto link = nbr::simulator::fit_link_class(c);
+    EXPECT_NEAR(link.segments(0).byte_time_ns(), 0.486 / 1024 * 1e3, 1e-9);
 }
 
 TEST(Calibrate, PassesMergeToTheMedianSoOneSlowPassMovesNothing) {
