@@ -401,25 +401,39 @@ TEST(Calibrate, PatternChecksGiveHowMuchTheModelOverstatesCombining) {
     EXPECT_EQ(nbr::simulator::check_patterns(truth, DistanceClass::socket, partial).size(), 2U);
 }
 
-TEST(Calibrate, TheByteTimeWhileBothRanksSendIsFittedToTheLargerExchange) {
-    // A machine whose rendezvous messages move at 0.75 ns/B while their receiver sends too
-    // (three times the one-way rate) and with an acknowledgment of 0.3 us.
+/// A machine whose rendezvous messages move at 0.75 ns/B while their receiver sends too
+/// (three times the one-way rate), with an acknowledgment of 0.3 us and `post_recv_us` per
+/// posted receive.
+nbr::schema::Machine crossing_machine(double post_recv_us = 0) {
     auto truth = known_machine(0.3);
     truth.set_format_version(12);
+    if (post_recv_us > 0) truth.mutable_socket()->set_post_recv_overhead_us(post_recv_us);
     auto* segment = truth.mutable_socket()->add_segments();
     segment->set_from_bytes(1025);
     segment->set_latency_us(0.5);
     segment->set_byte_time_ns(0.25);
     segment->set_exchange_byte_time_ns(0.75);
+    return truth;
+}
+
+/// What nbr-calibrate would measure on `truth`, with the exchanges of 8 and 16 messages each
+/// way above the eager limit as the calibration's check simulates them, the one of 16 times
+/// `more_factor`.
+Calibration measured_exchanges_on(const nbr::schema::Machine& truth, double more_factor = 1) {
     auto c = measured_on(truth);
     for (const auto& check : nbr::simulator::check_calibration(truth, DistanceClass::socket, c)) {
         for (auto& p : c.points) {
             if (p.bytes == check.bytes && p.bytes > c.eager_limit) {
                 p.exchange_many_us = check.predicted_exchange_many_us;
-                p.exchange_more_us = check.predicted_exchange_more_us;
+                p.exchange_more_us = more_factor * check.predicted_exchange_more_us;
             }
         }
     }
+    return c;
+}
+
+TEST(Calibrate, TheByteTimeWhileBothRanksSendIsFittedToTheLargerExchange) {
+    auto c = measured_exchanges_on(crossing_machine());
     auto fitted = known_machine();
     nbr::simulator::apply_calibration(fitted, DistanceClass::socket, c, "test");
     EXPECT_EQ(fitted.format_version(), 12U);
@@ -453,14 +467,7 @@ TEST(Calibrate, TheExchangesArePredictedWithTheirReceivesPosted) {
     // Each rank of an exchange posts its receives inside the timer, before its sends, as a
     // neighborhood call does: the fit simulates them so, and A and G_x keep none of that cost
     // (the calls' predictions add it once, not twice).
-    auto truth = known_machine(0.3);
-    truth.set_format_version(12);
-    truth.mutable_socket()->set_post_recv_overhead_us(0.05);
-    auto* segment = truth.mutable_socket()->add_segments();
-    segment->set_from_bytes(1025);
-    segment->set_latency_us(0.5);
-    segment->set_byte_time_ns(0.25);
-    segment->set_exchange_byte_time_ns(0.75);
+    const auto truth = crossing_machine(0.05);
     auto c = measured_on(truth);
     c.post_recv_us = 0.05;
     auto calls = nbr::simulator::machine_from_spec(truth, "truth");
@@ -490,22 +497,7 @@ TEST(Calibrate, TheExchangesArePredictedWithTheirReceivesPosted) {
 TEST(Calibrate, WhereTheTwoExchangesDisagreeTheirErrorsAreMadeEqualAndOpposite) {
     // Exchanges whose messages cost less each the more of them wait together: the exchange of
     // 16 each way measured 10 % below what the byte time that gives the exchange of 8 predicts.
-    auto truth = known_machine(0.3);
-    truth.set_format_version(12);
-    auto* segment = truth.mutable_socket()->add_segments();
-    segment->set_from_bytes(1025);
-    segment->set_latency_us(0.5);
-    segment->set_byte_time_ns(0.25);
-    segment->set_exchange_byte_time_ns(0.75);
-    auto c = measured_on(truth);
-    for (const auto& check : nbr::simulator::check_calibration(truth, DistanceClass::socket, c)) {
-        for (auto& p : c.points) {
-            if (p.bytes == check.bytes && p.bytes > c.eager_limit) {
-                p.exchange_many_us = check.predicted_exchange_many_us;
-                p.exchange_more_us = 0.9 * check.predicted_exchange_more_us;
-            }
-        }
-    }
+    auto c = measured_exchanges_on(crossing_machine(), 0.9);
     auto fitted = known_machine();
     nbr::simulator::apply_calibration(fitted, DistanceClass::socket, c, "test");
     for (const auto& s : fitted.socket().segments()) {
