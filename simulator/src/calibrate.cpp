@@ -86,27 +86,26 @@ SimProgram blocks_exchange_program(std::uint32_t blocks) {
     return p;
 }
 
+/// The machine as the exchanges see it: no call, the acknowledgments, and each rank posting
+/// its receives inside the timer, before its sends (as a neighborhood call posts them).
+Machine exchanging(const schema::Machine& spec) {
+    auto machine = machine_from_spec(spec, "the calibrated machine");
+    machine.call_ps = 0;
+    return machine;
+}
+
 /// The machine as the point-to-point measurements see it: no call, receives posted before
 /// the timer starts (streams) or while waiting (ping-pong). Without `acks` a send completes
 /// when its tail leaves: what the one-way times and streams measure ends at a receive, which
 /// the acknowledgment does not move.
 Machine messaging_only(const schema::Machine& spec, bool acks = false) {
-    auto machine = machine_from_spec(spec, "the calibrated machine");
-    machine.call_ps = 0;
+    auto machine = exchanging(spec);
     for (auto& link : machine.link) {
         link.post_recv_ps = 0;
         if (acks) continue;
         link.ack_ps = -1;
         for (auto& segment : link.segments) segment.ack_ps = -1;
     }
-    return machine;
-}
-
-/// The machine as the exchanges see it: no call, the acknowledgments, and each rank posting
-/// its receives inside the timer, before its sends (as a neighborhood call posts them).
-Machine exchanging(const schema::Machine& spec) {
-    auto machine = machine_from_spec(spec, "the calibrated machine");
-    machine.call_ps = 0;
     return machine;
 }
 
@@ -323,20 +322,17 @@ void fit_acks_to_exchanges(const Calibration& c, schema::LinkClass& link) {
     if (!acks.empty()) link.set_ack_latency_us(median(acks));
 }
 
-/// The exchange of `n` messages each way at `bytes` simulated on a machine whose classes are
-/// all `link`, with its acknowledgments.
-double simulated_exchange(const schema::LinkClass& link, std::uint32_t n, std::uint64_t bytes) {
-    return simulate(parallel_exchange_program(n), pair_machine(link), pair_placement(DistanceClass::socket), bytes)
-        .latency_us;
-}
-
-/// The relative errors of the simulated exchanges of kExchangeMessages and of
-/// kExchangeMoreMessages each way at `p` on a machine whose classes are all `link`, summed
-/// (the second only where measured): grows with the segment's exchange byte time.
+/// The relative errors of the exchanges of kExchangeMessages and of kExchangeMoreMessages
+/// each way at `p`, simulated on a machine whose classes are all `link`, summed (the second
+/// only where measured): grows with the segment's exchange byte time.
 double exchange_errors(const schema::LinkClass& link, const CalibrationPoint& p) {
-    double sum = simulated_exchange(link, kExchangeMessages, p.bytes) / p.exchange_many_us - 1;
-    if (p.exchange_more_us > 0)
-        sum += simulated_exchange(link, kExchangeMoreMessages, p.bytes) / p.exchange_more_us - 1;
+    const auto machine = pair_machine(link);
+    const auto placement = pair_placement(DistanceClass::socket);
+    const auto error = [&](std::uint32_t n, double measured) {
+        return simulate(parallel_exchange_program(n), machine, placement, p.bytes).latency_us / measured - 1;
+    };
+    double sum = error(kExchangeMessages, p.exchange_many_us);
+    if (p.exchange_more_us > 0) sum += error(kExchangeMoreMessages, p.exchange_more_us);
     return sum;
 }
 
