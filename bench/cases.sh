@@ -2,14 +2,15 @@
 # BENCH_CASES: Moore neighborhoods (d, r) and Erdős–Rényi graphs (density δ, seed 1).
 BENCH_CASES="moore-2-2 moore-2-3 moore-3-1 moore-3-2 random-0.05 random-0.2"
 
-# hierarchical_configs NBRC PER_NODE...: the hierarchical configurations auto tries on nodes of
-# PER_NODE ranks, as `nbrc candidates` lists them (names --algo takes), the union for several
-# node sizes in their first order.
+# hierarchical_configs NBRC PER_NODE[/PER_SOCKET]...: the hierarchical configurations auto tries
+# on nodes of PER_NODE ranks (sockets of PER_SOCKET; default one socket per node), as `nbrc
+# candidates` lists them (names --algo takes), the union for several node sizes in their first
+# order.
 hierarchical_configs() {
   local nbrc=$1 n name seen=" "
   shift
   for n in "$@"; do
-    for name in $("$nbrc" candidates --ranks "$n" --ranks-per-node "$n"); do
+    for name in $("$nbrc" candidates --ranks "${n%/*}" --ranks-per-node "${n%/*}" --ranks-per-socket "${n#*/}"); do
       [[ $name == hierarchical* && $seen != *" $name "* ]] && seen+="$name "
     done
   done

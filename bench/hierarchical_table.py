@@ -2,7 +2,8 @@
 """Summarize bench/hierarchical_table.sh: per case and collective, the simulated speedup over
 naive of distance halving and of the hierarchical algorithm at every size (its fastest
 configuration there: d = direct inside the node, r2/r3/r4 = Bruck rounds of that radix, prefixed
-by cK· for the cube of nodes of radix K instead of lanes, c0 = every node in one round), and
+by cK· for the cube of nodes of radix K instead of lanes, c0 = every node in one round, and by s·
+for aggregation by socket), and
 hierarchical over distance halving (above 1: hierarchical faster); then per case the messages
 per rank and the compile time.
 
@@ -27,12 +28,15 @@ def results(directory, algo, collective):
 
 
 def label(algo):
-    """"hierarchical" -> "d", "hierarchical-bruck-r3" -> "r3", "hierarchical-cube-k2-bruck-r3" -> "c2·r3"."""
+    """"hierarchical" -> "d", "hierarchical-bruck-r3" -> "r3", "hierarchical-cube-k2-bruck-r3" -> "c2·r3",
+    "hierarchical-socket-bruck-r4" -> "s·r4"."""
     rest = algo[len("hierarchical"):]
     prefix = ""
+    if rest.startswith("-socket"):
+        prefix, rest = "s·", rest[len("-socket"):]
     if rest.startswith("-cube-k"):
         k, _, rest = rest[len("-cube-k"):].partition("-")
-        prefix, rest = f"c{k}·", "-" + rest if rest else ""
+        prefix, rest = prefix + f"c{k}·", "-" + rest if rest else ""
     return prefix + (rest[len("-bruck-"):] if rest.startswith("-bruck-") else "d")
 
 

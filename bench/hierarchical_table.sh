@@ -33,7 +33,7 @@ out=$(cd "$out" && pwd)
 
 for spec in $cases; do
   IFS=: read -r case ranks per_node per_socket <<<"$spec"
-  hierarchical=${NBR_HIER_CONFIGS:-$(hierarchical_configs "$nbrc" "$per_node")}
+  hierarchical=${NBR_HIER_CONFIGS:-$(hierarchical_configs "$nbrc" "$per_node/$per_socket")}
   dir=$out/$case-$ranks-$per_node
   mkdir -p "$dir"
   placement=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")

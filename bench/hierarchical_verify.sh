@@ -25,7 +25,7 @@ out=$1
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
 read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 shared=${NBR_SHARED_DIR:-$root/../shared}
-configs=${NBR_HIER_CONFIGS:-$(hierarchical_configs "$nbrc" 8 36 40)}  # the node sizes below
+configs=${NBR_HIER_CONFIGS:-$(hierarchical_configs "$nbrc" 8/4 36/18 40/20)}  # the node sizes below
 mkdir -p "$out"
 failures=0
 

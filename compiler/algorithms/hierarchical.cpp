@@ -137,12 +137,15 @@ std::size_t power(std::size_t radix, std::uint32_t digit) {
 
 class Run {
 public:
+    /// `placement`: the groups the pattern aggregates by (nodes, or sockets as nodes); `where`:
+    /// where the ranks run, for the statistics.
     Run(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement,
-        const HierarchicalShape& shape)
+        const Placement& where, const HierarchicalShape& shape)
         : engine_(engine),
           topology_(topology),
           out_(out),
           placement_(placement),
+          where_(where),
           intra_(shape.intra),
           radix_(shape.radix),
           across_(shape.across),
@@ -555,11 +558,11 @@ private:
             const RankState& s = state(v);
             double off_node = 0, on_node = 0, on_socket = 0, items_off_node = 0;
             for (const auto& op : out_.sends(v)) {
-                if (!placement_.same_node(v, op.peer)) {
+                if (!where_.same_node(v, op.peer)) {
                     ++off_node;
                     items_off_node += static_cast<double>(op.items.size());
                 } else {
-                    ++(placement_.same_socket(v, op.peer) ? on_socket : on_node);
+                    ++(where_.same_socket(v, op.peer) ? on_socket : on_node);
                 }
             }
             out_.add_metric(v, "sends_off_node", off_node);
@@ -575,7 +578,8 @@ private:
     Engine& engine_;
     const Topology& topology_;
     PatternBuilder& out_;
-    const Placement& placement_;
+    const Placement& placement_;  // the groups aggregated by
+    const Placement& where_;      // where the ranks run
     IntraNode intra_;
     std::size_t radix_;  // of the Bruck rounds
     AcrossNodes across_;
@@ -605,6 +609,7 @@ std::vector<std::pair<std::string, std::string>> HierarchicalAlgorithm::paramete
     std::vector<std::pair<std::string, std::string>> out{
         {"placement", placement_.description()},
         {"ranks_per_node", std::to_string(placement_.max_ranks_per_node())},
+        {"aggregate_by", to_string(shape_.aggregate_by)},
         {"intra_node", to_string(shape_.intra)}};
     if (shape_.intra == IntraNode::bruck) out.emplace_back("radix", std::to_string(shape_.radix));
     out.emplace_back("across_nodes", to_string(shape_.across));
@@ -614,7 +619,12 @@ std::vector<std::pair<std::string, std::string>> HierarchicalAlgorithm::paramete
 
 void HierarchicalAlgorithm::build(Engine& engine, const Topology& topology, PatternBuilder& out) {
     placement_.require_ranks(topology.num_ranks(), "hierarchical");
-    Run(engine, topology, out, placement_, shape_).execute();
+    if (shape_.aggregate_by == AggregateBy::socket) {
+        const Placement sockets = placement_.socket_groups();
+        Run(engine, topology, out, sockets, placement_, shape_).execute();
+    } else {
+        Run(engine, topology, out, placement_, placement_, shape_).execute();
+    }
 }
 
 }  // namespace nbr::compiler::internal

@@ -10,7 +10,8 @@ struct HierarchicalShape {
     IntraNode intra = IntraNode::direct;
     std::uint32_t radix = 2;  ///< of the Bruck rounds inside a node
     AcrossNodes across = AcrossNodes::lanes;
-    std::uint32_t node_radix = 2;  ///< of the cube of nodes; 0: every node in one round
+    std::uint32_t node_radix = 2;                  ///< of the cube of nodes; 0: every node in one round
+    AggregateBy aggregate_by = AggregateBy::node;  ///< socket: every socket (Placement::socket_groups) a node
 };
 
 /// @brief Node-aware aggregation (nbr's own design, docs/algorithms.md): every edge between
@@ -19,7 +20,8 @@ struct HierarchicalShape {
 /// of a node are its ranks, assigned per node pair by load. Or, across nodes along a virtual
 /// k-ary n-cube: each rank forwards dimension by dimension to the rank of its own index on
 /// another node, then the destination node delivers. Inside a node, blocks move directly
-/// (one message per rank pair) or in Bruck's ⌈log_r n⌉ combined rounds.
+/// (one message per rank pair) or in Bruck's ⌈log_r n⌉ combined rounds. Aggregated by
+/// socket, all of this runs with every socket as a node of its own.
 class HierarchicalAlgorithm final : public Algorithm {
 public:
     HierarchicalAlgorithm(Placement placement, HierarchicalShape shape);

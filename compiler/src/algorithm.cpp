@@ -52,6 +52,15 @@ std::string to_string(AcrossNodes across) {
     return name_in(across_nodes_names(), across, "across-nodes configuration");
 }
 
+const std::map<std::string, AggregateBy>& aggregate_by_names() {
+    static const std::map<std::string, AggregateBy> names{{"node", AggregateBy::node}, {"socket", AggregateBy::socket}};
+    return names;
+}
+
+std::string to_string(AggregateBy by) {
+    return name_in(aggregate_by_names(), by, "aggregation");
+}
+
 std::string to_string(AlgorithmKind kind) {
     return name_in(algorithm_names(), kind, "algorithm kind");
 }
@@ -92,6 +101,8 @@ std::optional<Configuration> parse_suffix(const std::string& name, AlgorithmKind
         if (out.topology_aware) rest.clear();
     }
     if (kind == AlgorithmKind::hierarchical) {
+        out.by_socket = rest.starts_with("-socket");
+        if (out.by_socket) rest.erase(0, 7);
         out.node_radix = take_number(rest, "-cube-k");
         if (out.node_radix) check_range(name, "the cube's radix", *out.node_radix, 2, kMaxRadix, 0);
         out.intra_radix = take_number(rest, "-bruck-r");
@@ -106,6 +117,7 @@ std::optional<Configuration> parse_suffix(const std::string& name, AlgorithmKind
 void Configuration::apply(AlgorithmOptions& options) const {
     if (group_size) options.group_size = *group_size;
     if (topology_aware) options.topology_aware = true;
+    if (by_socket) options.aggregate_by = AggregateBy::socket;
     if (node_radix) {
         options.across_nodes = AcrossNodes::cube;
         options.node_radix = *node_radix;
@@ -131,6 +143,7 @@ std::string configuration_name(AlgorithmKind kind, const AlgorithmOptions& optio
         return name + "-k" + std::to_string(options.group_size) + (options.topology_aware ? "-aware" : "");
     }
     if (kind != AlgorithmKind::hierarchical) return name;
+    if (options.aggregate_by == AggregateBy::socket) name += "-socket";
     if (options.across_nodes == AcrossNodes::cube) name += "-cube-k" + std::to_string(options.node_radix);
     if (options.intra_node == IntraNode::bruck) name += "-bruck-r" + std::to_string(options.intra_radix);
     return name;
@@ -148,6 +161,8 @@ std::string configuration_of(const std::string& algorithm,
             options.group_size = number("k");
             options.topology_aware = p.at("topology_aware") == "1";
         } else if (kind->second == AlgorithmKind::hierarchical) {
+            // A manifest without aggregate_by aggregates by node.
+            if (p.contains("aggregate_by")) options.aggregate_by = aggregate_by_names().at(p.at("aggregate_by"));
             options.intra_node = intra_node_names().at(p.at("intra_node"));
             if (options.intra_node == IntraNode::bruck) options.intra_radix = number("radix");
             options.across_nodes = across_nodes_names().at(p.at("across_nodes"));
@@ -170,8 +185,9 @@ std::uint32_t two_round_radix(std::uint32_t ranks) {
 
 /// The hierarchical configurations auto tries (docs/algorithms.md): in lanes, direct and in
 /// Bruck rounds of radix 2-4; along a cube of radix 4 or every node in one round (k0), direct
-/// and in Bruck rounds of radix 3; and where the largest node needs a radix above 4 to be
-/// reached in two rounds, that radix in lanes and with k0.
+/// and in Bruck rounds of radix 3; where the largest node needs a radix above 4 to be reached
+/// in two rounds, that radix in lanes and with k0; and where nodes have several sockets, lanes
+/// by socket in Bruck rounds of radix 3, 4 and the largest socket's two-round radix.
 std::vector<Candidate> hierarchical_candidates(const AlgorithmOptions& base) {
     const std::uint32_t two_rounds = two_round_radix(base.placement->max_ranks_per_node());
     std::vector<std::uint32_t> radices{0, 2, 3, 4};                                             // 0: direct
@@ -181,8 +197,10 @@ std::vector<Candidate> hierarchical_candidates(const AlgorithmOptions& base) {
         cube.emplace_back(0, two_rounds);
     }
     std::vector<Candidate> out;
-    auto add = [&](AcrossNodes across, std::uint32_t node_radix, std::uint32_t radix) {
+    auto add = [&](AcrossNodes across, std::uint32_t node_radix, std::uint32_t radix,
+                   AggregateBy by = AggregateBy::node) {
         Candidate candidate{"", AlgorithmKind::hierarchical, base};
+        candidate.options.aggregate_by = by;
         candidate.options.across_nodes = across;
         candidate.options.node_radix = node_radix;
         candidate.options.intra_node = radix == 0 ? IntraNode::direct : IntraNode::bruck;
@@ -192,6 +210,14 @@ std::vector<Candidate> hierarchical_candidates(const AlgorithmOptions& base) {
     };
     for (const std::uint32_t radix : radices) add(AcrossNodes::lanes, base.node_radix, radix);
     for (const auto& [node_radix, radix] : cube) add(AcrossNodes::cube, node_radix, radix);
+    const Placement& placement = *base.placement;
+    if (placement.max_ranks_per_socket() < placement.max_ranks_per_node()) {
+        const std::uint32_t socket_two_rounds = two_round_radix(placement.socket_groups().max_ranks_per_node());
+        std::vector<std::uint32_t> by_socket{3, 4};
+        if (socket_two_rounds > 4) by_socket.push_back(socket_two_rounds);
+        for (const std::uint32_t radix : by_socket)
+            add(AcrossNodes::lanes, base.node_radix, radix, AggregateBy::socket);
+    }
     return out;
 }
 
@@ -294,8 +320,9 @@ std::unique_ptr<Algorithm> make_algorithm(AlgorithmKind kind, const AlgorithmOpt
                     "hierarchical: the radices from the machine model need a machine (--machine)");
             }
             return std::make_unique<internal::HierarchicalAlgorithm>(
-                *options.placement, internal::HierarchicalShape{options.intra_node, options.intra_radix,
-                                                                options.across_nodes, options.node_radix});
+                *options.placement,
+                internal::HierarchicalShape{options.intra_node, options.intra_radix, options.across_nodes,
+                                            options.node_radix, options.aggregate_by});
     }
     throw std::invalid_argument("unknown algorithm kind");
 }

@@ -144,7 +144,9 @@ std::string resolve_model_radices(AlgorithmOptions& options, const Topology& top
                                   const simulator::Machine& machine) {
     if (!options.intra_radix_from_machine && !options.node_radix_from_machine) return {};
     if (!options.placement) throw std::invalid_argument("the radices from the machine model need a placement");
-    const auto loads = level_loads(topology, *options.placement);
+    const bool by_socket = options.aggregate_by == AggregateBy::socket;
+    const auto loads = level_loads(topology, by_socket ? options.placement->socket_groups() : *options.placement);
+    const char* groups = by_socket ? " sockets" : " nodes";
     const auto chosen = model_radices(machine, loads, options.model_bytes);
     const bool both = options.intra_radix_from_machine && options.node_radix_from_machine;
     std::ostringstream note;
@@ -154,14 +156,14 @@ std::string resolve_model_radices(AlgorithmOptions& options, const Topology& top
         const bool one_round = chosen.intra_radix >= loads.largest_node;
         options.intra_node = one_round ? IntraNode::direct : IntraNode::bruck;
         options.intra_radix = one_round ? 2 : chosen.intra_radix;
-        note << " inside nodes of up to " << loads.largest_node << " ranks "
+        note << " inside" << groups << " of up to " << loads.largest_node << " ranks "
              << (one_round ? "directly, in one round" : radix_text(chosen.intra_radix, loads.largest_node)) << ", "
              << chosen.intra_us << " µs a phase";
         options.intra_radix_from_machine = false;
     }
     if (options.node_radix_from_machine) {
         options.node_radix = chosen.node_radix;
-        note << (both ? ";" : "") << " across " << loads.nodes << " nodes "
+        note << (both ? ";" : "") << " across " << loads.nodes << groups << " "
              << radix_text(chosen.node_radix == 0 ? loads.nodes : chosen.node_radix, loads.nodes) << ", "
              << chosen.across_us << " µs";
         if (options.across_nodes != AcrossNodes::cube) note << ", used with --across-nodes cube";

@@ -132,4 +132,36 @@ std::uint32_t Placement::max_ranks_per_socket() const {
     return max_share(num_ranks(), [&](std::uint32_t r) { return (std::uint64_t{node_[r]} << 32) | socket_[r]; });
 }
 
+Placement Placement::socket_groups() const {
+    const std::uint32_t largest = max_ranks_per_socket();
+    // Per node, its sockets in order of first use: (socket, ranks on it).
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> sockets(num_nodes_);
+    std::unordered_map<std::uint64_t, std::uint32_t> position;  // (node, socket) -> index in sockets[node]
+    const auto key = [&](std::uint32_t r) { return (std::uint64_t{node_[r]} << 32) | socket_[r]; };
+    for (std::uint32_t r = 0; r < num_ranks(); ++r) {
+        auto& list = sockets[node_[r]];
+        const auto [it, added] = position.try_emplace(key(r), static_cast<std::uint32_t>(list.size()));
+        if (added) list.emplace_back(socket_[r], 0);
+        ++list[it->second].second;
+    }
+    // Group ids, dense over all nodes: a small socket joins the node's group before it, and a
+    // small group the socket after it.
+    std::unordered_map<std::uint64_t, std::uint32_t> group;
+    std::uint32_t groups = 0;
+    for (std::uint32_t n = 0; n < num_nodes_; ++n) {
+        std::uint32_t open = 0;  // ranks in the node's last group
+        for (const auto& [socket, size] : sockets[n]) {
+            if (open == 0 || (2 * size >= largest && 2 * open >= largest)) {
+                ++groups;
+                open = 0;
+            }
+            group[(std::uint64_t{n} << 32) | socket] = groups - 1;
+            open += size;
+        }
+    }
+    std::vector<std::uint32_t> node(num_ranks());
+    for (std::uint32_t r = 0; r < num_ranks(); ++r) node[r] = group.at(key(r));
+    return {std::move(node), socket_, description_ + " by socket"};
+}
+
 }  // namespace nbr

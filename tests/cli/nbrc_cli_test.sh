@@ -282,7 +282,7 @@ test ! -e x && pass || fail "failed compile left a directory"
 # Configuration names: nbrc candidates lists auto's menu by the names --algo takes; a name
 # compiles the same bytes as its options; it fixes what it spells.
 menu=$($nbrc candidates --ranks 1024 --ranks-per-node 40 --ranks-per-socket 20)
-[ "$(wc -l <<<"$menu")" = 19 ] && pass || fail "candidates on nodes of 40: $(tr '\n' ' ' <<<"$menu")"
+[ "$(wc -l <<<"$menu")" = 22 ] && pass || fail "candidates on nodes of 40: $(tr '\n' ' ' <<<"$menu")"
 grep -qx "hierarchical-cube-k0-bruck-r7" <<<"$menu" && pass || fail "candidates on nodes of 40 lack radix 7"
 [ "$($nbrc candidates --ranks 64 --ranks-per-node 8 | wc -l)" = 17 ] && pass || fail "candidates on nodes of 8"
 [ "$($nbrc candidates --ranks 64 --machine niagara)" = "$($nbrc candidates --ranks 64 --ranks-per-node 40 \
@@ -296,6 +296,16 @@ expect 0 "" -- $nbrc compile moore2.el --algo hierarchical --across-nodes cube -
   --radix 3 --ranks-per-node 4 -o ho -q
 if diff -r hn ho >/dev/null; then pass; else fail "hierarchical-cube-k3-bruck-r3 differs from its options"; fi
 expect 0 "configuration    hierarchical-cube-k3-bruck-r3 (--algo)" -- $nbrc inspect ho
+grep -qx "hierarchical-socket-bruck-r5" <<<"$menu" && pass || fail "candidates on nodes of 40 lack lanes by socket"
+expect 0 "" -- $nbrc compile moore2.el --algo hierarchical-socket-bruck-r2 --ranks-per-node 8 --ranks-per-socket 4 \
+  -o hs -q
+expect 0 "" -- $nbrc compile moore2.el --algo hierarchical --aggregate-by socket --intra-node bruck --radix 2 \
+  --ranks-per-node 8 --ranks-per-socket 4 -o ht -q
+if diff -r hs ht >/dev/null; then pass; else fail "hierarchical-socket-bruck-r2 differs from its options"; fi
+expect 0 "aggregate_by=socket" -- $nbrc inspect ht
+expect 0 "OK" -- $nbrc verify ht --topology moore2.el
+expect 2 "hierarchical-socket already sets --aggregate-by" -- $nbrc compile moore2.el --algo hierarchical-socket \
+  --aggregate-by node --ranks-per-node 8 -o x
 expect 0 "" -- $nbrc compile moore2.el --algo kgroup-k4-aware --ranks-per-node 32 -o kn -q
 expect 0 "" -- $nbrc compile moore2.el --algo kgroup --k 4 --topology-aware --ranks-per-node 32 -o ko -q
 if diff -r kn ko >/dev/null; then pass; else fail "kgroup-k4-aware differs from its options"; fi

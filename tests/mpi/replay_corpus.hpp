@@ -221,9 +221,12 @@ inline std::vector<std::filesystem::path> compile_every_algorithm(const std::fil
     // not full for most rank counts).
     compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hi2"), Placement::block(n, 2, 1)));
     compiler::compile(MPI_COMM_WORLD, topology, packed(hierarchical_options(path(".hi3"), Placement::block(n, 3, 3))));
-    // ... and in Bruck rounds of radix 2 inside nodes of 3 (two rounds: blocks relayed inside
-    // the node before and after the node pair message).
-    compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hb3"), Placement::block(n, 3, 3), 2));
+    // ... and aggregated by socket on nodes of 6 in sockets of 3, in Bruck rounds of radix 2
+    // inside the socket (two rounds: blocks relayed inside the socket before and after the
+    // socket pair message; a last socket of 1 joins the one before it).
+    auto by_socket = hierarchical_options(path(".hb3"), Placement::block(n, 6, 3), 2);
+    by_socket.algorithm_options.aggregate_by = compiler::AggregateBy::socket;
+    compiler::compile(MPI_COMM_WORLD, topology, by_socket);
     // ... and across nodes of 2 along a cube of radix 2 (blocks forwarded node to node over
     // ⌈log2(n/2)⌉ rounds), delivered in a Bruck round inside the node.
     compiler::compile(MPI_COMM_WORLD, topology, cube_options(path(".hc2"), Placement::block(n, 2, 1), 2, 2));

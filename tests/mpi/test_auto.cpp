@@ -606,7 +606,14 @@ TEST(AutoCandidates, BruckRoundsInTwoRoundsJoinWhereTheLargestNodeNeedsARadixAbo
                                         "hierarchical-cube-k0",
                                         "hierarchical-cube-k4-bruck-r3",
                                         "hierarchical-cube-k0-bruck-r3"};
-    EXPECT_EQ(hierarchical(nbr::Placement::block(64, 16, 8)), menu);  // 4 × 4 ≥ 16: radix 4 is two rounds
+    // Nodes of several sockets add lanes by socket in rounds of radix 3, 4 and the largest
+    // socket's two-round radix where that is above 4.
+    auto by_socket = [](std::vector<std::string> names, const std::vector<std::string>& radices) {
+        for (const auto& r : radices) names.push_back("hierarchical-socket-bruck-r" + r);
+        return names;
+    };
+    EXPECT_EQ(hierarchical(nbr::Placement::block(64, 16, 16)), menu);  // 4 × 4 ≥ 16: radix 4 is two rounds
+    EXPECT_EQ(hierarchical(nbr::Placement::block(64, 16, 8)), by_socket(menu, {"3", "4"}));
     auto with_two_rounds = [&](const std::string& radix) {
         auto names = menu;
         names.insert(names.begin() + 4, "hierarchical-bruck-r" + radix);
@@ -614,8 +621,10 @@ TEST(AutoCandidates, BruckRoundsInTwoRoundsJoinWhereTheLargestNodeNeedsARadixAbo
         return names;
     };
     EXPECT_EQ(hierarchical(nbr::Placement::block(64, 17, 17)), with_two_rounds("5"));
-    EXPECT_EQ(hierarchical(nbr::Placement::block(2048, 32, 16)), with_two_rounds("6"));  // 6 × 6 = 36 ≥ 32
-    EXPECT_EQ(hierarchical(nbr::Placement::block(1024, 40, 20)), with_two_rounds("7"));  // the last node has 24
+    EXPECT_EQ(hierarchical(nbr::Placement::block(2048, 32, 16)),
+              by_socket(with_two_rounds("6"), {"3", "4"}));  // 6 × 6 = 36 ≥ 32; sockets of 16: 4 × 4
+    // The last node has 24 ranks, in sockets of 20 and 4: by socket, one group of 24 (5 × 5).
+    EXPECT_EQ(hierarchical(nbr::Placement::block(1024, 40, 20)), by_socket(with_two_rounds("7"), {"3", "4", "5"}));
     nbr::compiler::AlgorithmOptions base;
     base.placement = nbr::Placement::block(1024, 40, 20);
     for (const auto& c : nbr::compiler::auto_candidates(base)) {
@@ -634,7 +643,7 @@ TEST(AutoCandidates, EveryNameParsesBackToItsConfiguration) {
     nbr::compiler::AlgorithmOptions base;
     base.placement = nbr::Placement::block(1024, 40, 20);
     const auto candidates = nbr::compiler::auto_candidates(base);
-    ASSERT_EQ(candidates.size(), 19U);
+    ASSERT_EQ(candidates.size(), 22U);
     for (const auto& c : candidates) {
         const auto configuration = nbr::compiler::parse_configuration(c.name);
         ASSERT_TRUE(configuration) << c.name;
@@ -650,6 +659,7 @@ TEST(AutoCandidates, EveryNameParsesBackToItsConfiguration) {
             EXPECT_EQ(options.topology_aware, c.options.topology_aware) << c.name;
         }
         if (c.kind != nbr::compiler::AlgorithmKind::hierarchical) continue;
+        EXPECT_EQ(options.aggregate_by, c.options.aggregate_by) << c.name;
         EXPECT_EQ(options.intra_node, c.options.intra_node) << c.name;
         EXPECT_EQ(options.across_nodes, c.options.across_nodes) << c.name;
         if (c.options.intra_node == IntraNode::bruck) {
@@ -674,12 +684,16 @@ TEST(AutoCandidates, AConfigurationNameFixesOnlyWhatItSpells) {
     EXPECT_EQ(parse_configuration("kgroup-k1024")->group_size, 1024U);
     for (const char* name : {"", "auto", "Naive", "naive-k2", "kgroup-k", "kgroup-aware", "kgroup-k3-agnostic",
                              "hierarchical-lanes", "hierarchical-bruck-r3-cube-k4", "hierarchical-bruck-r",
+                             "hierarchical-cube-k4-socket", "hierarchical-sockets", "hierarchical-socket-",
                              "hierarchical-bruck-r123456789", "hierarchical-bruck-r+3", "distance-halving-k2"}) {
         EXPECT_FALSE(parse_configuration(name)) << "'" << name << "' follows none of the forms";
     }
     EXPECT_EQ(nbr::compiler::configuration_of("hierarchical", {{"intra_node", "bruck"}, {"radix", "x"}}),
               "hierarchical")
         << "an unreadable parameter: the algorithm's name";
+    EXPECT_EQ(nbr::compiler::configuration_of("hierarchical", {{"intra_node", "direct"}, {"across_nodes", "lanes"}}),
+              "hierarchical")
+        << "a manifest without aggregate_by: by node";
     EXPECT_EQ(nbr::compiler::configuration_of("kgroup", {}), "kgroup");
     EXPECT_EQ(nbr::compiler::configuration_of("future-algorithm", {}), "future-algorithm");
     for (const char* name : {"kgroup-k1", "kgroup-k1025", "hierarchical-bruck-r0", "hierarchical-bruck-r1",

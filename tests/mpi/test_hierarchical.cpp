@@ -1,7 +1,7 @@
 // hierarchical: exact behavior on hand-checked cases (direct and Bruck rounds inside the
 // node, lanes and the cube of nodes across them), determinism for every process count, verify
 // on irregular graphs and uneven placements, one message per node pair between nodes, the
-// message bounds of the Bruck rounds and of the cube.
+// message bounds of the Bruck rounds and of the cube, aggregation by socket.
 #include <filesystem>
 #include <tuple>
 
@@ -243,9 +243,12 @@ TEST(Hierarchical, ByteIdenticalForEveryProcessCount) {
     };
     for (const auto& [name, topology, placement] : cases) {
         SCOPED_TRACE(name);
-        for (const auto radix : {std::optional<std::uint32_t>{}, std::optional<std::uint32_t>{3}}) {
-            const auto s = nbr::test::compile_for_any_process_count(
-                topology, nbr::test::hierarchical_options("", placement, radix), tmp.path() / name);
+        for (const auto& [radix, by_socket] :
+             {std::pair{std::optional<std::uint32_t>{}, false}, std::pair{std::optional<std::uint32_t>{3}, false},
+              std::pair{std::optional<std::uint32_t>{3}, true}}) {
+            auto options = nbr::test::hierarchical_options("", placement, radix);
+            if (by_socket) options.algorithm_options.aggregate_by = nbr::compiler::AggregateBy::socket;
+            const auto s = nbr::test::compile_for_any_process_count(topology, options, tmp.path() / name);
             if (world_rank() == 0) {
                 EXPECT_GT(s.metrics.at("lanes_forwarded").max, 0.0);
             }
@@ -280,11 +283,15 @@ TEST(Hierarchical, VerifiesOnIrregularGraphsAndUnevenPlacements) {
         };
         for (const auto& [pname, placement] : placements) {
             // In lanes: direct and in Bruck rounds of radix 3 (radix 2 inside the node is
-            // the cube's delivery below).
-            for (const auto radix : {std::optional<std::uint32_t>{}, std::optional<std::uint32_t>{3}}) {
-                const auto label = name + ", placement " + pname + ", radix " + (radix ? std::to_string(*radix) : "-");
-                const auto s = nbr::test::compile_and_verify(
-                    topology, nbr::test::hierarchical_options(tmp.path() / "v", placement, radix), label);
+            // the cube's delivery below), and aggregated by socket in rounds of radix 2.
+            for (const auto& [radix, by_socket] :
+                 {std::pair{std::optional<std::uint32_t>{}, false}, std::pair{std::optional<std::uint32_t>{3}, false},
+                  std::pair{std::optional<std::uint32_t>{2}, true}}) {
+                const auto label = name + ", placement " + pname + ", radix " + (radix ? std::to_string(*radix) : "-") +
+                                   (by_socket ? ", by socket" : "");
+                auto options = nbr::test::hierarchical_options(tmp.path() / "v", placement, radix);
+                if (by_socket) options.algorithm_options.aggregate_by = nbr::compiler::AggregateBy::socket;
+                const auto s = nbr::test::compile_and_verify(topology, options, label);
                 if (world_rank() == 0) {
                     EXPECT_EQ(s.ranks, n) << label;
                 }
@@ -379,6 +386,38 @@ TEST(Hierarchical, BruckRoundsBoundTheMessagesInsideANode) {
         EXPECT_LT(inside(s), 0.5 * inside(direct)) << radix;
         EXPECT_EQ(s.metrics.at("sends_off_node").max, 1) << radix;  // the node pair messages as before
     }
+}
+
+TEST(Hierarchical, AggregatedBySocketTheRoundsStayOnTheSocket) {
+    // 240 ranks on 6 nodes of 40 in sockets of 20, δ = 0.3, Bruck rounds of radix 4. By
+    // socket every socket is a node of its own: the hand-off and the delivery stay on the
+    // socket (the only messages to the other socket are the lanes between the node's two
+    // sockets), lanes join socket pairs, and still every block of an edge between nodes
+    // crosses its node's NIC exactly once.
+    SharedTempDir tmp;
+    const auto topology = nbr::generate_random({240, 0.3, 1});
+    const auto placement = Placement::block(240, 40, 20);
+    std::uint64_t off_node_edges = 0;
+    for (std::uint32_t v = 0; v < 240; ++v) {
+        for (const auto d : topology.out_neighbors(v)) off_node_edges += placement.same_node(v, d) ? 0 : 1;
+    }
+    const auto by_node = nbr::test::compile_and_verify(
+        topology, nbr::test::hierarchical_options(tmp.path() / "n", placement, 4), "by node");
+    auto options = nbr::test::hierarchical_options(tmp.path() / "s", placement, 4);
+    options.algorithm_options.aggregate_by = nbr::compiler::AggregateBy::socket;
+    const auto by_socket = nbr::test::compile_and_verify(topology, options, "by socket");
+    if (world_rank() != 0) return;
+    for (const auto* s : {&by_node, &by_socket}) {
+        EXPECT_NEAR(s->metrics.at("items_off_node").mean * 240, static_cast<double>(off_node_edges), 1e-6);
+    }
+    EXPECT_LE(by_socket.metrics.at("sends_other_socket").max, by_socket.metrics.at("lanes_forwarded").max);
+    EXPECT_LT(by_socket.metrics.at("sends_other_socket").mean, 0.1 * by_node.metrics.at("sends_other_socket").mean);
+    // 11 socket pairs per socket of 20 ranks: one lane each, so one message per pair of
+    // sockets on different nodes; by node, the 10 node pairs of a node of 40 split into 3 or
+    // 4 lanes by their share of its items, fewer in all.
+    EXPECT_DOUBLE_EQ(by_socket.metrics.at("sends_off_node").mean * 240, 12 * 10);
+    EXPECT_LT(by_node.metrics.at("sends_off_node").mean * 240, 12 * 10);
+    EXPECT_EQ(by_socket.configuration, "hierarchical-socket-bruck-r4");
 }
 
 TEST(Hierarchical, CubeBoundsTheMessagesAcrossNodes) {

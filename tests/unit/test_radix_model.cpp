@@ -147,6 +147,13 @@ TEST(RadixModel, ResolveSetsTheConfigurationAndClearsTheRequest) {
     (void)nbr::compiler::resolve_model_radices(latency, topology, flat_machine(1.0, 0.0));
     EXPECT_EQ(latency.intra_node, nbr::compiler::IntraNode::direct);
     EXPECT_EQ(latency.node_radix, 0U);
+    // Aggregated by socket the levels are the sockets: 16 of 4 ranks, not 8 nodes of 8.
+    auto by_socket = options;
+    by_socket.aggregate_by = nbr::compiler::AggregateBy::socket;
+    const auto socket_note = nbr::compiler::resolve_model_radices(by_socket, topology, flat_machine(0.0, 1.0));
+    EXPECT_NE(socket_note.find("inside sockets of up to 4 ranks"), std::string::npos) << socket_note;
+    EXPECT_NE(socket_note.find("across 16 sockets"), std::string::npos) << socket_note;
+    EXPECT_NE(note.find("inside nodes of up to 8 ranks"), std::string::npos) << note;
     AlgorithmOptions fixed;  // nothing asked: nothing changed, no note
     EXPECT_TRUE(nbr::compiler::resolve_model_radices(fixed, topology, flat_machine(1.0, 0.0)).empty());
     EXPECT_EQ(fixed.node_radix, 2U);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "machine_support.hpp"
 #include "nbr/graphs/placement.hpp"
@@ -891,6 +892,27 @@ TEST(Placement, BlockAndFile) {
     expect_error("0 0 0\n5 0 0\n", 2, "bad.txt:2: rank 5 out of range");
     expect_error("# ranks 3\n0 0 0\n1 0 0\n", 2, "bad.txt:1: '# ranks 3'");
     std::filesystem::remove_all(dir);
+}
+
+TEST(Placement, SocketGroupsMakeEverySocketANodeAndMergeSmallOnes) {
+    // Nodes of 8 in sockets of 4, the last node 5 ranks (sockets of 4 and 1): the socket of 1
+    // joins the one before it.
+    const auto groups = Placement::block(21, 8, 4).socket_groups();
+    ASSERT_EQ(groups.num_ranks(), 21U);
+    EXPECT_EQ(groups.num_nodes(), 5U);
+    for (const auto& [a, b, same] :
+         {std::tuple{0U, 3U, true}, {3U, 4U, false}, {8U, 12U, false}, {16U, 19U, true}, {19U, 20U, true}}) {
+        EXPECT_EQ(groups.same_node(a, b), same) << a << " " << b;
+    }
+    EXPECT_EQ(groups.max_ranks_per_node(), 5U);
+    EXPECT_EQ(groups.max_ranks_per_socket(), 4U) << "the sockets keep their ids";
+    EXPECT_NE(groups.description().find("by socket"), std::string::npos);
+    // A small socket first joins the one after it; sockets of half the largest stay apart.
+    const auto text = std::string("0 0 0\n1 0 1\n2 0 1\n3 0 1\n4 0 1\n5 1 0\n6 1 0\n7 1 1\n8 1 1\n9 1 1\n10 1 1\n");
+    const auto file = Placement::parse(text, "p.txt", 11).socket_groups();
+    EXPECT_EQ(file.num_nodes(), 3U);
+    EXPECT_TRUE(file.same_node(0, 4));
+    EXPECT_FALSE(file.same_node(5, 7));
 }
 
 }  // namespace

@@ -48,6 +48,16 @@ enum class AcrossNodes {
 [[nodiscard]] const std::map<std::string, AcrossNodes>& across_nodes_names();
 [[nodiscard]] std::string to_string(AcrossNodes across);
 
+/// @brief hierarchical: what a lane joins, the ranks of a node or of a socket.
+enum class AggregateBy {
+    node,   ///< one lane per node pair (more where a node has few node pairs); hand-off and delivery span the node
+    socket  ///< every socket is treated as a node: lanes per socket pair, hand-off and delivery inside the socket
+};
+
+/// @brief Names of AggregateBy (`--aggregate-by`, the manifest).
+[[nodiscard]] const std::map<std::string, AggregateBy>& aggregate_by_names();
+[[nodiscard]] std::string to_string(AggregateBy by);
+
 /// @brief The largest radix `--radix`, `--node-radix` and configuration names accept.
 inline constexpr std::uint32_t kMaxRadix = 1U << 24;
 /// @brief The group sizes k that `--k` and `kgroup-kK` accept.
@@ -74,6 +84,8 @@ struct AlgorithmOptions {
     IntraNode intra_node = IntraNode::direct;
     /// hierarchical, Bruck rounds: the radix r (a rank sends up to r − 1 messages per round).
     std::uint32_t intra_radix = 2;
+    /// hierarchical: aggregation by node or by socket (every socket treated as a node).
+    AggregateBy aggregate_by = AggregateBy::node;
     /// hierarchical: across nodes in lanes (one message per lane of a node pair) or along a cube.
     AcrossNodes across_nodes = AcrossNodes::lanes;
     /// hierarchical, cube: its radix k (a rank sends up to k − 1 messages per round across nodes);
@@ -88,7 +100,7 @@ struct AlgorithmOptions {
 };
 
 /// @brief A configuration name (`nbrc compile --algo`, the names auto gives its candidates): an
-/// algorithm name, `kgroup-kK[-aware]` or `hierarchical[-cube-kK][-bruck-rR]`, and the options it
+/// algorithm name, `kgroup-kK[-aware]` or `hierarchical[-socket][-cube-kK][-bruck-rR]`, and the options it
 /// spells. What a name does not spell keeps its option's value.
 struct Configuration {
     AlgorithmKind kind = AlgorithmKind::naive;
@@ -96,6 +108,7 @@ struct Configuration {
     bool topology_aware = false;               ///< kgroup-kK-aware: friends on the own node only
     std::optional<std::uint32_t> node_radix;   ///< -cube-kK: across nodes along a cube of radix K (0: one round)
     std::optional<std::uint32_t> intra_radix;  ///< -bruck-rR: inside the node in Bruck rounds of radix R
+    bool by_socket = false;                    ///< hierarchical-socket: aggregation by socket
 
     /// @brief Sets the options the name spells.
     void apply(AlgorithmOptions& options) const;
@@ -106,7 +119,8 @@ struct Configuration {
 [[nodiscard]] std::optional<Configuration> parse_configuration(const std::string& name);
 
 /// @brief The name of an algorithm in a configuration, the inverse of parse_configuration: kgroup
-/// spells k and awareness, hierarchical the cube's radix and the Bruck radix where used.
+/// spells k and awareness, hierarchical aggregation by socket, the cube's radix and the Bruck
+/// radix where used.
 [[nodiscard]] std::string configuration_name(AlgorithmKind kind, const AlgorithmOptions& options);
 
 /// @brief The configuration name of a compiled pattern, from its manifest's algorithm and

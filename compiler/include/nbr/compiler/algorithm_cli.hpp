@@ -38,8 +38,8 @@ inline std::uint32_t parse_radix(const std::string& value, const char* option, s
 }  // namespace internal
 
 /// @brief Adds --threshold, the kgroup options (--k, --topology-aware, --max-hyperedges,
-/// --max-combinations) and hierarchical's --intra-node, --radix, --across-nodes, --node-radix and --model-bytes to
-/// `app`, bound to `options`.
+/// --max-combinations) and hierarchical's --aggregate-by, --intra-node, --radix, --across-nodes, --node-radix and
+/// --model-bytes to `app`, bound to `options`.
 inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
     app->add_option("--threshold", options.threshold,
                     "Θ. common-neighbor: friends share at least Θ out-neighbors (default 4); "
@@ -57,6 +57,10 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
                     "kgroup: partial intersections one rank's group search may compute")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app->add_option("--aggregate-by", options.aggregate_by,
+                    "hierarchical: lanes join the ranks of a node (default), or of a socket (socket: every socket "
+                    "treated as a node)")
+        ->transform(CLI::CheckedTransformer(aggregate_by_names()));
     app->add_option("--intra-node", options.intra_node,
                     "hierarchical: blocks inside a node directly (default), or in ⌈log_r n⌉ combined rounds "
                     "(bruck, r = --radix)")
@@ -108,7 +112,7 @@ inline CLI::Option* add_algorithm_name_option(CLI::App* app, std::string& name, 
             return error.what();
         }
         return "unknown algorithm '" + value + "': one of " + names +
-               ", or a configuration kgroup-kK[-aware], hierarchical[-cube-kK][-bruck-rR]";
+               ", or a configuration kgroup-kK[-aware], hierarchical[-socket][-cube-kK][-bruck-rR]";
     };
     return app->add_option("--algo", name, description)->check(CLI::Validator(check, "NAME"))->capture_default_str();
 }
@@ -130,6 +134,7 @@ inline AlgorithmKind resolve_algorithm(const CLI::App& app, const std::string& n
         }
     };
     refuse(configuration->group_size.has_value(), {"--k"});
+    refuse(configuration->by_socket, {"--aggregate-by"});
     refuse(configuration->node_radix.has_value(), {"--across-nodes", "--node-radix"});
     refuse(configuration->intra_radix.has_value(), {"--intra-node", "--radix"});
     configuration->apply(options);

@@ -54,6 +54,11 @@ public:
     /// @brief Largest number of ranks on one node and on one socket.
     [[nodiscard]] std::uint32_t max_ranks_per_node() const;
     [[nodiscard]] std::uint32_t max_ranks_per_socket() const;
+    /// @brief The placement with every socket a node of its own (the sockets keep their ids):
+    /// what aggregation by socket treats as nodes. A socket with fewer than half the ranks of
+    /// the largest socket joins the one before it on its node (or after it, if it is the
+    /// node's first), so that no group is much smaller than the others.
+    [[nodiscard]] Placement socket_groups() const;
     /// @brief Short description for reports and manifests ("block 32/16" or "file NAME").
     [[nodiscard]] const std::string& description() const noexcept { return description_; }
 
