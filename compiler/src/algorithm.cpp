@@ -101,8 +101,9 @@ std::optional<Configuration> parse_suffix(const std::string& name, AlgorithmKind
         if (out.topology_aware) rest.clear();
     }
     if (kind == AlgorithmKind::hierarchical) {
-        out.by_socket = rest.starts_with("-socket");
-        if (out.by_socket) rest.erase(0, 7);
+        constexpr std::string_view by_socket = "-socket";
+        out.by_socket = rest.starts_with(by_socket);
+        if (out.by_socket) rest.erase(0, by_socket.size());
         out.node_radix = take_number(rest, "-cube-k");
         if (out.node_radix) check_range(name, "the cube's radix", *out.node_radix, 2, kMaxRadix, 0);
         out.intra_radix = take_number(rest, "-bruck-r");
