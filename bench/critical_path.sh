@@ -19,7 +19,7 @@ source "$root/scripts/env.sh"
 source "$root/bench/cases.sh"
 out=$1
 cases=${NBR_CP_CASES:-"random-0.05:1024:40:20 moore-3-1:2048:32:16"}
-algos=${NBR_CP_ALGOS:-"common-neighbor distance-halving kgroup-k2 hierarchical-bruck-r4 hierarchical-socket-bruck-r4 hierarchical-cube-k0"}
+algos=${NBR_CP_ALGOS:-"common-neighbor distance-halving kgroup-k2 hierarchical-bruck-r4 hierarchical-socket-bruck-r4 hierarchical-socket-bruck-r5 hierarchical-cube-k0"}
 sizes=${NBR_CP_SIZES:-8,1K,64K}
 machine=${NBR_CP_MACHINE:-niagara}
 collectives=${NBR_CP_COLLECTIVES:-"allgather alltoall"}

@@ -522,8 +522,18 @@ private:
         });
     }
 
-    /// One message per receiver of the lanes a forwarder serves, in `step`. (Items of edges
-    /// inside the node that the Bruck rounds brought here have arrived: they stop here.)
+    /// How many nodes (with ranks, cyclically in node order) w's node lies after v's.
+    [[nodiscard]] std::uint32_t node_distance(std::uint32_t v, std::uint32_t w) const {
+        const auto m = static_cast<std::uint32_t>(nodes_.size());
+        return (node_index_[placement_.node(w)] + m - node_index_[placement_.node(v)]) % m;
+    }
+
+    /// One message per receiver of the lanes a forwarder serves, in `step`, in the order of
+    /// their nodes' distance after the forwarder's (a shifted schedule, as the cube rounds'):
+    /// in receiver order every node's NIC would send to the low nodes first and the high ones
+    /// last, and the receiving NICs of the last nodes would get their whole traffic at once.
+    /// (Items of edges inside the node that the Bruck rounds brought here have arrived: they
+    /// stop here.)
     void forward(std::uint32_t step) {
         engine_.superstep([&, step](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             RankState& s = state(v);
@@ -531,14 +541,17 @@ private:
             s.held.clear();
             for (const Message& m : inbox) append_routed(m.payload, held);
             std::erase_if(held, [&](const Routed& r) { return placement_.same_node(r.target, v); });
-            std::map<std::uint32_t, std::vector<Routed>> per_receiver;
+            // (node distance, receiver) -> items: the nearest node after v's first (see above).
+            std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Routed>> per_receiver;
             std::set<std::pair<std::uint32_t, std::uint32_t>> lanes;
             for (const Routed& r : held) {
                 const std::pair lane{placement_.node(r.target), r.lane};
-                per_receiver[s.receiver_for.at(lane)].push_back(r);
+                const std::uint32_t g = s.receiver_for.at(lane);
+                per_receiver[{node_distance(v, g), g}].push_back(r);
                 lanes.insert(lane);
             }
-            for (auto& [g, items] : per_receiver) {
+            for (auto& [key, items] : per_receiver) {
+                const std::uint32_t g = key.second;
                 std::sort(items.begin(), items.end());
                 out_.add_send(v, step, g, items_of(items));
                 std::vector<Routed> onward;

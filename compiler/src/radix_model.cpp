@@ -145,7 +145,8 @@ std::string resolve_model_radices(AlgorithmOptions& options, const Topology& top
     if (!options.intra_radix_from_machine && !options.node_radix_from_machine) return {};
     if (!options.placement) throw std::invalid_argument("the radices from the machine model need a placement");
     const bool by_socket = options.aggregate_by == AggregateBy::socket;
-    const auto loads = level_loads(topology, by_socket ? options.placement->socket_groups() : *options.placement);
+    const auto loads = by_socket ? level_loads(topology, options.placement->socket_groups())
+                                 : level_loads(topology, *options.placement);
     const char* groups = by_socket ? " sockets" : " nodes";
     const auto chosen = model_radices(machine, loads, options.model_bytes);
     const bool both = options.intra_radix_from_machine && options.node_radix_from_machine;

@@ -1,7 +1,9 @@
 // hierarchical: exact behavior on hand-checked cases (direct and Bruck rounds inside the
 // node, lanes and the cube of nodes across them), determinism for every process count, verify
 // on irregular graphs and uneven placements, one message per node pair between nodes, the
-// message bounds of the Bruck rounds and of the cube, aggregation by socket.
+// forwarders' shifted order, the message bounds of the Bruck rounds and of the cube,
+// aggregation by socket.
+#include <algorithm>
 #include <filesystem>
 #include <tuple>
 
@@ -362,6 +364,32 @@ TEST(Hierarchical, OneMessagePerNodePairOrLanesSpreadOverTheNode) {
             EXPECT_EQ(s.metrics.at("lanes_forwarded").max, 1);
             EXPECT_EQ(s.metrics.at("lanes_received").max, 1);
         }
+    }
+}
+
+TEST(Hierarchical, ForwardersSendToTheNodesAfterTheirOwnFirst) {
+    // 64 ranks on 16 nodes of 4, δ = 0.5: a node has 15 node pairs for 4 ranks, so a forwarder
+    // serves about 4 lanes. Its messages across nodes go in the order of their node's distance
+    // after its own (the shifted schedule of docs/algorithms.md), so the nodes' NICs do not all
+    // send to the same node at once; the same with Bruck rounds inside the nodes.
+    SharedTempDir tmp;
+    const auto topology = nbr::generate_random({64, 0.5, 1});
+    const auto placement = Placement::block(64, 4, 4);
+    for (const auto radix : {std::optional<std::uint32_t>{}, std::optional<std::uint32_t>{2}}) {
+        const auto dir = tmp.path() / (radix ? "bruck" : "direct");
+        const auto ops = compile_ops(topology, nbr::test::hierarchical_options(dir, placement, radix), dir);
+        if (world_rank() != 0) continue;
+        std::size_t most = 0;
+        for (std::uint32_t v = 0; v < 64; ++v) {
+            std::vector<std::uint32_t> distances;
+            for (const Op& op : ops[v]) {
+                if (op.kind != Operation::SEND || placement.same_node(v, op.peer)) continue;
+                distances.push_back((placement.node(op.peer) + 16 - placement.node(v)) % 16);
+            }
+            EXPECT_TRUE(std::is_sorted(distances.begin(), distances.end())) << "rank " << v;
+            most = std::max(most, distances.size());
+        }
+        EXPECT_GE(most, 4U);
     }
 }
 
