@@ -20,7 +20,7 @@ source "$root/scripts/env.sh"
 # shellcheck source=cases.sh
 source "$root/bench/cases.sh"
 out=$1
-default_cases="random-0.05:2160:36:18 random-0.1:2160:36:18 random-0.3:2160:36:18"
+default_cases="random-0.05:2160:36:18 random-0.1:2160:36:18 random-0.3:2160:36:18 random-0.7:2160:36:18"
 default_cases+=" moore-2-2:2048:32:16 moore-3-1:2048:32:16 moore-3-2:2048:32:16"
 default_cases+=" random-0.05:1024:40:20 random-0.1:1024:40:20 random-0.2:1024:40:20 random-0.05:4096:40:20"
 cases=${NBR_HIER_CASES:-$default_cases}
