@@ -252,9 +252,8 @@ private:
             for (const Message& m : inbox) append_routed(m.payload, s.held);
             const std::size_t m = nodes_.size();
             const std::size_t here = node_index_[placement_.node(v)];
-            auto moving = take_digit(s.held, place, node_radix_, [&](const Routed& r) {
-                return (node_index_[placement_.node(r.target)] + m - here) % m;
-            });
+            auto moving =
+                take_digit(s.held, place, node_radix_, [&](const Routed& r) { return node_distance(v, r.target); });
             for (auto& [j, items] : moving) {
                 const auto& ranks = members_[nodes_[(here + j * place) % m]];
                 const std::uint32_t partner = ranks[index_[v] % ranks.size()];
