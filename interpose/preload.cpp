@@ -30,7 +30,11 @@
 // PMPI, so nbr's own traffic never meets the proxy logic.
 //
 // NBR_REPORT=1: rank 0 prints at MPI_Finalize "nbr: replayed <calls> calls on <communicators>
-// communicators" (calls counted once per collective call, on each communicator's rank 0).
+// communicators" (calls counted once per collective call, on each communicator's rank 0), then
+// per communicator and call shape what ran and, with NBR_MEASURE=1, what the trials measured
+// and saved (report.hpp); NBR_REPORT=json:FILE writes the same as JSON to FILE.
+// NBR_MEASURE=1 loads patterns with NBR_LOAD_MEASURE; NBR_WISDOM=FILE imports FILE (when it
+// exists) before the first load and writes every rank's wisdom, merged, to it at MPI_Finalize.
 #include "preload.hpp"
 
 #include <algorithm>
@@ -50,6 +54,7 @@
 
 #include "collective_table.hpp"
 #include "completion.hpp"
+#include "report.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/schema/pattern_io.hpp"
 
@@ -78,7 +83,22 @@ struct Attached {
     MPI_Comm comm = MPI_COMM_NULL;
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     bool counts = false;
+    std::string dir;   // the pattern directory
+    int ranks = 0;
+    int id = 0;        // the communicator's number in the report (its rank 0's count)
+    mutable unsigned long long calls = 0;  // counted when `counts`
 };
+
+/// Communicators with a pattern whose calls this process reports (rank 0 of each), and the
+/// reports of those freed already.
+std::vector<const Attached*>& reported() {
+    static std::vector<const Attached*> list;
+    return list;
+}
+std::vector<nbr::interpose::CommunicatorReport>& finished_reports() {
+    static std::vector<nbr::interpose::CommunicatorReport> list;
+    return list;
+}
 
 /// The record the last collective found: a repeated call on the same communicator finds it
 /// here without asking MPI for the attribute (a hash lookup under MPI's lock, most of what
@@ -92,14 +112,44 @@ bool switched_on(const char* name) {
     return value != nullptr && std::strcmp(value, "1") == 0;
 }
 
-/// NBR_REPORT=1: the report at MPI_Finalize.
-bool report_wanted() {
-    return switched_on("NBR_REPORT");
+/// NBR_REPORT=json:FILE: the report's JSON file, else "".
+std::string report_json_file() {
+    const char* value = std::getenv("NBR_REPORT");
+    return value != nullptr && std::strncmp(value, "json:", 5) == 0 ? std::string(value + 5) : std::string();
 }
 
-/// NBR_REPLAY_NAIVE=1: load patterns with NBR_LOAD_NO_NATIVE.
+/// NBR_REPORT=1 or json:FILE: the report at MPI_Finalize.
+bool report_wanted() {
+    return switched_on("NBR_REPORT") || !report_json_file().empty();
+}
+
+/// NBR_REPLAY_NAIVE=1: load patterns with NBR_LOAD_NO_NATIVE; NBR_MEASURE=1: NBR_LOAD_MEASURE.
 unsigned long load_flags() {
-    return switched_on("NBR_REPLAY_NAIVE") ? NBR_LOAD_NO_NATIVE : 0;
+    return (switched_on("NBR_REPLAY_NAIVE") ? NBR_LOAD_NO_NATIVE : 0UL) |
+           (switched_on("NBR_MEASURE") ? NBR_LOAD_MEASURE : 0UL);
+}
+
+/// NBR_WISDOM=FILE, or "".
+std::string wisdom_file() {
+    const char* value = std::getenv("NBR_WISDOM");
+    return value != nullptr ? std::string(value) : std::string();
+}
+
+/// Before the first load: the tag (NBR_WISDOM_TAG) and the wisdom file, if it exists; a file
+/// that cannot be used is said once (by `rank` 0) and ignored.
+void import_wisdom_once(int rank) {
+    static bool done = false;
+    if (done) return;
+    done = true;
+    if (const char* tag = std::getenv("NBR_WISDOM_TAG")) (void)nbr_wisdom_set_tag(tag);
+    const std::string file = wisdom_file();
+    std::error_code ec;
+    if (file.empty() || !fs::exists(file, ec)) return;
+    const int code = nbr_wisdom_import(file.c_str());
+    if (code != NBR_SUCCESS && rank == 0) {
+        std::fprintf(stderr, "nbr: NBR_WISDOM: %s: %s; ignored (it is rewritten at MPI_Finalize)\n",
+                     nbr_strerror(code), nbr_last_error());
+    }
 }
 
 std::unordered_map<MPI_Request, Proxy>& proxies() {
@@ -114,6 +164,12 @@ int delete_pattern(MPI_Comm, int, void* value, void*) {
     const Attached* expected = record;
     last_found.compare_exchange_strong(expected, nullptr);
     const InsideNbr guard;
+    if (record->counts) {
+        finished_reports().push_back(
+            nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, record->calls));
+        auto& list = reported();
+        list.erase(std::remove(list.begin(), list.end(), record), list.end());
+    }
     const int code = nbr_pattern_free(&record->pattern);
     if (code != NBR_SUCCESS) (void)mpi_result(code, "MPI_Comm_free");
     delete record;
@@ -208,6 +264,7 @@ void attach(MPI_Comm comm, const char* function) {
     if (dir.empty()) return;
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     const InsideNbr guard;
+    import_wisdom_once(rank);
     const int code = nbr_load_pattern_flags(dir.c_str(), comm, load_flags(), &pattern);
     if (code != NBR_SUCCESS) {
         if (rank == 0) {
@@ -217,7 +274,10 @@ void attach(MPI_Comm comm, const char* function) {
         return;
     }
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_pattern, &keyval, nullptr);
-    PMPI_Comm_set_attr(comm, keyval, new Attached{comm, pattern, rank == 0 && report_wanted()});
+    const bool counts = rank == 0 && report_wanted();
+    auto* record = new Attached{comm, pattern, counts, dir, size, static_cast<int>(attached), 0};
+    PMPI_Comm_set_attr(comm, keyval, record);
+    if (counts) reported().push_back(record);
     if (rank == 0) ++attached;
 }
 
@@ -252,7 +312,10 @@ nbr_pattern_t pattern_of(MPI_Comm comm) {
         record = static_cast<const Attached*>(value);
         last_found.store(record, std::memory_order_release);
     }
-    if (record->counts) ++replayed_calls;
+    if (record->counts) {
+        ++replayed_calls;
+        ++record->calls;
+    }
     return record->pattern;
 }
 
@@ -316,20 +379,89 @@ void free_proxy(Proxy& proxy) {
     forget(proxy.handle);
 }
 
+/// Every process's part of the report, gathered on world rank 0 (collective over MPI_COMM_WORLD).
+std::vector<std::string> gather_on_root(const std::string& mine, int rank, int size) {
+    int length = static_cast<int>(mine.size());
+    std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+    PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::string all;
+    if (rank == 0) {
+        int total = 0;
+        for (int r = 0; r < size; ++r) {
+            offsets[static_cast<std::size_t>(r)] = total;
+            total += lengths[static_cast<std::size_t>(r)];
+        }
+        all.resize(static_cast<std::size_t>(total));
+    }
+    PMPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
+                 MPI_COMM_WORLD);
+    std::vector<std::string> parts;
+    for (int r = 0; rank == 0 && r < size; ++r) {
+        parts.push_back(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+                                   static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
+    }
+    return parts;
+}
+
+void print_report(int rank, int size) {
+    unsigned long long mine[2] = {replayed_calls, attached}, total[2] = {0, 0};
+    PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    auto reports = finished_reports();
+    {
+        const InsideNbr guard;
+        for (const Attached* record : reported()) {
+            reports.push_back(
+                nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, record->calls));
+        }
+    }
+    const std::string json_file = report_json_file();
+    std::string part;
+    for (const auto& report : reports) part += json_file.empty() ? report.text : (part.empty() ? "" : ",\n") + report.json;
+    const auto parts = gather_on_root(part, rank, size);
+    if (rank != 0) return;
+    if (json_file.empty()) {
+        std::printf("nbr: replayed %llu call%s on %llu communicator%s\n", total[0], total[0] == 1 ? "" : "s",
+                    total[1], total[1] == 1 ? "" : "s");
+        for (const auto& p : parts) std::fputs(p.c_str(), stdout);
+        std::fflush(stdout);
+        return;
+    }
+    std::string json = "{\"replayed_calls\": " + std::to_string(total[0]) + ", \"communicators\": [\n";
+    bool first = true;
+    for (const auto& p : parts) {
+        if (p.empty()) continue;
+        json += (first ? "" : ",\n") + p;
+        first = false;
+    }
+    json += "\n]}\n";
+    if (FILE* out = std::fopen(json_file.c_str(), "w")) {
+        std::fputs(json.c_str(), out);
+        std::fclose(out);
+    } else {
+        std::fprintf(stderr, "nbr: NBR_REPORT: cannot write %s\n", json_file.c_str());
+    }
+}
+
+}  // namespace
+
+namespace nbr::interpose {
+
 void finalize_report() {
     if (!proxies().empty()) {
         std::fprintf(stderr, "nbr: %zu nonblocking or persistent requests were not completed or freed\n",
                      proxies().size());
     }
-    if (!report_wanted()) return;
-    unsigned long long mine[2] = {replayed_calls, attached}, total[2] = {0, 0};
-    PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    int rank = 0;
+    int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) {
-        std::printf("nbr: replayed %llu call%s on %llu communicator%s\n", total[0], total[0] == 1 ? "" : "s", total[1],
-                    total[1] == 1 ? "" : "s");
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (!wisdom_file().empty() && switched_on("NBR_MEASURE")) {  // the same on every rank: collective
+        const InsideNbr guard;
+        const int code = nbr_wisdom_export_all(wisdom_file().c_str(), MPI_COMM_WORLD);
+        if (code != NBR_SUCCESS && rank == 0) {
+            std::fprintf(stderr, "nbr: NBR_WISDOM: not written: %s: %s\n", nbr_strerror(code), nbr_last_error());
+        }
     }
+    if (report_wanted()) print_report(rank, size);
     std::fflush(stdout);
 }
 

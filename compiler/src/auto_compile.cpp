@@ -215,27 +215,39 @@ std::uint32_t fastest_at(const std::vector<Prediction>& predictions, std::size_t
     return predictions[0].latency_us[c][s] >= (1.0 + margin) * predictions[best].latency_us[c][s] ? best : 0;
 }
 
+/// Sizes [first, end) of the v judgement within the predictions' sizes.
+std::pair<std::size_t, std::size_t> judged_sizes(const std::vector<double>& naive,
+                                                 std::pair<std::size_t, std::size_t> range) {
+    const std::size_t end = naive.empty() ? 0 : std::min(range.second, naive.size() - 1) + 1;
+    return {std::min(range.first, end), end};
+}
+
+/// Mean log speedup over naive of `mine` at sizes [first, end), and whether it is never slower.
+std::pair<double, bool> variable_score(const std::vector<double>& naive, const std::vector<double>& mine,
+                                       std::pair<std::size_t, std::size_t> sizes) {
+    double log_sum = 0;
+    bool never_slower = true;
+    for (std::size_t s = sizes.first; s < sizes.second; ++s) {
+        never_slower = never_slower && mine[s] <= naive[s];
+        log_sum += naive[s] > 0 && mine[s] > 0 ? std::log(naive[s] / mine[s]) : 0.0;
+    }
+    const auto n = sizes.second - sizes.first;
+    return {n > 0 ? log_sum / static_cast<double>(n) : 0.0, never_slower};
+}
+
 /// The v-variants' candidate (`c`: 2 allgatherv, 3 alltoallv), judged at sizes [first, last]:
 /// never slower than naive, best geometric-mean speedup >= 1 + the largest margin there.
 std::uint32_t variable_choice(const std::vector<Prediction>& predictions, std::size_t c,
                               const std::vector<double>& margins, std::pair<std::size_t, std::size_t> range) {
     const auto& naive = predictions[0].latency_us[c];
-    const std::size_t first = range.first;
-    const std::size_t end = naive.empty() ? 0 : std::min(range.second, naive.size() - 1) + 1;
+    const auto sizes = judged_sizes(naive, range);
     double margin = 0;  // the largest of the sizes judged
-    for (std::size_t s = first; s < end; ++s) margin = std::max(margin, margins[s]);
+    for (std::size_t s = sizes.first; s < sizes.second; ++s) margin = std::max(margin, margins[s]);
     std::uint32_t chosen = 0;
     double best = std::log1p(margin) - 1e-12;
     for (std::uint32_t i = 1; i < predictions.size(); ++i) {
         if (!predictions[i].usable()) continue;
-        const auto& mine = predictions[i].latency_us[c];
-        double log_sum = 0;
-        bool never_slower = true;
-        for (std::size_t s = first; s < end; ++s) {
-            never_slower = never_slower && mine[s] <= naive[s];
-            log_sum += naive[s] > 0 && mine[s] > 0 ? std::log(naive[s] / mine[s]) : 0.0;
-        }
-        const double mean = end > first ? log_sum / static_cast<double>(end - first) : 0;
+        const auto [mean, never_slower] = variable_score(naive, predictions[i].latency_us[c], sizes);
         if (never_slower && mean > best) {
             best = mean;
             chosen = i;
@@ -253,23 +265,40 @@ void add_parameters(google::protobuf::RepeatedPtrField<schema::Parameter>* out,
     }
 }
 
-/// Bands of one collective from its per-size winners (candidate index -> variant index).
+/// Bands of one collective from its per-size winners and their alternatives (candidate index
+/// -> variant index): a band starts wherever either changes.
 void add_bands(schema::Manifest& manifest, schema::Collective collective, const std::vector<std::uint64_t>& sizes,
-               const std::vector<std::uint32_t>& winner, const std::vector<int>& variant_of) {
+               const std::vector<std::uint32_t>& winner, const std::vector<std::vector<std::uint32_t>>& alternatives,
+               const std::vector<int>& variant_of) {
+    const auto alternatives_at = [&](std::size_t s) {
+        return s < alternatives.size() ? alternatives[s] : std::vector<std::uint32_t>{};
+    };
     for (std::size_t s = 0; s < winner.size(); ++s) {
-        if (s > 0 && winner[s] == winner[s - 1]) continue;
+        if (s > 0 && winner[s] == winner[s - 1] && alternatives_at(s) == alternatives_at(s - 1)) continue;
         auto* band = manifest.add_bands();
         band->set_collective(collective);
         band->set_from_bytes(s == 0 ? 0 : sizes[s]);
         band->set_variant(static_cast<std::uint32_t>(variant_of[winner[s]]));
+        for (const auto a : alternatives_at(s)) band->add_alternatives(static_cast<std::uint32_t>(variant_of[a]));
     }
+}
+
+/// Whether the choice keeps any candidate beside a winner.
+bool keeps_alternatives(const AutoChoice& choice) {
+    for (std::size_t c = 0; c < 2; ++c) {
+        if (!choice.variable_alternatives[c].empty()) return true;
+        for (const auto& list : choice.alternatives[c]) {
+            if (!list.empty()) return true;
+        }
+    }
+    return false;
 }
 
 schema::Manifest make_manifest(const Topology& topology, const AutoOptions& options, const std::vector<Built>& built,
                                const std::vector<Prediction>& predictions, const std::vector<std::uint64_t>& messages,
                                const AutoChoice& choice) {
     schema::Manifest manifest;
-    manifest.set_format_version(kMultiVariantFormatVersion);
+    manifest.set_format_version(keeps_alternatives(choice) ? kCandidatesFormatVersion : kMultiVariantFormatVersion);
     manifest.set_num_ranks(topology.num_ranks());
     manifest.set_num_edges(topology.num_edges());
     manifest.set_algorithm("auto");
@@ -290,10 +319,15 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
         manifest.set_variable_to_bytes(options.variable_bytes->second);
         manifest.set_variable_bytes_source(options.variable_bytes_source);
     }
+    if (options.keep > 1) manifest.set_keep(static_cast<std::uint32_t>(options.keep));
     std::vector<bool> used(built.size(), false);
     for (std::size_t c = 0; c < 2; ++c) {
         for (auto w : choice.winner[c]) used[w] = true;
         used[choice.variable[c]] = true;
+        for (const auto& list : choice.alternatives[c]) {
+            for (auto a : list) used[a] = true;
+        }
+        for (auto a : choice.variable_alternatives[c]) used[a] = true;
     }
     std::vector<int> variant_of(built.size(), -1);
     for (std::size_t i = 0; i < built.size(); ++i) {
@@ -318,10 +352,16 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
         add_parameters(variant->mutable_parameters(), built[i].parameters);
         variant->set_compile_id(built[i].compile_id);
     }
-    add_bands(manifest, schema::ALLGATHER, options.sizes, choice.winner[0], variant_of);
-    add_bands(manifest, schema::ALLTOALL, options.sizes, choice.winner[1], variant_of);
+    add_bands(manifest, schema::ALLGATHER, options.sizes, choice.winner[0], choice.alternatives[0], variant_of);
+    add_bands(manifest, schema::ALLTOALL, options.sizes, choice.winner[1], choice.alternatives[1], variant_of);
     manifest.set_allgatherv_variant(static_cast<std::uint32_t>(variant_of[choice.variable[0]]));
     manifest.set_alltoallv_variant(static_cast<std::uint32_t>(variant_of[choice.variable[1]]));
+    for (auto a : choice.variable_alternatives[0]) {
+        manifest.add_allgatherv_alternatives(static_cast<std::uint32_t>(variant_of[a]));
+    }
+    for (auto a : choice.variable_alternatives[1]) {
+        manifest.add_alltoallv_alternatives(static_cast<std::uint32_t>(variant_of[a]));
+    }
     // The compile id: a checksum of everything above (the variants' ids included).
     manifest.set_compile_id(nbr::internal::checksum64(serialize_deterministic(manifest)));
     return manifest;
@@ -339,6 +379,7 @@ void check_options(const Topology& topology, const AutoOptions& options) {
         if (options.sizes[s] <= options.sizes[s - 1]) throw InputError("--sizes must increase strictly");
     }
     if (!(options.margin >= 0 && options.margin < 10)) throw InputError("--margin must lie in [0, 10)");
+    if (options.keep < 1 || options.keep > 16) throw InputError("--keep must lie in [1, 16]");
     if (options.variable_bytes &&
         (options.variable_bytes->first > options.variable_bytes->second || options.variable_bytes->second == 0)) {
         throw InputError("--v-bytes LO:HI needs LO <= HI and HI >= 1");
@@ -391,6 +432,66 @@ AutoChoice choose_variants(const std::vector<Prediction>& predictions, const std
     return choice;
 }
 
+namespace {
+
+/// Beside `winner`, up to keep − 1 candidates of `order` (fastest first by the model), naive
+/// (0) always among them; returned in `order`'s order.
+std::vector<std::uint32_t> kept_beside(std::uint32_t winner, const std::vector<std::uint32_t>& order, std::size_t keep) {
+    std::vector<std::uint32_t> kept;
+    if (keep <= 1) return kept;
+    const std::size_t others = keep - 1 - (winner != 0 ? 1 : 0);  // places for candidates but naive
+    for (const auto i : order) {
+        if (i == winner || i == 0) continue;
+        if (kept.size() >= others) break;
+        kept.push_back(i);
+    }
+    if (winner != 0) kept.push_back(0);
+    std::vector<std::uint32_t> ordered;
+    for (const auto i : order) {
+        if (std::find(kept.begin(), kept.end(), i) != kept.end()) ordered.push_back(i);
+    }
+    return ordered;
+}
+
+/// Usable candidates whose predictions no earlier candidate repeats exactly (equal schedules
+/// predict alike, whether simulated once or twice), sorted by `better` (stable: ties by index).
+template <class Better>
+std::vector<std::uint32_t> ranked(const std::vector<Prediction>& predictions, Better better) {
+    std::vector<std::uint32_t> order;
+    for (std::uint32_t i = 0; i < predictions.size(); ++i) {
+        const bool repeated = std::any_of(order.begin(), order.end(), [&](std::uint32_t j) {
+            return predictions[j].latency_us == predictions[i].latency_us;
+        });
+        if (predictions[i].usable() && !repeated) order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), better);
+    return order;
+}
+
+}  // namespace
+
+void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predictions, std::size_t keep,
+                     std::pair<std::size_t, std::size_t> variable_sizes) {
+    const std::size_t sizes = predictions.at(0).latency_us[0].size();
+    for (std::size_t c = 0; c < 2; ++c) {
+        choice.alternatives[c].assign(sizes, {});
+        for (std::size_t s = 0; s < sizes && keep > 1; ++s) {
+            const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) {
+                return predictions[a].latency_us[c][s] < predictions[b].latency_us[c][s];
+            });
+            choice.alternatives[c][s] = kept_beside(choice.winner[c][s], order, keep);
+        }
+        const auto& naive = predictions[0].latency_us[2 + c];
+        const auto judged = judged_sizes(naive, variable_sizes);
+        std::vector<double> score(predictions.size(), 0.0);
+        for (std::uint32_t i = 0; i < predictions.size(); ++i) {
+            if (predictions[i].usable()) score[i] = variable_score(naive, predictions[i].latency_us[2 + c], judged).first;
+        }
+        const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return score[a] > score[b]; });
+        choice.variable_alternatives[c] = kept_beside(choice.variable[c], order, keep);
+    }
+}
+
 AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin,
                            std::pair<std::size_t, std::size_t> variable_sizes) {
     const std::vector<double> margins(predictions.at(0).latency_us[0].size(), margin);
@@ -423,8 +524,9 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     progress.say("simulated " + std::to_string(candidates.size()) + " candidates at " +
                  std::to_string(options.sizes.size()) + " sizes on " + options.machine.name + " (" +
                  std::to_string(report.simulation_units) + " units; " + balance_text(report) + ")");
-    const auto choice = choose_variants(predictions, effective_margins(options),
-                                        variable_size_range(options.sizes, options.variable_bytes));
+    const auto variable_sizes = variable_size_range(options.sizes, options.variable_bytes);
+    auto choice = choose_variants(predictions, effective_margins(options), variable_sizes);
+    keep_candidates(choice, predictions, options.keep, variable_sizes);
     const auto manifest = make_manifest(topology, options, built, predictions, messages, choice);
     for (const auto& variant : manifest.variants()) report.variants.push_back(variant.name());
     collective_try(comm, [&] {

@@ -161,6 +161,25 @@ std::string variable_source(const schema::Manifest& manifest) {
 
 /// A v-variant's choice (`c`: 2 allgatherv, 3 alltoallv) and its predicted geometric-mean
 /// speedup over naive across the sizes it was judged at.
+/// " (measured beside: a, b)" for a list of alternatives, "" for none.
+template <class List>
+std::string alternatives_text(const schema::Manifest& manifest, const List& alternatives) {
+    std::string text;
+    for (const auto v : alternatives) {
+        text += (text.empty() ? " [measured beside: " : ", ") + manifest.variants(static_cast<int>(v)).name();
+    }
+    return text.empty() ? text : text + "]";
+}
+
+template <class List>
+std::string alternatives_json(const schema::Manifest& manifest, const List& alternatives) {
+    std::string text = "[";
+    for (const auto v : alternatives) {
+        text += (text.size() > 1 ? ", " : "") + json_string(manifest.variants(static_cast<int>(v)).name());
+    }
+    return text + "]";
+}
+
 std::string variable_line(const schema::Manifest& manifest, int c) {
     const auto v = c == 2 ? manifest.allgatherv_variant() : manifest.alltoallv_variant();
     const auto& name = manifest.variants(static_cast<int>(v)).name();
@@ -173,13 +192,15 @@ std::string variable_line(const schema::Manifest& manifest, int c) {
                                        variable_source(manifest) + " " + std::to_string(bytes->first) + ":" +
                                        std::to_string(bytes->second) + ")";
     const int i = candidate_index(manifest, name);
+    const auto kept =
+        alternatives_text(manifest, c == 2 ? manifest.allgatherv_alternatives() : manifest.alltoallv_alternatives());
     if (i <= 0 || latencies(manifest.candidates(i), c).empty()) {
-        return name + (bytes ? " (judged over " + over + ")" : "") + "\n";
+        return name + (bytes ? " (judged over " + over + ")" : "") + kept + "\n";
     }
     char text[64];
     std::snprintf(text, sizeof text, " (%.2fx faster than naive",
                   speedup(manifest, i, c, static_cast<int>(first), static_cast<int>(last) + 1));
-    return name + text + ", geometric mean over " + over + ")\n";
+    return name + text + ", geometric mean over " + over + ")" + kept + "\n";
 }
 
 void format_predictions(std::ostringstream& out, const schema::Manifest& manifest, int c) {
@@ -253,7 +274,8 @@ std::string format_auto(const schema::Manifest& manifest) {
             char line[96];
             std::snprintf(line, sizeof line, "  from %8s: %-18s ", byte_text(manifest.bands(b).from_bytes()).c_str(),
                           manifest.variants(static_cast<int>(manifest.bands(b).variant())).name().c_str());
-            out << line << band_reason(manifest, b) << "\n";
+            out << line << band_reason(manifest, b) << alternatives_text(manifest, manifest.bands(b).alternatives())
+                << "\n";
         }
     }
     out << "allgatherv (blocking, nonblocking): " << variable_line(manifest, 2)
@@ -289,13 +311,16 @@ std::string format_auto_json(const schema::Manifest& manifest) {
             << kCollectiveNames[band.collective() == schema::ALLGATHER ? 0 : 1]
             << "\", \"from_bytes\": " << band.from_bytes()
             << ", \"variant\": " << json_string(manifest.variants(static_cast<int>(band.variant())).name())
-            << ", \"reason\": " << json_string(band_reason(manifest, b)) << "}";
+            << ", \"reason\": " << json_string(band_reason(manifest, b))
+            << ", \"alternatives\": " << alternatives_json(manifest, band.alternatives()) << "}";
     }
     out << "],\n  \"allgatherv_variant\": "
         << json_string(manifest.variants(static_cast<int>(manifest.allgatherv_variant())).name())
         << ", \"alltoallv_variant\": "
         << json_string(manifest.variants(static_cast<int>(manifest.alltoallv_variant())).name())
-        << ", \"variable_bytes\": ";
+        << ", \"allgatherv_alternatives\": " << alternatives_json(manifest, manifest.allgatherv_alternatives())
+        << ", \"alltoallv_alternatives\": " << alternatives_json(manifest, manifest.alltoallv_alternatives())
+        << ", \"keep\": " << std::max<std::uint32_t>(1, manifest.keep()) << ", \"variable_bytes\": ";
     if (const auto bytes = variable_bytes(manifest)) {
         out << "[" << bytes->first << ", " << bytes->second
             << "], \"variable_bytes_source\": " << json_string(variable_source(manifest));

@@ -49,6 +49,7 @@ struct Options {
     bool quiet = false;
     std::string auto_sizes;  // compile --algo auto: empty = 1 B to 4 MiB
     double margin = 0.01;
+    std::size_t keep = 3;                 // compile --algo auto --keep
     std::string variable_bytes;           // compile --algo auto --v-bytes LO:HI
     std::vector<std::string> candidates;  // compile --algo auto --candidates
     nbr::compiler::PatternLayout layout = nbr::compiler::PatternLayout::automatic;
@@ -181,6 +182,7 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
     });
     options.sizes = o.auto_sizes.empty() ? nbr::compiler::default_auto_sizes() : parse_sizes(o.auto_sizes);
     options.margin = o.margin;
+    options.keep = o.keep;
     if (!o.variable_bytes.empty()) options.variable_bytes = parse_byte_range(o.variable_bytes);
     std::string captured_note;
     if (o.variable_bytes.empty() && nbr::is_capture_dir(o.input)) {
@@ -509,6 +511,12 @@ CLI::App* add_compile(CLI::App& app, Options& o) {
                      "auto: a candidate replaces naive only if it is this much faster (at least the machine file's "
                      "ratio_error)")
         ->check(CLI::Range(0.0, 10.0))
+        ->capture_default_str();
+    compile
+        ->add_option("--keep", o.keep,
+                     "auto: candidates kept per size band and for the v-calls, the winner and naive included, "
+                     "for measured selection in the job (NBR_MEASURE=1, NBR_LOAD_MEASURE); 1: the winners only")
+        ->check(CLI::Range(1, 16))
         ->capture_default_str();
     add_placement_options(compile, o,
                           " (distance-halving, hierarchical, kgroup --topology-aware; recorded in the manifest)");

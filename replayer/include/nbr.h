@@ -100,6 +100,7 @@ typedef struct nbr_request_s* nbr_request_t;
 
 /** Flags of nbr_load_pattern_flags. */
 #define NBR_LOAD_NO_NATIVE 0x1UL /**< every call on nbr's engine: never hand off to the native collective */
+#define NBR_LOAD_MEASURE 0x2UL   /**< measured selection: time the candidates kept, run the fastest (see below) */
 
 /** Version of the library actually linked (compare with NBR_API_VERSION). */
 unsigned nbr_get_api_version(void);
@@ -137,7 +138,29 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
 
 /**
  * nbr_load_pattern with flags (collective; every rank must pass the same flags):
- * 0 or NBR_LOAD_NO_NATIVE. Other bits are NBR_ERR_ARG.
+ * NBR_LOAD_NO_NATIVE, NBR_LOAD_MEASURE, or both. Other bits are NBR_ERR_ARG.
+ *
+ * NBR_LOAD_MEASURE: measured selection. For every call shape the application uses - a
+ * collective (v or not) in one mode (blocking, nonblocking, persistent) and, for fixed-size
+ * calls, a size band of the pattern and a power-of-two class of block sizes inside it - the
+ * candidates the directory keeps (`nbrc compile --algo auto --keep K`: the model's winner, its
+ * next fastest, naive) are timed in the shape's first calls: each once untimed, then five rounds
+ * of one timed call each. After the second round the ranks agree (one MPI_Iallreduce on the
+ * pattern's communicator: per candidate the slowest rank's median) and drop candidates over
+ * 1.5x the fastest; after the fifth they agree on the fastest, which every later call of the
+ * shape runs. The schedule depends only on the shape's call count and the agreed results, so
+ * all ranks run the same candidate in every call, whatever each measured. Blocking calls agree
+ * inside the call; nonblocking and persistent shapes start the agreement with a call and use it
+ * four calls later (meanwhile running the model's winner), so a start waits for the other ranks
+ * only when the application keeps more than four calls of one shape in flight. Nonblocking and
+ * persistent calls are timed from the start to the progress that finds them complete (work the
+ * application overlaps with them counts alike for every candidate). A shape called fewer times
+ * than its trials need keeps trying; the model's winner is then the usual choice. Patterns of
+ * one variant, and shapes with one candidate, have nothing to try: their calls are only counted
+ * and timed. Wisdom (nbr_wisdom_import) for the pattern, its communicator size and this machine
+ * decides shapes without trials; the ranks check that they found the same. Statistics:
+ * nbr_pattern_shape_count, nbr_pattern_shape_stats. Measured patterns never hand blocking
+ * calls off before the tuner has seen them (a few tens of nanoseconds per call).
  */
 int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, nbr_pattern_t* pattern);
 
@@ -173,6 +196,66 @@ typedef enum { NBR_ALLGATHER = 0, NBR_ALLTOALL = 1, NBR_ALLGATHERV = 2, NBR_ALLT
  * neighbors included, so that all run the same variant.
  */
 int nbr_pattern_variant(nbr_pattern_t pattern, nbr_collective_t collective, size_t bytes, const char** name);
+
+/** How a call was made (measured selection keeps a shape per mode). */
+typedef enum { NBR_MODE_BLOCKING = 0, NBR_MODE_NONBLOCKING = 1, NBR_MODE_PERSISTENT = 2 } nbr_mode_t;
+
+/** Where a call shape's choice stands. */
+typedef enum {
+    NBR_SHAPE_SINGLE = 0,   /**< one candidate: nothing to choose */
+    NBR_SHAPE_TRIAL = 1,    /**< the candidates are being timed */
+    NBR_SHAPE_MEASURED = 2, /**< chosen by this job's trials */
+    NBR_SHAPE_WISDOM = 3    /**< chosen by imported wisdom, no trials */
+} nbr_shape_state_t;
+
+/** What measured selection knows of one call shape (nbr_pattern_shape_stats). Times are this
+ *  rank's, in microseconds. */
+typedef struct {
+    nbr_collective_t collective;
+    nbr_mode_t mode;
+    size_t min_bytes, max_bytes; /**< block sizes of the shape (fixed-size, and persistent v by their
+                                      mean bytes per edge); 0 and SIZE_MAX for blocking and nonblocking v-calls */
+    nbr_shape_state_t state;
+    const char* variant;         /**< what the shape runs (the model's winner during trials); owned by the pattern */
+    int candidates;              /**< candidates of the shape (nbr_pattern_shape_candidate) */
+    unsigned long long calls;       /**< calls of the shape so far */
+    unsigned long long trial_calls; /**< of them, calls of the trial phase */
+    double trial_us;             /**< time in the trial phase's timed calls */
+    unsigned long long run_calls;   /**< timed calls after the choice */
+    double run_us;               /**< time in them */
+    double naive_us;             /**< naive's agreed median per call in the trials; NaN when not measured */
+    double saved_us;             /**< run_calls x naive_us - run_us: what the choice saved over naive on this
+                                      rank; NaN when naive was not measured */
+} nbr_shape_stats_t;
+
+/** Number of call shapes the pattern has seen (0 unless loaded with NBR_LOAD_MEASURE). Local. */
+int nbr_pattern_shape_count(nbr_pattern_t pattern, int* count);
+/** Statistics of shape `shape` (0 <= shape < count). Local. */
+int nbr_pattern_shape_stats(nbr_pattern_t pattern, int shape, nbr_shape_stats_t* stats);
+/** Candidate `candidate` of a shape: its variant's name (owned by the pattern), the agreed median
+ *  and mean time per call (slowest rank; NaN before an agreement) and the timed calls every rank
+ *  had in by then. Any output pointer may be NULL. Local. */
+int nbr_pattern_shape_candidate(nbr_pattern_t pattern, int shape, int candidate, const char** name, double* median_us,
+                                double* mean_us, unsigned long long* samples);
+
+/**
+ * Wisdom: what measured selection found, per pattern (its compile id), communicator size,
+ * machine (MPI library, processor, ranks per node; nbr version) and tag. Each process keeps the
+ * wisdom it imported and what its measured patterns decided; later loads with NBR_LOAD_MEASURE
+ * that find a matching entry skip the trials. Wisdom for another machine, tag or pattern is
+ * passed over; an entry naming bands or variants the pattern lacks is ignored.
+ */
+/** Merges a wisdom file into the process's wisdom. Local. NBR_ERR_IO (missing, unreadable),
+ *  NBR_ERR_CORRUPT, NBR_ERR_VERSION (newer than this library); on error nothing is merged. */
+int nbr_wisdom_import(const char* path);
+/** Writes the process's wisdom to `path` atomically (a temporary file renamed). Local. */
+int nbr_wisdom_export(const char* path);
+/** Collective over comm: rank 0 writes every rank's wisdom, merged, to `path`. */
+int nbr_wisdom_export_all(const char* path, MPI_Comm comm);
+/** Tags the wisdom this process writes and the wisdom it applies (default ""). Local. */
+int nbr_wisdom_set_tag(const char* tag);
+/** Forgets the process's wisdom. Local. */
+int nbr_wisdom_forget(void);
 
 /** Replays MPI_Neighbor_allgather on the pattern: block i of recvbuf comes from in-neighbor i. */
 int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,

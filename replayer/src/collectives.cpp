@@ -133,6 +133,42 @@ std::uint32_t variant_of_call(const PatternState& pattern, const CallArgs& a, co
     return nbr::internal::band_of(pattern, a.collective, std::max(send.bytes(0), recv.bytes(0)));
 }
 
+using nbr::internal::CallMode;
+using nbr::internal::Pick;
+
+/// The shape key of a call: fixed-size calls (and persistent v-calls, by their mean bytes per
+/// edge) by band and size class; blocking and nonblocking v-calls by collective and mode only.
+nbr::internal::ShapeKey shape_key(const PatternState& pattern, Collective collective, bool variable, CallMode mode,
+                                  std::uint64_t bytes) {
+    nbr::internal::ShapeKey key;
+    key.collective = index_of(collective);
+    key.variable = variable;
+    key.mode = mode;
+    if (!variable || mode == CallMode::persistent) {
+        key.band = nbr::internal::band_index_of(pattern, collective, bytes);
+        key.size_class = nbr::internal::size_class_of(bytes);
+    }
+    return key;
+}
+
+/// Measured selection's pick for a call (patterns loaded with NBR_LOAD_MEASURE), else the
+/// model's variant untimed.
+Pick pick_for(PatternState& pattern, Collective collective, bool variable, CallMode mode, std::uint64_t bytes,
+              std::uint32_t model_variant) {
+    if (!pattern.tuner) {
+        Pick pick;
+        pick.variant = model_variant;
+        return pick;
+    }
+    const auto key = shape_key(pattern, collective, variable, mode, bytes);
+    const int shape = pattern.tuner->shape_of(key, nbr::internal::candidates_for(pattern, key));
+    return pattern.tuner->next(pattern, shape);
+}
+
+std::uint64_t block_bytes(const BlockBuffer& send, const BlockBuffer& recv) {
+    return std::max(send.bytes(0), recv.bytes(0));
+}
+
 Execution& blocking_execution(PatternState& pattern, Variant& variant, Collective collective) {
     auto& slot = variant.blocking[index_of(collective)];
     if (!slot) slot = std::make_unique<Execution>(variant.plans[index_of(collective)], pattern.comm);
@@ -196,6 +232,28 @@ MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a) {
     return bytes >= record->native_from[c] ? record->comm : MPI_COMM_NULL;
 }
 
+/// Runs a blocking call on one variant. All-direct plans on a topology communicator: the native
+/// collective is the same schedule (see settle_collectively in nbr.cpp). The choice depends only
+/// on the pattern and the block size (or measured selection's agreed pick), so every rank makes
+/// the same one; since the native collective progresses none of nbr's requests, those this
+/// process has started are completed first (a peer may wait for data this rank forwards).
+void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, const BlockBuffer& send,
+                 const BlockBuffer& recv) {
+    if (variant.native[index_of(a.collective)]) {
+        nbr::internal::progress::complete_registered();
+        run_native(pattern.comm, a);
+        return;
+    }
+    Execution& execution = blocking_execution(pattern, variant, a.collective);
+    if (a.variable) {
+        execution.bind_in_band(send, recv);
+    } else {
+        execution.bind(send, recv);
+    }
+    execution.start();
+    nbr::internal::progress::run_blocking(execution);
+}
+
 /// A blocking call the hand-off record does not take: the pattern's state, checks and plans.
 [[gnu::noinline]] int run_blocking_fully(nbr_pattern_t handle, const CallArgs& a) {
     return guarded([&] {
@@ -204,25 +262,12 @@ MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a) {
         check_counts(a, *pattern);
         const BlockBuffer send = send_buffer(a, a.sendtype);
         const BlockBuffer recv = recv_buffer(a, a.recvtype);
-        Variant& variant = pattern->variants[variant_of_call(*pattern, a, send, recv)];
-        // All-direct plans on a topology communicator: the native collective is the same
-        // schedule (see settle_collectively in nbr.cpp). The choice depends only on the
-        // pattern and the block size, so every rank makes the same one; since the native
-        // collective progresses none of nbr's requests, those this process has started are
-        // completed first (a peer may wait for data this rank forwards).
-        if (variant.native[index_of(a.collective)]) {
-            if (!a.variable) nbr::internal::check_block_sizes(send, recv);
-            nbr::internal::progress::complete_registered();
-            return run_native(pattern->comm, a);
-        }
-        Execution& execution = blocking_execution(*pattern, variant, a.collective);
-        if (a.variable) {
-            execution.bind_in_band(send, recv);
-        } else {
-            execution.bind(send, recv);
-        }
-        execution.start();
-        nbr::internal::progress::run_blocking(execution);
+        if (!a.variable) nbr::internal::check_block_sizes(send, recv);
+        const Pick pick = pick_for(*pattern, a.collective, a.variable, CallMode::blocking, block_bytes(send, recv),
+                                   variant_of_call(*pattern, a, send, recv));
+        const double started = pick.timed ? MPI_Wtime() : 0.0;
+        run_variant(*pattern, pattern->variants[pick.variant], a, send, recv);
+        if (pick.timed) pattern->tuner->record(*pattern, pick, (MPI_Wtime() - started) * 1e6);
         return NBR_SUCCESS;
     });
 }
@@ -295,6 +340,8 @@ void destroy(RequestState* request) {
         }
     }
     request->execution.reset();
+    request->candidate_executions.clear();
+    request->pick = Pick{};
     request->pattern = nullptr;
     --pattern.requests;
     nbr::internal::request_table().release(request->handle, true);
@@ -328,8 +375,8 @@ RequestPtr make_request(PatternState& pattern, CallArgs& a, RequestState::Kind k
 /// Persistent v-variants learn every unit's byte size once: the fixed-size collective of the
 /// same plan replays the origins' block sizes (one uint64 per block) through the pattern.
 std::vector<std::uint64_t> exchange_sizes(const PatternState& pattern, const RequestState& request, const CallArgs& a,
-                                          const BlockBuffer& send) {
-    const auto& plan = pattern.variants[request.variant].plans[index_of(a.collective)];
+                                          const BlockBuffer& send, std::uint32_t variant) {
+    const auto& plan = pattern.variants[variant].plans[index_of(a.collective)];
     const MPI_Comm comm = request.comm;
     const std::size_t blocks = a.collective == Collective::allgather ? 1 : pattern.out.size();
     std::vector<std::uint64_t> own(blocks + 1), got(pattern.in.size() + 1);
@@ -377,11 +424,12 @@ MPI_Request native_persistent_init(const CallArgs& a, MPI_Comm comm) {
     return request;
 }
 
-/// Persistent v-variants choose their variant once, at init, from the mean bytes per edge over
-/// all ranks (one MPI_Allreduce on the request's communicator), by the fixed-size bands.
-std::uint32_t persistent_variable_variant(const PatternState& pattern, const RequestState& request, const CallArgs& a,
-                                          const BlockBuffer& send) {
-    if (pattern.variants.size() == 1) return 0;
+/// Persistent v-variants choose their variant once, at init, by the fixed-size bands, from the
+/// mean bytes per edge over all ranks (one MPI_Allreduce on the request's communicator), which
+/// this returns (0 for a single-variant pattern that is not measured: nothing to choose).
+std::uint64_t persistent_mean_bytes(const PatternState& pattern, const RequestState& request, const CallArgs& a,
+                                    const BlockBuffer& send) {
+    if (pattern.variants.size() == 1 && !pattern.tuner) return 0;
     const auto out = static_cast<std::uint32_t>(pattern.out.size());
     double totals[2] = {0, static_cast<double>(out)};  // bytes, edges
     for (std::uint32_t j = 0; j < out; ++j) {
@@ -389,8 +437,64 @@ std::uint32_t persistent_variable_variant(const PatternState& pattern, const Req
     }
     nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_DOUBLE, MPI_SUM, request.comm),
                              "MPI_Allreduce");
-    const double mean = totals[1] > 0 ? totals[0] / totals[1] : 0.0;
-    return nbr::internal::band_of(pattern, a.collective, static_cast<std::uint64_t>(mean));
+    return totals[1] > 0 ? static_cast<std::uint64_t>(totals[0] / totals[1]) : 0;
+}
+
+/// Binds one variant's execution of a persistent request (collective for v-variants: their
+/// block sizes travel once); failures are agreed by the caller.
+std::unique_ptr<Execution> persistent_execution(PatternState& pattern, RequestState& request, const CallArgs& a,
+                                                const BlockBuffer& send, const BlockBuffer& recv,
+                                                std::uint32_t v) {
+    const Variant& variant = pattern.variants[v];
+    auto execution = std::make_unique<Execution>(variant.plans[index_of(a.collective)], request.comm);
+    if (!a.variable) {
+        execution->bind(send, recv);
+        if (native_persistent(variant, a, recv)) execution->bind_native(native_persistent_init(a, request.comm));
+    } else {
+        execution->bind_sized(send, recv, exchange_sizes(pattern, request, a, send, v));
+    }
+    return execution;
+}
+
+/// The executions of a persistent request: the variant's; for a measured shape still in its
+/// trials one per candidate (each start then runs the tuner's pick).
+void bind_persistent(PatternState& pattern, RequestState& request, const CallArgs& a, const BlockBuffer& send,
+                     const BlockBuffer& recv, std::uint64_t bytes) {
+    const std::uint32_t model = a.variable ? nbr::internal::band_of(pattern, a.collective, bytes)
+                                           : variant_of_call(pattern, a, send, recv);
+    request.variant = model;
+    request.pick = Pick{};
+    if (pattern.tuner) {
+        const auto key = shape_key(pattern, a.collective, a.variable, CallMode::persistent, bytes);
+        const auto candidates = nbr::internal::candidates_for(pattern, key);
+        request.pick.shape = pattern.tuner->shape_of(key, candidates);
+        const auto& shape = pattern.tuner->shapes[static_cast<std::size_t>(request.pick.shape)];
+        if (shape.state == nbr::internal::Shape::State::trial) {
+            for (const auto v : candidates) {
+                request.candidate_executions.push_back(persistent_execution(pattern, request, a, send, recv, v));
+            }
+            request.current_candidate = 0;
+            request.execution = std::move(request.candidate_executions[0]);
+            request.variant = candidates[0];
+            return;
+        }
+        request.variant = shape.candidates[shape.chosen].variant;
+    }
+    request.execution = persistent_execution(pattern, request, a, send, recv, request.variant);
+}
+
+/// A persistent start of a measured shape: the tuner's pick, its execution swapped in.
+void pick_persistent(RequestState& request) {
+    PatternState& pattern = *request.pattern;
+    const int shape = request.pick.shape;
+    request.pick = pattern.tuner->next(pattern, shape);
+    if (!request.candidate_executions.empty() && request.pick.candidate != request.current_candidate) {
+        std::swap(request.candidate_executions[request.current_candidate], request.execution);
+        std::swap(request.candidate_executions[request.pick.candidate], request.execution);
+        request.current_candidate = request.pick.candidate;
+    }
+    request.variant = request.pick.variant;
+    request.execution->set_timed(request.pick.timed);
 }
 
 int init_persistent(nbr_pattern_t handle, CallArgs a, unsigned long flags, nbr_request_t* out) {
@@ -407,19 +511,15 @@ int init_persistent(nbr_pattern_t handle, CallArgs a, unsigned long flags, nbr_r
         nbr::internal::private_comm(pattern->comm, &request->comm);
         const BlockBuffer send = send_buffer(a, request->send_type);
         const BlockBuffer recv = recv_buffer(a, request->recv_type);
-        request->variant = a.variable ? persistent_variable_variant(*pattern, *request, a, send)
-                                      : variant_of_call(*pattern, a, send, recv);
-        const Variant& variant = pattern->variants[request->variant];
-        request->execution = std::make_unique<Execution>(variant.plans[index_of(a.collective)], request->comm);
-        Execution& execution = *request->execution;
+        const std::uint64_t bytes =
+            a.variable ? persistent_mean_bytes(*pattern, *request, a, send) : block_bytes(send, recv);
         if (!a.variable) {
-            execution.bind(send, recv);
-            if (native_persistent(variant, a, recv)) execution.bind_native(native_persistent_init(a, request->comm));
+            bind_persistent(*pattern, *request, a, send, recv, bytes);
             *out = nbr::internal::handle_of(*request.release());
             return NBR_SUCCESS;
         }
         int code = guarded([&] {
-            execution.bind_sized(send, recv, exchange_sizes(*pattern, *request, a, send));
+            bind_persistent(*pattern, *request, a, send, recv, bytes);
             return NBR_SUCCESS;
         });
         code = nbr::internal::agree(request->comm, code);
@@ -470,7 +570,10 @@ int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
         request->call = call;
         const BlockBuffer send = send_buffer(a, request->send_type);
         const BlockBuffer recv = recv_buffer(a, request->recv_type);
-        request->variant = variant_of_call(*pattern, a, send, recv);
+        if (!a.variable) nbr::internal::check_block_sizes(send, recv);
+        request->pick = pick_for(*pattern, a.collective, a.variable, CallMode::nonblocking, block_bytes(send, recv),
+                                 variant_of_call(*pattern, a, send, recv));
+        request->variant = request->pick.variant;
         Variant& variant = pattern->variants[request->variant];
         auto& idle = variant.idle[index_of(a.collective)];
         if (!idle.empty()) {
@@ -487,6 +590,7 @@ int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
         }
         const auto window = 1 + static_cast<std::int64_t>(call % static_cast<std::uint64_t>(pattern->windows - 1));
         execution.set_tag_offset(static_cast<int>(window * pattern->tag_window));
+        execution.set_timed(request->pick.timed);
         execution.start();
         nbr::internal::progress::add(execution);
         pattern->in_flight.push_back(request.get());
@@ -548,6 +652,16 @@ void resolve_all(int count, const nbr_request_t handles[], RequestState* states[
     }
 }
 
+/// Gives measured selection the time of a completed nonblocking call or persistent start (once).
+void record_completion(RequestState& request) {
+    Pick& pick = request.pick;
+    if (!pick.timed || request.pattern == nullptr || !request.pattern->tuner) return;
+    if (request.execution->error_code() == 0) {
+        request.pattern->tuner->record(*request.pattern, pick, request.execution->elapsed_us());
+    }
+    pick.timed = false;
+}
+
 /// Completes every request of `states` (nullptr entries and inactive persistent ones are
 /// skipped; released ones get NBR_REQUEST_NULL in `handles`); the first failure is returned,
 /// naming its index.
@@ -557,6 +671,7 @@ int complete_all(int count, RequestState* const states[], nbr_request_t handles[
     for (int i = 0; i < count; ++i) {
         if (states[i] == nullptr) continue;
         Execution& execution = *states[i]->execution;
+        record_completion(*states[i]);
         if (execution.error_code() != 0 && first_error == NBR_SUCCESS) {
             first_error = execution.error_code();
             message = std::string(what) + ": request " + std::to_string(i) + ": " + execution.error_message();
@@ -687,6 +802,8 @@ int nbr_start(nbr_request_t* handle) {
         if (request->kind != RequestState::Kind::persistent) {
             return fail(NBR_ERR_STATE, "nbr_start: not a persistent request");
         }
+        if (request->execution->active()) return fail(NBR_ERR_STATE, "nbr_start: request is already active");
+        if (request->pick.shape >= 0) pick_persistent(*request);
         request->execution->start();
         nbr::internal::progress::add(*request->execution);
         return NBR_SUCCESS;

@@ -191,6 +191,7 @@ void Execution::start() {
     error_message_.clear();
     deferred_code_ = 0;
     if (mode_ == SizeMode::in_band) std::fill(skipped_slots_.begin(), skipped_slots_.end(), 0);
+    if (timed_) started_at_ = finished_at_ = MPI_Wtime();
     recording_failure([&] { post_all(); });
 }
 
@@ -409,6 +410,13 @@ bool Execution::progress_native(bool block) {
 }
 
 bool Execution::progress(bool block) {
+    if (!timed_) return progress_untimed(block);
+    const bool done = progress_untimed(block);
+    if (done) finished_at_ = MPI_Wtime();
+    return done;
+}
+
+bool Execution::progress_untimed(bool block) {
     if (!active_) throw NbrError(NBR_ERR_STATE, "request is not active");
     if (native_ != MPI_REQUEST_NULL) return recording_failure([&] { return progress_native(block); });
     // Naive-like plans (nothing waits for a receive, no header phase): one MPI call, as native.

@@ -54,6 +54,12 @@ public:
     void bind_native(MPI_Request persistent) { native_ = persistent; }
     /// @brief Added to every tag (nonblocking calls use a window of tags each).
     void set_tag_offset(int offset) { tag_offset_ = offset; }
+    /// @brief Whether start() and the progress that completes the execution take the time
+    /// (measured selection, tuner.hpp); off: no clock is read.
+    void set_timed(bool timed) { timed_ = timed; }
+    /// @brief Microseconds from start() to the progress call that found the execution complete
+    /// (timed executions; 0 otherwise).
+    [[nodiscard]] double elapsed_us() const noexcept { return timed_ ? (finished_at_ - started_at_) * 1e6 : 0.0; }
 
     /// @brief Posts receives and ready sends. @throws NbrError(NBR_ERR_STATE) if active.
     void start();
@@ -87,6 +93,7 @@ private:
     void header_arrived(std::uint32_t index);
     void complete_recv(std::uint32_t index);
     void handle_completion(std::uint32_t request);
+    bool progress_untimed(bool block);
     bool progress_all_at_once(bool block);
     bool progress_native(bool block);
     /// Waits for (block) or tests the posted messages, posting what they free; true once none
@@ -135,6 +142,9 @@ private:
     std::size_t posted_ = 0;                 // MPI requests in flight
     MPI_Request native_ = MPI_REQUEST_NULL;  // a native persistent collective, if bound
     std::atomic<bool> active_{false};        // read by other threads' progress sweeps and tests (nbr.h, Threads)
+    bool timed_ = false;
+    double started_at_ = 0;   // MPI_Wtime at start() (timed)
+    double finished_at_ = 0;  // MPI_Wtime when progress found it complete (timed)
     int error_code_ = 0;
     std::string error_message_;
 };

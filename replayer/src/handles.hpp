@@ -14,6 +14,7 @@
 #include "nbr.h"
 #include "nbr/plan/plan.hpp"
 #include "nbr/schema/pattern_io.hpp"
+#include "tuner.hpp"
 
 namespace nbr::internal {
 
@@ -22,6 +23,7 @@ struct RequestState;
 /// One variant of a loaded pattern: one algorithm's plans and the executions reused for them.
 /// A single-algorithm directory loads as one variant; an auto directory as several.
 struct Variant {
+    std::string name;  // the variant's subdirectory in an auto directory, else the algorithm
     std::string algorithm;
     Plan plans[2];                                    // indexed by Collective: allgather, alltoall
     bool native[2] = {false, false};                  // blocking calls use the native collective (see nbr.cpp)
@@ -33,6 +35,7 @@ struct Variant {
 struct Band {
     std::uint64_t from_bytes = 0;
     std::uint32_t variant = 0;
+    std::vector<std::uint32_t> candidates;  // variant, then the alternatives kept for measurement
 };
 
 inline int index_of(Collective collective) {
@@ -54,6 +57,11 @@ struct PatternState {
     std::vector<Variant> variants;         // at least one
     std::vector<Band> bands[2];            // per collective: from_bytes increasing, the first at 0
     std::uint32_t variable_variant[2]{};   // the variant of blocking and nonblocking v-variant calls
+    std::vector<std::uint32_t> variable_candidates[2];  // it, then the alternatives kept for measurement
+    std::uint64_t compile_id = 0;          // the manifest's (wisdom's key)
+    std::unique_ptr<Tuner> tuner;          // NBR_LOAD_MEASURE: measured selection
+    std::string machine;                   // NBR_LOAD_MEASURE: machine_fingerprint
+    std::string wisdom_note;               // NBR_LOAD_MEASURE: what wisdom did at load
     std::int64_t tag_window = 1;           // tags one call needs (largest plan tag of any rank and variant + 1)
     std::int64_t tag_ub = 32767;           // MPI_TAG_UB of the communicator
     std::int64_t windows = 1;              // tag windows below MPI_TAG_UB
@@ -80,6 +88,11 @@ struct RequestState {
     std::unique_ptr<Execution> execution;
     std::uint64_t call = 0;     // nonblocking: call number on the pattern
     std::uint32_t variant = 0;  // the pattern's variant the request runs
+    Pick pick;                  // measured selection: the shape and candidate of the call or start
+    /// Persistent requests of a measured shape: an execution per candidate (bound at init), the
+    /// one of the current start moved into `execution`.
+    std::vector<std::unique_ptr<Execution>> candidate_executions;
+    std::uint32_t current_candidate = 0;
 };
 
 /// The calling thread's last failure (nbr_last_error).
@@ -139,13 +152,14 @@ inline nbr_request_t handle_of(const RequestState& request) {
 
 /// The variant a call of `collective` with blocks of `bytes` bytes runs (the bands' rule).
 /// Every rank passes blocks of one size (MPI's matching rule), so every rank picks alike.
+inline std::uint32_t band_index_of(const PatternState& pattern, Collective collective, std::uint64_t bytes) {
+    const auto& bands = pattern.bands[index_of(collective)];
+    std::uint32_t index = 0;
+    for (std::uint32_t b = 1; b < bands.size() && bands[b].from_bytes <= bytes; ++b) index = b;
+    return index;
+}
 inline std::uint32_t band_of(const PatternState& pattern, Collective collective, std::uint64_t bytes) {
-    std::uint32_t chosen = 0;
-    for (const Band& band : pattern.bands[index_of(collective)]) {
-        if (band.from_bytes > bytes) break;
-        chosen = band.variant;
-    }
-    return chosen;
+    return pattern.bands[index_of(collective)][band_index_of(pattern, collective, bytes)].variant;
 }
 
 }  // namespace nbr::internal

@@ -81,8 +81,9 @@ nbr::schema::Collective schema_collective(int index) {
 }
 
 /// The variant of one rank file: its plans for both collectives.
-Variant make_variant(const nbr::schema::RankPattern& file, const std::string& where) {
+Variant make_variant(const nbr::schema::RankPattern& file, const std::string& where, const std::string& name) {
     Variant variant;
+    variant.name = name;
     variant.algorithm = file.algorithm();
     try {
         variant.plans[0] = nbr::internal::build_plan(file, Collective::allgather);
@@ -95,7 +96,8 @@ Variant make_variant(const nbr::schema::RankPattern& file, const std::string& wh
 
 /// Adds the variant in `dir` (a single-algorithm directory) for this rank; the first one
 /// defines the neighbor lists, later ones must repeat them.
-void add_variant(PatternState& pattern, const std::filesystem::path& dir, const nbr::schema::Manifest& manifest) {
+void add_variant(PatternState& pattern, const std::filesystem::path& dir, const nbr::schema::Manifest& manifest,
+                 const std::string& name) {
     const auto rank = static_cast<std::uint32_t>(pattern.rank);
     const auto file = nbr::read_rank_pattern(dir, rank, manifest);
     const std::string where = nbr::rank_pattern_source(dir, rank, manifest);
@@ -107,7 +109,7 @@ void add_variant(PatternState& pattern, const std::filesystem::path& dir, const 
     } else if (in != pattern.in || out != pattern.out) {
         throw NbrError(NBR_ERR_CORRUPT, where + ": neighbor lists differ from the first variant's");
     }
-    pattern.variants.push_back(make_variant(file, where));
+    pattern.variants.push_back(make_variant(file, where, name));
 }
 
 /// Reads the rank's part of a pattern directory: one variant, or every variant of an auto
@@ -120,23 +122,33 @@ void read_variants(PatternState& pattern, const char* dir) {
                                               std::to_string(pattern.size));
     }
     pattern.algorithm = manifest.algorithm();
+    pattern.compile_id = manifest.compile_id();
     if (!nbr::is_multi_variant(manifest)) {
-        add_variant(pattern, dir, manifest);
-        for (auto& bands : pattern.bands) bands.assign(1, nbr::internal::Band{0, 0});
+        add_variant(pattern, dir, manifest, manifest.algorithm());
+        for (auto& bands : pattern.bands) bands.assign(1, nbr::internal::Band{0, 0, {0}});
+        for (auto& candidates : pattern.variable_candidates) candidates = {0};
         return;
     }
     for (int i = 0; i < manifest.variants_size(); ++i) {
         add_variant(pattern, std::filesystem::path(dir) / manifest.variants(i).name(),
-                    nbr::read_variant_manifest(dir, manifest, i));
+                    nbr::read_variant_manifest(dir, manifest, i), manifest.variants(i).name());
     }
     for (int c = 0; c < 2; ++c) {
         for (const auto& band : manifest.bands()) {
             if (band.collective() == schema_collective(c))
-                pattern.bands[c].push_back({band.from_bytes(), band.variant()});
+                pattern.bands[c].push_back({band.from_bytes(), band.variant(), nbr::band_candidates(band)});
         }
     }
     pattern.variable_variant[0] = manifest.allgatherv_variant();
     pattern.variable_variant[1] = manifest.alltoallv_variant();
+    pattern.variable_candidates[0] = {manifest.allgatherv_variant()};
+    pattern.variable_candidates[0].insert(pattern.variable_candidates[0].end(),
+                                          manifest.allgatherv_alternatives().begin(),
+                                          manifest.allgatherv_alternatives().end());
+    pattern.variable_candidates[1] = {manifest.alltoallv_variant()};
+    pattern.variable_candidates[1].insert(pattern.variable_candidates[1].end(),
+                                          manifest.alltoallv_alternatives().begin(),
+                                          manifest.alltoallv_alternatives().end());
 }
 
 std::unique_ptr<PatternState> load_local(const char* dir, MPI_Comm comm, int rank, int size) {
@@ -336,7 +348,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
     std::unique_ptr<nbr::internal::PatternState> pattern;
     int code = guarded([&] {
         if (dir == nullptr) return fail(NBR_ERR_ARG, "nbr_load_pattern: directory is NULL");
-        if ((flags & ~NBR_LOAD_NO_NATIVE) != 0) {
+        if ((flags & ~(NBR_LOAD_NO_NATIVE | NBR_LOAD_MEASURE)) != 0) {
             return fail(NBR_ERR_ARG, "nbr_load_pattern_flags: unknown flags " + std::to_string(flags));
         }
         pattern = load_local(dir, comm, rank, size);
@@ -344,12 +356,28 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
     });
     code = nbr::internal::agree(comm, code);
     if (code != NBR_SUCCESS) return code;
-    return guarded([&] {
+    code = guarded([&] {
         settle_collectively(*pattern, comm, flags);
+        return NBR_SUCCESS;
+    });
+    code = nbr::internal::agree(comm, code);
+    if (code != NBR_SUCCESS) return code;
+    code = guarded([&] {
+        if ((flags & NBR_LOAD_MEASURE) != 0) {
+            pattern->tuner = std::make_unique<nbr::internal::Tuner>();
+            pattern->machine = nbr::internal::machine_fingerprint(comm);
+            pattern->wisdom_note = nbr::internal::apply_wisdom(*pattern, comm);
+        }
+        return NBR_SUCCESS;
+    });
+    code = nbr::internal::agree(comm, code);
+    if (code != NBR_SUCCESS) return code;
+    return guarded([&] {
         nbr::internal::private_comm(comm, &pattern->comm);
         auto [state, handle] = nbr::internal::pattern_table().acquire(std::move(pattern));
         state->handle = handle;
-        nbr::internal::publish_hand_off(*state);
+        // Measured patterns take every call through the tuner: no hand-off.
+        if (!state->tuner) nbr::internal::publish_hand_off(*state);
         *out = nbr::internal::handle_of(*state);
         return NBR_SUCCESS;
     });
@@ -407,9 +435,22 @@ int nbr_pattern_variant(nbr_pattern_t handle, nbr_collective_t collective, size_
     }
     const Collective which =
         collective == NBR_ALLGATHER || collective == NBR_ALLGATHERV ? Collective::allgather : Collective::alltoall;
-    const std::uint32_t variant = collective >= NBR_ALLGATHERV
-                                      ? pattern->variable_variant[nbr::internal::index_of(which)]
-                                      : nbr::internal::band_of(*pattern, which, bytes);
+    std::uint32_t variant = collective >= NBR_ALLGATHERV ? pattern->variable_variant[nbr::internal::index_of(which)]
+                                                         : nbr::internal::band_of(*pattern, which, bytes);
+    if (pattern->tuner) {  // what measurement chose for blocking calls of that shape, once chosen
+        nbr::internal::ShapeKey key;
+        key.collective = nbr::internal::index_of(which);
+        key.variable = collective >= NBR_ALLGATHERV;
+        if (!key.variable) {
+            key.band = nbr::internal::band_index_of(*pattern, which, bytes);
+            key.size_class = nbr::internal::size_class_of(bytes);
+        }
+        for (const auto& shape : pattern->tuner->shapes) {
+            if (shape.key == key && shape.state != nbr::internal::Shape::State::trial) {
+                variant = shape.candidates[shape.chosen].variant;
+            }
+        }
+    }
     *name = pattern->variants[variant].algorithm.c_str();
     return NBR_SUCCESS;
 }

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <system_error>
+
+#include <unistd.h>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -91,6 +95,32 @@ void check_bands(const schema::Manifest& manifest, schema::Collective collective
     if (first) fail("none");
 }
 
+/// Alternatives (format 4): in range, distinct, never the winner they stand beside.
+void check_alternatives(const schema::Manifest& manifest, const std::string& source) {
+    auto fail = [&](const std::string& why) { throw PatternError(PatternErrorKind::corrupt, source + ": " + why); };
+    const auto variants = static_cast<std::uint32_t>(manifest.variants_size());
+    const auto check = [&](std::uint32_t winner, const auto& alternatives, const std::string& where) {
+        if (alternatives.empty()) return;
+        if (manifest.format_version() < kCandidatesFormatVersion) {
+            fail(where + " lists alternatives in a format-" + std::to_string(manifest.format_version()) +
+                 " manifest");
+        }
+        std::vector<std::uint32_t> seen{winner};
+        for (const auto v : alternatives) {
+            if (v >= variants) fail(where + ": alternative variant " + std::to_string(v) + " does not exist");
+            if (std::find(seen.begin(), seen.end(), v) != seen.end()) {
+                fail(where + ": variant " + std::to_string(v) + " listed twice");
+            }
+            seen.push_back(v);
+        }
+    };
+    for (int b = 0; b < manifest.bands_size(); ++b) {
+        check(manifest.bands(b).variant(), manifest.bands(b).alternatives(), "band " + std::to_string(b));
+    }
+    check(manifest.allgatherv_variant(), manifest.allgatherv_alternatives(), "allgatherv");
+    check(manifest.alltoallv_variant(), manifest.alltoallv_alternatives(), "alltoallv");
+}
+
 /// A multi-variant manifest: format 2, no rank checksums, variants with distinct safe names,
 /// bands for both collectives, v-variant choices in range.
 void check_multi_variant(const schema::Manifest& manifest, const std::string& source) {
@@ -116,6 +146,7 @@ void check_multi_variant(const schema::Manifest& manifest, const std::string& so
     if (manifest.allgatherv_variant() >= variants || manifest.alltoallv_variant() >= variants) {
         fail("the v-variants' variant does not exist");
     }
+    check_alternatives(manifest, source);
 }
 
 /// A packed single-algorithm manifest: format 3, ranks and a compile id (what binds ranks.pack
@@ -162,6 +193,64 @@ std::uint32_t band_variant(const schema::Manifest& manifest, schema::Collective 
         if (band.collective() == collective && band.from_bytes() <= bytes) chosen = band.variant();
     }
     return chosen;
+}
+
+std::vector<std::uint32_t> band_candidates(const schema::Band& band) {
+    std::vector<std::uint32_t> out{band.variant()};
+    out.insert(out.end(), band.alternatives().begin(), band.alternatives().end());
+    return out;
+}
+
+schema::Wisdom parse_wisdom(const std::string& bytes, const std::string& source) {
+    schema::Wisdom wisdom;
+    if (!parse_quietly(wisdom, bytes)) {
+        throw PatternError(PatternErrorKind::corrupt, source + ": not a valid wisdom file (truncated or corrupted)");
+    }
+    if (wisdom.format_version() == 0) {
+        throw PatternError(PatternErrorKind::version, source + ": wisdom format version missing (not an nbr wisdom file?)");
+    }
+    if (wisdom.format_version() > kWisdomFormatVersion) {
+        throw PatternError(PatternErrorKind::version, source + ": wisdom format version " +
+                                                          std::to_string(wisdom.format_version()) +
+                                                          " is newer than this build reads (" +
+                                                          std::to_string(kWisdomFormatVersion) + "); upgrade nbr");
+    }
+    for (int e = 0; e < wisdom.entries_size(); ++e) {
+        const auto& entry = wisdom.entries(e);
+        const auto fail = [&](const std::string& why) {
+            throw PatternError(PatternErrorKind::corrupt, source + ": entry " + std::to_string(e) + ": " + why);
+        };
+        if (entry.num_ranks() == 0) fail("no ranks");
+        for (const auto& shape : entry.shapes()) {
+            if (shape.collective() != schema::ALLGATHER && shape.collective() != schema::ALLTOALL) {
+                fail("a shape of unknown collective " + std::to_string(shape.collective()));
+            }
+            if (shape.mode() < schema::BLOCKING || shape.mode() > schema::PERSISTENT) {
+                fail("a shape of unknown mode " + std::to_string(shape.mode()));
+            }
+            if (shape.size_class() > 64) fail("size class " + std::to_string(shape.size_class()) + " out of range");
+            bool named = false;
+            for (const auto& candidate : shape.candidates()) named = named || candidate.name() == shape.winner();
+            if (!named) fail("winner '" + shape.winner() + "' is not among the shape's candidates");
+        }
+    }
+    return wisdom;
+}
+
+schema::Wisdom read_wisdom(const std::filesystem::path& path) {
+    return parse_wisdom(read_file(path), path.string());
+}
+
+void write_wisdom(const std::filesystem::path& path, const schema::Wisdom& wisdom) {
+    auto temporary = path;
+    temporary += ".tmp-" + std::to_string(::getpid());
+    write_file(temporary, serialize_deterministic(wisdom));
+    std::error_code ec;
+    std::filesystem::rename(temporary, path, ec);
+    if (ec) {
+        std::filesystem::remove(temporary, ec);
+        throw FileError(path.string() + ": cannot replace the file: " + ec.message());
+    }
 }
 
 std::string rank_file_name(std::uint32_t rank) {

@@ -102,6 +102,30 @@ TEST(ChooseVariants, AVBytesRangeJudgesTheVChoiceOnlyAtTheSizesThatBracketIt) {
 
 // ---- the simulations dealt out ---------------------------------------------------------------
 
+TEST(KeepCandidates, BesideEachWinnerTheNextFastestAndNaiveAlwaysRepeatsLeftOut) {
+    // sizes 0 and 1; "b2" repeats b's predictions (same schedules): never kept twice.
+    const std::vector<nbr::compiler::Prediction> predictions{
+        prediction("naive", {10, 10}, {10, 1}), prediction("a", {5, 12}, {9, 2}),
+        prediction("b", {6, 11}, {8, 3}),       prediction("b2", {6, 11}, {8, 3}),
+        prediction("c", {7, 9}, {20, 4}),
+    };
+    auto choice = nbr::compiler::choose_variants(predictions, 0.01);
+    nbr::compiler::keep_candidates(choice, predictions, 3);
+    // allgather: a wins at size 0 (b next, naive kept), c at size 1 (naive, the next fastest, kept).
+    EXPECT_EQ(choice.winner[0], (std::vector<std::uint32_t>{1, 4}));
+    EXPECT_EQ(choice.alternatives[0][0], (std::vector<std::uint32_t>{2, 0}));
+    EXPECT_EQ(choice.alternatives[0][1], (std::vector<std::uint32_t>{0, 2}));
+    // alltoall at size 1: naive wins; the two next fastest, a and b, are kept.
+    EXPECT_EQ(choice.winner[1][1], 0U);
+    EXPECT_EQ(choice.alternatives[1][1], (std::vector<std::uint32_t>{1, 2}));
+    EXPECT_EQ(choice.variable_alternatives[0].size(), 2U);
+    nbr::compiler::keep_candidates(choice, predictions, 2);
+    EXPECT_EQ(choice.alternatives[0][0], (std::vector<std::uint32_t>{0}));  // naive takes the one place
+    nbr::compiler::keep_candidates(choice, predictions, 1);
+    EXPECT_TRUE(choice.alternatives[0][0].empty());
+    EXPECT_TRUE(choice.variable_alternatives[1].empty());
+}
+
 TEST(DealLongestFirst, CostliestFirstToTheLeastLoadedProcessTiesToTheLower) {
     using nbr::compiler::internal::deal_longest_first;
     // 5 -> 0; 4 -> 1; 3 -> 1 (4 < 5); 3 -> 0 (5 < 7); 3 -> 1 (7 < 8).

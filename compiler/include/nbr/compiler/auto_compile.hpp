@@ -48,6 +48,10 @@ struct AutoOptions {
     /// k-group search that found no group builds naive's messages) take its predictions
     /// instead of being simulated again. Output does not depend on it.
     bool reuse_same_schedules = true;
+    /// Candidates kept per band and for the v-variants, the winner and naive included
+    /// (`--keep`): the model's next fastest beside its winner, for measured selection in the
+    /// job (libnbr's NBR_LOAD_MEASURE) to time. 1: the winners only (a format-2 directory).
+    std::size_t keep = 3;
     std::string source;                               ///< recorded in the manifest
     PatternLayout layout = PatternLayout::automatic;  ///< of every variant's directory
 };
@@ -82,6 +86,10 @@ struct Prediction {
 struct AutoChoice {
     std::array<std::vector<std::uint32_t>, 2> winner;  ///< per collective, per size
     std::array<std::uint32_t, 2> variable{0, 0};       ///< v-variants' candidate per collective
+    /// Per collective and size: the candidates kept beside the winner (keep_candidates), in
+    /// the model's order; empty unless keep_candidates filled them.
+    std::array<std::vector<std::vector<std::uint32_t>>, 2> alternatives;
+    std::array<std::vector<std::uint32_t>, 2> variable_alternatives;  ///< the v-variants'
 };
 
 /// @brief The rule of docs/algorithms.md ("auto"): per collective and size s the fastest usable
@@ -97,6 +105,14 @@ struct AutoChoice {
 /// @brief choose_variants with the same margin at every size.
 [[nodiscard]] AutoChoice choose_variants(const std::vector<Prediction>& predictions, double margin,
                                          std::pair<std::size_t, std::size_t> variable_sizes = {0, SIZE_MAX});
+
+/// @brief Fills `choice.alternatives` (docs/algorithms.md, "auto"): beside each winner up to
+/// keep − 1 more candidates with schedules of their own, naive always among them (it takes the
+/// last place when the model's next fastest would crowd it out), the others the model's next
+/// fastest; for the v-variants ranked by geometric-mean speedup over naive at the sizes judged.
+/// Ordered fastest first by the model; ties by candidate index. keep <= 1 keeps none.
+void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predictions, std::size_t keep,
+                     std::pair<std::size_t, std::size_t> variable_sizes = {0, SIZE_MAX});
 
 namespace internal {
 

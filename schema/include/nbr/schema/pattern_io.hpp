@@ -5,13 +5,14 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "nbr_pattern.pb.h"
 
 namespace nbr {
 
 /// @brief Newest pattern format this build reads.
-inline constexpr std::uint32_t kFormatVersion = 3;
+inline constexpr std::uint32_t kFormatVersion = 4;
 /// @brief Format of rank files and single-algorithm manifests (what readers since 0.1 read).
 inline constexpr std::uint32_t kSingleFormatVersion = 1;
 /// @brief Format of multi-variant (auto) manifests: older readers reject them.
@@ -19,6 +20,11 @@ inline constexpr std::uint32_t kMultiVariantFormatVersion = 2;
 /// @brief Format of packed single-algorithm manifests and their ranks.pack (older readers
 /// reject them; rank patterns inside stay format 1).
 inline constexpr std::uint32_t kPackedFormatVersion = 3;
+/// @brief Format of multi-variant manifests that keep candidates beside each band's winner
+/// (Band.alternatives, for measured selection): older readers reject them.
+inline constexpr std::uint32_t kCandidatesFormatVersion = 4;
+/// @brief Newest wisdom format this build reads and the one it writes.
+inline constexpr std::uint32_t kWisdomFormatVersion = 1;
 
 /// @brief What went wrong while reading a pattern directory.
 enum class PatternErrorKind {
@@ -126,6 +132,20 @@ private:
 /// `bytes` bytes of `collective`.
 [[nodiscard]] std::uint32_t band_variant(const schema::Manifest& manifest, schema::Collective collective,
                                          std::uint64_t bytes);
+
+/// @brief The candidates of a band (its variant first, then its alternatives).
+[[nodiscard]] std::vector<std::uint32_t> band_candidates(const schema::Band& band);
+
+/// @brief Parses and checks a wisdom file's bytes (format version, every entry's shapes
+/// well-formed); `source` names them. @throws PatternError (io, corrupt, version)
+[[nodiscard]] schema::Wisdom parse_wisdom(const std::string& bytes, const std::string& source);
+
+/// @brief Reads and checks a wisdom file (parse_wisdom).
+[[nodiscard]] schema::Wisdom read_wisdom(const std::filesystem::path& path);
+
+/// @brief Writes a wisdom file atomically: a temporary file beside it, renamed over it, so a
+/// reader (another job sharing the file) sees the old file or the new one, never a part.
+void write_wisdom(const std::filesystem::path& path, const schema::Wisdom& wisdom);
 
 /// @brief Checks a rank pattern's structure: list lengths, ranks and slots in range.
 /// Throws PatternError(corrupt) naming `source` on the first violation.

@@ -1,0 +1,21 @@
+#pragma once
+// libnbr-preload's report (NBR_REPORT): per communicator, collective and call shape what ran,
+// what measured selection timed, and what it saved against naive (docs/environment.md).
+#include <string>
+
+#include "nbr.h"
+
+namespace nbr::interpose {
+
+/// @brief One communicator's part of the report, as text lines and as a JSON object.
+struct CommunicatorReport {
+    std::string text;
+    std::string json;
+};
+
+/// @brief What a communicator's pattern did (its rank 0's view; times are that rank's, the
+/// candidates' the slowest rank's). `id` numbers the communicator in the report.
+[[nodiscard]] CommunicatorReport describe_pattern(nbr_pattern_t pattern, int id, int ranks, const std::string& dir,
+                                                  unsigned long long calls);
+
+}  // namespace nbr::interpose

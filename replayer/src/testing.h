@@ -1,0 +1,20 @@
+/* Test hooks of libnbr: exported (nbr_*), not part of the public API, not installed. */
+#ifndef NBR_TESTING_H
+#define NBR_TESTING_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Measured selection counts `microseconds` more for every timed trial call of the variant named
+ * `variant` on this process (0 removes it): a test makes a candidate slow, or slow on some ranks
+ * only, without depending on the machine's timing. NBR_ERR_ARG for NULL or a negative time.
+ */
+int nbr_testing_slow_variant(const char* variant, double microseconds);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,330 @@
+// Measured selection: the trial schedule of a call shape and the ranks' agreements on it
+// (docs/architecture.md, "Measured selection").
+#include "tuner.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "error.hpp"
+#include "handles.hpp"
+#include "progress.hpp"
+#include "testing.h"
+
+namespace nbr::internal {
+
+namespace {
+
+/// Values per candidate in an agreement: median, mean, −(sample count); all reduced by MAX, so
+/// the slowest rank's times decide and the count is the least any rank had.
+constexpr std::size_t kAgreed = 3;
+
+double median_of(std::vector<double> values) {
+    if (values.empty()) return -1.0;
+    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), middle, values.end());
+    if (values.size() % 2 == 1) return *middle;
+    const double upper = *middle;
+    return (upper + *std::max_element(values.begin(), middle)) / 2;
+}
+
+double mean_of(const std::vector<double>& values) {
+    if (values.empty()) return -1.0;
+    double sum = 0;
+    for (const double v : values) sum += v;
+    return sum / static_cast<double>(values.size());
+}
+
+/// The candidates still in the trial, in the model's order.
+std::vector<std::uint32_t> live(const Shape& shape) {
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
+        if (!shape.candidates[c].pruned) out.push_back(c);
+    }
+    return out;
+}
+
+/// The fastest candidate every rank measured (least agreed median; ties: the model's order),
+/// else the model's winner.
+std::uint32_t fastest(const Shape& shape) {
+    std::uint32_t best = 0;
+    double best_us = std::numeric_limits<double>::infinity();
+    for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
+        const auto& candidate = shape.candidates[c];
+        if (candidate.pruned || candidate.agreed_samples == 0) continue;
+        if (candidate.median_us < best_us) {
+            best_us = candidate.median_us;
+            best = c;
+        }
+    }
+    return best;
+}
+
+std::mutex& penalty_mutex() {
+    static std::mutex mutex;
+    return mutex;
+}
+
+std::map<std::string, double>& penalties() {
+    static std::map<std::string, double> table;
+    return table;
+}
+
+}  // namespace
+
+std::uint32_t size_class_of(std::uint64_t bytes) {
+    return static_cast<std::uint32_t>(std::bit_width(bytes));
+}
+
+double testing_penalty_us(const std::string& variant) {
+    const std::lock_guard lock(penalty_mutex());
+    const auto it = penalties().find(variant);
+    return it == penalties().end() ? 0.0 : it->second;
+}
+
+int Tuner::shape_of(const ShapeKey& key, const std::vector<std::uint32_t>& variants) {
+    for (std::size_t s = 0; s < shapes.size(); ++s) {
+        if (shapes[s].key == key) return static_cast<int>(s);
+    }
+    Shape shape;
+    shape.key = key;
+    for (const auto v : variants) shape.candidates.push_back(TrialCandidate{v, {}, {}, {}, 0, false});
+    shape.state = variants.size() > 1 ? Shape::State::trial : Shape::State::single;
+    shapes.push_back(std::move(shape));
+    return static_cast<int>(shapes.size() - 1);
+}
+
+Pick Tuner::run(int index, const Shape& shape, bool trial, std::uint32_t candidate) const {
+    Pick pick;
+    pick.shape = index;
+    pick.candidate = candidate;
+    pick.variant = shape.candidates[candidate].variant;
+    pick.trial = trial;
+    pick.timed = true;
+    return pick;
+}
+
+Pick Tuner::next(PatternState& pattern, int index) {
+    Shape& shape = shapes[static_cast<std::size_t>(index)];
+    ++shape.calls;
+    if (shape.state == Shape::State::trial) {
+        if (const auto pick = trial_call(pattern, index)) {
+            ++shape.trial_calls;
+            return *pick;
+        }
+    }
+    return run(index, shape, false, shape.chosen);
+}
+
+std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
+    Shape& shape = shapes[static_cast<std::size_t>(index)];
+    const auto untimed = [&](std::uint32_t candidate) {
+        Pick pick = run(index, shape, false, candidate);
+        pick.timed = false;
+        return pick;
+    };
+    if (shape.agreement != MPI_REQUEST_NULL) {
+        if (shape.lag > 0) {  // the model's winner while the agreement travels
+            --shape.lag;
+            return untimed(0);
+        }
+        finish_agreement(pattern, shape);
+        if (shape.state != Shape::State::trial) return std::nullopt;
+    }
+    if (shape.warmed < shape.candidates.size()) return untimed(shape.warmed++);  // first-call setup, untimed
+    const auto alive = live(shape);
+    if (shape.in_round == alive.size()) {
+        shape.in_round = 0;
+        ++shape.round;
+        if (shape.round == kPruneRound || shape.round == kTrialRounds) {
+            shape.final_agreement = shape.round == kTrialRounds;
+            start_agreement(pattern, shape, shape.key.mode == CallMode::blocking ? 0 : kAgreementLag);
+            return trial_call(pattern, index);  // runs the lag, or applies the agreement at once
+        }
+    }
+    return run(index, shape, true, alive[shape.in_round++]);
+}
+
+void Tuner::record(const PatternState& pattern, const Pick& pick, double us) {
+    if (pick.shape < 0 || !pick.timed) return;
+    Shape& shape = shapes[static_cast<std::size_t>(pick.shape)];
+    if (pick.trial) {
+        us += testing_penalty_us(pattern.variants[pick.variant].name);
+        shape.candidates[pick.candidate].samples.push_back(us);
+        shape.trial_us += us;
+    } else if (shape.state != Shape::State::trial) {
+        shape.run_us += us;
+        ++shape.run_calls;
+    }
+}
+
+void Tuner::start_agreement(PatternState& pattern, Shape& shape, std::uint32_t lag) {
+    shape.agreement_buffer.assign(kAgreed * shape.candidates.size(), 0.0);
+    for (std::size_t c = 0; c < shape.candidates.size(); ++c) {
+        const auto& samples = shape.candidates[c].samples;
+        shape.agreement_buffer[kAgreed * c] = median_of(samples);
+        shape.agreement_buffer[kAgreed * c + 1] = mean_of(samples);
+        shape.agreement_buffer[kAgreed * c + 2] = -static_cast<double>(samples.size());
+    }
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, shape.agreement_buffer.data(),
+                             static_cast<int>(shape.agreement_buffer.size()), MPI_DOUBLE, MPI_MAX, pattern.comm,
+                             &shape.agreement),
+              "MPI_Iallreduce");
+    shape.lag = lag;
+}
+
+void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
+    // Others' requests may wait for what this rank forwards: progress them meanwhile.
+    for (int done = 0;;) {
+        check_mpi(MPI_Test(&shape.agreement, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        if (done) break;
+        progress::poll();
+    }
+    for (std::size_t c = 0; c < shape.candidates.size(); ++c) {
+        auto& candidate = shape.candidates[c];
+        candidate.median_us = shape.agreement_buffer[kAgreed * c];
+        candidate.mean_us = shape.agreement_buffer[kAgreed * c + 1];
+        candidate.agreed_samples = static_cast<std::uint64_t>(-shape.agreement_buffer[kAgreed * c + 2]);
+    }
+    const std::uint32_t best = fastest(shape);
+    if (!shape.final_agreement) {
+        const double limit = kPruneFactor * shape.candidates[best].median_us;
+        for (auto& candidate : shape.candidates) {
+            if (candidate.agreed_samples > 0 && candidate.median_us > limit) candidate.pruned = true;
+        }
+    }
+    if (shape.final_agreement || live(shape).size() == 1) {
+        shape.chosen = best;
+        shape.state = Shape::State::measured;
+        remember(pattern, shape);
+    }
+}
+
+bool Tuner::apply_wisdom(int index, const std::string& winner, const PatternState& pattern) {
+    Shape& shape = shapes[static_cast<std::size_t>(index)];
+    for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
+        if (pattern.variants[shape.candidates[c].variant].name == winner) {
+            shape.chosen = c;
+            shape.state = shape.candidates.size() > 1 ? Shape::State::wisdom : Shape::State::single;
+            return true;
+        }
+    }
+    return false;
+}
+
+schema::CallMode schema_mode(CallMode mode) {
+    switch (mode) {
+        case CallMode::blocking: return schema::BLOCKING;
+        case CallMode::nonblocking: return schema::NONBLOCKING;
+        case CallMode::persistent: return schema::PERSISTENT;
+    }
+    return schema::MODE_UNSPECIFIED;
+}
+
+}  // namespace nbr::internal
+
+extern "C" int nbr_testing_slow_variant(const char* variant, double microseconds) {
+    if (variant == nullptr || !(microseconds >= 0)) return NBR_ERR_ARG;
+    const std::lock_guard lock(nbr::internal::penalty_mutex());
+    nbr::internal::penalties()[variant] = microseconds;
+    return NBR_SUCCESS;
+}
+
+namespace {
+
+using nbr::internal::fail;
+using nbr::internal::Shape;
+
+const Shape* shape_at(nbr_pattern_t handle, int index, const char* what) {
+    const nbr::internal::PatternState* pattern = nbr::internal::resolve(handle);
+    if (pattern == nullptr) {
+        fail(NBR_ERR_ARG, std::string(what) + ": invalid pattern handle");
+        return nullptr;
+    }
+    if (!pattern->tuner || index < 0 || static_cast<std::size_t>(index) >= pattern->tuner->shapes.size()) {
+        fail(NBR_ERR_ARG, std::string(what) + ": no shape " + std::to_string(index));
+        return nullptr;
+    }
+    return &pattern->tuner->shapes[static_cast<std::size_t>(index)];
+}
+
+nbr_shape_state_t state_of(Shape::State state) {
+    switch (state) {
+        case Shape::State::single: return NBR_SHAPE_SINGLE;
+        case Shape::State::trial: return NBR_SHAPE_TRIAL;
+        case Shape::State::measured: return NBR_SHAPE_MEASURED;
+        case Shape::State::wisdom: return NBR_SHAPE_WISDOM;
+    }
+    return NBR_SHAPE_SINGLE;
+}
+
+/// Naive's agreed median (the candidate whose variant is an algorithm "naive"), NaN if none.
+double naive_median(const nbr::internal::PatternState& pattern, const Shape& shape) {
+    for (const auto& candidate : shape.candidates) {
+        if (pattern.variants[candidate.variant].algorithm == "naive" && candidate.agreed_samples > 0) {
+            return candidate.median_us;
+        }
+    }
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
+extern "C" {
+
+int nbr_pattern_shape_count(nbr_pattern_t handle, int* count) {
+    const nbr::internal::PatternState* pattern = nbr::internal::resolve(handle);
+    if (pattern == nullptr || count == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_shape_count: invalid argument");
+    *count = pattern->tuner ? static_cast<int>(pattern->tuner->shapes.size()) : 0;
+    return NBR_SUCCESS;
+}
+
+int nbr_pattern_shape_stats(nbr_pattern_t handle, int index, nbr_shape_stats_t* stats) {
+    const Shape* shape = shape_at(handle, index, "nbr_pattern_shape_stats");
+    if (shape == nullptr) return NBR_ERR_ARG;
+    if (stats == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_shape_stats: stats is NULL");
+    const auto& pattern = *nbr::internal::resolve(handle);
+    const auto& key = shape->key;
+    *stats = nbr_shape_stats_t{};
+    stats->collective = static_cast<nbr_collective_t>(key.collective + (key.variable ? 2 : 0));
+    stats->mode = static_cast<nbr_mode_t>(key.mode);
+    if (key.variable && key.mode != nbr::internal::CallMode::persistent) {
+        stats->min_bytes = 0;
+        stats->max_bytes = SIZE_MAX;
+    } else {
+        stats->min_bytes = key.size_class == 0 ? 0 : std::size_t{1} << (key.size_class - 1);
+        stats->max_bytes = key.size_class == 0 ? 0 : (std::size_t{1} << (key.size_class - 1)) * 2 - 1;
+    }
+    stats->state = state_of(shape->state);
+    stats->variant = pattern.variants[shape->candidates[shape->chosen].variant].name.c_str();
+    stats->candidates = static_cast<int>(shape->candidates.size());
+    stats->calls = shape->calls;
+    stats->trial_calls = shape->trial_calls;
+    stats->trial_us = shape->trial_us;
+    stats->run_calls = shape->run_calls;
+    stats->run_us = shape->run_us;
+    stats->naive_us = naive_median(pattern, *shape);
+    stats->saved_us = static_cast<double>(shape->run_calls) * stats->naive_us - shape->run_us;
+    return NBR_SUCCESS;
+}
+
+int nbr_pattern_shape_candidate(nbr_pattern_t handle, int index, int candidate, const char** name, double* median_us,
+                                double* mean_us, unsigned long long* samples) {
+    const Shape* shape = shape_at(handle, index, "nbr_pattern_shape_candidate");
+    if (shape == nullptr) return NBR_ERR_ARG;
+    if (candidate < 0 || static_cast<std::size_t>(candidate) >= shape->candidates.size()) {
+        return fail(NBR_ERR_ARG, "nbr_pattern_shape_candidate: no candidate " + std::to_string(candidate));
+    }
+    const auto& pattern = *nbr::internal::resolve(handle);
+    const auto& c = shape->candidates[static_cast<std::size_t>(candidate)];
+    if (name != nullptr) *name = pattern.variants[c.variant].name.c_str();
+    if (median_us != nullptr) *median_us = c.median_us;
+    if (mean_us != nullptr) *mean_us = c.mean_us;
+    if (samples != nullptr) *samples = c.agreed_samples;
+    return NBR_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,144 @@
+#pragma once
+// Measured selection (NBR_LOAD_MEASURE): per call shape, the candidates an auto directory keeps
+// are timed in the job's first calls, the ranks agree on the fastest, and the rest run it.
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "nbr.h"
+#include "nbr_pattern.pb.h"
+
+namespace nbr::internal {
+
+struct PatternState;
+
+/// @brief How a call was made: nonblocking and persistent calls are timed from their start to
+/// the progress that finds them complete, so work the application overlaps with them counts,
+/// and each mode is a shape of its own.
+enum class CallMode : std::uint8_t { blocking = 0, nonblocking = 1, persistent = 2 };
+
+/// @brief What one decision is for: a collective (v or not) in one mode and, for fixed-size
+/// calls, a band of the pattern and a power-of-two class of block sizes inside it. Every rank
+/// of a call computes the same key (matching calls have blocks of one size everywhere; v-calls
+/// do not depend on sizes).
+struct ShapeKey {
+    int collective = 0;  ///< index_of(Collective): 0 allgather, 1 alltoall
+    bool variable = false;
+    CallMode mode = CallMode::blocking;
+    std::uint32_t band = 0;        ///< index among the collective's bands (fixed-size and persistent v)
+    std::uint32_t size_class = 0;  ///< size_class_of(block bytes)
+    friend bool operator==(const ShapeKey&, const ShapeKey&) = default;
+};
+
+/// @brief 0 for 0 bytes, k >= 1 for blocks of [2^(k-1), 2^k) bytes.
+[[nodiscard]] std::uint32_t size_class_of(std::uint64_t bytes);
+
+/// @brief One candidate of a shape: a variant of the pattern and what was measured of it.
+struct TrialCandidate {
+    std::uint32_t variant = 0;
+    std::vector<double> samples;  ///< this rank's timed trial calls, µs
+    /// After an agreement: the largest over the ranks of each rank's median and mean, and the
+    /// least sample count (0: some rank had none in).
+    double median_us = std::numeric_limits<double>::quiet_NaN();
+    double mean_us = std::numeric_limits<double>::quiet_NaN();
+    std::uint64_t agreed_samples = 0;
+    bool pruned = false;
+};
+
+/// @brief A call shape's state. Its trial schedule depends only on the call count and on agreed
+/// results, so every rank runs the same candidate in every call.
+struct Shape {
+    enum class State { single, trial, measured, wisdom };
+    ShapeKey key;
+    std::vector<TrialCandidate> candidates;  ///< the model's order: [0] is the model's winner
+    State state = State::single;
+    std::uint32_t chosen = 0;  ///< index into candidates: what runs (single, measured, wisdom)
+    std::uint64_t calls = 0;
+    std::uint64_t trial_calls = 0;
+    double trial_us = 0;  ///< this rank: time in timed trial calls
+    double run_us = 0;    ///< this rank: time in the calls after the choice
+    std::uint64_t run_calls = 0;
+    // The trial schedule: one untimed call per candidate, then rounds of timed calls over the
+    // candidates not pruned; agreements after kPruneRound and kTrialRounds rounds.
+    std::uint32_t warmed = 0;
+    std::uint32_t round = 0;
+    std::uint32_t in_round = 0;  ///< position in the round among the live candidates
+    MPI_Request agreement = MPI_REQUEST_NULL;
+    std::vector<double> agreement_buffer;
+    std::uint32_t lag = 0;  ///< calls still to run before the pending agreement is applied
+    bool final_agreement = false;
+};
+
+/// @brief What the tuner tells one call: which candidate runs, and whether its time is a trial
+/// sample (else it counts to run_us when the shape is decided).
+struct Pick {
+    int shape = -1;  ///< index into Tuner::shapes; -1: not measured
+    std::uint32_t candidate = 0;
+    std::uint32_t variant = 0;
+    bool trial = false;  ///< a timed trial call
+    bool timed = false;  ///< the call's time is taken (trial or run)
+};
+
+/// @brief Measured selection of one pattern (present when loaded with NBR_LOAD_MEASURE).
+class Tuner {
+public:
+    /// Rounds of timed trial calls per candidate, the round after which clearly slower
+    /// candidates are pruned, and what "clearly" is.
+    static constexpr std::uint32_t kTrialRounds = 5;
+    static constexpr std::uint32_t kPruneRound = 2;
+    static constexpr double kPruneFactor = 1.5;
+    /// Nonblocking and persistent shapes run this many calls of the model's winner between an
+    /// agreement's start and its use, so that a start never waits for other ranks (MPI makes
+    /// starts local) unless the application keeps more calls of one shape in flight.
+    static constexpr std::uint32_t kAgreementLag = 4;
+
+    std::vector<Shape> shapes;
+
+    /// @brief The shape of `key` (created with `variants`, the model's order, on first use).
+    int shape_of(const ShapeKey& key, const std::vector<std::uint32_t>& variants);
+    /// @brief The candidate the shape's next call runs; may complete an agreement (collective over
+    /// the pattern's communicator: every rank reaches it at the same call of the shape).
+    Pick next(PatternState& pattern, int shape);
+    /// @brief Records a call's time (µs) as the pick said.
+    void record(const PatternState& pattern, const Pick& pick, double us);
+    /// @brief Fixes a shape's choice from wisdom; false if `winner` is not among its candidates.
+    bool apply_wisdom(int shape, const std::string& winner, const PatternState& pattern);
+
+private:
+    /// The shape's next trial call, or nothing once the shape is decided (possibly by an
+    /// agreement this call completes).
+    std::optional<Pick> trial_call(PatternState& pattern, int shape);
+    void start_agreement(PatternState& pattern, Shape& shape, std::uint32_t lag);
+    void finish_agreement(PatternState& pattern, Shape& shape);
+    [[nodiscard]] Pick run(int index, const Shape& shape, bool trial, std::uint32_t candidate) const;
+};
+
+/// @brief The candidates (variant indices, the model's order) of a shape of the pattern.
+[[nodiscard]] std::vector<std::uint32_t> candidates_for(const PatternState& pattern, const ShapeKey& key);
+
+/// @brief The extra time nbr_testing_slow_variant charges a variant's timed calls on this process.
+[[nodiscard]] double testing_penalty_us(const std::string& variant);
+
+// ---- wisdom (wisdom.cpp) ----
+
+/// @brief What the machine is for wisdom: MPI library, processor, the ranks' spread over nodes
+/// (collective over comm), as text; its hash decides whether wisdom applies.
+[[nodiscard]] std::string machine_fingerprint(MPI_Comm comm);
+
+/// @brief Applies the process's wisdom for this pattern (collective: the ranks agree that they
+/// found the same entry, else none is used); returns a line saying what was used or why not
+/// ("" when there was no wisdom to look at).
+std::string apply_wisdom(PatternState& pattern, MPI_Comm comm);
+
+/// @brief Stores a measured shape's result in the process's wisdom.
+void remember(const PatternState& pattern, const Shape& shape);
+
+/// @brief The schema's name for a shape key's parts.
+[[nodiscard]] schema::CallMode schema_mode(CallMode mode);
+
+}  // namespace nbr::internal

@@ -1,0 +1,341 @@
+// Wisdom: what measured selection found, kept per process, exported to a file and imported by
+// later jobs so that they skip the trials (docs/format.md, "Wisdom").
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "handles.hpp"
+#include "nbr/schema/hash.hpp"
+#include "nbr/schema/pattern_io.hpp"
+
+namespace nbr::internal {
+
+namespace {
+
+std::mutex& store_mutex() {
+    static std::mutex mutex;
+    return mutex;
+}
+
+/// The process's wisdom: imported entries and what its patterns measured.
+schema::Wisdom& store() {
+    static auto* wisdom = new schema::Wisdom;  // never destroyed: patterns may outlive static destruction
+    return *wisdom;
+}
+
+std::string& user_tag() {
+    static std::string tag;
+    return tag;
+}
+
+schema::Collective schema_collective_of(int collective) {
+    return collective == 0 ? schema::ALLGATHER : schema::ALLTOALL;
+}
+
+bool same_shape(const schema::MeasuredShape& shape, const ShapeKey& key) {
+    return shape.collective() == schema_collective_of(key.collective) && shape.variable() == key.variable &&
+           shape.mode() == schema_mode(key.mode) && shape.band() == key.band && shape.size_class() == key.size_class;
+}
+
+ShapeKey key_of(const schema::MeasuredShape& shape) {
+    ShapeKey key;
+    key.collective = shape.collective() == schema::ALLGATHER ? 0 : 1;
+    key.variable = shape.variable();
+    key.mode = shape.mode() == schema::BLOCKING      ? CallMode::blocking
+               : shape.mode() == schema::NONBLOCKING ? CallMode::nonblocking
+                                                     : CallMode::persistent;
+    key.band = shape.band();
+    key.size_class = shape.size_class();
+    return key;
+}
+
+bool same_entry(const schema::WisdomEntry& a, const schema::WisdomEntry& b) {
+    return a.compile_id() == b.compile_id() && a.num_ranks() == b.num_ranks() && a.machine_hash() == b.machine_hash() &&
+           a.tag() == b.tag();
+}
+
+/// Merges `entry` into `into`: its shapes replace those of the same key.
+void merge_entry(schema::Wisdom& into, const schema::WisdomEntry& entry) {
+    for (auto& mine : *into.mutable_entries()) {
+        if (!same_entry(mine, entry)) continue;
+        for (const auto& shape : entry.shapes()) {
+            auto* shapes = mine.mutable_shapes();
+            const auto it = std::find_if(shapes->begin(), shapes->end(),
+                                         [&](const schema::MeasuredShape& s) { return same_shape(s, key_of(shape)); });
+            if (it != shapes->end()) {
+                *it = shape;
+            } else {
+                *shapes->Add() = shape;
+            }
+        }
+        return;
+    }
+    *into.add_entries() = entry;
+}
+
+void merge(schema::Wisdom& into, const schema::Wisdom& from) {
+    for (const auto& entry : from.entries()) merge_entry(into, entry);
+}
+
+std::string first_line(std::string text) {
+    const auto end = text.find_first_of("\r\n");
+    if (end != std::string::npos) text.resize(end);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    return text;
+}
+
+std::string processor_model() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) return first_line(line.substr(colon + 2));
+        }
+    }
+    return "unknown processor";
+}
+
+/// "K nodes of A-B ranks" from MPI's shared-memory split (collective).
+std::string node_spread(MPI_Comm comm) {
+#if defined(NBR_SMPI)
+    (void)comm;
+    return "SimGrid SMPI";
+#else
+    MPI_Comm node = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    int node_rank = 0, node_size = 0;
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    int values[3] = {node_rank == 0 ? 1 : 0, node_size, -node_size};  // nodes, largest, -smallest
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values + 1, 2, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+    const std::string per_node = values[1] == -values[2] ? std::to_string(values[1])
+                                                         : std::to_string(-values[2]) + "-" + std::to_string(values[1]);
+    return std::to_string(values[0]) + (values[0] == 1 ? " node of " : " nodes of ") + per_node + " ranks";
+#endif
+}
+
+/// The entry of the process's wisdom for this pattern, machine and tag; nullptr if none. `why`
+/// says why an entry for the pattern was passed over.
+const schema::WisdomEntry* entry_for(const PatternState& pattern, std::uint64_t machine_hash, std::string& why) {
+    for (const auto& entry : store().entries()) {
+        if (entry.compile_id() != pattern.compile_id || entry.num_ranks() != static_cast<std::uint32_t>(pattern.size)) {
+            continue;
+        }
+        if (entry.machine_hash() != machine_hash) {
+            why = "wisdom for this pattern was measured on another machine (" + entry.machine() + "); ignored";
+            continue;
+        }
+        if (entry.tag() != user_tag()) {
+            why = "wisdom for this pattern has tag '" + entry.tag() + "', not '" + user_tag() + "'; ignored";
+            continue;
+        }
+        return &entry;
+    }
+    return nullptr;
+}
+
+/// Whether every shape of `entry` names a band the pattern has and a winner among its candidates.
+bool fits(const PatternState& pattern, const schema::WisdomEntry& entry) {
+    for (const auto& shape : entry.shapes()) {
+        const ShapeKey key = key_of(shape);
+        const auto& bands = pattern.bands[key.collective];
+        if ((!key.variable || key.mode == CallMode::persistent) && key.band >= bands.size()) return false;
+        bool found = false;
+        for (const auto v : candidates_for(pattern, key)) found = found || pattern.variants[v].name == shape.winner();
+        if (!found) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> candidates_for(const PatternState& pattern, const ShapeKey& key) {
+    if (key.variable && key.mode != CallMode::persistent) return pattern.variable_candidates[key.collective];
+    return pattern.bands[key.collective].at(key.band).candidates;
+}
+
+std::string machine_fingerprint(MPI_Comm comm) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    MPI_Get_library_version(version, &length);
+    return "MPI: " + first_line(std::string(version, static_cast<std::size_t>(std::max(length, 0)))) +
+           "; processor: " + processor_model() + "; " + node_spread(comm) + "; nbr " + NBR_VERSION_STRING;
+}
+
+std::string apply_wisdom(PatternState& pattern, MPI_Comm comm) {
+    std::uint64_t local[2] = {0, 0};  // the entry's checksum, as min and max
+    std::string why;
+    schema::WisdomEntry entry;
+    bool any = false;
+    {
+        const std::lock_guard lock(store_mutex());
+        any = store().entries_size() > 0;
+        const auto* found = entry_for(pattern, checksum64(pattern.machine), why);
+        if (found != nullptr) {
+            entry = *found;
+            if (fits(pattern, entry)) {
+                local[0] = local[1] = checksum64(serialize_deterministic(entry));
+            } else {
+                why = "wisdom for this pattern names variants or bands the pattern does not have; ignored";
+            }
+        }
+    }
+    std::uint64_t agreed[2] = {local[0], ~local[1]};
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
+    agreed[1] = ~agreed[1];  // the largest
+    if (agreed[0] != agreed[1]) {
+        return agreed[1] == 0 ? why
+                              : "ranks found different wisdom for this pattern (or only some found it); ignored";
+    }
+    if (agreed[0] == 0) return any ? (why.empty() ? "no wisdom for this pattern" : why) : std::string();
+    for (const auto& shape : entry.shapes()) {
+        const ShapeKey key = key_of(shape);
+        const int index = pattern.tuner->shape_of(key, candidates_for(pattern, key));
+        (void)pattern.tuner->apply_wisdom(index, shape.winner(), pattern);
+    }
+    return "wisdom applied: " + std::to_string(entry.shapes_size()) + " shape" +
+           (entry.shapes_size() == 1 ? "" : "s") + " chosen without trials";
+}
+
+void remember(const PatternState& pattern, const Shape& shape) {
+    schema::WisdomEntry entry;
+    entry.set_compile_id(pattern.compile_id);
+    entry.set_num_ranks(static_cast<std::uint32_t>(pattern.size));
+    entry.set_machine(pattern.machine);
+    entry.set_machine_hash(checksum64(pattern.machine));
+    auto* measured = entry.add_shapes();
+    measured->set_collective(schema_collective_of(shape.key.collective));
+    measured->set_variable(shape.key.variable);
+    measured->set_mode(schema_mode(shape.key.mode));
+    measured->set_band(shape.key.band);
+    measured->set_size_class(shape.key.size_class);
+    measured->set_winner(pattern.variants[shape.candidates[shape.chosen].variant].name);
+    for (const auto& candidate : shape.candidates) {
+        auto* out = measured->add_candidates();
+        out->set_name(pattern.variants[candidate.variant].name);
+        out->set_median_us(candidate.agreed_samples > 0 ? candidate.median_us : 0.0);
+        out->set_mean_us(candidate.agreed_samples > 0 ? candidate.mean_us : 0.0);
+        out->set_samples(candidate.agreed_samples);
+    }
+    const std::lock_guard lock(store_mutex());
+    entry.set_tag(user_tag());
+    merge_entry(store(), entry);
+}
+
+}  // namespace nbr::internal
+
+namespace {
+
+using nbr::internal::fail;
+using nbr::internal::guarded;
+
+int import_bytes(const std::string& bytes, const std::string& source) {
+    const auto wisdom = nbr::parse_wisdom(bytes, source);
+    const std::lock_guard lock(nbr::internal::store_mutex());
+    nbr::internal::merge(nbr::internal::store(), wisdom);
+    return NBR_SUCCESS;
+}
+
+nbr::schema::Wisdom snapshot() {
+    const std::lock_guard lock(nbr::internal::store_mutex());
+    nbr::schema::Wisdom copy = nbr::internal::store();
+    copy.set_format_version(nbr::kWisdomFormatVersion);
+    copy.set_producer("libnbr " NBR_VERSION_STRING);
+    return copy;
+}
+
+int write_snapshot(const char* path, const nbr::schema::Wisdom& wisdom) {
+    try {
+        nbr::write_wisdom(path, wisdom);
+    } catch (const std::runtime_error& error) {
+        return fail(NBR_ERR_IO, error.what());
+    }
+    return NBR_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int nbr_wisdom_import(const char* path) {
+    return guarded([&] {
+        if (path == nullptr) return fail(NBR_ERR_ARG, "nbr_wisdom_import: path is NULL");
+        try {
+            return import_bytes(nbr::read_file(path), path);
+        } catch (const nbr::PatternError& error) {
+            const int code = error.kind() == nbr::PatternErrorKind::io        ? NBR_ERR_IO
+                             : error.kind() == nbr::PatternErrorKind::version ? NBR_ERR_VERSION
+                                                                              : NBR_ERR_CORRUPT;
+            return fail(code, error.what());
+        }
+    });
+}
+
+int nbr_wisdom_export(const char* path) {
+    return guarded([&] {
+        if (path == nullptr) return fail(NBR_ERR_ARG, "nbr_wisdom_export: path is NULL");
+        return write_snapshot(path, snapshot());
+    });
+}
+
+int nbr_wisdom_export_all(const char* path, MPI_Comm comm) {
+    int code = guarded([&] {
+        if (path == nullptr) return fail(NBR_ERR_ARG, "nbr_wisdom_export_all: path is NULL");
+        if (comm == MPI_COMM_NULL) return fail(NBR_ERR_ARG, "nbr_wisdom_export_all: communicator is MPI_COMM_NULL");
+        return NBR_SUCCESS;
+    });
+    if (code != NBR_SUCCESS || comm == MPI_COMM_NULL) return code;
+    code = nbr::internal::agree(comm, code);
+    if (code != NBR_SUCCESS) return code;
+    code = guarded([&] {
+        int rank = 0, size = 0;
+        MPI_Comm_rank(comm, &rank);
+        MPI_Comm_size(comm, &size);
+        const std::string mine = nbr::serialize_deterministic(snapshot());
+        int length = static_cast<int>(mine.size());
+        std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+        nbr::internal::check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
+        std::string all;
+        if (rank == 0) {
+            std::size_t total = 0;
+            for (int r = 0; r < size; ++r) {
+                offsets[static_cast<std::size_t>(r)] = static_cast<int>(total);
+                total += static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]);
+            }
+            all.resize(total);
+        }
+        nbr::internal::check_mpi(MPI_Gatherv(mine.data(), length, MPI_BYTE, all.data(), lengths.data(),
+                                             offsets.data(), MPI_BYTE, 0, comm),
+                                 "MPI_Gatherv");
+        if (rank != 0) return NBR_SUCCESS;
+        nbr::schema::Wisdom merged = snapshot();
+        for (int r = 1; r < size; ++r) {
+            const auto part = all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+                                         static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]));
+            nbr::internal::merge(merged, nbr::parse_wisdom(part, "rank " + std::to_string(r) + "'s wisdom"));
+        }
+        return write_snapshot(path, merged);
+    });
+    return nbr::internal::agree(comm, code);
+}
+
+int nbr_wisdom_set_tag(const char* tag) {
+    if (tag == nullptr) return fail(NBR_ERR_ARG, "nbr_wisdom_set_tag: tag is NULL");
+    const std::lock_guard lock(nbr::internal::store_mutex());
+    nbr::internal::user_tag() = tag;
+    return NBR_SUCCESS;
+}
+
+int nbr_wisdom_forget(void) {
+    const std::lock_guard lock(nbr::internal::store_mutex());
+    nbr::internal::store().Clear();
+    return NBR_SUCCESS;
+}
+
+}  // extern "C"

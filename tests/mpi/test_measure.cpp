@@ -1,0 +1,295 @@
+// Measured selection (NBR_LOAD_MEASURE) and wisdom: a hand-built auto directory that keeps three
+// candidates per shape (naive, the relay test algorithm, common-neighbor); the test hook makes
+// candidates slow, on every rank or on some only; every call delivers what MPI delivers, every
+// rank runs the same candidate, and wisdom skips the trials of a later load.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "auto_directory.hpp"
+#include "nbr.h"
+#include "nbr/graphs/generators.hpp"
+#include "replay_corpus.hpp"
+#include "testing.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nbr::test::world_rank;
+using nbr::test::world_size;
+
+/// Calls enough for every shape to finish its trials: 3 untimed, 5 rounds of 3, the agreements'
+/// lag of 4 (nonblocking and persistent), and some after.
+constexpr int kCalls = 40;
+
+/// The variants' names as libnbr reports them (an auto directory's subdirectories).
+const std::string kNaive = "naive", kRelay = "relay", kCommonNeighbor = "cn2";
+
+class MeasureTest : public testing::Test {
+protected:
+    void SetUp() override {
+        (void)nbr_wisdom_forget();
+        (void)nbr_wisdom_set_tag("");
+        topology_ = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.7, 11});
+        // allgather: relay is the model's winner, naive and cn2 kept; alltoall: cn2, naive, relay;
+        // allgatherv: relay, naive; alltoallv: cn2, naive, relay.
+        nbr::test::assemble_auto(topology_, dir(),
+                                 {{nbr::schema::ALLGATHER, 0, 1, {0, 2}}, {nbr::schema::ALLTOALL, 0, 2, {0, 1}}}, 1, 2,
+                                 {0}, {0, 1});
+        graph_ = nbr::test::dist_graph(topology_);
+    }
+    void TearDown() override {
+        if (pattern_ != NBR_PATTERN_NULL) {
+            EXPECT_EQ(nbr_pattern_free(&pattern_), NBR_SUCCESS);
+        }
+        MPI_Comm_free(&graph_);
+        for (const auto& name : {kNaive, kRelay, kCommonNeighbor}) (void)nbr_testing_slow_variant(name.c_str(), 0);
+    }
+    void load() {
+        if (pattern_ != NBR_PATTERN_NULL) {
+            ASSERT_EQ(nbr_pattern_free(&pattern_), NBR_SUCCESS);
+        }
+        ASSERT_EQ(nbr_load_pattern_flags(dir().c_str(), graph_, NBR_LOAD_MEASURE, &pattern_), NBR_SUCCESS)
+            << nbr_last_error();
+    }
+    [[nodiscard]] fs::path dir() const { return tmp_.path() / "auto"; }
+    [[nodiscard]] fs::path file(const char* name) const { return tmp_.path() / name; }
+
+    /// The stats of the only shape of (collective, mode).
+    [[nodiscard]] nbr_shape_stats_t stats(nbr_collective_t collective, nbr_mode_t mode) const {
+        int count = 0;
+        EXPECT_EQ(nbr_pattern_shape_count(pattern_, &count), NBR_SUCCESS);
+        nbr_shape_stats_t found{};
+        int matches = 0;
+        for (int s = 0; s < count; ++s) {
+            nbr_shape_stats_t shape{};
+            EXPECT_EQ(nbr_pattern_shape_stats(pattern_, s, &shape), NBR_SUCCESS);
+            if (shape.collective == collective && shape.mode == mode) {
+                found = shape;
+                ++matches;
+            }
+        }
+        EXPECT_EQ(matches, 1);
+        return found;
+    }
+
+    /// `calls` blocking allgathers of 8 B, each checked against MPI's.
+    void blocking_allgathers(int calls) {
+        const auto lists = nbr::test::neighbors_of(graph_);
+        std::vector<unsigned char> send(8), expected(lists.in.size() * 8 + 1), got(expected.size());
+        for (int call = 0; call < calls; ++call) {
+            nbr::test::fill(send, call);
+            std::fill(expected.begin(), expected.end(), 0);
+            std::fill(got.begin(), got.end(), 0);
+            MPI_Neighbor_allgather(send.data(), 8, MPI_BYTE, expected.data(), 8, MPI_BYTE, graph_);
+            ASSERT_EQ(nbr_neighbor_allgather(send.data(), 8, MPI_BYTE, got.data(), 8, MPI_BYTE, pattern_), 0)
+                << nbr_last_error();
+            ASSERT_EQ(got, expected) << "call " << call;
+        }
+    }
+
+    nbr::test::SharedTempDir tmp_;
+    nbr::Topology topology_;
+    MPI_Comm graph_ = MPI_COMM_NULL;
+    nbr_pattern_t pattern_ = NBR_PATTERN_NULL;
+};
+
+/// Every rank's string, gathered: all equal.
+bool same_on_every_rank(const std::string& mine) {
+    char text[64] = {};
+    std::snprintf(text, sizeof text, "%s", mine.c_str());
+    std::vector<char> all(sizeof text * static_cast<std::size_t>(world_size()));
+    MPI_Allgather(text, sizeof text, MPI_CHAR, all.data(), sizeof text, MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < world_size(); ++r) {
+        if (std::string(all.data() + r * sizeof text) != mine) return false;
+    }
+    return true;
+}
+
+TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpiDelivers) {
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 5e4), 0);      // 50 ms a call: pruned
+    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 3e3), 0);  // 3 ms: slower than naive
+    load();
+    blocking_allgathers(kCalls);
+    const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
+    EXPECT_EQ(std::string(s.variant), kNaive);
+    EXPECT_EQ(s.calls, static_cast<unsigned long long>(kCalls));
+    EXPECT_EQ(s.candidates, 3);
+    // 3 untimed + 2 rounds of 3; relay and cn2 pruned; naive alone: chosen at the prune.
+    EXPECT_EQ(s.trial_calls, 9U);
+    EXPECT_EQ(s.run_calls, static_cast<unsigned long long>(kCalls) - 9U);
+    EXPECT_TRUE(std::isfinite(s.naive_us));
+    const char* name = nullptr;
+    double median = 0;
+    unsigned long long samples = 0;
+    ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, &name, &median, nullptr, &samples), 0);
+    EXPECT_EQ(std::string(name), kRelay);  // the model's order: its winner first
+    EXPECT_GE(median, 5e4);
+    EXPECT_EQ(samples, 2U);
+    EXPECT_EQ(nbr_pattern_variant(pattern_, NBR_ALLGATHER, 8, &name), 0);
+    EXPECT_EQ(std::string(name), "naive");
+    EXPECT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 3, &name, nullptr, nullptr, nullptr), NBR_ERR_ARG);
+}
+
+TEST_F(MeasureTest, RanksThatTimeDifferentlyStillRunOneCandidateTheSlowestRanksFastest) {
+    // Rank 0 finds relay slow, rank 1 cn2, the others nothing: each alone would choose differently.
+    if (world_rank() == 0) {
+        ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e3), 0);
+    }
+    if (world_rank() == 1) {
+        ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 1e3), 0);
+    }
+    if (world_rank() == 1) {
+        ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 5e2), 0);
+    }
+    load();
+    blocking_allgathers(kCalls);
+    const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
+    EXPECT_TRUE(same_on_every_rank(s.variant));
+    // The slowest rank's medians: relay >= 2 ms, cn2 >= 1 ms, naive >= 0.5 ms: naive everywhere.
+    EXPECT_EQ(std::string(s.variant), kNaive);
+}
+
+TEST_F(MeasureTest, NonblockingPersistentAndVCallsAreMeasuredAndDeliverWhatMpiDelivers) {
+    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 2e4), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1e4), 0);
+    load();
+    const auto lists = nbr::test::neighbors_of(graph_);
+    const int count = 4;
+    std::vector<unsigned char> send(lists.out.size() * count + 1), expected(lists.in.size() * count + 1),
+        got(expected.size());
+    nbr_request_t persistent = NBR_REQUEST_NULL;
+    ASSERT_EQ(nbr_neighbor_alltoall_init(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, 0,
+                                         &persistent),
+              0)
+        << nbr_last_error();
+    std::vector<int> counts(lists.out.size() + 1, count), displs(lists.out.size() + 1, 0);
+    for (std::size_t e = 1; e < counts.size(); ++e) displs[e] = displs[e - 1] + count;
+    std::vector<int> rcounts(lists.in.size() + 1, count), rdispls(lists.in.size() + 1, 0);
+    for (std::size_t e = 1; e < rcounts.size(); ++e) rdispls[e] = rdispls[e - 1] + count;
+    for (int call = 0; call < kCalls; ++call) {
+        nbr::test::fill(send, call);
+        nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
+        std::fill(got.begin(), got.end(), 0);
+        nbr_request_t request = NBR_REQUEST_NULL;
+        ASSERT_EQ(nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, &request),
+                  0);
+        ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
+        ASSERT_EQ(got, expected) << "nonblocking call " << call;
+        std::fill(got.begin(), got.end(), 0);
+        ASSERT_EQ(nbr_start(&persistent), 0) << nbr_last_error();
+        ASSERT_EQ(nbr_wait(&persistent), 0) << nbr_last_error();
+        ASSERT_EQ(got, expected) << "persistent start " << call;
+        std::fill(got.begin(), got.end(), 0);
+        ASSERT_EQ(nbr_neighbor_alltoallv(send.data(), counts.data(), displs.data(), MPI_BYTE, got.data(),
+                                         rcounts.data(), rdispls.data(), MPI_BYTE, pattern_),
+                  0)
+            << nbr_last_error();
+        ASSERT_EQ(got, expected) << "alltoallv call " << call;
+    }
+    ASSERT_EQ(nbr_request_free(&persistent), 0);
+    for (const auto mode : {NBR_MODE_NONBLOCKING, NBR_MODE_PERSISTENT}) {
+        const auto s = stats(NBR_ALLTOALL, mode);
+        EXPECT_EQ(s.state, NBR_SHAPE_MEASURED) << mode;
+        EXPECT_EQ(std::string(s.variant), kNaive) << mode;
+        EXPECT_EQ(s.calls, static_cast<unsigned long long>(kCalls)) << mode;
+        EXPECT_TRUE(same_on_every_rank(s.variant));
+    }
+    const auto v = stats(NBR_ALLTOALLV, NBR_MODE_BLOCKING);
+    EXPECT_EQ(v.state, NBR_SHAPE_MEASURED);
+    EXPECT_EQ(std::string(v.variant), kNaive);
+    EXPECT_EQ(v.max_bytes, SIZE_MAX);
+}
+
+TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMatch) {
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 5e4), 0);
+    load();
+    blocking_allgathers(kCalls);
+    const std::string chosen = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING).variant;
+    EXPECT_NE(chosen, kRelay);
+    const auto wisdom = file("wisdom.pb").string();
+    ASSERT_EQ(nbr_wisdom_export_all(wisdom.c_str(), MPI_COMM_WORLD), 0) << nbr_last_error();
+    // A later job: the process's wisdom gone, the file imported, relay no longer slow.
+    ASSERT_EQ(nbr_wisdom_forget(), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 0), 0);
+    ASSERT_EQ(nbr_wisdom_import(wisdom.c_str()), 0) << nbr_last_error();
+    load();
+    blocking_allgathers(3);
+    auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_WISDOM);
+    EXPECT_EQ(std::string(s.variant), chosen);
+    EXPECT_EQ(s.trial_calls, 0U);
+    // Another tag: the wisdom is passed over, the trials run again.
+    ASSERT_EQ(nbr_wisdom_set_tag("another run"), 0);
+    load();
+    blocking_allgathers(3);
+    s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_TRIAL);
+    EXPECT_EQ(s.trial_calls, 3U);
+}
+
+TEST_F(MeasureTest, CorruptNewerAndMissingWisdomFilesAreRefusedWithTheirCodes) {
+    const auto corrupt = file("corrupt.pb").string();
+    const auto newer = file("newer.pb").string();
+    if (world_rank() == 0) {
+        std::ofstream(corrupt) << "not a wisdom file at all";
+        nbr::schema::Wisdom wisdom;
+        wisdom.set_format_version(nbr::kWisdomFormatVersion + 1);
+        nbr::write_wisdom(newer, wisdom);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT_EQ(nbr_wisdom_import(corrupt.c_str()), NBR_ERR_CORRUPT);
+    EXPECT_NE(std::string(nbr_last_error()).find("corrupt.pb"), std::string::npos) << nbr_last_error();
+    EXPECT_EQ(nbr_wisdom_import(newer.c_str()), NBR_ERR_VERSION);
+    EXPECT_EQ(nbr_wisdom_import(file("missing.pb").c_str()), NBR_ERR_IO);
+    EXPECT_EQ(nbr_wisdom_import(nullptr), NBR_ERR_ARG);
+    // Nothing was merged: a measured load runs its trials.
+    load();
+    blocking_allgathers(2);
+    EXPECT_EQ(stats(NBR_ALLGATHER, NBR_MODE_BLOCKING).state, NBR_SHAPE_TRIAL);
+}
+
+TEST_F(MeasureTest, WisdomFoundByOnlySomeRanksIsUsedByNone) {
+    load();
+    blocking_allgathers(kCalls);
+    const auto wisdom = file("wisdom.pb").string();
+    ASSERT_EQ(nbr_wisdom_export_all(wisdom.c_str(), MPI_COMM_WORLD), 0);
+    ASSERT_EQ(nbr_wisdom_forget(), 0);
+    if (world_rank() == 0) {
+        ASSERT_EQ(nbr_wisdom_import(wisdom.c_str()), 0);
+    }
+    load();
+    blocking_allgathers(3);
+    EXPECT_EQ(stats(NBR_ALLGATHER, NBR_MODE_BLOCKING).state, NBR_SHAPE_TRIAL);
+}
+
+TEST_F(MeasureTest, ASingleAlgorithmDirectoryHasNothingToTryItsCallsAreCountedAndTimed) {
+    ASSERT_EQ(nbr_load_pattern_flags((dir() / "naive").c_str(), graph_, NBR_LOAD_MEASURE, &pattern_), NBR_SUCCESS)
+        << nbr_last_error();
+    blocking_allgathers(5);
+    const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_SINGLE);
+    EXPECT_EQ(s.calls, 5U);
+    EXPECT_EQ(s.trial_calls, 0U);
+    EXPECT_EQ(s.run_calls, 5U);
+    EXPECT_FALSE(std::isfinite(s.naive_us));
+}
+
+TEST_F(MeasureTest, WithoutTheFlagNoShapeIsKept) {
+    ASSERT_EQ(nbr_load_pattern(dir().c_str(), graph_, &pattern_), NBR_SUCCESS) << nbr_last_error();
+    blocking_allgathers(3);
+    int count = -1;
+    ASSERT_EQ(nbr_pattern_shape_count(pattern_, &count), 0);
+    EXPECT_EQ(count, 0);
+    nbr_shape_stats_t s;
+    EXPECT_EQ(nbr_pattern_shape_stats(pattern_, 0, &s), NBR_ERR_ARG);
+}
+
+}  // namespace
