@@ -97,6 +97,48 @@ app cg "" "--algo auto --machine niagara --ranks-per-node 2" iterations
 app matching "" "$dh" rounds
 app matching "--rmat 9" "$cn" rounds
 
+# Measured selection under the drop-in (NBR_MEASURE=1): stencil's 40 sweeps (one blocking
+# alltoall each) finish their trials; the report's shapes add up to the calls made, the JSON
+# report says the same, the wisdom file is written, and a second run takes its choice from it
+# without trials. cg's nonblocking v-calls are measured alike (its 26 calls may end in trials).
+measured() {
+    local name=$1 args=$2 calls=$3 tag native out json
+    tag=$(tag_of "measured $name $args")
+    # shellcheck disable=SC2086
+    native=$($launch4 "$examples/$name" $args 2>&1)
+    calls=$(calls_of "$native" "$calls")
+    # shellcheck disable=SC2086
+    run_preloaded "$capture_lib" NBR_CAPTURE="$work/$tag.cap" "$examples/$name" $args >/dev/null || fail "capture"
+    "$nbrc" compile "$tag.cap" --algo auto --machine niagara --ranks-per-node 2 -q -o "$tag.patterns" ||
+        fail "compile of $name's captures"
+    # shellcheck disable=SC2086
+    out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_MEASURE=1 NBR_REPORT=1 \
+        NBR_WISDOM="$work/$tag.wisdom" "$examples/$name" $args)
+    check '[ $? -eq 0 ] && grep -q "^$name: check OK" <<<"$out"' "$name $args measured: $out"
+    check '[ "$(results "^$name:" <<<"$native")" = "$(results "^$name:" <<<"$out")" ]' \
+        "$name $args: measurement changed the results: $native /// $out"
+    local shape_calls
+    shape_calls=$(grep -oE "^nbr:   [a-z]+ [a-z]+ .*: [0-9]+ calls" <<<"$out" | grep -oE "[0-9]+ calls$" |
+        awk '{s += $1} END {print s + 0}')
+    check '[ "$shape_calls" -eq "$calls" ]' "$name $args: the report's shapes count $shape_calls calls, not $calls: $out"
+    check '[ -s "$work/$tag.wisdom" ]' "$name $args: no wisdom written"
+    # shellcheck disable=SC2086
+    out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_MEASURE=1 NBR_REPORT="json:$work/$tag.json" \
+        NBR_WISDOM="$work/$tag.wisdom" "$examples/$name" $args)
+    check '[ $? -eq 0 ] && grep -q "^$name: check OK" <<<"$out"' "$name $args with wisdom: $out"
+    json=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+shapes = [s for c in r["communicators"] for s in c["shapes"]]
+print(sum(s["calls"] for s in shapes), " ".join(sorted(set(s["state"] for s in shapes))))' "$work/$tag.json")
+    check '[ "${json%% *}" -eq "$calls" ]' "$name $args: the JSON report counts ${json%% *} calls, not $calls"
+    echo "$name $args: second run's shapes: ${json#* }"
+    [ "${4:-}" = "wisdom" ] || return 0
+    check '[ "${json#* }" = "wisdom" ] || [ "${json#* }" = "single wisdom" ]' \
+        "$name $args: the second run did not take its choices from wisdom: ${json#* }"
+}
+measured stencil "--dims 2 --radius 1 --iterations 40" 40 wisdom
+measured cg "" iterations
+
 # Another program's pattern under the API is refused at load (spmm's process graph here is a
 # path, the 2-D stencil's on 2x2 ranks is complete), not replayed.
 out=$($launch4 "$examples/spmm-nbr" --nbr "$work/$(tag_of "stencil --dims 2 --radius 1").api" 2>&1)
