@@ -38,6 +38,7 @@
 #if !defined(NBR_SMPI)
 #include <CLI/CLI.hpp>
 
+#include "nbr/schema/pattern_io.hpp"
 #include "nbr/simulator/calibrate.hpp"
 #include "nbr/simulator/libnbr_call.hpp"
 #include "nbr/simulator/machine.hpp"
@@ -215,6 +216,7 @@ struct Options {
     std::string json;
     std::vector<std::string> only;  // variants to time (empty: all); the others are not run
     bool control = false;           // a second, identical native variant: the noise floor of a ratio
+    bool measure = false;           // --measure: nbr-measured (NBR_LOAD_MEASURE) and each kept candidate alone
     std::string calibrate;          // machine file measured in this launch before the timing
 #if defined(NBR_SMPI)
     bool persistent = false;   // --persistent: same messages as the blocking variants
@@ -379,6 +381,9 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
         ->check(CLI::PositiveNumber);
     app.add_option("--collective", o.collective)->check(CLI::IsMember(collective_names()));
     app.add_option("--json", o.json, "Write all results to this JSON file");
+    app.add_flag("--measure", o.measure,
+                 "Also time nbr-measured (measured selection, its trials inside the warm-up) and, for an auto "
+                 "directory, each variant it keeps alone (cand-NAME)");
     app.add_option("--only", o.only, "Time only these variants (comma-separated names, as in the output)")
         ->delimiter(',');
     app.add_flag("--control", o.control,
@@ -433,6 +438,8 @@ struct Setup {
     nbr_pattern_t plain = nullptr;   // --patterns on MPI_COMM_WORLD
     nbr_pattern_t pattern = nullptr;
     nbr_pattern_t naive = nullptr;
+    nbr_pattern_t measured = nullptr;                              // --measure
+    std::vector<std::pair<std::string, nbr_pattern_t>> candidates;  // --measure: each variant alone
 #if !defined(NBR_SMPI)
     MPI_Comm graph = MPI_COMM_NULL;  // the dist-graph communicator of the pattern's neighbors
     MPI_Comm p2p = MPI_COMM_NULL;    // its duplicate for the hand-posted schedule
@@ -458,8 +465,23 @@ struct Setup {
               "loading --patterns for nbr-engine");
 #endif
         if (!o.naive.empty()) check(nbr_load_pattern(o.naive.c_str(), comm, &naive), "loading --naive");
+        if (o.measure) load_measured(o);
+    }
+    void load_measured(const Options& o) {
+        check(nbr_load_pattern_flags(o.patterns.c_str(), comm, NBR_LOAD_MEASURE, &measured), "loading --measure");
+#if !defined(NBR_SMPI)
+        const auto manifest = nbr::read_manifest(o.patterns);
+        for (const auto& variant : manifest.variants()) {
+            nbr_pattern_t p = nullptr;
+            const auto dir = std::filesystem::path(o.patterns) / variant.name();
+            check(nbr_load_pattern(dir.c_str(), comm, &p), "loading a kept variant");
+            candidates.emplace_back("cand-" + variant.name(), p);
+        }
+#endif
     }
     ~Setup() {
+        if (measured != nullptr) nbr_pattern_free(&measured);
+        for (auto& [name, p] : candidates) nbr_pattern_free(&p);
         if (naive != nullptr) nbr_pattern_free(&naive);
         if (pattern != plain) nbr_pattern_free(&pattern);
         nbr_pattern_free(&plain);
@@ -641,6 +663,12 @@ Row run_size(const Options& o, const Setup& s, int bytes, int warmup, std::vecto
     run.add("nbr-engine", [&run, &s](auto* b) { check(nbr_blocking(run.args, b->data(), s.engine), "replay"); });
 #endif
     if (s.naive != nullptr) add_nbr_forms(run, o, "nbr-naive", s.naive);
+    if (s.measured != nullptr) {
+        run.add("nbr-measured", [&run, &s](auto* b) { check(nbr_blocking(run.args, b->data(), s.measured), "replay"); });
+        for (const auto& [name, p] : s.candidates) {
+            run.add(name, [&run, p = p](auto* b) { check(nbr_blocking(run.args, b->data(), p), "replay"); });
+        }
+    }
     keep_only(run.variants, o.only);
     Row row{bytes, {}, {}};
     time_rounds(run.variants, o, warmup, row.seconds);

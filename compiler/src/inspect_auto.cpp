@@ -347,4 +347,67 @@ std::string format_auto_json(const schema::Manifest& manifest) {
     return out.str();
 }
 
+namespace {
+
+const char* mode_text(schema::CallMode mode) {
+    switch (mode) {
+        case schema::BLOCKING: return "blocking";
+        case schema::NONBLOCKING: return "nonblocking";
+        case schema::PERSISTENT: return "persistent";
+        default: return "?";
+    }
+}
+
+/// The model's latency of candidate `name` for the shape (NaN if not predicted): the v
+/// predictions for v-calls, at the simulated size nearest the shape's smallest block.
+double predicted_us(const schema::Manifest& manifest, const schema::MeasuredShape& shape, const std::string& name) {
+    const int i = candidate_index(manifest, name);
+    if (i < 0 || manifest.sizes_size() == 0) return std::nan("");
+    const int kind = (shape.collective() == schema::ALLGATHER ? 0 : 1) + (shape.variable() ? 2 : 0);
+    const auto& list = latencies(manifest.candidates(i), kind);
+    const bool sized = !shape.variable() || shape.mode() == schema::PERSISTENT;
+    double bytes = shape.size_class() == 0 ? 1.0 : std::ldexp(1.0, static_cast<int>(shape.size_class()) - 1);
+    if (!sized) bytes = std::max<double>(1.0, static_cast<double>(manifest.variable_from_bytes()));  // --v-bytes
+    int nearest = 0;
+    for (int s = 1; s < manifest.sizes_size(); ++s) {
+        const auto gap = [&](int k) { return std::fabs(std::log(static_cast<double>(manifest.sizes(k)) / bytes)); };
+        if (gap(s) < gap(nearest)) nearest = s;
+    }
+    return nearest < list.size() ? list[nearest] : std::nan("");
+}
+
+}  // namespace
+
+std::string format_wisdom(const schema::Manifest& manifest, const schema::Wisdom& wisdom) {
+    std::ostringstream out;
+    int found = 0;
+    for (const auto& entry : wisdom.entries()) {
+        if (entry.compile_id() != manifest.compile_id()) continue;
+        ++found;
+        out << "wisdom: " << entry.num_ranks() << " ranks on " << entry.machine()
+            << (entry.tag().empty() ? "" : " (tag '" + entry.tag() + "')") << "\n";
+        for (const auto& shape : entry.shapes()) {
+            const bool sized = !shape.variable() || shape.mode() == schema::PERSISTENT;
+            const std::string bytes =
+                !sized ? "any size"
+                : shape.size_class() == 0
+                    ? "0 B"
+                    : byte_text(std::uint64_t{1} << (shape.size_class() - 1)) + "-" +
+                          byte_text((std::uint64_t{1} << shape.size_class()) - 1);
+            out << "  " << kCollectiveNames[(shape.collective() == schema::ALLGATHER ? 0 : 1) + (shape.variable() ? 2 : 0)]
+                << " " << mode_text(shape.mode()) << " " << bytes << ": measured " << shape.winner() << "\n";
+            for (const auto& candidate : shape.candidates()) {
+                char line[160];
+                std::snprintf(line, sizeof line, "    %-28s measured %10.2f us  model %10.2f us  (%llu samples)\n",
+                              candidate.name().c_str(), candidate.median_us(),
+                              predicted_us(manifest, shape, candidate.name()),
+                              static_cast<unsigned long long>(candidate.samples()));
+                out << line;
+            }
+        }
+    }
+    if (found == 0) out << "wisdom: no entry for this directory (compile id " << manifest.compile_id() << ")\n";
+    return out.str();
+}
+
 }  // namespace nbr::compiler

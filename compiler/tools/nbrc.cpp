@@ -57,6 +57,7 @@ struct Options {
     std::string dir;
     std::optional<std::uint32_t> rank;
     bool json = false;
+    std::string wisdom;  // inspect --wisdom FILE
     bool critical_path = false;
     std::string topology;
     // simulate
@@ -313,6 +314,7 @@ int run_inspect(const Options& o) {
                                       o.dir + "/NAME --rank R");
             }
             std::cout << (o.json ? nbr::compiler::format_auto_json(manifest) : nbr::compiler::format_auto(manifest));
+            if (!o.wisdom.empty()) std::cout << nbr::compiler::format_wisdom(manifest, nbr::read_wisdom(o.wisdom));
             return;
         }
         const auto patterns = nbr::compiler::read_all_rank_patterns(o.dir, manifest);
@@ -555,6 +557,10 @@ CLI::App* add_inspect(CLI::App& app, Options& o) {
     inspect->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
     inspect->add_option("--rank", o.rank, "Dump this rank's schedule");
     inspect->add_flag("--json", o.json, "JSON output");
+    inspect->add_option("--wisdom", o.wisdom,
+                        "auto directories: a wisdom file's measurements (NBR_WISDOM, nbr_wisdom_export) beside "
+                        "the model's predictions")
+        ->check(CLI::ExistingFile);
 
     return inspect;
 }

@@ -83,7 +83,7 @@ void merge(schema::Wisdom& into, const schema::Wisdom& from) {
 std::string first_line(std::string text) {
     const auto end = text.find_first_of("\r\n");
     if (end != std::string::npos) text.resize(end);
-    while (!text.empty() && text.back() == ' ') text.pop_back();
+    while (!text.empty() && static_cast<unsigned char>(text.back()) <= ' ') text.pop_back();
     return text;
 }
 

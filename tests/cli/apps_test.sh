@@ -122,6 +122,10 @@ measured() {
         awk '{s += $1} END {print s + 0}')
     check '[ "$shape_calls" -eq "$calls" ]' "$name $args: the report's shapes count $shape_calls calls, not $calls: $out"
     check '[ -s "$work/$tag.wisdom" ]' "$name $args: no wisdom written"
+    local inspected
+    inspected=$("$nbrc" inspect "$tag.patterns/000000" --wisdom "$work/$tag.wisdom")
+    check 'grep -qE "^  [a-z]+ [a-z]+ .*: measured [a-z]" <<<"$inspected" && grep -q " model " <<<"$inspected"' \
+        "$name $args: nbrc inspect --wisdom shows no measurement: $inspected"
     # shellcheck disable=SC2086
     out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_MEASURE=1 NBR_REPORT="json:$work/$tag.json" \
         NBR_WISDOM="$work/$tag.wisdom" "$examples/$name" $args)

@@ -57,4 +57,9 @@ struct PatternSummary {
 /// reason), `allgatherv_variant`, `alltoallv_variant`, and `candidates` with their latencies.
 [[nodiscard]] std::string format_auto_json(const schema::Manifest& manifest);
 
+/// @brief What a wisdom file measured for the directory (entries of its compile id), beside the
+/// model's predictions: per shape the measured winner and each candidate's slowest-rank median,
+/// with the model's latency at the simulated size nearest the shape's smallest block.
+[[nodiscard]] std::string format_wisdom(const schema::Manifest& manifest, const schema::Wisdom& wisdom);
+
 }  // namespace nbr::compiler
