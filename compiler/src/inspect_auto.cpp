@@ -393,7 +393,8 @@ std::string format_wisdom(const schema::Manifest& manifest, const schema::Wisdom
                 : shape.size_class() == 0
                     ? "0 B"
                     : byte_text(std::uint64_t{1} << (shape.size_class() - 1)) + "-" +
-                          byte_text((std::uint64_t{1} << shape.size_class()) - 1);
+                          byte_text(shape.size_class() >= 64 ? UINT64_MAX
+                                                             : (std::uint64_t{1} << shape.size_class()) - 1);
             out << "  " << kCollectiveNames[(shape.collective() == schema::ALLGATHER ? 0 : 1) + (shape.variable() ? 2 : 0)]
                 << " " << mode_text(shape.mode()) << " " << bytes << ": measured " << shape.winner() << "\n";
             for (const auto& candidate : shape.candidates()) {
