@@ -274,6 +274,10 @@ void attach(MPI_Comm comm, const char* function) {
         return;
     }
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_pattern, &keyval, nullptr);
+    const char* note = "";
+    if (rank == 0 && nbr_pattern_wisdom(pattern, &note) == NBR_SUCCESS && *note != '\0') {
+        std::fprintf(stderr, "nbr: %s: %s\n", function, note);
+    }
     const bool counts = rank == 0 && report_wanted();
     auto* record = new Attached{comm, pattern, counts, dir, size, static_cast<int>(attached), 0};
     PMPI_Comm_set_attr(comm, keyval, record);

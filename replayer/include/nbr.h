@@ -245,6 +245,13 @@ int nbr_pattern_shape_candidate(nbr_pattern_t pattern, int shape, int candidate,
  * that find a matching entry skip the trials. Wisdom for another machine, tag or pattern is
  * passed over; an entry naming bands or variants the pattern lacks is ignored.
  */
+/** What wisdom did when the pattern was loaded with NBR_LOAD_MEASURE, in one line (owned by the
+ *  pattern; whether wisdom was applied is the same on every rank, a reason for passing it over
+ *  is the rank's own): "wisdom applied: N shapes chosen without trials", or why
+ *  wisdom was passed over (another machine, another tag, bands or variants the pattern lacks,
+ *  ranks that found different entries), "no wisdom for this pattern", or "" when the process
+ *  had no wisdom at all. Local. */
+int nbr_pattern_wisdom(nbr_pattern_t pattern, const char** note);
 /** Merges a wisdom file into the process's wisdom. Local. NBR_ERR_IO (missing, unreadable),
  *  NBR_ERR_CORRUPT, NBR_ERR_VERSION (newer than this library); on error nothing is merged. */
 int nbr_wisdom_import(const char* path);

@@ -161,7 +161,7 @@ Pick pick_for(PatternState& pattern, Collective collective, bool variable, CallM
         return pick;
     }
     const auto key = shape_key(pattern, collective, variable, mode, bytes);
-    const int shape = pattern.tuner->shape_of(key, nbr::internal::candidates_for(pattern, key));
+    const int shape = pattern.tuner->shape_of(pattern, key);
     return pattern.tuner->next(pattern, shape);
 }
 
@@ -466,16 +466,16 @@ void bind_persistent(PatternState& pattern, RequestState& request, const CallArg
     request.pick = Pick{};
     if (pattern.tuner) {
         const auto key = shape_key(pattern, a.collective, a.variable, CallMode::persistent, bytes);
-        const auto candidates = nbr::internal::candidates_for(pattern, key);
-        request.pick.shape = pattern.tuner->shape_of(key, candidates);
+        request.pick.shape = pattern.tuner->shape_of(pattern, key);
         const auto& shape = pattern.tuner->shapes[static_cast<std::size_t>(request.pick.shape)];
         if (shape.state == nbr::internal::Shape::State::trial) {
-            for (const auto v : candidates) {
-                request.candidate_executions.push_back(persistent_execution(pattern, request, a, send, recv, v));
+            for (const auto& candidate : shape.candidates) {
+                request.candidate_executions.push_back(
+                    persistent_execution(pattern, request, a, send, recv, candidate.variant));
             }
             request.current_candidate = 0;
             request.execution = std::move(request.candidate_executions[0]);
-            request.variant = candidates[0];
+            request.variant = shape.candidates[0].variant;
             return;
         }
         request.variant = shape.candidates[shape.chosen].variant;

@@ -356,13 +356,10 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
     });
     code = nbr::internal::agree(comm, code);
     if (code != NBR_SUCCESS) return code;
+    // settle_collectively's failures are the same on every rank (they come from reductions);
+    // measurement's set-up is collective too, and its outcome is agreed.
     code = guarded([&] {
         settle_collectively(*pattern, comm, flags);
-        return NBR_SUCCESS;
-    });
-    code = nbr::internal::agree(comm, code);
-    if (code != NBR_SUCCESS) return code;
-    code = guarded([&] {
         if ((flags & NBR_LOAD_MEASURE) != 0) {
             pattern->tuner = std::make_unique<nbr::internal::Tuner>();
             pattern->machine = nbr::internal::machine_fingerprint(comm);
@@ -370,7 +367,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
         }
         return NBR_SUCCESS;
     });
-    code = nbr::internal::agree(comm, code);
+    if ((flags & NBR_LOAD_MEASURE) != 0) code = nbr::internal::agree(comm, code);
     if (code != NBR_SUCCESS) return code;
     return guarded([&] {
         nbr::internal::private_comm(comm, &pattern->comm);
@@ -425,6 +422,13 @@ int nbr_pattern_algorithm(nbr_pattern_t handle, const char** name) {
     const PatternState* pattern = resolve(handle);
     if (pattern == nullptr || name == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_algorithm: invalid argument");
     *name = pattern->algorithm.c_str();
+    return NBR_SUCCESS;
+}
+
+int nbr_pattern_wisdom(nbr_pattern_t handle, const char** note) {
+    const PatternState* pattern = resolve(handle);
+    if (pattern == nullptr || note == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_wisdom: invalid argument");
+    *note = pattern->wisdom_note.c_str();
     return NBR_SUCCESS;
 }
 

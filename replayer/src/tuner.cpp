@@ -85,10 +85,11 @@ double testing_penalty_us(const std::string& variant) {
     return it == penalties().end() ? 0.0 : it->second;
 }
 
-int Tuner::shape_of(const ShapeKey& key, const std::vector<std::uint32_t>& variants) {
+int Tuner::shape_of(const PatternState& pattern, const ShapeKey& key) {
     for (std::size_t s = 0; s < shapes.size(); ++s) {
         if (shapes[s].key == key) return static_cast<int>(s);
     }
+    const auto variants = candidates_for(pattern, key);
     Shape shape;
     shape.key = key;
     for (const auto v : variants) shape.candidates.push_back(TrialCandidate{v, {}, {}, {}, 0, false});

@@ -99,8 +99,9 @@ public:
 
     std::vector<Shape> shapes;
 
-    /// @brief The shape of `key` (created with `variants`, the model's order, on first use).
-    int shape_of(const ShapeKey& key, const std::vector<std::uint32_t>& variants);
+    /// @brief The shape of `key`, created on first use with the pattern's candidates for it
+    /// (candidates_for, the model's order).
+    int shape_of(const PatternState& pattern, const ShapeKey& key);
     /// @brief The candidate the shape's next call runs; may complete an agreement (collective over
     /// the pattern's communicator: every rank reaches it at the same call of the shape).
     Pick next(PatternState& pattern, int shape);

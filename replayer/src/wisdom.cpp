@@ -189,14 +189,11 @@ std::string apply_wisdom(PatternState& pattern, MPI_Comm comm) {
     std::uint64_t agreed[2] = {local[0], ~local[1]};
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
     agreed[1] = ~agreed[1];  // the largest
-    if (agreed[0] != agreed[1]) {
-        return agreed[1] == 0 ? why
-                              : "ranks found different wisdom for this pattern (or only some found it); ignored";
-    }
+    if (agreed[0] != agreed[1]) return "ranks found different wisdom for this pattern (or only some found it); ignored";
     if (agreed[0] == 0) return any ? (why.empty() ? "no wisdom for this pattern" : why) : std::string();
     for (const auto& shape : entry.shapes()) {
         const ShapeKey key = key_of(shape);
-        const int index = pattern.tuner->shape_of(key, candidates_for(pattern, key));
+        const int index = pattern.tuner->shape_of(pattern, key);
         (void)pattern.tuner->apply_wisdom(index, shape.winner(), pattern);
     }
     return "wisdom applied: " + std::to_string(entry.shapes_size()) + " shape" +

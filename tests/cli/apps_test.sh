@@ -130,6 +130,7 @@ measured() {
     out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_MEASURE=1 NBR_REPORT="json:$work/$tag.json" \
         NBR_WISDOM="$work/$tag.wisdom" "$examples/$name" $args)
     check '[ $? -eq 0 ] && grep -q "^$name: check OK" <<<"$out"' "$name $args with wisdom: $out"
+    check 'grep -q "^nbr: MPI_[A-Za-z_]*: wisdom applied: " <<<"$out"' "$name $args: no line says wisdom was applied: $out"
     json=$(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 shapes = [s for c in r["communicators"] for s in c["shapes"]]

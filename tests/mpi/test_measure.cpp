@@ -112,8 +112,8 @@ bool same_on_every_rank(const std::string& mine) {
 }
 
 TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpiDelivers) {
-    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 5e4), 0);      // 50 ms a call: pruned
-    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 3e3), 0);  // 3 ms: slower than naive
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e5), 0);  // 200 ms a call: pruned
+    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 1e5), 0);  // 100 ms: pruned too
     load();
     blocking_allgathers(kCalls);
     const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
@@ -130,7 +130,7 @@ TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpi
     unsigned long long samples = 0;
     ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, &name, &median, nullptr, &samples), 0);
     EXPECT_EQ(std::string(name), kRelay);  // the model's order: its winner first
-    EXPECT_GE(median, 5e4);
+    EXPECT_GE(median, 2e5);
     EXPECT_EQ(samples, 2U);
     EXPECT_EQ(nbr_pattern_variant(pattern_, NBR_ALLGATHER, 8, &name), 0);
     EXPECT_EQ(std::string(name), "naive");
@@ -138,28 +138,30 @@ TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpi
 }
 
 TEST_F(MeasureTest, RanksThatTimeDifferentlyStillRunOneCandidateTheSlowestRanksFastest) {
-    // Rank 0 finds relay slow, rank 1 cn2, the others nothing: each alone would choose differently.
+    // Rank 0 finds relay slow, rank 1 cn2 and naive less so, rank 2 nothing: each alone would
+    // choose differently.
     if (world_rank() == 0) {
-        ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e3), 0);
+        ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e5), 0);
     }
     if (world_rank() == 1) {
-        ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 1e3), 0);
+        ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 1e5), 0);
     }
     if (world_rank() == 1) {
-        ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 5e2), 0);
+        ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 5e4), 0);
     }
     load();
     blocking_allgathers(kCalls);
     const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
     EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
     EXPECT_TRUE(same_on_every_rank(s.variant));
-    // The slowest rank's medians: relay >= 2 ms, cn2 >= 1 ms, naive >= 0.5 ms: naive everywhere.
+    // The slowest rank's medians: relay >= 200 ms, cn2 >= 100 ms, naive >= 50 ms (penalties far
+    // above any real call's time, so a busy machine cannot reorder them): naive everywhere.
     EXPECT_EQ(std::string(s.variant), kNaive);
 }
 
 TEST_F(MeasureTest, NonblockingPersistentAndVCallsAreMeasuredAndDeliverWhatMpiDelivers) {
-    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 2e4), 0);
-    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1e4), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 2e5), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1e5), 0);
     load();
     const auto lists = nbr::test::neighbors_of(graph_);
     const int count = 4;
@@ -222,6 +224,9 @@ TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMat
     ASSERT_EQ(nbr_wisdom_import(wisdom.c_str()), 0) << nbr_last_error();
     load();
     blocking_allgathers(3);
+    const char* note = nullptr;
+    ASSERT_EQ(nbr_pattern_wisdom(pattern_, &note), 0);
+    EXPECT_EQ(std::string(note).rfind("wisdom applied: ", 0), 0U) << note;
     auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
     EXPECT_EQ(s.state, NBR_SHAPE_WISDOM);
     EXPECT_EQ(std::string(s.variant), chosen);
@@ -233,6 +238,8 @@ TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMat
     s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
     EXPECT_EQ(s.state, NBR_SHAPE_TRIAL);
     EXPECT_EQ(s.trial_calls, 3U);
+    ASSERT_EQ(nbr_pattern_wisdom(pattern_, &note), 0);
+    EXPECT_NE(std::string(note).find("tag"), std::string::npos) << note;
 }
 
 TEST_F(MeasureTest, CorruptNewerAndMissingWisdomFilesAreRefusedWithTheirCodes) {
@@ -268,6 +275,11 @@ TEST_F(MeasureTest, WisdomFoundByOnlySomeRanksIsUsedByNone) {
     load();
     blocking_allgathers(3);
     EXPECT_EQ(stats(NBR_ALLGATHER, NBR_MODE_BLOCKING).state, NBR_SHAPE_TRIAL);
+    const char* note = nullptr;
+    ASSERT_EQ(nbr_pattern_wisdom(pattern_, &note), 0);
+    if (world_rank() == 0) {
+        EXPECT_NE(std::string(note).find("different wisdom"), std::string::npos) << note;
+    }
 }
 
 TEST_F(MeasureTest, ASingleAlgorithmDirectoryHasNothingToTryItsCallsAreCountedAndTimed) {
