@@ -85,7 +85,8 @@ void describe_shape(nbr_pattern_t pattern, int index, std::string& text, std::st
             (s.max_bytes == SIZE_MAX ? std::string("null") : std::to_string(s.max_bytes)) +
             ", \"calls\": " + std::to_string(s.calls) + ", \"variant\": " + json_string(s.variant) +
             ", \"state\": " + state_json(s.state) + ", \"trial_calls\": " + std::to_string(s.trial_calls) +
-            ", \"trial_us\": " + json_number(s.trial_us) + ", \"run_calls\": " + std::to_string(s.run_calls) +
+            ", \"trial_us\": " + json_number(s.trial_us) + ", \"after_calls\": " + std::to_string(s.after_calls) +
+            ", \"run_calls\": " + std::to_string(s.run_calls) +
             ", \"run_us\": " + json_number(s.run_us) + ", \"naive_us\": " + json_number(s.naive_us) +
             ", \"saved_us\": " + json_number(s.saved_us) + ", \"candidates\": [";
     std::string line;

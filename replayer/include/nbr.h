@@ -221,11 +221,12 @@ typedef struct {
     unsigned long long calls;       /**< calls of the shape so far */
     unsigned long long trial_calls; /**< of them, calls of the trial phase */
     double trial_us;             /**< time in the trial phase's timed calls */
-    unsigned long long run_calls;   /**< timed calls after the choice */
-    double run_us;               /**< time in them */
+    unsigned long long after_calls; /**< calls after the choice */
+    unsigned long long run_calls;   /**< of them, the timed ones (one in 16, the first included) */
+    double run_us;               /**< time in the timed ones */
     double naive_us;             /**< naive's agreed median per call in the trials; NaN when not measured */
-    double saved_us;             /**< run_calls x naive_us - run_us: what the choice saved over naive on this
-                                      rank; NaN when naive was not measured */
+    double saved_us;             /**< after_calls x (naive_us - run_us / run_calls): what the choice saved
+                                      over naive on this rank; NaN when naive was not measured */
 } nbr_shape_stats_t;
 
 /** Number of call shapes the pattern has seen (0 unless loaded with NBR_LOAD_MEASURE). Local. */

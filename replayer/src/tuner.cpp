@@ -117,7 +117,9 @@ Pick Tuner::next(PatternState& pattern, int index) {
             return *pick;
         }
     }
-    return run(index, shape, false, shape.chosen);
+    Pick pick = run(index, shape, false, shape.chosen);
+    pick.timed = shape.after_calls++ % kRunSample == 0;
+    return pick;
 }
 
 std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
@@ -308,7 +310,9 @@ int nbr_pattern_shape_stats(nbr_pattern_t handle, int index, nbr_shape_stats_t* 
     stats->run_calls = shape->run_calls;
     stats->run_us = shape->run_us;
     stats->naive_us = naive_median(pattern, *shape);
-    stats->saved_us = static_cast<double>(shape->run_calls) * stats->naive_us - shape->run_us;
+    stats->after_calls = shape->after_calls;
+    const double per_call = shape->run_calls > 0 ? shape->run_us / static_cast<double>(shape->run_calls) : 0.0;
+    stats->saved_us = static_cast<double>(shape->after_calls) * (stats->naive_us - per_call);
     return NBR_SUCCESS;
 }
 

@@ -61,8 +61,9 @@ struct Shape {
     std::uint64_t calls = 0;
     std::uint64_t trial_calls = 0;
     double trial_us = 0;  ///< this rank: time in timed trial calls
-    double run_us = 0;    ///< this rank: time in the calls after the choice
-    std::uint64_t run_calls = 0;
+    double run_us = 0;             ///< this rank: time in the sampled calls after the choice
+    std::uint64_t run_calls = 0;   ///< sampled (timed) calls after the choice
+    std::uint64_t after_calls = 0;  ///< calls after the choice
     // The trial schedule: one untimed call per candidate, then rounds of timed calls over the
     // candidates not pruned; agreements after kPruneRound and kTrialRounds rounds.
     std::uint32_t warmed = 0;
@@ -96,6 +97,9 @@ public:
     /// agreement's start and its use, so that a start never waits for other ranks (MPI makes
     /// starts local) unless the application keeps more calls of one shape in flight.
     static constexpr std::uint32_t kAgreementLag = 4;
+    /// After the choice one call in this many is timed (the first included): the report's time
+    /// per call and saving are from these samples, and the other calls read no clock.
+    static constexpr std::uint64_t kRunSample = 16;
 
     std::vector<Shape> shapes;
 
