@@ -85,7 +85,7 @@ struct Attached {
     bool counts = false;
     std::string dir;   // the pattern directory
     int ranks = 0;
-    int id = 0;        // the communicator's number in the report (its rank 0's count)
+    std::string id;    // the communicator's name in the report: "W.N", the N-th attached on world rank W
     mutable unsigned long long calls = 0;  // counted when `counts`
 };
 
@@ -279,7 +279,10 @@ void attach(MPI_Comm comm, const char* function) {
         std::fprintf(stderr, "nbr: %s: %s\n", function, note);
     }
     const bool counts = rank == 0 && report_wanted();
-    auto* record = new Attached{comm, pattern, counts, dir, size, static_cast<int>(attached), 0};
+    int world_rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    auto* record =
+        new Attached{comm, pattern, counts, dir, size, std::to_string(world_rank) + "." + std::to_string(attached), 0};
     PMPI_Comm_set_attr(comm, keyval, record);
     if (counts) reported().push_back(record);
     if (rank == 0) ++attached;

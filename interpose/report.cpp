@@ -32,14 +32,20 @@ const char* mode_name(nbr_mode_t mode) {
     return "?";
 }
 
-const char* state_name(nbr_shape_state_t state) {
+/// A shape state's words in the text report and its JSON name.
+struct StateNames {
+    const char* text;
+    const char* json;
+};
+
+StateNames state_names(nbr_shape_state_t state) {
     switch (state) {
-        case NBR_SHAPE_SINGLE: return "only candidate";
-        case NBR_SHAPE_TRIAL: return "still in trials";
-        case NBR_SHAPE_MEASURED: return "measured";
-        case NBR_SHAPE_WISDOM: return "from wisdom";
+        case NBR_SHAPE_SINGLE: return {"only candidate", "single"};
+        case NBR_SHAPE_TRIAL: return {"still in trials", "trial"};
+        case NBR_SHAPE_MEASURED: return {"measured", "measured"};
+        case NBR_SHAPE_WISDOM: return {"from wisdom", "wisdom"};
     }
-    return "?";
+    return {"?", "?"};
 }
 
 std::string format(const char* spec, double value) {
@@ -58,22 +64,12 @@ std::string bytes_text(const nbr_shape_stats_t& s) {
     return std::to_string(s.min_bytes) + (s.max_bytes == s.min_bytes ? "" : "-" + std::to_string(s.max_bytes)) + " B";
 }
 
-std::string state_json(nbr_shape_state_t state) {
-    switch (state) {
-        case NBR_SHAPE_SINGLE: return "\"single\"";
-        case NBR_SHAPE_TRIAL: return "\"trial\"";
-        case NBR_SHAPE_MEASURED: return "\"measured\"";
-        case NBR_SHAPE_WISDOM: return "\"wisdom\"";
-    }
-    return "null";
-}
-
 /// One shape: a text line (and one for its candidates) and a JSON object.
 void describe_shape(nbr_pattern_t pattern, int index, std::string& text, std::string& json) {
     nbr_shape_stats_t s;
     if (nbr_pattern_shape_stats(pattern, index, &s) != NBR_SUCCESS) return;
     text += std::string("nbr:   ") + collective_name(s.collective) + " " + mode_name(s.mode) + " " + bytes_text(s) +
-            ": " + std::to_string(s.calls) + " calls, runs " + s.variant + " (" + state_name(s.state) + ")";
+            ": " + std::to_string(s.calls) + " calls, runs " + s.variant + " (" + state_names(s.state).text + ")";
     if (s.trial_calls > 0) {
         text += ", trials " + std::to_string(s.trial_calls) + " calls " + format("%.1f", s.trial_us) + " us";
     }
@@ -84,7 +80,7 @@ void describe_shape(nbr_pattern_t pattern, int index, std::string& text, std::st
             mode_name(s.mode) + "\", \"min_bytes\": " + std::to_string(s.min_bytes) + ", \"max_bytes\": " +
             (s.max_bytes == SIZE_MAX ? std::string("null") : std::to_string(s.max_bytes)) +
             ", \"calls\": " + std::to_string(s.calls) + ", \"variant\": " + json_string(s.variant) +
-            ", \"state\": " + state_json(s.state) + ", \"trial_calls\": " + std::to_string(s.trial_calls) +
+            ", \"state\": \"" + state_names(s.state).json + "\"" + ", \"trial_calls\": " + std::to_string(s.trial_calls) +
             ", \"trial_us\": " + json_number(s.trial_us) + ", \"after_calls\": " + std::to_string(s.after_calls) +
             ", \"run_calls\": " + std::to_string(s.run_calls) +
             ", \"run_us\": " + json_number(s.run_us) + ", \"naive_us\": " + json_number(s.naive_us) +
@@ -107,16 +103,16 @@ void describe_shape(nbr_pattern_t pattern, int index, std::string& text, std::st
 
 }  // namespace
 
-CommunicatorReport describe_pattern(nbr_pattern_t pattern, int id, int ranks, const std::string& dir,
+CommunicatorReport describe_pattern(nbr_pattern_t pattern, const std::string& id, int ranks, const std::string& dir,
                                     unsigned long long calls) {
     CommunicatorReport report;
     const char* algorithm = "?";
     (void)nbr_pattern_algorithm(pattern, &algorithm);
     int shapes = 0;
     (void)nbr_pattern_shape_count(pattern, &shapes);
-    report.text = "nbr: communicator " + std::to_string(id) + " (" + std::to_string(ranks) + " ranks, " + algorithm +
+    report.text = "nbr: communicator " + id + " (" + std::to_string(ranks) + " ranks, " + algorithm +
                   " pattern " + dir + "): " + std::to_string(calls) + " calls replayed\n";
-    report.json = "{\"communicator\": " + std::to_string(id) + ", \"ranks\": " + std::to_string(ranks) +
+    report.json = "{\"communicator\": " + json_string(id) + ", \"ranks\": " + std::to_string(ranks) +
                   ", \"algorithm\": " + json_string(algorithm) + ", \"pattern\": " + json_string(dir) +
                   ", \"calls\": " + std::to_string(calls) + ", \"shapes\": [";
     for (int i = 0; i < shapes; ++i) {

@@ -14,8 +14,9 @@ struct CommunicatorReport {
 };
 
 /// @brief What a communicator's pattern did (its rank 0's view; times are that rank's, the
-/// candidates' the slowest rank's). `id` numbers the communicator in the report.
-[[nodiscard]] CommunicatorReport describe_pattern(nbr_pattern_t pattern, int id, int ranks, const std::string& dir,
+/// candidates' the slowest rank's). `id` names the communicator in the report ("W.N": the N-th
+/// communicator attached on world rank W, its rank 0).
+[[nodiscard]] CommunicatorReport describe_pattern(nbr_pattern_t pattern, const std::string& id, int ranks, const std::string& dir,
                                                   unsigned long long calls);
 
 }  // namespace nbr::interpose

@@ -11,7 +11,8 @@
 # libnbr builds its plans at load time, so warm-up is off (NBR_SMPI_WARMUP); averaging more
 # calls moves the result by a few percent (Moore 2,2 at 1024 ranks, 4 B: 20.2 us for one call,
 # 19.1 us mean of four) at proportional host cost.
-# NBR_SMPI_RUNS=1 skips the second (determinism) run. NBR_SMPI_COLLECTIVE picks the collective
+# NBR_SMPI_RUNS=1 skips the second (determinism) run. NBR_SMPI_ARGS: more nbr-bench arguments
+# (e.g. --measure). NBR_SMPI_COLLECTIVE picks the collective
 # (allgather, the default, alltoall, allgatherv, alltoallv). NBR_SMPI_ONLY=nbr times the
 # pattern alone (nbr-bench --only): a script that simulates several patterns of one topology
 # then simulates the naive pattern once instead of beside each (on dense topologies the naive
@@ -48,7 +49,7 @@ run() {
   smpi_run -np "$ranks" -platform "$platform" -hostfile "$hostfile" --cfg=smpi/simulate-computation:no \
     --cfg=smpi/os:"0:${os}:0" --cfg=smpi/ois:"0:${os}:0" --cfg=smpi/or:"0:${or}:0" \
     "$build/bench/nbr-bench" --patterns "$patterns" --naive "$naive" --sizes "$sizes" --iters "$iters" \
-    --warmup "$warmup" --collective "$collective" ${only:+--only "$only"} "$@"
+    --warmup "$warmup" --collective "$collective" ${only:+--only "$only"} ${NBR_SMPI_ARGS:-} "$@"
 }
 if [ "$runs" -lt 2 ]; then
   run ${json:+--json "$json"}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Measured selection under SimGrid SMPI: does libnbr's measurement in the job pick SMPI's
+# fastest candidate, also when the directory was compiled for a machine that is wrong for the
+# platform? For each case and machine file: `nbrc compile --algo auto --keep 3`, then on the
+# simulated fat tree every kept variant alone (one simulated call each: SMPI's best), and
+# nbr-measured (NBR_LOAD_MEASURE; its trials in the warm-up, its choice printed per shape).
+# Writes OUT/measure.md: per case, machine file, collective and size the model's choice, the
+# measured choice and SMPI's best, and whether measurement found it.
+#
+#   usage: bench/smpi/measure.sh OUT_DIR [RANKS]          (default 512)
+#   env:   NBR_SMPI_MEASURE_CASES (default: moore-2-2 random-0.05), NBR_SMPI_MEASURE_MACHINES
+#          (default: smpi-fat-tree-32c niagara), NBR_SMPI_MEASURE_SIZES (default 64,1024,16384),
+#          NBR_SMPI_MEASURE_COLLECTIVES (default: allgather alltoall), NBR_BUILD, NBR_SMPI_BUILD,
+#          NBR_SMPI_MEASURE_WARMUP (default 30 calls: enough for three candidates' trials)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$1
+ranks=${2:-512}
+nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
+sizes=${NBR_SMPI_MEASURE_SIZES:-64,1024,16384}
+warmup=${NBR_SMPI_MEASURE_WARMUP:-30}
+# shellcheck source=../cases.sh
+source "$root/bench/cases.sh"
+mkdir -p "$out"
+report=$out/measure.md
+echo "| case | ranks | machine file | collective | bytes | model's choice | measured choice | SMPI's best | found |" >"$report"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$report"
+for case in ${NBR_SMPI_MEASURE_CASES:-moore-2-2 random-0.05}; do
+  work=$out/$case-$ranks
+  mkdir -p "$work"
+  gen_case "$nbrc" "$case" "$ranks" "$work/topology.el"
+  for machine in ${NBR_SMPI_MEASURE_MACHINES:-smpi-fat-tree-32c niagara}; do
+    dir=$work/auto-$machine
+    [ -f "$dir/manifest.pb" ] || mpirun -np 2 "$nbrc" compile "$work/topology.el" --algo auto --machine "$machine" \
+      --ranks-per-node 32 --sizes "$sizes" --keep 3 -q -o "$dir"
+    candidates=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -printf 'cand-%f\n' | sort | paste -sd,)
+    for collective in ${NBR_SMPI_MEASURE_COLLECTIVES:-allgather alltoall}; do
+      alone=$work/$machine.$collective.alone.txt
+      measured=$work/$machine.$collective.measured.txt
+      NBR_SMPI_RUNS=1 NBR_SMPI_COLLECTIVE=$collective NBR_SMPI_ONLY=$candidates NBR_SMPI_ARGS=--measure \
+        bash "$root/bench/smpi/run.sh" "$dir" "$dir/naive" "$ranks" "" "$sizes" 1 >"$alone"
+      NBR_SMPI_RUNS=1 NBR_SMPI_COLLECTIVE=$collective NBR_SMPI_ONLY=nbr-measured NBR_SMPI_WARMUP=$warmup \
+        NBR_SMPI_ARGS=--measure bash "$root/bench/smpi/run.sh" "$dir" "$dir/naive" "$ranks" "" "$sizes" 1 >"$measured"
+      python3 "$root/bench/smpi/measure.py" "$case" "$ranks" "$machine" "$collective" "$dir" "$alone" "$measured" \
+        "$nbrc" >>"$report"
+    done
+  done
+done
+cat "$report"
