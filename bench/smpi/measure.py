@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One block of bench/smpi/measure.sh's table: per size the model's choice (the auto directory's
-band), the measured choice (nbr-bench --measure's "# measured:" lines) and SMPI's best (the kept
-variants timed alone), as markdown rows.
+band), the measured choice (nbr-bench --measure's "# measured:" lines), SMPI's best among the
+band's candidates (what measurement chooses from) and among every variant the directory keeps,
+as markdown rows.
 
 usage: measure.py CASE RANKS MACHINE COLLECTIVE DIR ALONE_TXT MEASURED_TXT NBRC
 """
@@ -35,11 +36,12 @@ def measured(path, collective):
     return out
 
 
-def model_choice(manifest, collective, size):
+def band_of(manifest, collective, size):
+    """The band of `collective` that blocks of `size` bytes fall in."""
     chosen = None
     for band in manifest["bands"]:
         if band["collective"] == collective and band["from_bytes"] <= size:
-            chosen = band["variant"]
+            chosen = band
     return chosen
 
 
@@ -51,14 +53,18 @@ def main():
     shapes = measured(measured_txt, collective)
     for size in sorted(times):
         row = {name[len("cand-"):]: us for name, us in times[size].items() if name.startswith("cand-")}
-        best = min(row, key=row.get)
+        band = band_of(manifest, collective, size)
+        kept = [band["variant"]] + band["alternatives"]
+        best = min(kept, key=lambda v: row[v])
+        overall = min(row, key=row.get)
         choice = [s for s in shapes if s[0] <= size <= s[1]]
         picked = choice[0][2] if choice else "(no shape)"
         state = choice[0][3] if choice else ""
-        # Found: the measured choice is SMPI's best, or within 1 % of it (equal schedules).
+        # Found: the measured choice is the band's best in SMPI, or within 1 % of it.
         found = picked in row and row[picked] <= 1.01 * row[best]
-        print(f"| {case} | {ranks} | {machine} | {collective} | {size} | {model_choice(manifest, collective, size)} "
-              f"| {picked} ({state}) | {best} ({row[best]:.1f} us) | {'yes' if found else 'NO'} |")
+        print(f"| {case} | {ranks} | {machine} | {collective} | {size} | {band['variant']} ({row[band['variant']]:.1f} us) "
+              f"| {picked} ({state}) | {best} ({row[best]:.1f} us) | {overall} ({row[overall]:.1f} us) "
+              f"| {'yes' if found else 'NO'} |")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 # simulated fat tree every kept variant alone (one simulated call each: SMPI's best), and
 # nbr-measured (NBR_LOAD_MEASURE; its trials in the warm-up, its choice printed per shape).
 # Writes OUT/measure.md: per case, machine file, collective and size the model's choice, the
-# measured choice and SMPI's best, and whether measurement found it.
+# measured choice, SMPI's best among the band's candidates (what measurement chooses from) and
+# among all variants the directory keeps, and whether measurement found the band's best.
 #
 #   usage: bench/smpi/measure.sh OUT_DIR [RANKS]          (default 512)
 #   env:   NBR_SMPI_MEASURE_CASES (default: moore-2-2 random-0.05), NBR_SMPI_MEASURE_MACHINES
@@ -14,6 +15,8 @@
 #          NBR_SMPI_MEASURE_WARMUP (default 30 calls: enough for three candidates' trials)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../../scripts/env.sh
+source "$root/scripts/env.sh"
 out=$1
 ranks=${2:-512}
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
@@ -23,8 +26,8 @@ warmup=${NBR_SMPI_MEASURE_WARMUP:-30}
 source "$root/bench/cases.sh"
 mkdir -p "$out"
 report=$out/measure.md
-echo "| case | ranks | machine file | collective | bytes | model's choice | measured choice | SMPI's best | found |" >"$report"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$report"
+echo "| case | ranks | machine file | collective | bytes | model's choice | measured choice | SMPI's best of the band's candidates | SMPI's best kept variant | found |" >"$report"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$report"
 for case in ${NBR_SMPI_MEASURE_CASES:-moore-2-2 random-0.05}; do
   work=$out/$case-$ranks
   mkdir -p "$work"

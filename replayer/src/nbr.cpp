@@ -373,8 +373,15 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
         nbr::internal::private_comm(comm, &pattern->comm);
         auto [state, handle] = nbr::internal::pattern_table().acquire(std::move(pattern));
         state->handle = handle;
-        // Measured patterns take every call through the tuner: no hand-off.
-        if (!state->tuner) nbr::internal::publish_hand_off(*state);
+        if (!state->tuner) {
+            nbr::internal::publish_hand_off(*state);
+        } else {  // measured patterns take every call through the tuner: no hand-off
+#if defined(NBR_SMPI)
+            nbr::internal::check_mpi(MPI_Comm_dup(comm, &state->tuner->comm), "MPI_Comm_dup");
+#else
+            state->tuner->comm = state->comm;
+#endif
+        }
         *out = nbr::internal::handle_of(*state);
         return NBR_SUCCESS;
     });
@@ -390,6 +397,9 @@ int nbr_pattern_free(nbr_pattern_t* pattern) {
     }
     nbr::internal::retract_hand_off(state->handle);
     nbr::internal::release_comm(&state->comm);
+#if defined(NBR_SMPI)
+    if (state->tuner) MPI_Comm_free(&state->tuner->comm);
+#endif
     nbr::internal::pattern_table().release(state->handle, false);
     *pattern = NBR_PATTERN_NULL;
     return NBR_SUCCESS;

@@ -144,7 +144,7 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
         ++shape.round;
         if (shape.round == kPruneRound || shape.round == kTrialRounds) {
             shape.final_agreement = shape.round == kTrialRounds;
-            start_agreement(pattern, shape, shape.key.mode == CallMode::blocking ? 0 : kAgreementLag);
+            start_agreement(shape, shape.key.mode == CallMode::blocking ? 0 : kAgreementLag);
             return trial_call(pattern, index);  // runs the lag, or applies the agreement at once
         }
     }
@@ -164,24 +164,29 @@ void Tuner::record(const PatternState& pattern, const Pick& pick, double us) {
     }
 }
 
-void Tuner::start_agreement(PatternState& pattern, Shape& shape, std::uint32_t lag) {
-    shape.agreement_buffer.assign(kAgreed * shape.candidates.size(), 0.0);
+void Tuner::start_agreement(Shape& shape, std::uint32_t lag) {
+    shape.agreement_mine.assign(kAgreed * shape.candidates.size(), 0.0);
+    shape.agreement_buffer.assign(shape.agreement_mine.size(), 0.0);
     for (std::size_t c = 0; c < shape.candidates.size(); ++c) {
         const auto& samples = shape.candidates[c].samples;
-        shape.agreement_buffer[kAgreed * c] = median_of(samples);
-        shape.agreement_buffer[kAgreed * c + 1] = mean_of(samples);
-        shape.agreement_buffer[kAgreed * c + 2] = -static_cast<double>(samples.size());
+        shape.agreement_mine[kAgreed * c] = median_of(samples);
+        shape.agreement_mine[kAgreed * c + 1] = mean_of(samples);
+        shape.agreement_mine[kAgreed * c + 2] = -static_cast<double>(samples.size());
     }
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, shape.agreement_buffer.data(),
-                             static_cast<int>(shape.agreement_buffer.size()), MPI_DOUBLE, MPI_MAX, pattern.comm,
+    check_mpi(MPI_Iallreduce(shape.agreement_mine.data(), shape.agreement_buffer.data(),
+                             static_cast<int>(shape.agreement_buffer.size()), MPI_DOUBLE, MPI_MAX, comm,
                              &shape.agreement),
               "MPI_Iallreduce");
     shape.lag = lag;
 }
 
 void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
-    // Others' requests may wait for what this rank forwards: progress them meanwhile.
-    for (int done = 0;;) {
+    // Others' requests may wait for what this rank forwards: progress them meanwhile. With
+    // none registered, block in MPI (a polling loop would also keep a simulator's clock still).
+    if (progress::none_registered()) {
+        check_mpi(MPI_Wait(&shape.agreement, MPI_STATUS_IGNORE), "MPI_Wait");
+    }
+    for (int done = 0; shape.agreement != MPI_REQUEST_NULL;) {
         check_mpi(MPI_Test(&shape.agreement, &done, MPI_STATUS_IGNORE), "MPI_Test");
         if (done) break;
         progress::poll();

@@ -70,7 +70,8 @@ struct Shape {
     std::uint32_t round = 0;
     std::uint32_t in_round = 0;  ///< position in the round among the live candidates
     MPI_Request agreement = MPI_REQUEST_NULL;
-    std::vector<double> agreement_buffer;
+    std::vector<double> agreement_mine;    // this rank's values (not in place: SMPI 3.32's
+    std::vector<double> agreement_buffer;  // MPI_Iallreduce mishandles MPI_IN_PLACE)
     std::uint32_t lag = 0;  ///< calls still to run before the pending agreement is applied
     bool final_agreement = false;
 };
@@ -102,6 +103,10 @@ public:
     static constexpr std::uint64_t kRunSample = 16;
 
     std::vector<Shape> shapes;
+    /// Where the agreements run: the pattern's private communicator, except in SimGrid SMPI
+    /// builds, where that is the application's own (private_comm) and SMPI's nonblocking
+    /// collectives, built on point-to-point messages, could meet nbr's; there a duplicate.
+    MPI_Comm comm = MPI_COMM_NULL;
 
     /// @brief The shape of `key`, created on first use with the pattern's candidates for it
     /// (candidates_for, the model's order).
@@ -118,7 +123,7 @@ private:
     /// The shape's next trial call, or nothing once the shape is decided (possibly by an
     /// agreement this call completes).
     std::optional<Pick> trial_call(PatternState& pattern, int shape);
-    void start_agreement(PatternState& pattern, Shape& shape, std::uint32_t lag);
+    void start_agreement(Shape& shape, std::uint32_t lag);
     void finish_agreement(PatternState& pattern, Shape& shape);
     [[nodiscard]] Pick run(int index, const Shape& shape, bool trial, std::uint32_t candidate) const;
 };
