@@ -122,10 +122,6 @@ measured() {
         awk '{s += $1} END {print s + 0}')
     check '[ "$shape_calls" -eq "$calls" ]' "$name $args: the report's shapes count $shape_calls calls, not $calls: $out"
     check '[ -s "$work/$tag.wisdom" ]' "$name $args: no wisdom written"
-    local inspected
-    inspected=$("$nbrc" inspect "$tag.patterns/000000" --wisdom "$work/$tag.wisdom")
-    check 'grep -qE "^  [a-z]+ [a-z]+ .*: measured [a-z]" <<<"$inspected" && grep -q " model " <<<"$inspected"' \
-        "$name $args: nbrc inspect --wisdom shows no measurement: $inspected"
     # shellcheck disable=SC2086
     out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_MEASURE=1 NBR_REPORT="json:$work/$tag.json" \
         NBR_WISDOM="$work/$tag.wisdom" "$examples/$name" $args)
@@ -138,6 +134,10 @@ print(sum(s["calls"] for s in shapes), " ".join(sorted(set(s["state"] for s in s
     check '[ "${json%% *}" -eq "$calls" ]' "$name $args: the JSON report counts ${json%% *} calls, not $calls"
     echo "$name $args: second run's shapes: ${json#* }"
     [ "${4:-}" = "wisdom" ] || return 0
+    local inspected
+    inspected=$("$nbrc" inspect "$tag.patterns/000000" --wisdom "$work/$tag.wisdom")
+    check 'grep -qE "^  [a-z]+ [a-z]+ .*: measured [a-z]" <<<"$inspected" && grep -q " model " <<<"$inspected"' \
+        "$name $args: nbrc inspect --wisdom shows no measurement: $inspected"
     check '[ "${json#* }" = "wisdom" ] || [ "${json#* }" = "single wisdom" ]' \
         "$name $args: the second run did not take its choices from wisdom: ${json#* }"
 }
