@@ -3,7 +3,9 @@
 # parallel edges between 2 ranks bound to cores, replayed by nbr-bench --measure beside the
 # native collective: nbr (the model's choice), nbr-measured (NBR_LOAD_MEASURE, its trials inside
 # the warm-up) and every variant the directory keeps alone (cand-NAME), one launch per line set,
-# every variant timed in turn in each launch (medians of rounds). Data: OUT/COLLECTIVE.L.json.
+# every variant timed in turn in each launch (medians of rounds). Data: OUT/COLLECTIVE.L.json and
+# the log OUT/measure_real.txt; bench/measure_real.py summarizes it into OUT/measure_real.md
+# (measured against the best candidate alone and native, and the trials' cost in 10,000 calls).
 #
 #   usage: bench/measure_real.sh OUT_DIR [LAUNCHES]    (default 3)
 #   env:   NBR_BUILD (default build), NBR_SIZES (default 8,64,1024,16384), NBR_ITERS (2000),
@@ -27,4 +29,5 @@ for collective in ${NBR_COLLECTIVES:-allgather alltoall}; do
             --collective "$collective" --sizes "$sizes" --iters "$iters" --rounds 5 \
             --only "native,nbr,nbr-measured,$candidates" --json "$out/$collective.$l.json"
     done
-done
+done | tee "$out/measure_real.txt"
+python3 "$root/bench/measure_real.py" "$out/measure_real.txt" | tee "$out/measure_real.md"
