@@ -62,9 +62,11 @@ def main():
         state = choice[0][3] if choice else ""
         # Found: the measured choice is the band's best in SMPI, or within 1 % of it.
         found = picked in row and row[picked] <= 1.01 * row[best]
+        picked_us = f"{row[picked]:.1f} us, " if picked in row else ""
+        ratio = f"{row[best] / row[picked]:.2f}" if picked in row else "-"
         print(f"| {case} | {ranks} | {machine} | {collective} | {size} | {band['variant']} ({row[band['variant']]:.1f} us) "
-              f"| {picked} ({state}) | {best} ({row[best]:.1f} us) | {overall} ({row[overall]:.1f} us) "
-              f"| {'yes' if found else 'NO'} |")
+              f"| {picked} ({picked_us}{state}) | {best} ({row[best]:.1f} us) | {overall} ({row[overall]:.1f} us) "
+              f"| {'yes' if found else 'no'} ({ratio}) |")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ warmup=${NBR_SMPI_MEASURE_WARMUP:-30}
 source "$root/bench/cases.sh"
 mkdir -p "$out"
 report=$out/measure.md
-echo "| case | ranks | machine file | collective | bytes | model's choice | measured choice | SMPI's best of the band's candidates | SMPI's best kept variant | found |" >"$report"
+echo "| case | ranks | machine file | collective | bytes | model's choice | measured choice | SMPI's best of the band's candidates | SMPI's best kept variant | found (band's best / measured choice, each timed alone) |" >"$report"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$report"
 for case in ${NBR_SMPI_MEASURE_CASES:-moore-2-2 random-0.05}; do
   work=$out/$case-$ranks
