@@ -100,7 +100,8 @@ app matching "--rmat 9" "$cn" rounds
 # Measured selection under the drop-in (NBR_MEASURE=1): stencil's 40 sweeps (one blocking
 # alltoall each) finish their trials; the report's shapes add up to the calls made, the JSON
 # report says the same, the wisdom file is written, and a second run takes its choice from it
-# without trials. cg's nonblocking v-calls are measured alike (its 26 calls may end in trials).
+# without trials. cg's nonblocking v-calls are measured alike; its 26 calls may end in trials,
+# and then the second run has no wisdom to apply.
 measured() {
     local name=$1 args=$2 calls=$3 tag native out json
     tag=$(tag_of "measured $name $args")
@@ -122,11 +123,18 @@ measured() {
         awk '{s += $1} END {print s + 0}')
     check '[ "$shape_calls" -eq "$calls" ]' "$name $args: the report's shapes count $shape_calls calls, not $calls: $out"
     check '[ -s "$work/$tag.wisdom" ]' "$name $args: no wisdom written"
+    # A shape decided by measurement goes into the wisdom, which the second run must apply; a
+    # run whose shapes all ended in trials (possible for cg) leaves nothing to apply.
+    local decided=0
+    grep -qE "^nbr:   [a-z]+ [a-z]+ .*: [0-9]+ calls, runs .* \(measured\)" <<<"$out" && decided=1
+    [ "${4:-}" = "wisdom" ] && check '[ "$decided" -eq 1 ]' "$name $args: no shape was decided by measurement: $out"
     # shellcheck disable=SC2086
     out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_MEASURE=1 NBR_REPORT="json:$work/$tag.json" \
         NBR_WISDOM="$work/$tag.wisdom" "$examples/$name" $args)
     check '[ $? -eq 0 ] && grep -q "^$name: check OK" <<<"$out"' "$name $args with wisdom: $out"
-    check 'grep -q "^nbr: MPI_[A-Za-z_]*: wisdom applied: " <<<"$out"' "$name $args: no line says wisdom was applied: $out"
+    if [ "$decided" -eq 1 ]; then
+        check 'grep -q "^nbr: MPI_[A-Za-z_]*: wisdom applied: " <<<"$out"' "$name $args: no line says wisdom was applied: $out"
+    fi
     json=$(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 shapes = [s for c in r["communicators"] for s in c["shapes"]]
