@@ -83,7 +83,8 @@ struct Attached {
     MPI_Comm comm = MPI_COMM_NULL;
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     bool counts = false;
-    std::string dir;   // the pattern directory
+    std::string dir;     // the pattern directory
+    std::string origin;  // loaded, loaded from the cache, built (nbr_pattern_origin)
     int ranks = 0;
     std::string id;    // the communicator's name in the report: "W.N", the N-th attached on world rank W
     mutable unsigned long long calls = 0;  // counted when `counts`
@@ -166,7 +167,8 @@ int delete_pattern(MPI_Comm, int, void* value, void*) {
     const InsideNbr guard;
     if (record->counts) {
         finished_reports().push_back(
-            nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, record->calls));
+            nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, record->origin,
+                                                 record->calls));
         auto& list = reported();
         list.erase(std::remove(list.begin(), list.end(), record), list.end());
     }
@@ -225,20 +227,13 @@ std::uint64_t topology_hash(MPI_Comm comm, int rank, int size, const std::vector
     return nbr::topology_hash_of(all);
 }
 
-/// Rank 0's choice, broadcast: a pattern directory, or "" with `why` said on rank 0.
+/// Rank 0's choice, broadcast: a pattern directory of NBR_PATTERNS for this communicator, or "".
 std::string agree_on_pattern(MPI_Comm comm, int rank, int size, const std::vector<int>& in, const std::vector<int>& out,
-                             const char* function) {
-    const std::uint64_t hash = topology_hash(comm, rank, size, in, out);
+                             std::uint64_t& hash) {
+    hash = topology_hash(comm, rank, size, in, out);
     std::string dir;
-    if (rank == 0) {
-        dir = find_pattern(std::getenv("NBR_PATTERNS"), size, hash);
-        if (dir.empty()) {
-            std::fprintf(stderr,
-                         "nbr: %s: no pattern in NBR_PATTERNS for this communicator (%d ranks, topology hash "
-                         "%016llx); it runs natively\n",
-                         function, size, static_cast<unsigned long long>(hash));
-        }
-    }
+    const char* list = std::getenv("NBR_PATTERNS");
+    if (rank == 0 && list != nullptr) dir = find_pattern(list, size, hash);
     int length = static_cast<int>(dir.size());
     PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
     dir.resize(static_cast<std::size_t>(length));
@@ -246,32 +241,97 @@ std::string agree_on_pattern(MPI_Comm comm, int rank, int size, const std::vecto
     return dir;
 }
 
-/// After a topology communicator's creation: finds, loads and attaches its pattern.
+/// NBR_CACHE=DIR, or "".
+std::string cache_dir() {
+    const char* value = std::getenv("NBR_CACHE");
+    return value != nullptr ? std::string(value) : std::string();
+}
+
+/// The in-job build's options from the environment (docs/environment.md) as nbr_pattern_build's info.
+MPI_Info cache_info() {
+    static const std::pair<const char*, const char*> kKeys[] = {
+        {"NBR_CACHE_ALGO", "nbr_algo"},           {"NBR_CACHE_MACHINE", "nbr_machine"},
+        {"NBR_CACHE_BUDGET", "nbr_budget"},       {"NBR_CACHE_LIMIT", "nbr_cache_limit"},
+        {"NBR_CACHE_KEEP", "nbr_keep"},           {"NBR_CACHE_RANKS_PER_NODE", "nbr_ranks_per_node"},
+        {"NBR_CACHE_RANKS_PER_SOCKET", "nbr_ranks_per_socket"}};
+    MPI_Info info = MPI_INFO_NULL;
+    PMPI_Info_create(&info);
+    for (const auto& [variable, key] : kKeys) {
+        if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') PMPI_Info_set(info, key, value);
+    }
+    return info;
+}
+
+/// A communicator that runs natively, for the report (its rank 0 keeps them).
+struct Native {
+    std::string function;
+    int ranks = 0;
+    std::string why;
+};
+std::vector<Native>& natives() {
+    static std::vector<Native> list;
+    return list;
+}
+
+/// Says on rank 0 why the communicator runs natively, and keeps it for the report.
+void run_natively(int rank, int size, const char* function, const std::string& why) {
+    if (rank != 0) return;
+    std::fprintf(stderr, "nbr: %s: %s; it runs natively\n", function, why.c_str());
+    if (report_wanted()) natives().push_back({function, size, why});
+}
+
+/// The communicator's pattern: loaded from NBR_PATTERNS' `dir`, else found in or built into
+/// NBR_CACHE; NBR_PATTERN_NULL with the reason in `why`. Collective.
+nbr_pattern_t load_or_build(MPI_Comm comm, int size, const std::string& dir, std::uint64_t hash, std::string& why) {
+    nbr_pattern_t pattern = NBR_PATTERN_NULL;
+    int code = NBR_SUCCESS;
+    if (!dir.empty()) {
+        code = nbr_load_pattern_flags(dir.c_str(), comm, load_flags(), &pattern);
+        if (code != NBR_SUCCESS) why = "pattern " + dir + " not loaded (" + nbr_strerror(code) + ": " + nbr_last_error() + ")";
+        return pattern;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+    if (cache_dir().empty()) {
+        why = "no pattern in NBR_PATTERNS for this communicator (" + std::to_string(size) + " ranks, topology hash " +
+              hex + ")";
+        return pattern;
+    }
+    MPI_Info info = cache_info();
+    code = nbr_pattern_build(comm, cache_dir().c_str(), info, load_flags(), &pattern);
+    PMPI_Info_free(&info);
+    if (code != NBR_SUCCESS) {
+        why = std::string(code == NBR_ERR_DECLINED ? "not built" : "no pattern built") + " (" + std::to_string(size) +
+              " ranks, topology hash " + hex + "): " + nbr_last_error();
+    }
+    return pattern;
+}
+
+/// After a topology communicator's creation: finds (NBR_PATTERNS, then NBR_CACHE) or builds
+/// (NBR_CACHE) its pattern, loads it and attaches it.
 void attach(MPI_Comm comm, const char* function) {
     const char* list = std::getenv("NBR_PATTERNS");
-    if (list == nullptr || *list == '\0' || comm == MPI_COMM_NULL || inside_nbr > 0) return;
+    const bool patterns = list != nullptr && *list != '\0';
+    if ((!patterns && cache_dir().empty()) || comm == MPI_COMM_NULL || inside_nbr > 0) return;
     int rank = 0, size = 0;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
-    const auto [kind, in, out, why] = nbr::internal::comm_neighbors(comm, rank);
-    int expressible = kind != nbr::internal::CommKind::plain && why.empty() ? 1 : 0;
+    const auto [kind, in, out, inexpressible] = nbr::internal::comm_neighbors(comm, rank);
+    int expressible = kind != nbr::internal::CommKind::plain && inexpressible.empty() ? 1 : 0;
     PMPI_Allreduce(MPI_IN_PLACE, &expressible, 1, MPI_INT, MPI_MIN, comm);
-    if (expressible == 0) {
-        if (rank == 0) std::fprintf(stderr, "nbr: %s: %s; it runs natively\n", function, why.c_str());
-        return;
-    }
-    const std::string dir = agree_on_pattern(comm, rank, size, in, out, function);
-    if (dir.empty()) return;
-    nbr_pattern_t pattern = NBR_PATTERN_NULL;
+    if (expressible == 0) return run_natively(rank, size, function, inexpressible);
+    std::uint64_t hash = 0;
+    const std::string dir = agree_on_pattern(comm, rank, size, in, out, hash);
     const InsideNbr guard;
     import_wisdom_once(rank);
-    const int code = nbr_load_pattern_flags(dir.c_str(), comm, load_flags(), &pattern);
-    if (code != NBR_SUCCESS) {
-        if (rank == 0) {
-            std::fprintf(stderr, "nbr: %s: pattern %s not loaded (%s: %s); it runs natively\n", function, dir.c_str(),
-                         nbr_strerror(code), nbr_last_error());
-        }
-        return;
+    std::string why;
+    nbr_pattern_t pattern = load_or_build(comm, size, dir, hash, why);
+    if (pattern == NBR_PATTERN_NULL) return run_natively(rank, size, function, why);
+    const char* origin_dir = "";
+    const char* origin = "";
+    (void)nbr_pattern_origin(pattern, &origin_dir, &origin);
+    if (rank == 0 && std::strncmp(origin, "built", 5) == 0) {
+        std::fprintf(stderr, "nbr: %s: pattern %s into %s\n", function, origin, origin_dir);
     }
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_pattern, &keyval, nullptr);
     const char* note = "";
@@ -281,8 +341,8 @@ void attach(MPI_Comm comm, const char* function) {
     const bool counts = rank == 0 && report_wanted();
     int world_rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    auto* record =
-        new Attached{comm, pattern, counts, dir, size, std::to_string(world_rank) + "." + std::to_string(attached), 0};
+    auto* record = new Attached{comm,     pattern, counts, origin_dir, origin, size,
+                                std::to_string(world_rank) + "." + std::to_string(attached), 0};
     PMPI_Comm_set_attr(comm, keyval, record);
     if (counts) reported().push_back(record);
     if (rank == 0) ++attached;
@@ -414,11 +474,15 @@ void print_report(int rank, int size) {
     unsigned long long mine[2] = {replayed_calls, attached}, total[2] = {0, 0};
     PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     auto reports = finished_reports();
+    for (const auto& native : natives()) {
+        reports.push_back(nbr::interpose::describe_native(native.function, native.ranks, native.why));
+    }
     {
         const InsideNbr guard;
         for (const Attached* record : reported()) {
             reports.push_back(
-                nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, record->calls));
+                nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, record->origin,
+                                                 record->calls));
         }
     }
     const std::string json_file = report_json_file();

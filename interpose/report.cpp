@@ -103,17 +103,26 @@ void describe_shape(nbr_pattern_t pattern, int index, std::string& text, std::st
 
 }  // namespace
 
+CommunicatorReport describe_native(const std::string& function, int ranks, const std::string& why) {
+    CommunicatorReport report;
+    report.text = "nbr: a communicator of " + std::to_string(ranks) + " ranks (" + function + ") ran natively: " + why + "\n";
+    report.json = "{\"communicator\": null, \"function\": " + json_string(function) + ", \"ranks\": " +
+                  std::to_string(ranks) + ", \"native\": " + json_string(why) + ", \"calls\": null, \"shapes\": []}";
+    return report;
+}
+
 CommunicatorReport describe_pattern(nbr_pattern_t pattern, const std::string& id, int ranks, const std::string& dir,
-                                    unsigned long long calls) {
+                                    const std::string& origin, unsigned long long calls) {
     CommunicatorReport report;
     const char* algorithm = "?";
     (void)nbr_pattern_algorithm(pattern, &algorithm);
     int shapes = 0;
     (void)nbr_pattern_shape_count(pattern, &shapes);
     report.text = "nbr: communicator " + id + " (" + std::to_string(ranks) + " ranks, " + algorithm +
-                  " pattern " + dir + "): " + std::to_string(calls) + " calls replayed\n";
+                  " pattern " + dir + ", " + origin + "): " + std::to_string(calls) + " calls replayed\n";
     report.json = "{\"communicator\": " + json_string(id) + ", \"ranks\": " + std::to_string(ranks) +
                   ", \"algorithm\": " + json_string(algorithm) + ", \"pattern\": " + json_string(dir) +
+                  ", \"origin\": " + json_string(origin) +
                   ", \"calls\": " + std::to_string(calls) + ", \"shapes\": [";
     for (int i = 0; i < shapes; ++i) {
         if (i > 0) report.json += ", ";

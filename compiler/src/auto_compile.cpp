@@ -42,6 +42,13 @@ int process_of(MPI_Comm comm) {
     return process;
 }
 
+/// Whether the slowest process has spent the budget (collective; false without a budget).
+bool over_budget(MPI_Comm comm, double seconds, std::optional<double> budget) {
+    if (!budget) return false;
+    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return seconds > *budget;
+}
+
 /// Builds one candidate and writes it to `dir`.
 Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& candidate, const fs::path& dir,
                       const AutoOptions& options) {
@@ -507,17 +514,27 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     report.edges = topology.num_edges();
     AlgorithmOptions base = options.base;
     base.placement = options.placement;
-    const auto candidates = select_candidates(auto_candidates(base), options.candidates);
-    internal::StagedOutput staged(comm, options.output);
+    auto candidates = select_candidates(auto_candidates(base), options.candidates);
+    internal::StagedOutput staged(comm, options.output, options.keep_existing);
     std::vector<Built> built;
     for (const auto& candidate : candidates) {
+        if (!built.empty() && over_budget(comm, progress.seconds(), options.build_budget_seconds)) {
+            report.over_budget.push_back(candidate.name);
+            continue;
+        }
         built.push_back(build_candidate(comm, topology, candidate, staged.dir() / candidate.name, options));
         const auto& last = built.back();
         if (!last.note.empty()) report.notes.push_back(candidate.name + ": " + last.note);
         progress.say("candidate " + candidate.name + " built");
     }
+    AutoOptions chosen = options;
+    if (!report.over_budget.empty()) {
+        chosen.candidates.clear();
+        for (const auto& b : built) chosen.candidates.push_back(b.candidate.name);
+        candidates.resize(built.size());
+    }
     std::vector<std::uint64_t> messages;
-    const auto predictions = simulate_candidates(comm, staged.dir(), built, options, messages, progress, report);
+    const auto predictions = simulate_candidates(comm, staged.dir(), built, chosen, messages, progress, report);
     for (const auto& [name, same] : report.same_schedules) {
         progress.say("candidate " + name + " has the schedules of " + same + ": simulated once");
     }
@@ -527,7 +544,7 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     const auto variable_sizes = variable_size_range(options.sizes, options.variable_bytes);
     auto choice = choose_variants(predictions, effective_margins(options), variable_sizes);
     keep_candidates(choice, predictions, options.keep, variable_sizes);
-    const auto manifest = make_manifest(topology, options, built, predictions, messages, choice);
+    const auto manifest = make_manifest(topology, chosen, built, predictions, messages, choice);
     for (const auto& variant : manifest.variants()) report.variants.push_back(variant.name());
     collective_try(comm, [&] {
         if (process != 0) return;
@@ -540,6 +557,7 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
         write_file(staged.dir() / manifest_file_name(), serialize_deterministic(manifest));
     });
     staged.publish();
+    report.kept_existing = staged.kept_existing();
     report.seconds = progress.seconds();
     progress.say("wrote " + std::to_string(report.variants.size()) + " variants to " + options.output.string());
     return report;

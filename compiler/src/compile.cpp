@@ -198,7 +198,8 @@ Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputF
 
 namespace internal {
 
-StagedOutput::StagedOutput(MPI_Comm comm, const fs::path& output) : comm_(comm), output_(output) {
+StagedOutput::StagedOutput(MPI_Comm comm, const fs::path& output, bool keep_existing)
+    : comm_(comm), output_(output), keep_existing_(keep_existing) {
     MPI_Comm_rank(comm, &process_);
     collective_try(comm, [&] {
         if (process_ != 0) return;
@@ -219,9 +220,22 @@ StagedOutput::~StagedOutput() {
 }
 
 void StagedOutput::publish() {
+    int kept = 0;
     collective_try(comm_, [&] {
-        if (process_ == 0) nbr::compiler::publish(dir_, output_);
+        if (process_ != 0) return;
+        if (!keep_existing_) return nbr::compiler::publish(dir_, output_);
+        // rename(2) of a directory onto a non-empty one fails: the first compile to finish wins.
+        std::error_code ec;
+        fs::rename(dir_, output_, ec);
+        if (!ec) return;
+        if (!fs::exists(output_ / manifest_file_name())) {
+            throw std::runtime_error(output_.string() + ": cannot publish the pattern: " + ec.message());
+        }
+        kept = 1;
+        fs::remove_all(dir_, ec);
     });
+    MPI_Bcast(&kept, 1, MPI_INT, 0, comm_);
+    kept_existing_ = kept != 0;
     published_ = true;
 }
 
@@ -350,12 +364,13 @@ std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const Pat
 }  // namespace internal
 
 double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder, const Topology& topology,
-                     const Algorithm& algorithm, const CompileOptions& options) {
+                     const Algorithm& algorithm, const CompileOptions& options, bool* kept_existing) {
     const auto start = Clock::now();
-    internal::StagedOutput staged(comm, options.output);
+    internal::StagedOutput staged(comm, options.output, options.keep_existing);
     internal::write_pattern_files(comm, engine, builder, topology, algorithm, staged.dir(), options.source,
                                   options.layout);
     staged.publish();
+    if (kept_existing != nullptr) *kept_existing = staged.kept_existing();
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
@@ -391,7 +406,7 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
     progress.say("pattern built in " + std::to_string(engine.supersteps()) + " supersteps, " +
                  std::to_string(report.messages) + " messages");
 
-    report.write_seconds = write_pattern(comm, engine, builder, topology, algorithm, options);
+    report.write_seconds = write_pattern(comm, engine, builder, topology, algorithm, options, &report.kept_existing);
     progress.say("wrote " + std::to_string(report.ranks) + " rank patterns (" +
                  (packs(options.layout, report.ranks) ? "packed" : "one file each") + ") to " +
                  options.output.string());

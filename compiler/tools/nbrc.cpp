@@ -62,6 +62,7 @@ struct Options {
     std::string topology;
     // simulate
     std::string machine;
+    std::string source;  // compile --source
     std::string sizes = "4,16,64,256,1K,4K,16K,64K,256K,1M,4M";
     std::vector<std::uint64_t> size_list;  // parsed --sizes
     std::string collective = "allgather";
@@ -203,7 +204,7 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
     options.candidates = o.candidates;
     options.output = o.output;
     options.quiet = o.quiet;
-    options.source = o.input;
+    options.source = o.source.empty() ? o.input : o.source;
     options.layout = o.layout;
     const auto report = nbr::compiler::compile_auto(MPI_COMM_WORLD, topology, options);
     if (!captured_note.empty()) print_note(captured_note);
@@ -233,7 +234,7 @@ int run_compile(const Options& o) {
     }
     options.output = o.output;
     options.quiet = o.quiet;
-    options.source = o.input;
+    options.source = o.source.empty() ? o.input : o.source;
     options.layout = o.layout;
     const auto report = nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
     if (!radix_note.empty()) print_note(radix_note);
@@ -533,6 +534,9 @@ CLI::App* add_compile(CLI::App& app, Options& o) {
         ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case))
         ->default_str("auto");
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
+    compile->add_option("--source", o.source,
+                        "What the manifest records as the pattern's source (default: the input); with 'built in the "
+                        "job by libnbr', the bytes an in-job build (NBR_CACHE) writes");
     compile->add_flag("-q,--quiet", o.quiet, "No progress output");
 
     return compile;

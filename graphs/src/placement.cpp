@@ -67,6 +67,12 @@ Placement Placement::block(std::uint32_t num_ranks, std::uint32_t ranks_per_node
             "block " + std::to_string(ranks_per_node) + "/node " + std::to_string(ranks_per_socket) + "/socket"};
 }
 
+Placement Placement::from_lists(std::vector<std::uint32_t> node, std::vector<std::uint32_t> socket,
+                                std::string description) {
+    if (node.size() != socket.size()) throw InputError("placement: node and socket lists differ in length");
+    return {std::move(node), std::move(socket), std::move(description)};
+}
+
 Placement Placement::read(const std::string& path, std::uint32_t num_ranks) {
     return parse(internal::load(path), path, num_ranks);
 }

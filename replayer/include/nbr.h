@@ -84,6 +84,8 @@ extern "C" {
 #define NBR_ERR_STATE (-16)        /**< request already active / not active */
 #define NBR_ERR_INTERNAL (-17)     /**< bug in libnbr */
 #define NBR_ERR_MIXED (-18)        /**< directory mixes files of different compiles */
+#define NBR_ERR_BUILD (-19)        /**< nbr_pattern_build: the in-job build failed (see nbr_last_error) */
+#define NBR_ERR_DECLINED (-20)     /**< nbr_pattern_build: not built, not worth it for this topology */
 
 /** Opaque handle of a loaded pattern (a value that names it, not an address). */
 typedef struct nbr_pattern_s* nbr_pattern_t;
@@ -163,6 +165,44 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * calls off before the tuner has seen them (a few tens of nanoseconds per call).
  */
 int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, nbr_pattern_t* pattern);
+
+/**
+ * Finds or builds the pattern of a topology communicator in the job (collective over comm; every
+ * rank passes the same cache directory, info and flags). The cache directory (created if
+ * missing; it must be shared by the ranks, e.g. on a parallel file system) holds one pattern
+ * directory per topology, placement and build options. On a hit the entry is loaded as by
+ * nbr_load_pattern_flags. On a miss the compiler's engine runs on the communicator's processes,
+ * one virtual rank each, with the real placement (nodes from MPI_Comm_split_type(
+ * MPI_COMM_TYPE_SHARED), sockets from where the processes are bound), and writes what
+ * `nbrc compile` writes for that topology, placement and options, but for the manifest's source
+ * ("built in the job by libnbr"); the files appear under the entry's name only when complete,
+ * and when two jobs build one entry at once the first to finish is kept. An entry that does not
+ * load is removed and built again. After storing, the least recently used entries go until the
+ * cache fits its limit.
+ *
+ * info (MPI_INFO_NULL for the defaults): "nbr_algo" = "default" (auto over common-neighbor,
+ * distance-halving and hierarchical, never slower than naive in the model), "auto" (every
+ * candidate) or an `nbrc compile --algo` name; "nbr_machine" = auto's model (preset or file,
+ * default "niagara"); "nbr_ranks_per_node", "nbr_ranks_per_socket" = a block placement instead
+ * of the detected one; "nbr_budget" = seconds the candidates' builds may take (default 30;
+ * candidates not started by then are left out, naive always built); "nbr_keep" = candidates kept
+ * per band (default 1, 3 with NBR_LOAD_MEASURE); "nbr_cache_limit" = bytes the cache may hold
+ * (suffix K, M or G; default 1G; 0: no limit).
+ *
+ * Errors: NBR_ERR_UNSUPPORTED (a plain communicator, or a Cartesian one nbr cannot express),
+ * NBR_ERR_DECLINED (every rank has at most two neighbors each way: MPI's naive schedule is best;
+ * nothing is stored), NBR_ERR_ARG (a bad info value), NBR_ERR_BUILD (the build failed), and
+ * nbr_load_pattern's. How the pattern came to be: nbr_pattern_origin.
+ */
+int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags,
+                      nbr_pattern_t* pattern);
+
+/**
+ * Where the pattern came from (local; strings owned by the pattern): its directory, and a note:
+ * "loaded", "loaded from the cache", or "built in S s (variants) and cached" with what the
+ * budget left out and whether a corrupt entry was replaced.
+ */
+int nbr_pattern_origin(nbr_pattern_t pattern, const char** dir, const char** note);
 
 /**
  * Frees a pattern (local; call before MPI_Finalize) and sets *pattern to NBR_PATTERN_NULL. Fails with

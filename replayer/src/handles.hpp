@@ -62,6 +62,8 @@ struct PatternState {
     std::unique_ptr<Tuner> tuner;          // NBR_LOAD_MEASURE: measured selection
     std::string machine;                   // NBR_LOAD_MEASURE: machine_fingerprint
     std::string wisdom_note;               // NBR_LOAD_MEASURE: what wisdom did at load
+    std::string origin_dir;                // the pattern directory loaded (nbr_pattern_origin)
+    std::string origin;                    // how it came to be: loaded, from the cache, built
     std::int64_t tag_window = 1;           // tags one call needs (largest plan tag of any rank and variant + 1)
     std::int64_t tag_ub = 32767;           // MPI_TAG_UB of the communicator
     std::int64_t windows = 1;              // tag windows below MPI_TAG_UB

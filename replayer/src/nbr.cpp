@@ -325,6 +325,8 @@ const char* nbr_strerror(int error) {
         case NBR_ERR_STATE: return "request in the wrong state";
         case NBR_ERR_INTERNAL: return "internal error";
         case NBR_ERR_MIXED: return "pattern directory mixes files of different compiles";
+        case NBR_ERR_BUILD: return "in-job build of the pattern failed";
+        case NBR_ERR_DECLINED: return "in-job build declined: not worth it for this topology";
         default: return "unknown error code";
     }
 }
@@ -373,6 +375,8 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
         nbr::internal::private_comm(comm, &pattern->comm);
         auto [state, handle] = nbr::internal::pattern_table().acquire(std::move(pattern));
         state->handle = handle;
+        state->origin_dir = dir;
+        state->origin = "loaded";
         if (!state->tuner) {
             nbr::internal::publish_hand_off(*state);
         } else {  // measured patterns take every call through the tuner: no hand-off
@@ -432,6 +436,16 @@ int nbr_pattern_algorithm(nbr_pattern_t handle, const char** name) {
     const PatternState* pattern = resolve(handle);
     if (pattern == nullptr || name == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_algorithm: invalid argument");
     *name = pattern->algorithm.c_str();
+    return NBR_SUCCESS;
+}
+
+int nbr_pattern_origin(nbr_pattern_t handle, const char** dir, const char** note) {
+    const PatternState* pattern = resolve(handle);
+    if (pattern == nullptr || dir == nullptr || note == nullptr) {
+        return fail(NBR_ERR_ARG, "nbr_pattern_origin: invalid argument");
+    }
+    *dir = pattern->origin_dir.c_str();
+    *note = pattern->origin.c_str();
     return NBR_SUCCESS;
 }
 

@@ -54,6 +54,12 @@ struct AutoOptions {
     std::size_t keep = 3;
     std::string source;                               ///< recorded in the manifest
     PatternLayout layout = PatternLayout::automatic;  ///< of every variant's directory
+    bool keep_existing = false;  ///< as CompileOptions::keep_existing (a cache entry)
+    /// Seconds the candidates' builds may take (an in-job build's budget): once the slowest
+    /// process has spent them, the candidates not yet built are left out (naive, the first, is
+    /// always built) and the manifest's candidate selectors name those built, so that `nbrc
+    /// compile --candidates` with them writes the same directory. None: no limit.
+    std::optional<double> build_budget_seconds;
 };
 
 /// @brief The margin auto chooses with at each of `options.sizes`, and records: `options.margin`,
@@ -137,6 +143,8 @@ struct AutoReport {
     double total_simulation_seconds = 0;    ///< CPU time simulating, summed over the processes
     /// (candidate, earlier candidate with the same schedules): predictions reused, not simulated
     std::vector<std::pair<std::string, std::string>> same_schedules;
+    std::vector<std::string> over_budget;  ///< candidates left out by build_budget_seconds
+    bool kept_existing = false;            ///< keep_existing found another compile's output there
 };
 
 /// @brief Builds every candidate (auto_candidates) once, simulates each for allgather and

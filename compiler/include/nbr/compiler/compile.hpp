@@ -36,6 +36,9 @@ struct CompileOptions {
     bool quiet = false;            ///< no progress lines on stderr
     std::string source;            ///< recorded in the manifest (input file or generator)
     PatternLayout layout = PatternLayout::automatic;
+    /// A directory already at `output` when this compile finishes wins and this compile's is
+    /// dropped (a cache entry that two jobs build at once: both build the same bytes).
+    bool keep_existing = false;
 };
 
 /// @brief Figures of a finished compile (identical on every process).
@@ -46,6 +49,7 @@ struct CompileReport {
     double build_seconds = 0;
     double write_seconds = 0;
     std::vector<std::string> notes;  ///< the algorithm's warnings (Algorithm::notes)
+    bool kept_existing = false;      ///< keep_existing found another compile's output there
 };
 
 /// @brief Runs the algorithm over `topology` on the processes of `comm` and writes the
@@ -66,9 +70,10 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
 /// building). For programs that build a pattern themselves, e.g. to time the construction,
 /// and keep the result. Collective over the engine's processes; on failure every process
 /// throws the same std::runtime_error and nothing is left at `options.output`.
+/// @param kept_existing if not null: whether options.keep_existing kept another compile's output
 /// @return seconds spent serializing and writing
 double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder, const Topology& topology,
-                     const Algorithm& algorithm, const CompileOptions& options);
+                     const Algorithm& algorithm, const CompileOptions& options, bool* kept_existing = nullptr);
 
 /// @brief Reads a topology on every process of `comm`; if any process fails, all throw
 /// InputError with the first failing process's message. Collective.
@@ -95,19 +100,26 @@ private:
 /// pattern directory. Unpublished, it is removed on destruction. Collective.
 class StagedOutput {
 public:
-    StagedOutput(MPI_Comm comm, const std::filesystem::path& output);
+    /// @param keep_existing publish() leaves a directory found at `output` in place and drops
+    /// this one (else it replaces an old pattern directory)
+    StagedOutput(MPI_Comm comm, const std::filesystem::path& output, bool keep_existing = false);
     StagedOutput(const StagedOutput&) = delete;
     StagedOutput& operator=(const StagedOutput&) = delete;
     ~StagedOutput();
     [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
     void publish();
+    /// @brief After publish() with keep_existing: whether another compile's directory was
+    /// found at `output` and kept (this one dropped). The same on every process.
+    [[nodiscard]] bool kept_existing() const noexcept { return kept_existing_; }
 
 private:
     MPI_Comm comm_;
     std::filesystem::path output_;
     std::filesystem::path dir_;
     int process_ = 0;
+    bool keep_existing_ = false;
     bool published_ = false;
+    bool kept_existing_ = false;
 };
 
 /// @brief Writes a single-algorithm pattern (rank files or ranks.pack, and the manifest) into

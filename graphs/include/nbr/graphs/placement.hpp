@@ -36,6 +36,10 @@ public:
     /// @brief Parses placement-file text as read() does; `source` names it in messages.
     static Placement parse(std::string_view text, const std::string& source, std::uint32_t num_ranks);
 
+    /// @brief A placement from every rank's node and socket ids (equal sizes), as a program that
+    /// found them out itself has them. @throws InputError if the sizes differ.
+    static Placement from_lists(std::vector<std::uint32_t> node, std::vector<std::uint32_t> socket,
+                                std::string description);
     /// @brief Writes a placement file that read() gives back.
     void write(const std::string& path, const std::string& comment = {}) const;
 

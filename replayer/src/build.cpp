@@ -1,0 +1,238 @@
+// nbr_pattern_build: a pattern found in, or built into, a cache directory in the job
+// (docs/architecture.md, "Patterns built in the job").
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "comm_neighbors.hpp"
+#include "handles.hpp"
+#include "nbr.h"
+#include "nbr/compiler/algorithm.hpp"
+#include "nbr/compiler/compile.hpp"
+#include "nbr/compiler/job_build.hpp"
+#include "nbr/schema/pattern_io.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nbr::internal::fail;
+using nbr::internal::guarded;
+using nbr::internal::NbrError;
+
+/// The value of `key` in info, or "" if absent.
+std::string info_value(MPI_Info info, const char* key) {
+    if (info == MPI_INFO_NULL) return {};
+    int length = 0, flag = 0;
+    nbr::internal::check_mpi(MPI_Info_get_valuelen(info, key, &length, &flag), "MPI_Info_get_valuelen");
+    if (flag == 0) return {};
+    std::string value(static_cast<std::size_t>(length) + 1, '\0');
+    nbr::internal::check_mpi(MPI_Info_get(info, key, length + 1, value.data(), &flag), "MPI_Info_get");
+    value.resize(static_cast<std::size_t>(length));
+    return value;
+}
+
+/// A non-negative number with an optional suffix K, M or G (powers of 1024 when `binary`).
+double parse_number(const std::string& key, const std::string& text, bool suffixes) {
+    errno = 0;
+    char* end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (suffixes && end != nullptr && *end != '\0' && end[1] == '\0') {
+        switch (*end) {
+            case 'K': case 'k': value *= 1024.0; ++end; break;
+            case 'M': case 'm': value *= 1024.0 * 1024.0; ++end; break;
+            case 'G': case 'g': value *= 1024.0 * 1024.0 * 1024.0; ++end; break;
+            default: break;
+        }
+    }
+    if (text.empty() || end == nullptr || *end != '\0' || errno != 0 || !(value >= 0) || value > 1e18) {
+        throw NbrError(NBR_ERR_ARG, "nbr_pattern_build: info " + key + " = '" + text + "' is not a non-negative number" +
+                                        (suffixes ? " (suffix K, M or G)" : ""));
+    }
+    return value;
+}
+
+std::uint32_t parse_count(const std::string& key, const std::string& text) {
+    const double value = parse_number(key, text, false);
+    if (value < 1 || value > 1e9 || value != static_cast<double>(static_cast<std::uint32_t>(value))) {
+        throw NbrError(NBR_ERR_ARG, "nbr_pattern_build: info " + key + " = '" + text + "' is not a positive integer");
+    }
+    return static_cast<std::uint32_t>(value);
+}
+
+nbr::compiler::JobBuildOptions options_of(MPI_Info info, unsigned long flags) {
+    nbr::compiler::JobBuildOptions options;
+    if (auto v = info_value(info, "nbr_algo"); !v.empty()) options.algorithm = v;
+    if (options.algorithm != "default" && options.algorithm != "auto") {
+        bool known = false;
+        try {
+            known = nbr::compiler::parse_configuration(options.algorithm).has_value();
+        } catch (const std::invalid_argument&) {
+        }
+        if (!known) throw NbrError(NBR_ERR_ARG, "nbr_pattern_build: info nbr_algo = '" + options.algorithm +
+                                                     "' names no algorithm (default, auto, or an nbrc --algo name)");
+    }
+    if (auto v = info_value(info, "nbr_machine"); !v.empty()) options.machine = v;
+    if (auto v = info_value(info, "nbr_ranks_per_node"); !v.empty()) options.ranks_per_node = parse_count("nbr_ranks_per_node", v);
+    if (auto v = info_value(info, "nbr_ranks_per_socket"); !v.empty()) {
+        options.ranks_per_socket = parse_count("nbr_ranks_per_socket", v);
+    }
+    if (auto v = info_value(info, "nbr_budget"); !v.empty()) options.budget_seconds = parse_number("nbr_budget", v, false);
+    options.keep = (flags & NBR_LOAD_MEASURE) != 0 ? 3 : 1;
+    if (auto v = info_value(info, "nbr_keep"); !v.empty()) options.keep = parse_count("nbr_keep", v);
+    if (options.keep > 16) throw NbrError(NBR_ERR_ARG, "nbr_pattern_build: info nbr_keep must lie in [1, 16]");
+    if (auto v = info_value(info, "nbr_cache_limit"); !v.empty()) {
+        options.cache_limit_bytes = static_cast<std::uint64_t>(parse_number("nbr_cache_limit", v, true));
+    }
+    return options;
+}
+
+/// The calling rank's neighbor lists; NBR_ERR_UNSUPPORTED for a communicator without a topology
+/// nbr can express.
+nbr::internal::CommNeighbors topology_lists(MPI_Comm comm, int rank) {
+    auto lists = nbr::internal::comm_neighbors(comm, rank);
+    if (lists.kind == nbr::internal::CommKind::plain) {
+        throw NbrError(NBR_ERR_UNSUPPORTED,
+                       "nbr_pattern_build: the communicator has no topology (build for a dist-graph, graph or "
+                       "Cartesian communicator)");
+    }
+    if (!lists.inexpressible.empty()) {
+        throw NbrError(NBR_ERR_UNSUPPORTED, "rank " + std::to_string(rank) + ": a Cartesian communicator with " +
+                                                lists.inexpressible + " (docs/format.md: Cartesian rules)");
+    }
+    return lists;
+}
+
+/// Rank 0's answer, broadcast.
+bool on_root(MPI_Comm comm, int rank, bool (*question)(const fs::path&), const fs::path& path) {
+    int answer = rank == 0 && question(path) ? 1 : 0;
+    nbr::internal::check_mpi(MPI_Bcast(&answer, 1, MPI_INT, 0, comm), "MPI_Bcast");
+    return answer != 0;
+}
+
+bool has_manifest(const fs::path& entry) {
+    std::error_code ec;
+    return fs::exists(entry / nbr::manifest_file_name(), ec);
+}
+
+std::string seconds_text(double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", seconds);
+    return text;
+}
+
+std::string join(const std::vector<std::string>& names) {
+    std::string text;
+    for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+    return text;
+}
+
+/// What a build did, for nbr_pattern_origin.
+std::string built_note(const nbr::compiler::JobBuildReport& report) {
+    std::string note = "built in " + seconds_text(report.seconds) + " s (" + join(report.variants) + ") and cached";
+    if (report.kept_existing) note += " (another job stored it first; its copy is used)";
+    if (!report.over_budget.empty()) note += "; over the budget, left out: " + join(report.over_budget);
+    return note;
+}
+
+/// Everything up to the entry's name, agreed on every rank.
+struct Lookup {
+    nbr::compiler::JobBuildOptions options;
+    nbr::Topology topology;
+    std::optional<nbr::Placement> placement;
+    fs::path entry;
+};
+
+int prepare(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags, Lookup& lookup) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    nbr::internal::CommNeighbors lists;
+    int code = guarded([&] {
+        if ((flags & ~(NBR_LOAD_NO_NATIVE | NBR_LOAD_MEASURE)) != 0) {
+            return fail(NBR_ERR_ARG, "nbr_pattern_build: unknown flags " + std::to_string(flags));
+        }
+        lookup.options = options_of(info, flags);
+        lists = topology_lists(comm, rank);
+        return NBR_SUCCESS;
+    });
+    code = nbr::internal::agree(comm, code);
+    if (code != NBR_SUCCESS) return code;
+    // From here every failure is the same on every rank (collective_try inside).
+    return guarded([&] {
+        try {
+            lookup.topology = nbr::compiler::gather_topology(comm, lists.in, lists.out);
+        } catch (const nbr::InputError& error) {
+            throw NbrError(NBR_ERR_NEIGHBORS, std::string("nbr_pattern_build: ") + error.what());
+        }
+        if (auto why = nbr::compiler::not_worth_building(lookup.topology)) throw NbrError(NBR_ERR_DECLINED, *why);
+        try {
+            lookup.placement = nbr::compiler::job_placement(comm, lookup.options, lookup.topology.num_ranks());
+        } catch (const std::exception& error) {
+            throw NbrError(NBR_ERR_ARG, std::string("nbr_pattern_build: ") + error.what());
+        }
+        lookup.entry = fs::path(cache_dir) /
+                       nbr::compiler::cache_entry_name(lookup.topology, *lookup.placement, lookup.options);
+        return NBR_SUCCESS;
+    });
+}
+
+/// Builds the entry (collective); the same result on every rank.
+int build(MPI_Comm comm, const Lookup& lookup, const char* cache_dir, nbr::compiler::JobBuildReport& report) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    return guarded([&] {
+        try {
+            nbr::compiler::internal::collective_try(comm, [&] {
+                if (rank == 0) fs::create_directories(cache_dir);
+            });
+            report = nbr::compiler::build_into(comm, lookup.topology, *lookup.placement, lookup.options, lookup.entry);
+        } catch (const std::bad_alloc&) {
+            throw;
+        } catch (const std::exception& error) {
+            throw NbrError(NBR_ERR_BUILD, std::string("nbr_pattern_build: ") + error.what());
+        }
+        return NBR_SUCCESS;
+    });
+}
+
+void set_origin(nbr_pattern_t pattern, const std::string& note) {
+    if (auto* state = nbr::internal::resolve(pattern)) state->origin = note;
+}
+
+}  // namespace
+
+extern "C" int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags,
+                                 nbr_pattern_t* out) {
+    if (out == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_build: pattern pointer is NULL");
+    *out = NBR_PATTERN_NULL;
+    if (comm == MPI_COMM_NULL) return fail(NBR_ERR_ARG, "nbr_pattern_build: communicator is MPI_COMM_NULL");
+    if (cache_dir == nullptr || *cache_dir == '\0') return fail(NBR_ERR_ARG, "nbr_pattern_build: no cache directory");
+    int rank = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return fail(NBR_ERR_MPI, "nbr_pattern_build: cannot query comm");
+    Lookup lookup;
+    int code = prepare(comm, cache_dir, info, flags, lookup);
+    if (code != NBR_SUCCESS) return code;
+    std::string replaced;
+    if (on_root(comm, rank, has_manifest, lookup.entry)) {
+        code = nbr_load_pattern_flags(lookup.entry.c_str(), comm, flags, out);
+        if (code == NBR_SUCCESS) {
+            if (rank == 0) nbr::compiler::touch_entry(lookup.entry);
+            set_origin(*out, "loaded from the cache");
+            return NBR_SUCCESS;
+        }
+        // Never trusted: the entry goes and is built again.
+        replaced = std::string("; the cache entry found did not load (") + nbr_strerror(code) + ": " +
+                   nbr_last_error() + ") and was replaced";
+        if (rank == 0) nbr::compiler::discard_entry(lookup.entry);
+        MPI_Barrier(comm);
+    }
+    nbr::compiler::JobBuildReport report;
+    code = build(comm, lookup, cache_dir, report);
+    if (code != NBR_SUCCESS) return code;
+    if (rank == 0) (void)nbr::compiler::evict(cache_dir, lookup.options.cache_limit_bytes, lookup.entry);
+    code = nbr_load_pattern_flags(lookup.entry.c_str(), comm, flags, out);
+    if (code == NBR_SUCCESS) set_origin(*out, built_note(report) + replaced);
+    return code;
+}
