@@ -8,7 +8,11 @@
 // symmetric) Matrix Market file is refused. Generated Erdős–Rényi matrices are symmetrized.
 //
 //   mpirun -np P cg [--matrix FILE | --stencil N | --random N --density D | --rmat SCALE]
-//                   [--tolerance t] [--max-iterations k]
+//                   [--tolerance t] [--max-iterations k] [--permute SEED|time] [--solves K]
+//
+// --permute renumbers the rows (slabs in random order) so that every seed gives another process
+// graph, as a partitioner that partitions differently every run does (DOLFINx's PT-Scotch);
+// --solves K solves K times, each on a topology communicator created anew.
 //   cg ... --write-topology N FILE    (the halo's process graph at N ranks; no run)
 //
 // Check: b = A·x* for a known x*; CG must converge, the true residual ‖b − A·x‖/‖b‖ must be
@@ -23,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +44,8 @@ struct Options {
     example::MatrixChoice matrix;
     double tolerance = 1e-8;
     int max_iterations = 2000;
+    std::string permute;  ///< "", a seed, or "time": rows and columns renumbered at random
+    int solves = 1;       ///< solves, each on a topology communicator of its own
     example::TopologyRequest topology;
     std::string nbr_dir;
 };
@@ -68,6 +75,52 @@ Csr make_spd(Csr a, bool from_file) {
     Csr spd = example::csr_from_triplets(a.rows, a.cols, std::move(at), std::move(values), a.name);
     spd.symmetric = true;
     return spd;
+}
+
+/// The seed `--permute` gives: a number, or rank 0's clock (different every run), the same on
+/// every rank.
+std::uint64_t permutation_seed(const std::string& text, MPI_Comm world) {
+    std::uint64_t seed = 0;
+    if (text == "time") {
+        seed = static_cast<std::uint64_t>(MPI_Wtime() * 1e6) ^ static_cast<std::uint64_t>(std::time(nullptr));
+    } else {
+        char* end = nullptr;
+        seed = std::strtoull(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0') throw example::InputError("--permute: '" + text + "' is no seed (or 'time')");
+    }
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, world);
+    return seed;
+}
+
+/// P·A·Pᵀ for P a random order of `slabs` contiguous slabs of rows (Fisher–Yates on a 64-bit
+/// LCG, deterministic in `seed`): the block partition then gives each rank slabs far apart in
+/// the original order, so the halo's process graph changes with the seed and stays sparse, as
+/// with a graph partitioner that partitions differently every run.
+Csr permuted(const Csr& a, std::uint64_t seed, int slabs) {
+    const Block cut{a.rows, slabs};
+    std::vector<int> order(static_cast<std::size_t>(slabs));
+    for (int i = 0; i < slabs; ++i) order[i] = i;
+    std::uint64_t state = seed * 2 + 1;
+    for (int i = slabs - 1; i > 0; --i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        std::swap(order[i], order[static_cast<int>((state >> 33) % static_cast<std::uint64_t>(i + 1))]);
+    }
+    std::vector<std::int64_t> to(static_cast<std::size_t>(a.rows));
+    std::int64_t next = 0;
+    for (const int slab : order) {
+        for (std::int64_t i = cut.lo(slab); i < cut.hi(slab); ++i) to[i] = next++;
+    }
+    std::vector<std::pair<std::int64_t, std::int64_t>> at;
+    std::vector<double> values;
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+        for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) {
+            at.emplace_back(to[i], to[a.col[e]]);
+            values.push_back(a.val[e]);
+        }
+    }
+    Csr p = example::csr_from_triplets(a.rows, a.cols, std::move(at), std::move(values), a.name);
+    p.symmetric = true;
+    return p;
 }
 
 double x_star(std::int64_t j) {
@@ -297,7 +350,15 @@ int write_topology(const Csr& a, const Options& o, MPI_Comm world) {
 }
 
 int run(const Options& o, MPI_Comm world) {
-    const Csr a = make_spd(example::build_matrix(o.matrix, 12, true), !o.matrix.file.empty());
+    Csr a = make_spd(example::build_matrix(o.matrix, 12, true), !o.matrix.file.empty());
+    std::string permutation;
+    if (!o.permute.empty()) {
+        const std::uint64_t seed = permutation_seed(o.permute, world);
+        int size = 1;
+        MPI_Comm_size(world, &size);
+        a = permuted(a, seed, 2 * size);
+        permutation = ", rows permuted (seed " + std::to_string(seed) + ")";
+    }
     if (o.topology.wanted()) return write_topology(a, o, world);
     int rank = 0, size = 0;
     MPI_Comm_rank(world, &rank);
@@ -308,22 +369,29 @@ int run(const Options& o, MPI_Comm world) {
     for (std::int64_t i = 0; i < n; ++i) {
         for (std::int64_t e = a.row_ptr[lo + i]; e < a.row_ptr[lo + i + 1]; ++e) b[i] += a.val[e] * x_star(a.col[e]);
     }
-    Operator op(a, rows, rank, world, o.nbr_dir);
-    std::vector<double> x(static_cast<std::size_t>(n) + 1, 0.0), p(op.extended_size());
-    MPI_Barrier(world);
-    const double t0 = MPI_Wtime();
-    const Result got = conjugate_gradients(
-        b, x, p, n, [&](std::vector<double>& v, std::vector<double>& y) { op.apply(v, y); }, o, world);
-    const double seconds = MPI_Wtime() - t0;
-
-    const double residual = true_residual(a, rows, x, world);
     const Result serial = serial_cg(a, o);
-    const bool ok = got.iterations < o.max_iterations && residual < 10 * o.tolerance &&
-                    std::abs(got.iterations - serial.iterations) <= 1 + serial.iterations / 20;
-    const double halo = example::max_over_ranks(op.halo_seconds, world);
+    bool ok = true;
+    Result got;
+    double seconds = 0, residual = 0, halo = 0;
+    std::string backend;
+    for (int solve = 0; solve < o.solves; ++solve) {  // each on a topology communicator of its own
+        Operator op(a, rows, rank, world, o.nbr_dir);
+        std::vector<double> x(static_cast<std::size_t>(n) + 1, 0.0), p(op.extended_size());
+        MPI_Barrier(world);
+        const double t0 = MPI_Wtime();
+        got = conjugate_gradients(
+            b, x, p, n, [&](std::vector<double>& v, std::vector<double>& y) { op.apply(v, y); }, o, world);
+        seconds = MPI_Wtime() - t0;
+        residual = true_residual(a, rows, x, world);
+        ok = ok && got.iterations < o.max_iterations && residual < 10 * o.tolerance &&
+             std::abs(got.iterations - serial.iterations) <= 1 + serial.iterations / 20;
+        halo = example::max_over_ranks(op.halo_seconds, world);
+        backend = op.backend();
+    }
     if (rank == 0) {
-        std::printf("cg: %s, %lld rows, %lld entries, %d ranks, %s\n", a.name.c_str(), static_cast<long long>(a.rows),
-                    static_cast<long long>(a.entries()), size, op.backend().c_str());
+        std::printf("cg: %s, %lld rows, %lld entries, %d ranks, %s%s%s\n", a.name.c_str(),
+                    static_cast<long long>(a.rows), static_cast<long long>(a.entries()), size, backend.c_str(),
+                    permutation.c_str(), o.solves > 1 ? (", " + std::to_string(o.solves) + " solves").c_str() : "");
         std::printf("cg: %d iterations, residual %.17e, true residual %.3e (serial CG: %d iterations)\n",
                     got.iterations, got.residual, residual, serial.iterations);
         std::printf("cg: time per iteration %.2f us, halo wait %.2f us (mean, slowest rank)\n",
@@ -345,6 +413,12 @@ int main(int argc, char** argv) {
     example::add_matrix_options(app, o.matrix);
     app.add_option("--tolerance", o.tolerance, "Relative residual to reach")->check(CLI::Range(1e-15, 1.0));
     app.add_option("--max-iterations", o.max_iterations, "Iterations before giving up")->check(CLI::Range(1, 10000000));
+    app.add_option("--permute", o.permute,
+                   "Renumber the rows in 2 x ranks slabs put in random order (a seed, or 'time': different every "
+                   "run), so the halo's process graph differs as with a partitioner that partitions differently "
+                   "every run");
+    app.add_option("--solves", o.solves, "Solves, each creating its topology communicator anew (the last one printed)")
+        ->check(CLI::Range(1, 1000));
     example::add_topology_option(app, o.topology);
     example::add_nbr_option(app, o.nbr_dir);
     return example::run_program(argc, argv, app, [&](MPI_Comm world) { return run(o, world); });
