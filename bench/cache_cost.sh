@@ -26,6 +26,8 @@ build=${NBR_BUILD:-$root/build}
 repeats=${NBR_REPEATS:-3}
 per_node=${NBR_RANKS_PER_NODE:-4}
 nbrc=$build/compiler/nbrc
+scratch=$(mktemp -d)  # the caches and offline compiles (tens of MB at 64 ranks), removed at exit
+trap 'rm -rf "$scratch"' EXIT
 algos=naive,common-neighbor,distance-halving,hierarchical,default
 : >"$out/offline.txt"
 : >"$out/simulated.txt"
@@ -33,7 +35,7 @@ for n in "${ranks[@]}"; do
     for graph in random moore; do
         degree=6
         [ "$graph" = moore ] && degree=1
-        caches=$out/caches/$n.$graph
+        caches=$scratch/$n.$graph
         rm -rf "$caches"
         mkdir -p "$caches"
         # The topology, for the offline compile: nbrc gen gives the generator's graph (a Moore

@@ -94,61 +94,49 @@ Variant make_variant(const nbr::schema::RankPattern& file, const std::string& wh
     return variant;
 }
 
-/// Adds the variant in `dir` (a single-algorithm directory) for this rank; the first one
-/// defines the neighbor lists, later ones must repeat them.
-void add_variant(PatternState& pattern, const std::filesystem::path& dir, const nbr::schema::Manifest& manifest,
-                 const std::string& name) {
-    const auto rank = static_cast<std::uint32_t>(pattern.rank);
-    const auto file = nbr::read_rank_pattern(dir, rank, manifest);
-    const std::string where = nbr::rank_pattern_source(dir, rank, manifest);
+/// Adds a variant of the rank's slice; the first one defines the neighbor lists, later ones
+/// must repeat them.
+void add_variant(PatternState& pattern, const nbr::VariantSlice& slice) {
+    const auto& file = slice.pattern;
     const std::vector<int> in(file.in_neighbors().begin(), file.in_neighbors().end());
     const std::vector<int> out(file.out_neighbors().begin(), file.out_neighbors().end());
     if (pattern.variants.empty()) {
         pattern.in = in;
         pattern.out = out;
     } else if (in != pattern.in || out != pattern.out) {
-        throw NbrError(NBR_ERR_CORRUPT, where + ": neighbor lists differ from the first variant's");
+        throw NbrError(NBR_ERR_CORRUPT, slice.source + ": neighbor lists differ from the first variant's");
     }
-    pattern.variants.push_back(make_variant(file, where, name));
+    pattern.variants.push_back(make_variant(file, slice.source, slice.name));
 }
 
-/// Reads the rank's part of a pattern directory: one variant, or every variant of an auto
-/// directory with its bands.
+/// The rank's part of a pattern directory, one way: the slice read (manifests and the rank's
+/// pattern of every variant) in one call, then planned; an auto directory's bands kept.
 void read_variants(PatternState& pattern, const char* dir) {
-    const auto manifest = nbr::read_manifest(dir);
-    if (manifest.num_ranks() != static_cast<std::uint32_t>(pattern.size)) {
-        throw NbrError(NBR_ERR_COMM_SIZE, std::string(dir) + ": pattern is for " +
-                                              std::to_string(manifest.num_ranks()) + " ranks, communicator has " +
-                                              std::to_string(pattern.size));
-    }
-    pattern.algorithm = manifest.algorithm();
-    pattern.compile_id = manifest.compile_id();
-    if (!nbr::is_multi_variant(manifest)) {
-        add_variant(pattern, dir, manifest, manifest.algorithm());
+    const auto slice =
+        nbr::read_rank_slice(dir, static_cast<std::uint32_t>(pattern.rank), static_cast<std::uint32_t>(pattern.size));
+    pattern.algorithm = slice.manifest.algorithm();
+    pattern.compile_id = slice.manifest.compile_id();
+    for (const auto& variant : slice.variants) add_variant(pattern, variant);
+    if (!nbr::is_multi_variant(slice.manifest)) {
         for (auto& bands : pattern.bands) bands.assign(1, nbr::internal::Band{0, 0, {0}});
         for (auto& candidates : pattern.variable_candidates) candidates = {0};
         return;
     }
-    for (int i = 0; i < manifest.variants_size(); ++i) {
-        add_variant(pattern, std::filesystem::path(dir) / manifest.variants(i).name(),
-                    nbr::read_variant_manifest(dir, manifest, i), manifest.variants(i).name());
-    }
+    const auto& top = slice.manifest;
     for (int c = 0; c < 2; ++c) {
-        for (const auto& band : manifest.bands()) {
+        for (const auto& band : top.bands()) {
             if (band.collective() == schema_collective(c))
                 pattern.bands[c].push_back({band.from_bytes(), band.variant(), nbr::band_candidates(band)});
         }
     }
-    pattern.variable_variant[0] = manifest.allgatherv_variant();
-    pattern.variable_variant[1] = manifest.alltoallv_variant();
-    pattern.variable_candidates[0] = {manifest.allgatherv_variant()};
-    pattern.variable_candidates[0].insert(pattern.variable_candidates[0].end(),
-                                          manifest.allgatherv_alternatives().begin(),
-                                          manifest.allgatherv_alternatives().end());
-    pattern.variable_candidates[1] = {manifest.alltoallv_variant()};
-    pattern.variable_candidates[1].insert(pattern.variable_candidates[1].end(),
-                                          manifest.alltoallv_alternatives().begin(),
-                                          manifest.alltoallv_alternatives().end());
+    pattern.variable_variant[0] = top.allgatherv_variant();
+    pattern.variable_variant[1] = top.alltoallv_variant();
+    pattern.variable_candidates[0] = {top.allgatherv_variant()};
+    pattern.variable_candidates[0].insert(pattern.variable_candidates[0].end(), top.allgatherv_alternatives().begin(),
+                                          top.allgatherv_alternatives().end());
+    pattern.variable_candidates[1] = {top.alltoallv_variant()};
+    pattern.variable_candidates[1].insert(pattern.variable_candidates[1].end(), top.alltoallv_alternatives().begin(),
+                                          top.alltoallv_alternatives().end());
 }
 
 std::unique_ptr<PatternState> load_local(const char* dir, MPI_Comm comm, int rank, int size) {

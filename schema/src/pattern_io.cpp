@@ -187,6 +187,33 @@ schema::Manifest read_variant_manifest(const std::filesystem::path& dir, const s
     return inner;
 }
 
+RankSlice read_rank_slice(const std::filesystem::path& dir, std::uint32_t rank, std::uint32_t ranks) {
+    RankSlice slice;
+    slice.manifest = read_manifest(dir);
+    if (slice.manifest.num_ranks() != ranks) {
+        throw PatternError(PatternErrorKind::size, dir.string() + ": pattern is for " +
+                                                       std::to_string(slice.manifest.num_ranks()) +
+                                                       " ranks, communicator has " + std::to_string(ranks));
+    }
+    const auto add = [&](const std::filesystem::path& sub, schema::Manifest manifest, const std::string& name) {
+        VariantSlice variant;
+        variant.name = name;
+        variant.pattern = read_rank_pattern(sub, rank, manifest);
+        variant.source = rank_pattern_source(sub, rank, manifest);
+        variant.manifest = std::move(manifest);
+        slice.variants.push_back(std::move(variant));
+    };
+    if (!is_multi_variant(slice.manifest)) {
+        add(dir, slice.manifest, slice.manifest.algorithm());
+        return slice;
+    }
+    for (int i = 0; i < slice.manifest.variants_size(); ++i) {
+        add(dir / slice.manifest.variants(i).name(), read_variant_manifest(dir, slice.manifest, i),
+            slice.manifest.variants(i).name());
+    }
+    return slice;
+}
+
 std::uint32_t band_variant(const schema::Manifest& manifest, schema::Collective collective, std::uint64_t bytes) {
     std::uint32_t chosen = 0;
     for (const auto& band : manifest.bands()) {

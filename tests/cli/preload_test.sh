@@ -57,7 +57,10 @@ check '[ $? -eq 0 ] && grep -q "mixed_app: data OK" <<<"$out"' "mixed_app under 
 # then 1 call on a fifth; the 4 rings created after it have no pattern (one line each) and
 # run natively, also where one gets the fifth's handle.
 check 'grep -qx "nbr: replayed 63 calls on 5 communicators" <<<"$out"' "mixed_app report: $out"
-check '[ "$(grep -c "no pattern in NBR_PATTERNS" <<<"$out")" -eq 4 ]' "mixed_app's rings: $out"
+check '[ "$(grep -c "^nbr: MPI_[A-Za-z_]*: no pattern in NBR_PATTERNS" <<<"$out")" -eq 4 ]' "mixed_app's rings: $out"
+# The report lists them too, with the reason.
+check '[ "$(grep -c "^nbr: a communicator of 4 ranks (MPI_Dist_graph_create_adjacent) ran natively: no pattern in NBR_PATTERNS" <<<"$out")" -eq 4 ]' \
+  "mixed_app's report does not list the rings that ran natively: $out"
 check '! grep -v "no pattern in NBR_PATTERNS" <<<"$out" | grep -q "not completed or freed\|nbr: MPI_"' \
   "mixed_app left requests or failed a call: $out"
 
@@ -70,7 +73,9 @@ check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app 
 check 'grep -qx "nbr: replayed 26 calls on 3 communicators" <<<"$out"' "neighbor_app report: $out"
 # Unmatched: the MPI_Dist_graph_create communicator; the non-periodic Cartesian one cannot have
 # a pattern. One line each.
-check '[ "$(grep -c "no pattern in NBR_PATTERNS" <<<"$out")" -eq 1 ]' "one line per unmatched communicator: $out"
+check '[ "$(grep -c "^nbr: MPI_[A-Za-z_]*: no pattern in NBR_PATTERNS" <<<"$out")" -eq 1 ]' "one line per unmatched communicator: $out"
+check 'grep -q "^nbr: a communicator of 4 ranks (MPI_Cart_create) ran natively: a non-periodic dimension" <<<"$out"' \
+  "the report does not list the non-periodic Cartesian communicator: $out"
 check 'grep -q "^nbr: MPI_Cart_create: a non-periodic dimension (MPI_PROC_NULL neighbors); it runs natively" <<<"$out"' \
   "the non-periodic Cartesian communicator: $out"
 check 'grep -q "^nbr: MPI_Dist_graph_create: no pattern in NBR_PATTERNS for this communicator (4 ranks" <<<"$out"' \
@@ -92,7 +97,7 @@ cp -r other/neighbor broken
 printf '\x01\x02' | dd of=broken/rank-000002.pb bs=1 seek=3 conv=notrunc 2>/dev/null
 out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/broken" NBR_REPORT=1 "$neighbor_app" 2)
 check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app with a broken pattern: $out"
-check '[ "$(grep -c "not loaded" <<<"$out")" -eq 1 ] && grep -q "rank 2 failed.*rank-000002.pb" <<<"$out"' \
+check '[ "$(grep -c "^nbr: MPI_.*not loaded" <<<"$out")" -eq 1 ] && grep -q "rank 2 failed.*rank-000002.pb" <<<"$out"' \
   "no single line naming the broken file: $out"
 check 'grep -qx "nbr: replayed 0 calls on 0 communicators" <<<"$out"' "calls replayed despite the failure: $out"
 

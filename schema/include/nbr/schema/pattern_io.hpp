@@ -128,6 +128,27 @@ private:
 [[nodiscard]] schema::Manifest read_variant_manifest(const std::filesystem::path& dir, const schema::Manifest& manifest,
                                                      int index);
 
+/// @brief One variant of a rank's slice: its name, its single-algorithm manifest, the rank's
+/// pattern and where it was read (for messages).
+struct VariantSlice {
+    std::string name;
+    schema::Manifest manifest;
+    schema::RankPattern pattern;
+    std::string source;
+};
+
+/// @brief What one rank needs of a pattern directory, read and checked in one call: the
+/// directory's manifest and, per variant (one for a single-algorithm directory, every variant
+/// of an auto directory in manifest order), the variant's manifest and the rank's pattern.
+/// `ranks`: the communicator's size, checked against the manifest before any rank file is read
+/// (PatternError size, "pattern is for N ranks, communicator has M"). Throws PatternError
+/// naming the file.
+struct RankSlice {
+    schema::Manifest manifest;
+    std::vector<VariantSlice> variants;
+};
+[[nodiscard]] RankSlice read_rank_slice(const std::filesystem::path& dir, std::uint32_t rank, std::uint32_t ranks);
+
 /// @brief The variant index the bands of a multi-variant manifest choose for blocks of
 /// `bytes` bytes of `collective`.
 [[nodiscard]] std::uint32_t band_variant(const schema::Manifest& manifest, schema::Collective collective,
