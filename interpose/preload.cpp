@@ -80,7 +80,6 @@ unsigned long long attached = 0;        // communicators, on their rank 0
 /// calls for the report (rank 0 of the communicator, with NBR_REPORT=1), decided at attach so
 /// that the collectives make no MPI call for the report.
 struct Attached {
-    MPI_Comm comm = MPI_COMM_NULL;
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     bool counts = false;
     std::string dir;     // the pattern directory
@@ -88,6 +87,18 @@ struct Attached {
     int ranks = 0;
     std::string id;    // the communicator's name in the report: "W.N", the N-th attached on world rank W
     mutable unsigned long long calls = 0;  // counted when `counts`
+    int communicators = 1;                 // the communicator and its live duplicates
+    int duplicates = 0;                    // duplicates made (MPI_Comm_dup, _idup, _dup_with_info)
+};
+
+/// A communicator's attribute: its communicator (MPI_COMM_NULL until the first call on a
+/// duplicate, whose handle the copy callback does not know) and the pattern record it shares
+/// with the communicator it was duplicated from. MPI copies the attribute into every duplicate
+/// (MPI_Comm_dup, MPI_Comm_idup, MPI_Comm_dup_with_info keep the topology), so duplicates
+/// replay the same pattern: nbr's traffic runs on the pattern's own communicator.
+struct Alias {
+    MPI_Comm comm = MPI_COMM_NULL;
+    Attached* shared = nullptr;
 };
 
 /// Communicators with a pattern whose calls this process reports (rank 0 of each), and the
@@ -105,7 +116,7 @@ std::vector<nbr::interpose::CommunicatorReport>& finished_reports() {
 /// here without asking MPI for the attribute (a hash lookup under MPI's lock, most of what
 /// the drop-in added to a call). Cleared when its communicator's attribute is deleted, so a
 /// freed communicator's handle, reused by MPI for another, finds nothing here.
-std::atomic<const Attached*> last_found{nullptr};
+std::atomic<const Alias*> last_found{nullptr};
 
 /// Whether the switch `name` is set to 1 in the environment (docs/environment.md).
 bool switched_on(const char* name) {
@@ -160,14 +171,34 @@ std::unordered_map<MPI_Request, Proxy>& proxies() {
 
 // ---- attaching patterns ----------------------------------------------------------------------
 
+/// The record's origin for the report, with its duplicates.
+std::string origin_text(const Attached& record) {
+    if (record.duplicates == 0) return record.origin;
+    return record.origin + "; with " + std::to_string(record.duplicates) + " duplicate" +
+           (record.duplicates == 1 ? "" : "s");
+}
+
+/// The copy callback: a duplicate shares the pattern (see Alias).
+int copy_pattern(MPI_Comm, int, void*, void* value_in, void* value_out, int* flag) {
+    auto* alias = static_cast<Alias*>(value_in);
+    ++alias->shared->communicators;
+    ++alias->shared->duplicates;
+    *static_cast<void**>(value_out) = new Alias{MPI_COMM_NULL, alias->shared};
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
 int delete_pattern(MPI_Comm, int, void* value, void*) {
-    auto* record = static_cast<Attached*>(value);
-    const Attached* expected = record;
+    auto* alias = static_cast<Alias*>(value);
+    const Alias* expected = alias;
     last_found.compare_exchange_strong(expected, nullptr);
+    Attached* record = alias->shared;
+    delete alias;
+    if (--record->communicators > 0) return MPI_SUCCESS;
     const InsideNbr guard;
     if (record->counts) {
         finished_reports().push_back(
-            nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, record->origin,
+            nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, origin_text(*record),
                                                  record->calls));
         auto& list = reported();
         list.erase(std::remove(list.begin(), list.end(), record), list.end());
@@ -333,7 +364,7 @@ void attach(MPI_Comm comm, const char* function) {
     if (rank == 0 && std::strncmp(origin, "built", 5) == 0) {
         std::fprintf(stderr, "nbr: %s: pattern %s into %s\n", function, origin, origin_dir);
     }
-    if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_pattern, &keyval, nullptr);
+    if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(copy_pattern, delete_pattern, &keyval, nullptr);
     const char* note = "";
     if (rank == 0 && nbr_pattern_wisdom(pattern, &note) == NBR_SUCCESS && *note != '\0') {
         std::fprintf(stderr, "nbr: %s: %s\n", function, note);
@@ -341,9 +372,9 @@ void attach(MPI_Comm comm, const char* function) {
     const bool counts = rank == 0 && report_wanted();
     int world_rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    auto* record = new Attached{comm,     pattern, counts, origin_dir, origin, size,
-                                std::to_string(world_rank) + "." + std::to_string(attached), 0};
-    PMPI_Comm_set_attr(comm, keyval, record);
+    auto* record =
+        new Attached{pattern, counts, origin_dir, origin, size, std::to_string(world_rank) + "." + std::to_string(attached)};
+    PMPI_Comm_set_attr(comm, keyval, new Alias{comm, record});
     if (counts) reported().push_back(record);
     if (rank == 0) ++attached;
 }
@@ -371,14 +402,17 @@ namespace nbr::interpose {
 
 nbr_pattern_t pattern_of(MPI_Comm comm) {
     if (keyval == MPI_KEYVAL_INVALID || inside_nbr > 0 || comm == MPI_COMM_NULL) return nullptr;
-    const Attached* record = last_found.load(std::memory_order_acquire);
-    if (record == nullptr || record->comm != comm) {
+    const Alias* alias = last_found.load(std::memory_order_acquire);
+    if (alias == nullptr || alias->comm != comm) {
         void* value = nullptr;
         int flag = 0;
         if (PMPI_Comm_get_attr(comm, keyval, &value, &flag) != MPI_SUCCESS || flag == 0) return nullptr;
-        record = static_cast<const Attached*>(value);
-        last_found.store(record, std::memory_order_release);
+        auto* found = static_cast<Alias*>(value);
+        found->comm = comm;  // a duplicate's first call names it
+        alias = found;
+        last_found.store(alias, std::memory_order_release);
     }
+    const Attached* record = alias->shared;
     if (record->counts) {
         ++replayed_calls;
         ++record->calls;
@@ -481,7 +515,7 @@ void print_report(int rank, int size) {
         const InsideNbr guard;
         for (const Attached* record : reported()) {
             reports.push_back(
-                nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, record->origin,
+                nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, origin_text(*record),
                                                  record->calls));
         }
     }

@@ -4,7 +4,8 @@
 # applications must pass as they do natively, the report must count the replayed calls, and a
 # communicator without a pattern, or whose pattern fails to load, runs natively with one line
 # from rank 0 saying why.
-# usage: preload_test.sh NBRC NEIGHBOR_APP MIXED_APP CAPTURE_LIB PRELOAD_LIB "LAUNCHER_FOR_4_PROCESSES"
+# Duplicates of a topology communicator (MPI_Comm_dup, _idup, _dup_with_info) replay its pattern.
+# usage: preload_test.sh NBRC NEIGHBOR_APP MIXED_APP CAPTURE_LIB PRELOAD_LIB "LAUNCHER_FOR_4_PROCESSES" DUP_APP
 set -u
 nbrc=$1
 neighbor_app=$2
@@ -12,6 +13,7 @@ mixed_app=$3
 capture_lib=$4
 preload_lib=$5
 launch4=$6
+dup_app=$7
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 cd "$work" || exit 1
@@ -100,5 +102,21 @@ check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app 
 check '[ "$(grep -c "^nbr: MPI_.*not loaded" <<<"$out")" -eq 1 ] && grep -q "rank 2 failed.*rank-000002.pb" <<<"$out"' \
   "no single line naming the broken file: $out"
 check 'grep -qx "nbr: replayed 0 calls on 0 communicators" <<<"$out"' "calls replayed despite the failure: $out"
+
+# Duplicates: the capture records the one topology; the original and its three duplicates
+# (dup, idup, dup_with_info) replay its pattern, also after the original is freed.
+out=$(run_preloaded "$capture_lib" NBR_CAPTURE="$work/dups" "$dup_app")
+check '[ $? -eq 0 ] && grep -q "^dup_app: data OK, 10 calls" <<<"$out" && [ "$(ls "$work/dups")" = 000000 ]' \
+  "dup_app captured: $out // $(ls "$work/dups")"
+"$nbrc" compile dups --algo common-neighbor --threshold 1 -q -o dup_patterns || fail "compile of dup_app's capture"
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/dup_patterns" NBR_REPORT=1 "$dup_app")
+check '[ $? -eq 0 ] && grep -q "^dup_app: data OK, 10 calls" <<<"$out"' "dup_app under preload: $out"
+check 'grep -qx "nbr: replayed 10 calls on 1 communicator" <<<"$out"' "dup_app: not every call on a duplicate replayed: $out"
+check 'grep -q "^nbr: communicator 0.0 (4 ranks, common-neighbor pattern .*; with 3 duplicates): 10 calls replayed" <<<"$out"' \
+  "dup_app's report: $out"
+out=$(run_preloaded "$preload_lib" NBR_CACHE="$work/dup_cache" NBR_CACHE_ALGO=common-neighbor NBR_REPORT=1 "$dup_app")
+check '[ $? -eq 0 ] && grep -q "^dup_app: data OK, 10 calls" <<<"$out" && [ "$(grep -c "pattern built in" <<<"$out")" -eq 1 ]' \
+  "dup_app built in the job: built once for the original and its duplicates: $out"
+check 'grep -qx "nbr: replayed 10 calls on 1 communicator" <<<"$out"' "dup_app built in the job: $out"
 
 finish preload
