@@ -89,7 +89,8 @@ double timed_build(MPI_Comm comm, const std::string& cache, MPI_Info info, nbr_p
 std::pair<double, double> per_call(MPI_Comm comm, nbr_pattern_t pattern, const Settings& s) {
     int in = 0, out = 0, weighted = 0;
     MPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
-    std::vector<char> send(static_cast<std::size_t>(out) * s.bytes + 1, 1), recv(static_cast<std::size_t>(in) * s.bytes + 1);
+    std::vector<char> send(static_cast<std::size_t>(out) * s.bytes + 1, 1),
+        recv(static_cast<std::size_t>(in) * s.bytes + 1);
     std::vector<double> native, replayed;
     for (int round = 0; round < s.repeats; ++round) {
         MPI_Barrier(comm);
@@ -141,7 +142,9 @@ bool measure(const Settings& s, const std::string& algo, MPI_Comm comm, const st
             return true;
         }
         if (code != NBR_SUCCESS) {
-            if (rank == 0) std::fprintf(stderr, "nbr-cache-bench: %s: %s: %s\n", algo.c_str(), nbr_strerror(code), nbr_last_error());
+            if (rank == 0)
+                std::fprintf(stderr, "nbr-cache-bench: %s: %s: %s\n", algo.c_str(), nbr_strerror(code),
+                             nbr_last_error());
             MPI_Info_free(&info);
             return false;
         }
@@ -160,27 +163,32 @@ bool measure(const Settings& s, const std::string& algo, MPI_Comm comm, const st
     MPI_Info_free(&info);
     if (rank != 0) return true;
     const double build = median(builds), saving = call.first - call.second;
-    std::printf("{\"algo\": %s, \"ranks\": %d, \"graph\": %s, \"degree\": %u, \"bytes\": %d, \"variant\": %s, "
-                "\"build_s\": %.6f, \"hit_s\": %.6f, \"native_us\": %.3f, \"nbr_us\": %.3f, \"break_even_calls\": %s, "
-                "\"origin\": %s}\n",
-                json_string(algo).c_str(), size, json_string(s.graph).c_str(), s.degree, s.bytes,
-                json_string(variant).c_str(), build, median(hits), call.first * 1e6, call.second * 1e6,
-                saving > 0 ? std::to_string(static_cast<long long>(build / saving + 0.5)).c_str() : "null",
-                json_string(origin).c_str());
+    std::printf(
+        "{\"algo\": %s, \"ranks\": %d, \"graph\": %s, \"degree\": %u, \"bytes\": %d, \"variant\": %s, "
+        "\"build_s\": %.6f, \"hit_s\": %.6f, \"native_us\": %.3f, \"nbr_us\": %.3f, \"break_even_calls\": %s, "
+        "\"origin\": %s}\n",
+        json_string(algo).c_str(), size, json_string(s.graph).c_str(), s.degree, s.bytes, json_string(variant).c_str(),
+        build, median(hits), call.first * 1e6, call.second * 1e6,
+        saving > 0 ? std::to_string(static_cast<long long>(build / saving + 0.5)).c_str() : "null",
+        json_string(origin).c_str());
     std::fflush(stdout);
     return true;
 }
 
 std::optional<int> parse(int argc, char** argv, int rank, Settings& s) {
     CLI::App app{"nbr-cache-bench: in-job build (nbr_pattern_build) against loading and the calls that pay for it"};
-    app.add_option("--graph", s.graph, "Topology family")->check(CLI::IsMember({"random", "moore"}))->capture_default_str();
+    app.add_option("--graph", s.graph, "Topology family")
+        ->check(CLI::IsMember({"random", "moore"}))
+        ->capture_default_str();
     app.add_option("--degree", s.degree, "random: mean out-degree; moore: radius (2-D)")->capture_default_str();
     app.add_option("--algos", s.algos, "nbr_algo values")->delimiter(',')->capture_default_str();
     app.add_option("--ranks-per-node", s.ranks_per_node, "Block placement instead of the detected one (0: detected)");
     app.add_option("--bytes", s.bytes, "Bytes per block of the timed alltoall")->check(CLI::PositiveNumber);
     app.add_option("--calls", s.calls, "Calls per timed round")->check(CLI::PositiveNumber);
-    app.add_option("--repeats", s.repeats, "Builds (each into an empty cache) and timed rounds")->check(CLI::PositiveNumber);
-    app.add_option("--keep-cache", s.keep_cache, "Build into DIR/ALGO-REPEAT and keep them (else a temporary directory)");
+    app.add_option("--repeats", s.repeats, "Builds (each into an empty cache) and timed rounds")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--keep-cache", s.keep_cache,
+                   "Build into DIR/ALGO-REPEAT and keep them (else a temporary directory)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -199,12 +207,12 @@ int run(int argc, char** argv) {
     if (const auto code = parse(argc, argv, rank, s)) return *code;
     const auto topology = make_topology(s, static_cast<std::uint32_t>(size));
     MPI_Comm comm = dist_graph(topology, rank);
-    const std::string root = !s.keep_cache.empty()
-                                 ? s.keep_cache
-                                 : nbr::common::broadcast_string(MPI_COMM_WORLD,
-                                                                 (fs::temp_directory_path() /
-                                                                  ("nbr-cache-bench-" + std::to_string(::getpid())))
-                                                                     .string());
+    const std::string root =
+        !s.keep_cache.empty()
+            ? s.keep_cache
+            : nbr::common::broadcast_string(
+                  MPI_COMM_WORLD,
+                  (fs::temp_directory_path() / ("nbr-cache-bench-" + std::to_string(::getpid()))).string());
     bool ok = true;
     for (const auto& algo : s.algos) ok = measure(s, algo, comm, root, rank, size) && ok;
     MPI_Barrier(MPI_COMM_WORLD);

@@ -196,7 +196,7 @@ std::string cache_entry_name(const Topology& topology, const Placement& placemen
         hasher.update(placement.socket(r));
     }
     hasher.update_bytes(NBR_VERSION_STRING);  // another version may build other bytes
-    std::string name = "n";  // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "n" + string
+    std::string name = "n";                   // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "n" + string
     name += std::to_string(topology.num_ranks());
     name += '-';
     name += hex(topology.hash(), 16);
@@ -257,9 +257,8 @@ std::vector<fs::path> evict(const fs::path& cache, std::uint64_t limit, const fs
         entries.push_back({used, item.path(), directory_bytes(item.path())});
         total += entries.back().bytes;
     }
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-        return a.used != b.used ? a.used < b.used : a.dir < b.dir;
-    });
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.used != b.used ? a.used < b.used : a.dir < b.dir; });
     std::vector<fs::path> removed;
     for (const auto& e : entries) {
         if (limit == 0 || total <= limit) break;

@@ -41,15 +41,27 @@ double parse_number(const std::string& key, const std::string& text, bool suffix
     double value = std::strtod(text.c_str(), &end);
     if (suffixes && end != nullptr && *end != '\0' && end[1] == '\0') {
         switch (*end) {
-            case 'K': case 'k': value *= 1024.0; ++end; break;
-            case 'M': case 'm': value *= 1024.0 * 1024.0; ++end; break;
-            case 'G': case 'g': value *= 1024.0 * 1024.0 * 1024.0; ++end; break;
+            case 'K':
+            case 'k':
+                value *= 1024.0;
+                ++end;
+                break;
+            case 'M':
+            case 'm':
+                value *= 1024.0 * 1024.0;
+                ++end;
+                break;
+            case 'G':
+            case 'g':
+                value *= 1024.0 * 1024.0 * 1024.0;
+                ++end;
+                break;
             default: break;
         }
     }
     if (text.empty() || end == nullptr || *end != '\0' || errno != 0 || !(value >= 0) || value > 1e18) {
-        throw NbrError(NBR_ERR_ARG, "nbr_pattern_build: info " + key + " = '" + text + "' is not a non-negative number" +
-                                        (suffixes ? " (suffix K, M or G)" : ""));
+        throw NbrError(NBR_ERR_ARG, "nbr_pattern_build: info " + key + " = '" + text +
+                                        "' is not a non-negative number" + (suffixes ? " (suffix K, M or G)" : ""));
     }
     return value;
 }
@@ -71,15 +83,18 @@ nbr::compiler::JobBuildOptions options_of(MPI_Info info, unsigned long flags) {
             known = nbr::compiler::parse_configuration(options.algorithm).has_value();
         } catch (const std::invalid_argument&) {
         }
-        if (!known) throw NbrError(NBR_ERR_ARG, "nbr_pattern_build: info nbr_algo = '" + options.algorithm +
-                                                     "' names no algorithm (default, auto, or an nbrc --algo name)");
+        if (!known)
+            throw NbrError(NBR_ERR_ARG, "nbr_pattern_build: info nbr_algo = '" + options.algorithm +
+                                            "' names no algorithm (default, auto, or an nbrc --algo name)");
     }
     if (auto v = info_value(info, "nbr_machine"); !v.empty()) options.machine = v;
-    if (auto v = info_value(info, "nbr_ranks_per_node"); !v.empty()) options.ranks_per_node = parse_count("nbr_ranks_per_node", v);
+    if (auto v = info_value(info, "nbr_ranks_per_node"); !v.empty())
+        options.ranks_per_node = parse_count("nbr_ranks_per_node", v);
     if (auto v = info_value(info, "nbr_ranks_per_socket"); !v.empty()) {
         options.ranks_per_socket = parse_count("nbr_ranks_per_socket", v);
     }
-    if (auto v = info_value(info, "nbr_budget"); !v.empty()) options.budget_seconds = parse_number("nbr_budget", v, false);
+    if (auto v = info_value(info, "nbr_budget"); !v.empty())
+        options.budget_seconds = parse_number("nbr_budget", v, false);
     options.keep = (flags & NBR_LOAD_MEASURE) != 0 ? 3 : 1;
     if (auto v = info_value(info, "nbr_keep"); !v.empty()) options.keep = parse_count("nbr_keep", v);
     if (options.keep > 16) throw NbrError(NBR_ERR_ARG, "nbr_pattern_build: info nbr_keep must lie in [1, 16]");
@@ -172,8 +187,8 @@ int prepare(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long f
         } catch (const std::exception& error) {
             throw NbrError(NBR_ERR_ARG, std::string("nbr_pattern_build: ") + error.what());
         }
-        lookup.entry = fs::path(cache_dir) /
-                       nbr::compiler::cache_entry_name(lookup.topology, *lookup.placement, lookup.options);
+        lookup.entry =
+            fs::path(cache_dir) / nbr::compiler::cache_entry_name(lookup.topology, *lookup.placement, lookup.options);
         return NBR_SUCCESS;
     });
 }

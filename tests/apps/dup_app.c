@@ -71,8 +71,10 @@ int main(int argc, char** argv) {
     int total = 0;
     MPI_Reduce(&errors, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        if (total == 0) printf("dup_app: data OK, %d calls\n", calls);
-        else printf("dup_app: %d wrong values\n", total);
+        if (total == 0)
+            printf("dup_app: data OK, %d calls\n", calls);
+        else
+            printf("dup_app: %d wrong values\n", total);
     }
     MPI_Finalize();
     return total == 0 ? 0 : 1;
