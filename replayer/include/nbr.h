@@ -189,13 +189,25 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
  * per band (default 1, 3 with NBR_LOAD_MEASURE); "nbr_cache_limit" = bytes the cache may hold
  * (suffix K, M or G; default 1G; 0: no limit).
  *
- * Errors: NBR_ERR_UNSUPPORTED (a plain communicator, or a Cartesian one nbr cannot express),
+ * Errors: NBR_ERR_UNSUPPORTED (a plain communicator: see nbr_pattern_build_adjacent; or a
+ * Cartesian one nbr cannot express),
  * NBR_ERR_DECLINED (every rank has at most two neighbors each way: MPI's naive schedule is best;
  * nothing is stored), NBR_ERR_ARG (a bad info value), NBR_ERR_BUILD (the build failed), and
  * nbr_load_pattern's. How the pattern came to be: nbr_pattern_origin.
  */
 int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags,
                       nbr_pattern_t* pattern);
+
+/**
+ * nbr_pattern_build with the neighborhood given, as MPI_Dist_graph_create_adjacent takes it
+ * (every rank its in- and out-neighbors, ranks of comm, in buffer order): for a plain
+ * communicator, whose pattern then defines the neighborhood (nbr_pattern_neighbors), or a
+ * topology communicator whose lists these must equal. Lists of the ranks that disagree (an
+ * edge one rank lists and its other end does not) are NBR_ERR_NEIGHBORS on every rank.
+ */
+int nbr_pattern_build_adjacent(MPI_Comm comm, int indegree, const int sources[], int outdegree,
+                               const int destinations[], const char* cache_dir, MPI_Info info, unsigned long flags,
+                               nbr_pattern_t* pattern);
 
 /**
  * Where the pattern came from (local; strings owned by the pattern): its directory, and a note:

@@ -110,8 +110,8 @@ nbr::internal::CommNeighbors topology_lists(MPI_Comm comm, int rank) {
     auto lists = nbr::internal::comm_neighbors(comm, rank);
     if (lists.kind == nbr::internal::CommKind::plain) {
         throw NbrError(NBR_ERR_UNSUPPORTED,
-                       "nbr_pattern_build: the communicator has no topology (build for a dist-graph, graph or "
-                       "Cartesian communicator)");
+                       "nbr_pattern_build: the communicator has no topology (give its neighbors to "
+                       "nbr_pattern_build_adjacent, or build for a dist-graph, graph or Cartesian communicator)");
     }
     if (!lists.inexpressible.empty()) {
         throw NbrError(NBR_ERR_UNSUPPORTED, "rank " + std::to_string(rank) + ": a Cartesian communicator with " +
@@ -160,7 +160,27 @@ struct Lookup {
     fs::path entry;
 };
 
-int prepare(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags, Lookup& lookup) {
+/// The lists nbr_pattern_build_adjacent is given (nullptr: the communicator's own).
+struct GivenLists {
+    int indegree;
+    const int* sources;
+    int outdegree;
+    const int* destinations;
+};
+
+nbr::internal::CommNeighbors lists_given(const GivenLists& given) {
+    if (given.indegree < 0 || given.outdegree < 0 || (given.indegree > 0 && given.sources == nullptr) ||
+        (given.outdegree > 0 && given.destinations == nullptr)) {
+        throw NbrError(NBR_ERR_ARG, "nbr_pattern_build_adjacent: a negative degree or a NULL list");
+    }
+    nbr::internal::CommNeighbors lists;
+    lists.in.assign(given.sources, given.sources + given.indegree);
+    lists.out.assign(given.destinations, given.destinations + given.outdegree);
+    return lists;
+}
+
+int prepare(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags, const GivenLists* given,
+            Lookup& lookup) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     nbr::internal::CommNeighbors lists;
@@ -169,7 +189,7 @@ int prepare(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long f
             return fail(NBR_ERR_ARG, "nbr_pattern_build: unknown flags " + std::to_string(flags));
         }
         lookup.options = options_of(info, flags);
-        lists = topology_lists(comm, rank);
+        lists = given != nullptr ? lists_given(*given) : topology_lists(comm, rank);
         return NBR_SUCCESS;
     });
     code = nbr::internal::agree(comm, code);
@@ -216,10 +236,9 @@ void set_origin(nbr_pattern_t pattern, const std::string& note) {
     if (auto* state = nbr::internal::resolve(pattern)) state->origin = note;
 }
 
-}  // namespace
-
-extern "C" int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags,
-                                 nbr_pattern_t* out) {
+/// nbr_pattern_build and nbr_pattern_build_adjacent: found in the cache, or built and stored.
+int find_or_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags, const GivenLists* given,
+                  nbr_pattern_t* out) {
     if (out == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_build: pattern pointer is NULL");
     *out = NBR_PATTERN_NULL;
     if (comm == MPI_COMM_NULL) return fail(NBR_ERR_ARG, "nbr_pattern_build: communicator is MPI_COMM_NULL");
@@ -227,7 +246,7 @@ extern "C" int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info 
     int rank = 0;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return fail(NBR_ERR_MPI, "nbr_pattern_build: cannot query comm");
     Lookup lookup;
-    int code = prepare(comm, cache_dir, info, flags, lookup);
+    int code = prepare(comm, cache_dir, info, flags, given, lookup);
     if (code != NBR_SUCCESS) return code;
     std::string replaced;
     if (on_root(comm, rank, has_manifest, lookup.entry)) {
@@ -250,4 +269,18 @@ extern "C" int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info 
     code = nbr_load_pattern_flags(lookup.entry.c_str(), comm, flags, out);
     if (code == NBR_SUCCESS) set_origin(*out, built_note(report) + replaced);
     return code;
+}
+
+}  // namespace
+
+extern "C" int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags,
+                                 nbr_pattern_t* pattern) {
+    return find_or_build(comm, cache_dir, info, flags, nullptr, pattern);
+}
+
+extern "C" int nbr_pattern_build_adjacent(MPI_Comm comm, int indegree, const int sources[], int outdegree,
+                                          const int destinations[], const char* cache_dir, MPI_Info info,
+                                          unsigned long flags, nbr_pattern_t* pattern) {
+    const GivenLists given{indegree, sources, outdegree, destinations};
+    return find_or_build(comm, cache_dir, info, flags, &given, pattern);
 }

@@ -199,6 +199,36 @@ TEST_F(BuildTest, MeasuredBuildKeepsCandidates) {
     EXPECT_EQ(shapes, 2);  // measured: one shape per collective called
 }
 
+TEST_F(BuildTest, PlainCommunicatorWithItsNeighborsGiven) {
+    if (!worth()) GTEST_SKIP() << "one rank: nothing to build";
+    const auto lists = nbr::test::neighbors_of(graph_);
+    const auto in_degree = static_cast<int>(lists.in.size()), out_degree = static_cast<int>(lists.out.size());
+    ASSERT_EQ(nbr_pattern_build_adjacent(MPI_COMM_WORLD, in_degree, lists.in.data(), out_degree, lists.out.data(),
+                                         cache().c_str(), MPI_INFO_NULL, 0, &pattern_),
+              NBR_SUCCESS)
+        << nbr_last_error();
+    EXPECT_EQ(origin().rfind("built in ", 0), 0U) << origin();
+    int indegree = -1, outdegree = -1;
+    ASSERT_EQ(nbr_pattern_neighbors_count(pattern_, &indegree, &outdegree), NBR_SUCCESS);
+    EXPECT_EQ(indegree, in_degree);
+    EXPECT_EQ(outdegree, out_degree);
+    expect_replays_like_mpi();  // the pattern on MPI_COMM_WORLD against MPI on the graph
+    // The same topology from the graph communicator: the entry built for the plain one.
+    ASSERT_EQ(build({}), NBR_SUCCESS) << nbr_last_error();
+    EXPECT_EQ(origin(), "loaded from the cache");
+    ASSERT_EQ(nbr_pattern_free(&pattern_), NBR_SUCCESS);
+    // Lists whose ends disagree: rank 0 leaves out its first out-neighbor.
+    const int skip = world_rank() == 0 ? 1 : 0;
+    nbr_pattern_t pattern = NBR_PATTERN_NULL;
+    EXPECT_EQ(nbr_pattern_build_adjacent(MPI_COMM_WORLD, in_degree, lists.in.data(), out_degree - skip,
+                                         lists.out.data() + skip, cache().c_str(), MPI_INFO_NULL, 0, &pattern),
+              NBR_ERR_NEIGHBORS);
+    EXPECT_EQ(pattern, NBR_PATTERN_NULL);
+    EXPECT_EQ(nbr_pattern_build_adjacent(MPI_COMM_WORLD, -1, nullptr, 0, nullptr, cache().c_str(), MPI_INFO_NULL, 0,
+                                         &pattern),
+              NBR_ERR_ARG);
+}
+
 TEST_F(BuildTest, RefusesBadArguments) {
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     EXPECT_EQ(nbr_pattern_build(graph_, nullptr, MPI_INFO_NULL, 0, &pattern), NBR_ERR_ARG);
