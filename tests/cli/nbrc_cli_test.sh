@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# End-to-end checks of the nbrc command line: outputs, exit codes, messages.
-# usage: nbrc_cli_test.sh NBRC "LAUNCHER_FOR_2_PROCESSES" SHARED_DIR NBR_CALIBRATE
+# End-to-end checks of the nbrc command line: outputs, exit codes, messages. PART: compile (the
+# compiler, inspect, verify, simulate, bad inputs), calibrate (nbr-calibrate, nbr-bench
+# --calibrate) or all; two CTest entries run the two parts, each well within its timeout.
+# usage: nbrc_cli_test.sh NBRC "LAUNCHER_FOR_2_PROCESSES" SHARED_DIR NBR_CALIBRATE [NBR_BENCH] [PART]
 set -u
 nbrc=$1
 launch2=$2
 shared=$3
 calibrate=$4
 bench=${5:-}  # nbr-bench, where the benchmarks are built
+part=${6:-all}
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -39,6 +42,7 @@ if diff -r p1 p2 >/dev/null; then pass; else fail "P=1 and P=2 outputs differ"; 
 expect 0 "OK p2: 64 ranks, 512 edges each delivered exactly once" -- $nbrc verify p2 --topology moore.el
 expect 1 "differ from the given topology" -- $nbrc verify p2 --topology random.el
 
+if [ "$part" != calibrate ]; then
 # --layout packed: two files, identical for 1 and 2 processes; verify, inspect and simulate
 # read it; an auto directory's variants can be packed too.
 expect 0 "rank patterns (packed)" -- $launch2 $nbrc compile moore.el -o k2 --layout packed
@@ -327,6 +331,9 @@ expect 0 "across 8 nodes" -- $nbrc compile random.el --algo hierarchical --radix
 if diff -r hm1 hm2 >/dev/null; then pass; else fail "hierarchical --radix machine: P=1 and P=2 outputs differ"; fi
 expect 0 "OK" -- $nbrc verify hm2 --topology random.el
 
+fi
+
+if [ "$part" != compile ]; then
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "ratio error (the least margin nbrc compile --algo auto acts on: between two sizes the larger" -- \
   $launch2 $calibrate --sizes 1,2K \
@@ -418,6 +425,9 @@ PY
   test ! -e one.json && test ! -e bench-cal.json.tmp && pass || fail "nbr-bench --calibrate left a file behind"
 fi
 
+fi
+
+if [ "$part" != calibrate ]; then
 # A foreign directory is never replaced.
 mkdir keep && echo data >keep/file
 expect 1 "not an nbr pattern directory" -- $nbrc compile moore.el -o keep
@@ -445,4 +455,6 @@ if [ -z "${NBR_SANITIZED:-}" ]; then
 fi
 test ! -e big1 && test ! -e big3 && test ! -e big5 && test ! -e big6 && pass || fail "a rejected input left an output directory"
 
-finish nbrc_cli
+fi
+
+finish "nbrc_cli ($part)"
