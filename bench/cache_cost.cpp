@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -25,6 +26,11 @@
 #include <string>
 #include <vector>
 
+#if defined(NBR_SMPI)
+// smpicxx injects an exit() macro (smpi_helpers.h) that breaks CLI11's App::exit; this
+// program leaves main by returning, so the macro is not needed.
+#undef exit
+#endif
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 
@@ -67,28 +73,47 @@ nbr::Topology make_topology(const Settings& s, std::uint32_t n) {
     return nbr::generate_random({n, density, 1});
 }
 
-MPI_Comm dist_graph(const nbr::Topology& t, int rank) {
-    const auto r = static_cast<std::uint32_t>(rank);
-    std::vector<int> in(t.in_neighbors(r).begin(), t.in_neighbors(r).end());
-    std::vector<int> out(t.out_neighbors(r).begin(), t.out_neighbors(r).end());
+/// The communicator the patterns are built for: a dist-graph one (real MPI), or MPI_COMM_WORLD
+/// with the rank's lists given (SMPI, which has no dist-graph communicators).
+struct Neighborhood {
     MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(in.size()), in.data(), MPI_UNWEIGHTED,
-                                   static_cast<int>(out.size()), out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
-    return comm;
+    std::vector<int> in, out;
+    bool plain = false;
+};
+
+Neighborhood neighborhood(const nbr::Topology& t, int rank) {
+    const auto r = static_cast<std::uint32_t>(rank);
+    Neighborhood n;
+    n.in.assign(t.in_neighbors(r).begin(), t.in_neighbors(r).end());
+    n.out.assign(t.out_neighbors(r).begin(), t.out_neighbors(r).end());
+#if defined(NBR_SMPI)
+    n.comm = MPI_COMM_WORLD;
+    n.plain = true;
+#else
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(n.in.size()), n.in.data(), MPI_UNWEIGHTED,
+                                   static_cast<int>(n.out.size()), n.out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                   &n.comm);
+#endif
+    return n;
 }
 
 /// nbr_pattern_build's wall time, maximum over ranks; the pattern in *pattern (NULL on failure).
-double timed_build(MPI_Comm comm, const std::string& cache, MPI_Info info, nbr_pattern_t* pattern, int& code) {
-    MPI_Barrier(comm);
+double timed_build(const Neighborhood& n, const std::string& cache, MPI_Info info, nbr_pattern_t* pattern, int& code) {
+    MPI_Barrier(n.comm);
     const double t0 = MPI_Wtime();
-    code = nbr_pattern_build(comm, cache.c_str(), info, 0, pattern);
+    code = n.plain ? nbr_pattern_build_adjacent(n.comm, static_cast<int>(n.in.size()), n.in.data(),
+                                                static_cast<int>(n.out.size()), n.out.data(), cache.c_str(), info, 0,
+                                                pattern)
+                   : nbr_pattern_build(n.comm, cache.c_str(), info, 0, pattern);
     return max_over_ranks(MPI_Wtime() - t0);
 }
 
-/// Per-call seconds of native and nbr alltoall, interleaved in rounds; maximum over ranks per round.
-std::pair<double, double> per_call(MPI_Comm comm, nbr_pattern_t pattern, const Settings& s) {
-    int in = 0, out = 0, weighted = 0;
-    MPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+/// Per-call seconds of native and nbr alltoall, interleaved in rounds; maximum over ranks per round
+/// (not under SMPI, which has no native neighborhood collectives: NaN).
+std::pair<double, double> per_call(const Neighborhood& n, nbr_pattern_t pattern, const Settings& s) {
+    if (n.plain) return {std::nan(""), std::nan("")};
+    const MPI_Comm comm = n.comm;
+    const auto in = n.in.size(), out = n.out.size();
     std::vector<char> send(static_cast<std::size_t>(out) * s.bytes + 1, 1),
         recv(static_cast<std::size_t>(in) * s.bytes + 1);
     std::vector<double> native, replayed;
@@ -109,6 +134,14 @@ std::pair<double, double> per_call(MPI_Comm comm, nbr_pattern_t pattern, const S
     return {median(native), median(replayed)};
 }
 
+/// A JSON number with three decimals, null for NaN (not measured).
+std::string json_number(double value) {
+    if (!std::isfinite(value)) return "null";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3f", value);
+    return text;
+}
+
 std::string json_string(const std::string& text) {
     std::string out = "\"";
     for (const char c : text) {
@@ -119,7 +152,8 @@ std::string json_string(const std::string& text) {
 }
 
 /// One algorithm's row; false if a build failed.
-bool measure(const Settings& s, const std::string& algo, MPI_Comm comm, const std::string& root, int rank, int size) {
+bool measure(const Settings& s, const std::string& algo, const Neighborhood& comm, const std::string& root, int rank,
+             int size) {
     MPI_Info info = MPI_INFO_NULL;
     MPI_Info_create(&info);
     MPI_Info_set(info, "nbr_algo", algo.c_str());
@@ -165,10 +199,10 @@ bool measure(const Settings& s, const std::string& algo, MPI_Comm comm, const st
     const double build = median(builds), saving = call.first - call.second;
     std::printf(
         "{\"algo\": %s, \"ranks\": %d, \"graph\": %s, \"degree\": %u, \"bytes\": %d, \"variant\": %s, "
-        "\"build_s\": %.6f, \"hit_s\": %.6f, \"native_us\": %.3f, \"nbr_us\": %.3f, \"break_even_calls\": %s, "
+        "\"build_s\": %.6f, \"hit_s\": %.6f, \"native_us\": %s, \"nbr_us\": %s, \"break_even_calls\": %s, "
         "\"origin\": %s}\n",
         json_string(algo).c_str(), size, json_string(s.graph).c_str(), s.degree, s.bytes, json_string(variant).c_str(),
-        build, median(hits), call.first * 1e6, call.second * 1e6,
+        build, median(hits), json_number(call.first * 1e6).c_str(), json_number(call.second * 1e6).c_str(),
         saving > 0 ? std::to_string(static_cast<long long>(build / saving + 0.5)).c_str() : "null",
         json_string(origin).c_str());
     std::fflush(stdout);
@@ -206,7 +240,7 @@ int run(int argc, char** argv) {
     Settings s;
     if (const auto code = parse(argc, argv, rank, s)) return *code;
     const auto topology = make_topology(s, static_cast<std::uint32_t>(size));
-    MPI_Comm comm = dist_graph(topology, rank);
+    Neighborhood comm = neighborhood(topology, rank);
     const std::string root =
         !s.keep_cache.empty()
             ? s.keep_cache
@@ -218,7 +252,7 @@ int run(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     std::error_code ec;
     if (rank == 0 && s.keep_cache.empty()) fs::remove_all(root, ec);
-    MPI_Comm_free(&comm);
+    if (!comm.plain) MPI_Comm_free(&comm.comm);
     return ok ? 0 : 1;
 }
 
