@@ -11,23 +11,7 @@
 #   e.g.   bench/smpi/cache.sh 1024 -- --degree 16 --algos naive,common-neighbor --ranks-per-node 32 --repeats 1
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-ranks=$1
-shift
-platform=$root/bench/smpi/fat-tree-32c.xml
-if [ $# -gt 0 ] && [ "$1" != "--" ]; then
-  platform=$1
-  shift
-fi
-[ "${1:-}" = "--" ] && shift
-build=${NBR_SMPI_BUILD:-$root/build-smpi}
 
 # shellcheck source=common.sh
 source "$root/bench/smpi/common.sh"
-smpi_build "$root" "$build" nbr-cache-bench
-speed=$(smpi_platform_attr "$platform" speed)
-hostfile=$(mktemp)
-trap 'rm -f "$hostfile"' EXIT
-smpi_hostfile "$platform" "$ranks" "$hostfile"
-smpi_run -np "$ranks" -platform "$platform" -hostfile "$hostfile" \
-  --cfg=smpi/simulate-computation:yes --cfg=smpi/host-speed:"$speed" \
-  "$build/bench/nbr-cache-bench" "$@"
+smpi_run_host_timed nbr-cache-bench "$@"

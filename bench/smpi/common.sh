@@ -75,3 +75,28 @@ smpi_hostfile() {
   nodes=$((($2 + cores - 1) / cores))
   for ((i = 0; i < nodes; ++i)); do echo "${prefix}${i}:${cores}"; done >"$3"
 }
+
+# smpi_run_host_timed TARGET RANKS [PLATFORM] [-- PROGRAM_ARGS...]: builds TARGET (a program of
+# bench/) for SMPI if needed and runs it on RANKS ranks of PLATFORM (default fat-tree-32c), each
+# rank's computation timed on this host and charged to the simulated clock
+# (smpi/simulate-computation:yes, smpi/host-speed = the platform's core speed, so a simulated
+# core is as fast as this host's). Needs ROOT in $root; the build in NBR_SMPI_BUILD.
+smpi_run_host_timed() {
+  local target=$1 ranks=$2 platform=$root/bench/smpi/fat-tree-32c.xml build=${NBR_SMPI_BUILD:-$root/build-smpi}
+  shift 2
+  if [ $# -gt 0 ] && [ "$1" != "--" ]; then
+    platform=$1
+    shift
+  fi
+  [ "${1:-}" = "--" ] && shift
+  smpi_build "$root" "$build" "$target"
+  local speed hostfile
+  speed=$(smpi_platform_attr "$platform" speed)
+  hostfile=$(mktemp)
+  smpi_hostfile "$platform" "$ranks" "$hostfile"
+  local status=0
+  smpi_run -np "$ranks" -platform "$platform" -hostfile "$hostfile" \
+    --cfg=smpi/simulate-computation:yes --cfg=smpi/host-speed:"$speed" "$build/bench/$target" "$@" || status=$?
+  rm -f "$hostfile"
+  return $status
+}

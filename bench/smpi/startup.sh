@@ -9,28 +9,11 @@
 #   e.g.   bench/smpi/startup.sh 1024 -- --degrees 16,64,256,1000 --repeats 1
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-ranks=$1
-shift
-platform=$root/bench/smpi/fat-tree-32c.xml
-if [ $# -gt 0 ] && [ "$1" != "--" ]; then
-  platform=$1
-  shift
-fi
-[ "${1:-}" = "--" ] && shift
-build=${NBR_SMPI_BUILD:-$root/build-smpi}
 
 # shellcheck source=common.sh
 source "$root/bench/smpi/common.sh"
-smpi_build "$root" "$build" nbr-startup-bench
-speed=$(smpi_platform_attr "$platform" speed)
-hostfile=$(mktemp)
-trap 'rm -f "$hostfile"' EXIT
-smpi_hostfile "$platform" "$ranks" "$hostfile"
-
 # The allocator (see smpi_preload) is part of what is timed here: every simulated rank's
 # computation runs in this one process and heap, where glibc's malloc charges whichever rank
 # happens to trigger a consolidation pass over all ranks' free chunks; tcmalloc has no such
 # passes, closer to separate processes with their own heaps.
-smpi_run -np "$ranks" -platform "$platform" -hostfile "$hostfile" \
-  --cfg=smpi/simulate-computation:yes --cfg=smpi/host-speed:"$speed" \
-  "$build/bench/nbr-startup-bench" "$@"
+smpi_run_host_timed nbr-startup-bench "$@"
