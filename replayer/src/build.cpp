@@ -10,6 +10,7 @@
 #include "comm_neighbors.hpp"
 #include "handles.hpp"
 #include "nbr.h"
+#include "nbr/common/json_text.hpp"
 #include "nbr/compiler/algorithm.hpp"
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/job_build.hpp"
@@ -138,17 +139,13 @@ std::string seconds_text(double seconds) {
     return text;
 }
 
-std::string join(const std::vector<std::string>& names) {
-    std::string text;
-    for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
-    return text;
-}
-
 /// What a build did, for nbr_pattern_origin.
 std::string built_note(const nbr::compiler::JobBuildReport& report) {
-    std::string note = "built in " + seconds_text(report.seconds) + " s (" + join(report.variants) + ") and cached";
+    std::string note = "built in " + seconds_text(report.seconds) + " s (" +
+                       nbr::common::internal::join(report.variants) + ") and cached";
     if (report.kept_existing) note += " (another job stored it first; its copy is used)";
-    if (!report.over_budget.empty()) note += "; over the budget, left out: " + join(report.over_budget);
+    if (!report.over_budget.empty())
+        note += "; over the budget, left out: " + nbr::common::internal::join(report.over_budget);
     return note;
 }
 
