@@ -1,17 +1,21 @@
 // stencil: Jacobi sweeps of a d-dimensional Moore (box) stencil of radius r on a periodic
-// grid: every point becomes the mean of the (2r+1)^d points around it. Each rank owns an L^d
-// box of a process grid (MPI_Dims_create) and keeps a halo of width r.
+// grid (--non-periodic: a grid with a fixed zero boundary): every point becomes the mean of
+// the (2r+1)^d points around it. Each rank owns an L^d box of a process grid
+// (MPI_Dims_create) and keeps a halo of width r.
 //
 // Halo exchange, one of:
 //  - default: MPI_Neighbor_alltoall on a dist-graph communicator of every rank whose box the
 //    halo touches (process radius ⌈r/L⌉; the Moore (d, ⌈r/L⌉) neighborhood of the papers). A
 //    neighbor that appears at several offsets (small process grids) gets one block holding all
-//    of them; blocks are padded to the largest, as alltoall needs equal blocks.
-//  - --cartesian: dimension by dimension on d one-dimensional periodic Cartesian communicators
-//    (MPI_Cart_create on the ranks that share the other coordinates), each exchange carrying
-//    the halos received before it, so corners arrive in d steps (needs r ≤ L).
+//    of them; blocks are padded to the largest, as alltoall needs equal blocks. Non-periodic:
+//    ranks on the boundary have fewer neighbors.
+//  - --cartesian: dimension by dimension on d one-dimensional Cartesian communicators
+//    (MPI_Cart_create on the ranks that share the other coordinates; non-periodic ones give the
+//    boundary ranks MPI_PROC_NULL neighbors, whose receive slots MPI leaves untouched), each
+//    exchange carrying the halos received before it, so corners arrive in d steps (r ≤ L).
 //
 //   mpirun -np P stencil [--dims d] [--radius r] [--local L] [--iterations k] [--cartesian]
+//                        [--non-periodic]
 //   stencil ... --write-topology N FILE    (the dist-graph neighborhood at N ranks; no run)
 //
 // Check: every rank's box after k sweeps is bitwise equal to a serial sweep of the whole grid
@@ -37,6 +41,7 @@ struct Options {
     int local = 6;
     int iterations = 5;
     bool cartesian = false;
+    bool periodic = true;
     example::TopologyRequest topology;
     std::string nbr_dir;
 };
@@ -74,6 +79,14 @@ int wrap(int x, int n) {
 /// The process grid: extents and the rank ↔ coordinates map of MPI_Cart_create (last fastest).
 struct Grid {
     Index dims;
+    bool periodic = true;
+    /// Whether c lies in the process grid (always, if periodic).
+    bool contains(const Index& c) const {
+        for (std::size_t k = 0; k < dims.size(); ++k) {
+            if (!periodic && (c[k] < 0 || c[k] >= dims[k])) return false;
+        }
+        return true;
+    }
     Index coords_of(int rank) const {
         Index c(dims.size());
         for (std::size_t k = dims.size(); k-- > 0;) {
@@ -89,8 +102,8 @@ struct Grid {
     }
 };
 
-Grid make_grid(int ranks, int d) {
-    Grid g{Index(d, 0)};
+Grid make_grid(int ranks, int d, bool periodic) {
+    Grid g{Index(d, 0), periodic};
     MPI_Dims_create(ranks, d, g.dims.data());
     return g;
 }
@@ -147,7 +160,7 @@ GraphPlan graph_plan(const Grid& grid, int rank, int process_radius) {
         if (std::all_of(o.begin(), o.end(), [](int x) { return x == 0; })) return;
         Index c = me;
         for (int k = 0; k < d; ++k) c[k] += o[k];
-        all.emplace_back(grid.rank_of(c), o);
+        if (grid.contains(c)) all.emplace_back(grid.rank_of(c), o);  // beyond a fixed boundary: none
     });
     GraphPlan plan;
     for (const auto& [q, o] : all) {
@@ -296,7 +309,7 @@ public:
             others[k] = 0;
             MPI_Comm line, ring;
             MPI_Comm_split(world, grid.rank_of(others), me[k], &line);
-            const int extent = grid.dims[k], periodic = 1;
+            const int extent = grid.dims[k], periodic = grid.periodic ? 1 : 0;
             MPI_Cart_create(line, 1, &extent, &periodic, 0, &ring);
             MPI_Comm_free(&line);
             rings_.push_back(ring);
@@ -331,7 +344,7 @@ private:
         std::size_t count = 1;
         for (int j = 0; j < f_.d; ++j) count *= static_cast<std::size_t>(j == k ? r : hi[j] - lo[j]);
         send_.resize(2 * count);
-        recv_.resize(2 * count);
+        recv_.assign(2 * count, 0.0);  // an MPI_PROC_NULL side stays untouched: the zero boundary
         copy_out(low_a, low_b, send_.data());
         copy_out(high_a, high_b, send_.data() + count);
         MPI_Neighbor_alltoall(send_.data(), static_cast<int>(count), MPI_DOUBLE, recv_.data(), static_cast<int>(count),
@@ -351,7 +364,7 @@ private:
     std::vector<double> send_, recv_;
 };
 
-/// k sweeps of the whole periodic grid; returns it.
+/// k sweeps of the whole grid (beyond a fixed boundary: zeros); returns it.
 std::vector<double> serial(const Grid& grid, const Options& o, const std::vector<Index>& offsets) {
     Index size(o.dims);
     for (int k = 0; k < o.dims; ++k) size[k] = grid.dims[k] * o.local;
@@ -364,8 +377,12 @@ std::vector<double> serial(const Grid& grid, const Options& o, const std::vector
             double sum = 0.0;
             Index y(o.dims);
             for (const Index& off : offsets) {
-                for (int k = 0; k < o.dims; ++k) y[k] = wrap(x[k] + off[k], size[k]);
-                sum += u[flat(y, size)];
+                bool inside = true;
+                for (int k = 0; k < o.dims; ++k) {
+                    inside = inside && x[k] + off[k] >= 0 && x[k] + off[k] < size[k];
+                    y[k] = wrap(x[k] + off[k], size[k]);
+                }
+                sum += inside || o.periodic ? u[flat(y, size)] : 0.0;  // the halo's zeros, in order
             }
             next[flat(x, size)] = sum * scale;
         });
@@ -378,7 +395,7 @@ int write_topology(const Options& o, MPI_Comm world) {
     int rank = 0;
     MPI_Comm_rank(world, &rank);
     if (rank != 0) return 0;
-    const Grid grid = make_grid(o.topology.ranks, o.dims);
+    const Grid grid = make_grid(o.topology.ranks, o.dims, o.periodic);
     const int process_radius = (o.radius + o.local - 1) / o.local;
     std::vector<std::pair<int, int>> edges;
     std::size_t block = 0;  // as GraphHalo pads it: the largest of any rank's blocks
@@ -392,7 +409,8 @@ int write_topology(const Options& o, MPI_Comm world) {
         }
     }
     const std::string what = "stencil: Moore (" + std::to_string(o.dims) + ", " + std::to_string(process_radius) +
-                             ") process neighborhood, periodic (MPI_Neighbor_alltoall)";
+                             ") process neighborhood, " + (o.periodic ? "periodic" : "non-periodic") +
+                             " (MPI_Neighbor_alltoall)";
     example::write_edge_list(o.topology.file, o.topology.ranks, edges, what);
     std::printf("stencil: wrote the %s at %d ranks (%zu edges) to %s\n", what.substr(9).c_str(), o.topology.ranks,
                 edges.size(), o.topology.file.c_str());
@@ -432,7 +450,7 @@ int run(const Options& o, MPI_Comm world) {
     int rank = 0, size = 0;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
-    const Grid grid = make_grid(size, o.dims);
+    const Grid grid = make_grid(size, o.dims, o.periodic);
     const Index me = grid.coords_of(rank);
     Field f(o.dims, o.local, o.radius);
     for_each_index(Index(o.dims, 0), Index(o.dims, o.local),
@@ -464,9 +482,10 @@ int run(const Options& o, MPI_Comm world) {
     if (rank == 0) {
         std::string shape;
         for (int k = 0; k < o.dims; ++k) shape += (k ? "x" : "") + std::to_string(grid.dims[k]);
-        std::printf("stencil: %d-D, radius %d, %d^%d points per rank, process grid %s, %s\n", o.dims, o.radius, o.local,
-                    o.dims, shape.c_str(),
-                    cartesian ? "MPI_Neighbor_alltoall per dimension on periodic Cartesian rings"
+        const std::string lines = o.periodic ? "periodic Cartesian rings" : "non-periodic Cartesian lines";
+        std::printf("stencil: %d-D, radius %d, %d^%d points per rank, process grid %s%s, %s\n", o.dims, o.radius,
+                    o.local, o.dims, shape.c_str(), o.periodic ? "" : " (non-periodic)",
+                    cartesian ? ("MPI_Neighbor_alltoall per dimension on " + lines).c_str()
                               : ("MPI_Neighbor_alltoall on a dist-graph, " + graph->backend()).c_str());
         std::printf("stencil: time per iteration %.2f us, halo exchange %.2f us (medians of %d, slowest rank)\n",
                     per_iteration * 1e6, per_exchange * 1e6, o.iterations);
@@ -488,7 +507,8 @@ int main(int argc, char** argv) {
     app.add_option("--radius", o.radius, "Stencil radius r (points)")->check(CLI::Range(1, 64));
     app.add_option("--local", o.local, "Points per rank and dimension L")->check(CLI::Range(1, 4096));
     app.add_option("--iterations", o.iterations, "Sweeps")->check(CLI::Range(1, 1000000));
-    app.add_flag("--cartesian", o.cartesian, "Exchange on periodic Cartesian rings, dimension by dimension");
+    app.add_flag("--cartesian", o.cartesian, "Exchange on Cartesian communicators, dimension by dimension");
+    app.add_flag("!--non-periodic", o.periodic, "A fixed zero boundary instead of wrap-around");
     example::add_topology_option(app, o.topology);
     example::add_nbr_option(app, o.nbr_dir);
     return example::run_program(argc, argv, app, [&](MPI_Comm world) { return run(o, world); });

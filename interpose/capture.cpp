@@ -65,6 +65,7 @@ struct Seen {
 struct Tracked {
     std::uint64_t order = 0;  // creation order
     std::uint64_t outdegree = 0;
+    std::vector<std::uint32_t> out_slots;  // send-buffer block of out-edge j (empty: j)
     std::string dir;  // rank 0: the capture directory (empty elsewhere, or if it was not written)
     std::array<Seen, nbr::kCallKinds> kinds{};
 };
@@ -73,7 +74,7 @@ std::map<MPI_Comm, Tracked> tracked;  // the live captured communicators
 std::uint64_t creations = 0;
 double calls_recorded = 0;  // on this rank, over all captured communicators
 
-/// One call's blocks: `blocks(j)` bytes on out-edge j.
+/// One call's blocks: `blocks(j)` bytes on out-edge j's send-buffer block j.
 template <class Blocks>
 void record(MPI_Comm comm, CallKind kind, Blocks&& blocks) {
     const auto it = tracked.find(comm);
@@ -84,8 +85,9 @@ void record(MPI_Comm comm, CallKind kind, Blocks&& blocks) {
     const auto edges = it->second.outdegree;
     if (edges == 0) return;
     double sum = 0;
+    const auto& slots = it->second.out_slots;
     for (std::uint64_t j = 0; j < edges; ++j) {
-        const double b = blocks(j);
+        const double b = blocks(slots.empty() ? j : std::uint64_t{slots[j]});
         s.block_min = std::min(s.block_min, b);
         s.block_max = std::max(s.block_max, b);
         sum += b;
@@ -268,17 +270,11 @@ void capture_collectively(MPI_Comm comm, const char* function) {
     int rank = 0, size = 0;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
-    const auto [kind, in, out, why] = nbr::internal::comm_neighbors(comm, rank);
-    // Every rank decides alike (the Cartesian rules depend on the dimensions), but agree anyway.
-    int capturable = kind != nbr::internal::CommKind::plain && why.empty() ? 1 : 0;
-    PMPI_Allreduce(MPI_IN_PLACE, &capturable, 1, MPI_INT, MPI_MIN, comm);
-    if (capturable == 0) {
-        if (rank == 0) std::fprintf(stderr, "nbr-capture: %s not captured: %s\n", function, why.c_str());
-        return;
-    }
+    const auto [kind, in, out, slots] = nbr::internal::comm_neighbors(comm, rank);
+    if (kind == nbr::internal::CommKind::plain) return;  // (every rank alike)
     const Gathered all = gather(comm, rank, size, in, out, locate(comm, rank));
     Tracked& t = tracked[comm];  // (a handle MPI reuses after a free it did not show us starts over)
-    t = Tracked{creations++, out.size(), {}, {}};
+    t = Tracked{creations++, out.size(), slots.out, {}, {}};
     if (rank != 0) return;
     try {
         const auto path = write_capture(dir, all, size, function);

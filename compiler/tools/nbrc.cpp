@@ -36,6 +36,8 @@ struct Options {
     nbr::MooreParams moore;
     nbr::RandomParams random;
     nbr::PairsParams pairs;
+    std::vector<std::uint32_t> cart_dims;
+    std::vector<int> cart_periods;
     std::string gen_output;
     // compile / verify
     std::string input;
@@ -122,6 +124,21 @@ int run_gen_moore(const Options& o) {
         nbr::write_edge_list(o.gen_output, topology, "nbr " + nbr::describe(o.moore));
         std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, " << topology.num_edges()
                   << " edges (" << nbr::describe(o.moore) << ")\n";
+    });
+    return 0;
+}
+
+int run_gen_cart(const Options& o) {
+    on_root([&] {
+        nbr::CartParams params;
+        params.dims = o.cart_dims;
+        params.periods.assign(o.cart_periods.begin(), o.cart_periods.end());
+        if (params.periods.size() == 1 && params.dims.size() > 1) params.periods.resize(params.dims.size(), params.periods[0]);
+        const auto topology = nbr::generate_cart(params);
+        // An adjacency file: a Cartesian in-list is in direction order, not its sources' order.
+        nbr::write_adjacency(o.gen_output, topology, "nbr " + nbr::describe(params));
+        std::cout << "wrote " << o.gen_output << ": " << topology.num_ranks() << " ranks, " << topology.num_edges()
+                  << " edges (" << nbr::describe(params) << ")\n";
     });
     return 0;
 }
@@ -437,6 +454,7 @@ struct Commands {
     CLI::App* moore = nullptr;
     CLI::App* random = nullptr;
     CLI::App* pairs = nullptr;
+    CLI::App* cart = nullptr;
     CLI::App* compile = nullptr;
     CLI::App* candidates = nullptr;
     CLI::App* inspect = nullptr;
@@ -457,11 +475,22 @@ std::string machine_names() {
 void add_gen(CLI::App& app, Options& o, Commands& c) {
     auto* gen = app.add_subcommand("gen", "Generate a topology as an edge list");
     gen->require_subcommand(1);
-    c.moore = gen->add_subcommand("moore", "Periodic Moore neighborhood");
+    c.moore = gen->add_subcommand("moore", "Moore neighborhood on a balanced grid (periodic unless --non-periodic)");
     c.moore->add_option("--ranks", o.moore.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
     c.moore->add_option("--dims", o.moore.dims, "Dimensions d")->required()->check(CLI::PositiveNumber);
     c.moore->add_option("--radius", o.moore.radius, "Radius r")->required()->check(CLI::PositiveNumber);
+    c.moore->add_flag("!--non-periodic", o.moore.periodic, "No wrap-around: boundary ranks have fewer neighbors");
     c.moore->add_option("-o,--output", o.gen_output, "Edge list to write")->required();
+    c.cart = gen->add_subcommand("cart", "The neighborhood of MPI_Cart_create(dims, periods), as an adjacency file");
+    c.cart->add_option("--dims", o.cart_dims, "Extent of every dimension, e.g. 8,4,2")
+        ->required()
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber);
+    c.cart->add_option("--periods", o.cart_periods, "Per dimension 1 (periodic) or 0; one value: every dimension")
+        ->required()
+        ->delimiter(',')
+        ->check(CLI::Range(0, 1));
+    c.cart->add_option("-o,--output", o.gen_output, "Adjacency file to write")->required();
     c.random = gen->add_subcommand("random", "Erdős–Rényi random sparse digraph");
     c.random->add_option("--ranks", o.random.ranks, "Number of ranks N")->required()->check(CLI::PositiveNumber);
     c.random->add_option("--density", o.random.density, "Edge probability δ")->required()->check(CLI::Range(0.0, 1.0));
@@ -632,6 +661,7 @@ int dispatch(const Commands& c, const Options& o) {
     if (c.moore->parsed()) return run_gen_moore(o);
     if (c.random->parsed()) return run_gen_random(o);
     if (c.pairs->parsed()) return run_gen_pairs(o);
+    if (c.cart->parsed()) return run_gen_cart(o);
     if (c.compile->parsed()) {
         if (const auto captures = nbr::list_capture_dirs(o.input); !captures.empty()) {
             return run_compile_captures(o, captures);

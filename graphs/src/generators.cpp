@@ -51,7 +51,7 @@ Topology generate_moore(const MooreParams& params) {
     const auto grid = balanced_dims(params.ranks, params.dims);
     if (params.radius == 0) throw InputError("Moore radius must be at least 1");
     for (auto extent : grid) {
-        if (extent < 2 * params.radius + 1) {
+        if (params.periodic && extent < 2 * params.radius + 1) {
             std::string shape;
             for (std::size_t k = 0; k < grid.size(); ++k) {
                 if (k > 0) shape += 'x';
@@ -92,15 +92,56 @@ Topology generate_moore(const MooreParams& params) {
         }
         for (const auto& off : offsets) {
             std::uint64_t neighbor = 0;
+            bool inside = true;
             for (std::size_t k = 0; k < d; ++k) {
                 const std::int64_t extent = grid[k];
+                inside = inside && coord[k] + off[k] >= 0 && coord[k] + off[k] < extent;
                 const std::int64_t c = ((coord[k] + off[k]) % extent + extent) % extent;
                 neighbor = neighbor * static_cast<std::uint64_t>(extent) + static_cast<std::uint64_t>(c);
             }
-            edges.push_back({rank, static_cast<std::uint32_t>(neighbor)});
+            if (inside || params.periodic) edges.push_back({rank, static_cast<std::uint32_t>(neighbor)});
         }
     }
     return Topology::from_edges(params.ranks, edges);
+}
+
+namespace {
+
+/// The grid's rank count, checked.
+std::uint32_t cart_ranks(const CartParams& params) {
+    if (params.dims.empty()) throw InputError("a Cartesian grid needs at least one dimension");
+    if (params.periods.size() != params.dims.size()) {
+        throw InputError("a Cartesian grid needs one period flag per dimension (" +
+                         std::to_string(params.dims.size()) + " dimensions, " +
+                         std::to_string(params.periods.size()) + " flags)");
+    }
+    std::uint64_t ranks = 1;
+    for (const auto extent : params.dims) {
+        if (extent == 0) throw InputError("a Cartesian grid's extents must be positive");
+        ranks *= extent;
+        if (ranks > (std::uint64_t{1} << 31)) throw InputError("a Cartesian grid of more than 2^31 ranks");
+    }
+    return static_cast<std::uint32_t>(ranks);
+}
+
+}  // namespace
+
+Topology generate_cart(const CartParams& params) {
+    const std::uint32_t ranks = cart_ranks(params);
+    std::vector<std::vector<std::uint32_t>> lists(ranks);
+    std::uint64_t stride = ranks;  // of dimension k: the product of the extents after it
+    for (std::size_t k = 0; k < params.dims.size(); ++k) {
+        const std::uint64_t extent = params.dims[k];
+        stride /= extent;
+        for (std::uint32_t rank = 0; rank < ranks; ++rank) {
+            const std::uint64_t coord = rank / stride % extent;
+            const std::uint64_t base = rank - coord * stride;
+            if (params.periods[k] || coord > 0) lists[rank].push_back(base + (coord + extent - 1) % extent * stride);
+            if (params.periods[k] || coord + 1 < extent) lists[rank].push_back(base + (coord + 1) % extent * stride);
+        }
+    }
+    // The same lists both ways: each direction's neighbor sends along the opposite one.
+    return Topology::from_adjacency(lists, lists);
 }
 
 Topology generate_random(const RandomParams& params) {
@@ -142,6 +183,7 @@ std::string describe(const MooreParams& params) {
     const auto grid = balanced_dims(params.ranks, params.dims);
     out << "moore ranks=" << params.ranks << " dims=" << params.dims << " radius=" << params.radius << " grid=";
     for (std::size_t k = 0; k < grid.size(); ++k) out << (k ? "x" : "") << grid[k];
+    if (!params.periodic) out << " non-periodic";
     return out.str();
 }
 
@@ -158,6 +200,15 @@ namespace nbr {
 std::string describe(const PairsParams& params) {
     std::ostringstream out;
     out << "pairs ranks=" << params.ranks << " edges=" << params.edges;
+    return out.str();
+}
+
+std::string describe(const CartParams& params) {
+    std::ostringstream out;
+    out << "cart dims=";
+    for (std::size_t k = 0; k < params.dims.size(); ++k) out << (k ? "," : "") << params.dims[k];
+    out << " periods=";
+    for (std::size_t k = 0; k < params.periods.size(); ++k) out << (k ? "," : "") << (params.periods[k] ? 1 : 0);
     return out.str();
 }
 

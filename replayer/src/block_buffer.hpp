@@ -11,7 +11,8 @@ namespace nbr::internal {
 ///
 /// Fixed-size collectives give one count for every block (consecutive blocks, `count`
 /// elements apart); the v-variants give per-block counts and displacements (in extents of
-/// the type, MPI-4.1 §8.6).
+/// the type, MPI-4.1 §8.6). Blocks are numbered as the plan numbers them: `slots` maps them to
+/// the buffer's where the communicator's layout has more or other slots.
 struct BlockBuffer {
     char* base = nullptr;
     MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -21,13 +22,18 @@ struct BlockBuffer {
     int count = 0;                 ///< per block, unless counts is set
     const int* counts = nullptr;   ///< per block (v-variants)
     const int* displs = nullptr;   ///< per block, in extents (v-variants)
+    /// The buffer block of the plan's block b, where they differ (BufferSlots: a Cartesian
+    /// communicator's MPI_PROC_NULL slots and crosswise directions); nullptr: the same.
+    const std::uint32_t* slots = nullptr;
 
-    [[nodiscard]] int count_of(std::uint32_t block) const { return counts != nullptr ? counts[block] : count; }
+    [[nodiscard]] std::uint32_t slot(std::uint32_t block) const { return slots != nullptr ? slots[block] : block; }
+    [[nodiscard]] int count_of(std::uint32_t block) const { return counts != nullptr ? counts[slot(block)] : count; }
     [[nodiscard]] std::size_t bytes(std::uint32_t block) const {
         return static_cast<std::size_t>(count_of(block)) * type_size;
     }
     [[nodiscard]] char* address(std::uint32_t block) const {
-        const MPI_Aint first = displs != nullptr ? displs[block] : static_cast<MPI_Aint>(block) * count;
+        const std::uint32_t at = slot(block);
+        const MPI_Aint first = displs != nullptr ? displs[at] : static_cast<MPI_Aint>(at) * count;
         return base + first * extent;
     }
 };

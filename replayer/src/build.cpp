@@ -114,10 +114,6 @@ nbr::internal::CommNeighbors topology_lists(MPI_Comm comm, int rank) {
                        "nbr_pattern_build: the communicator has no topology (give its neighbors to "
                        "nbr_pattern_build_adjacent, or build for a dist-graph, graph or Cartesian communicator)");
     }
-    if (!lists.inexpressible.empty()) {
-        throw NbrError(NBR_ERR_UNSUPPORTED, "rank " + std::to_string(rank) + ": a Cartesian communicator with " +
-                                                lists.inexpressible + " (docs/format.md: Cartesian rules)");
-    }
     return lists;
 }
 

@@ -89,36 +89,48 @@ void check_counts(const CallArgs& a, const PatternState& pattern) {
         check_buffers(a, pattern, a.sendcount > 0, a.recvcount > 0, bad);
         return;
     }
+    const auto& slots = pattern.slots;
+    const auto slot_in = [&](std::size_t i) { return slots.in.empty() ? i : std::size_t{slots.in[i]}; };
+    const auto slot_out = [&](std::size_t j) { return slots.out.empty() ? j : std::size_t{slots.out[j]}; };
     const auto in = pattern.in.size();
     const auto out = pattern.out.size();
     if (in > 0 && (a.recvcounts == nullptr || a.rdispls == nullptr)) bad("recvcounts or displs is NULL");
+    bool receives = false;
     for (std::size_t i = 0; i < in; ++i) {
-        if (a.recvcounts[i] < 0) bad("recvcounts[" + std::to_string(i) + "] is negative");
+        const int count = a.recvcounts[slot_in(i)];
+        if (count < 0) bad("recvcounts[" + std::to_string(slot_in(i)) + "] is negative");
+        receives = receives || count > 0;
     }
-    const bool receives = std::any_of(a.recvcounts, a.recvcounts + in, [](int c) { return c > 0; });
     if (a.collective == Collective::allgather) {
         if (a.sendcount < 0) bad("negative sendcount");
         check_buffers(a, pattern, a.sendcount > 0, receives, bad);
         return;
     }
     if (out > 0 && (a.sendcounts == nullptr || a.sdispls == nullptr)) bad("sendcounts or sdispls is NULL");
+    bool sends = false;
     for (std::size_t j = 0; j < out; ++j) {
-        if (a.sendcounts[j] < 0) bad("sendcounts[" + std::to_string(j) + "] is negative");
+        const int count = a.sendcounts[slot_out(j)];
+        if (count < 0) bad("sendcounts[" + std::to_string(slot_out(j)) + "] is negative");
+        sends = sends || count > 0;
     }
-    check_buffers(a, pattern, std::any_of(a.sendcounts, a.sendcounts + out, [](int c) { return c > 0; }), receives,
-                  bad);
+    check_buffers(a, pattern, sends, receives, bad);
 }
 
-BlockBuffer send_buffer(const CallArgs& a, MPI_Datatype type) {
-    if (a.variable && a.collective == Collective::alltoall) {
-        return describe_buffer(a.sendbuf, a.sendcounts, a.sdispls, type);
-    }
-    return describe_buffer(a.sendbuf, a.sendcount, type);
+/// The send buffer of a call, its blocks numbered as the pattern's out-neighbors.
+BlockBuffer send_buffer(const CallArgs& a, MPI_Datatype type, const PatternState& pattern) {
+    if (a.collective == Collective::allgather) return describe_buffer(a.sendbuf, a.sendcount, type);
+    BlockBuffer buffer = a.variable ? describe_buffer(a.sendbuf, a.sendcounts, a.sdispls, type)
+                                    : describe_buffer(a.sendbuf, a.sendcount, type);
+    if (!pattern.slots.out.empty()) buffer.slots = pattern.slots.out.data();
+    return buffer;
 }
 
-BlockBuffer recv_buffer(const CallArgs& a, MPI_Datatype type) {
-    if (a.variable) return describe_buffer(a.recvbuf, a.recvcounts, a.rdispls, type);
-    return describe_buffer(a.recvbuf, a.recvcount, type);
+/// The receive buffer of a call, its blocks numbered as the pattern's in-neighbors.
+BlockBuffer recv_buffer(const CallArgs& a, MPI_Datatype type, const PatternState& pattern) {
+    BlockBuffer buffer = a.variable ? describe_buffer(a.recvbuf, a.recvcounts, a.rdispls, type)
+                                    : describe_buffer(a.recvbuf, a.recvcount, type);
+    if (!pattern.slots.in.empty()) buffer.slots = pattern.slots.in.data();
+    return buffer;
 }
 
 using nbr::internal::index_of;
@@ -165,7 +177,9 @@ Pick pick_for(PatternState& pattern, Collective collective, bool variable, CallM
     return pattern.tuner->next(pattern, shape);
 }
 
-std::uint64_t block_bytes(const BlockBuffer& send, const BlockBuffer& recv) {
+/// A fixed-size call's block size (v-calls: 0, their blocks differ; counts may be NULL).
+std::uint64_t block_bytes(const CallArgs& a, const BlockBuffer& send, const BlockBuffer& recv) {
+    if (a.variable) return 0;
     return std::max(send.bytes(0), recv.bytes(0));
 }
 
@@ -260,10 +274,10 @@ void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, con
         PatternState* pattern = resolve(handle);
         if (pattern == nullptr) return fail(NBR_ERR_ARG, std::string(name_of(a)) + ": invalid pattern handle");
         check_counts(a, *pattern);
-        const BlockBuffer send = send_buffer(a, a.sendtype);
-        const BlockBuffer recv = recv_buffer(a, a.recvtype);
+        const BlockBuffer send = send_buffer(a, a.sendtype, *pattern);
+        const BlockBuffer recv = recv_buffer(a, a.recvtype, *pattern);
         if (!a.variable) nbr::internal::check_block_sizes(send, recv);
-        const Pick pick = pick_for(*pattern, a.collective, a.variable, CallMode::blocking, block_bytes(send, recv),
+        const Pick pick = pick_for(*pattern, a.collective, a.variable, CallMode::blocking, block_bytes(a, send, recv),
                                    variant_of_call(*pattern, a, send, recv));
         const double started = pick.timed ? MPI_Wtime() : 0.0;
         run_variant(*pattern, pattern->variants[pick.variant], a, send, recv);
@@ -304,8 +318,8 @@ MPI_Datatype retain_type(MPI_Datatype type, bool* owned) {
 /// Copies the v-variants' arrays into the request and points `a` at the copies.
 void keep_arrays(RequestState& request, CallArgs& a, const PatternState& pattern) {
     if (!a.variable) return;
-    const auto in = pattern.in.size();
-    const auto out = pattern.out.size();
+    const auto in = pattern.slots.in_blocks;  // the communicator's arrays, every slot
+    const auto out = pattern.slots.out_blocks;
     request.recv_counts.assign(a.recvcounts, a.recvcounts + in);
     request.recv_displs.assign(a.rdispls, a.rdispls + in);
     a.recvcounts = request.recv_counts.data();
@@ -509,10 +523,10 @@ int init_persistent(nbr_pattern_t handle, CallArgs a, unsigned long flags, nbr_r
         auto request = make_request(*pattern, a, RequestState::Kind::persistent);
         // Collective from here: every rank dups, so no rank may bail out before this point on its own.
         nbr::internal::private_comm(pattern->comm, &request->comm);
-        const BlockBuffer send = send_buffer(a, request->send_type);
-        const BlockBuffer recv = recv_buffer(a, request->recv_type);
+        const BlockBuffer send = send_buffer(a, request->send_type, *pattern);
+        const BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
         const std::uint64_t bytes =
-            a.variable ? persistent_mean_bytes(*pattern, *request, a, send) : block_bytes(send, recv);
+            a.variable ? persistent_mean_bytes(*pattern, *request, a, send) : block_bytes(a, send, recv);
         if (!a.variable) {
             bind_persistent(*pattern, *request, a, send, recv, bytes);
             *out = nbr::internal::handle_of(*request.release());
@@ -568,10 +582,10 @@ int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
         reserve_window(*pattern, call);
         auto request = make_request(*pattern, a, RequestState::Kind::nonblocking);
         request->call = call;
-        const BlockBuffer send = send_buffer(a, request->send_type);
-        const BlockBuffer recv = recv_buffer(a, request->recv_type);
+        const BlockBuffer send = send_buffer(a, request->send_type, *pattern);
+        const BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
         if (!a.variable) nbr::internal::check_block_sizes(send, recv);
-        request->pick = pick_for(*pattern, a.collective, a.variable, CallMode::nonblocking, block_bytes(send, recv),
+        request->pick = pick_for(*pattern, a.collective, a.variable, CallMode::nonblocking, block_bytes(a, send, recv),
                                  variant_of_call(*pattern, a, send, recv));
         request->variant = request->pick.variant;
         Variant& variant = pattern->variants[request->variant];

@@ -35,12 +35,11 @@ void graph_lists(MPI_Comm comm, int rank, CommNeighbors& lists) {
     lists.out = lists.in;
 }
 
-/// Why one Cartesian dimension cannot be expressed as pattern lists, or "". It depends on the
-/// dimension only, so every rank of the communicator gives the same answer.
-const char* obstacle(int periodic, int extent) {
-    if (periodic == 0) return "a non-periodic dimension (MPI_PROC_NULL neighbors)";
-    if (extent < 3) return "a periodic dimension of extent below 3";
-    return "";
+/// Appends one direction's neighbor, unless it is MPI_PROC_NULL, with its buffer slot.
+void add_neighbor(int peer, std::uint32_t slot, std::vector<int>& list, std::vector<std::uint32_t>& slots) {
+    if (peer == MPI_PROC_NULL) return;
+    list.push_back(peer);
+    slots.push_back(slot);
 }
 
 void cartesian_lists(MPI_Comm comm, CommNeighbors& lists) {
@@ -48,13 +47,24 @@ void cartesian_lists(MPI_Comm comm, CommNeighbors& lists) {
     check(MPI_Cartdim_get(comm, &dims), "MPI_Cartdim_get");
     std::vector<int> extent(static_cast<std::size_t>(dims) + 1), periodic(extent.size()), coords(extent.size());
     check(MPI_Cart_get(comm, dims, extent.data(), periodic.data(), coords.data()), "MPI_Cart_get");
+    BufferSlots& slots = lists.slots;
     for (int d = 0; d < dims; ++d) {
         int source = MPI_PROC_NULL, dest = MPI_PROC_NULL;
         check(MPI_Cart_shift(comm, d, 1, &source, &dest), "MPI_Cart_shift");
-        if (lists.inexpressible.empty())
-            lists.inexpressible = obstacle(periodic[static_cast<std::size_t>(d)], extent[static_cast<std::size_t>(d)]);
-        lists.in.insert(lists.in.end(), {source, dest});
-        lists.out.insert(lists.out.end(), {source, dest});
+        const auto negative = static_cast<std::uint32_t>(2 * d);
+        // Periodic extent 1 or 2: one rank both ways; its two blocks land crosswise (BufferSlots).
+        const auto k = static_cast<std::size_t>(d);
+        const bool crosswise = periodic[k] != 0 && extent[k] <= 2;
+        slots.exchanged = slots.exchanged || crosswise;
+        add_neighbor(source, crosswise ? negative + 1 : negative, lists.in, slots.in);
+        add_neighbor(dest, crosswise ? negative : negative + 1, lists.in, slots.in);
+        add_neighbor(source, negative, lists.out, slots.out);
+        add_neighbor(dest, negative + 1, lists.out, slots.out);
+    }
+    slots.in_blocks = slots.out_blocks = static_cast<std::uint32_t>(2 * dims);
+    if (!slots.exchanged && lists.in.size() == slots.in_blocks) {  // every slot a neighbor, in order
+        slots.in.clear();
+        slots.out.clear();
     }
 }
 
@@ -74,11 +84,14 @@ CommNeighbors comm_neighbors(MPI_Comm comm, int rank) {
     } else if (kind == MPI_CART) {
         lists.kind = CommKind::cartesian;
         cartesian_lists(comm, lists);
+        return lists;
     }
 #else
     (void)comm;
     (void)rank;
 #endif
+    lists.slots.in_blocks = static_cast<std::uint32_t>(lists.in.size());
+    lists.slots.out_blocks = static_cast<std::uint32_t>(lists.out.size());
     return lists;
 }
 

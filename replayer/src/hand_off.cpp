@@ -29,8 +29,8 @@ void publish_hand_off(const PatternState& pattern) {
         record->native_from[c] = native_from(pattern, c);
         record->variable_native[c] = pattern.variants[pattern.variable_variant[c]].native[c];
     }
-    record->indegree = static_cast<int>(pattern.in.size());
-    record->outdegree = static_cast<int>(pattern.out.size());
+    record->indegree = static_cast<int>(pattern.slots.in_blocks);  // the arrays MPI reads
+    record->outdegree = static_cast<int>(pattern.slots.out_blocks);
     record->handle.store(pattern.handle, std::memory_order_release);
 }
 

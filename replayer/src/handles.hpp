@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include "comm_neighbors.hpp"
 #include "execution.hpp"
 #include "handle_table.hpp"
 #include "nbr.h"
@@ -53,6 +54,7 @@ struct PatternState {
     int size = 0;
     std::vector<int> in;
     std::vector<int> out;
+    BufferSlots slots;                     // where in and out sit in the communicator's buffers
     std::string algorithm;                 // the manifest's ("auto" for a multi-variant directory)
     std::vector<Variant> variants;         // at least one
     std::vector<Band> bands[2];            // per collective: from_bytes increasing, the first at 0

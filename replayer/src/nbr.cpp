@@ -56,21 +56,25 @@ std::string list_difference(const char* which, const std::vector<int>& comm_list
     return {};
 }
 
-/// Checks a topology communicator's neighbor lists against the pattern's; returns whether comm
-/// has a topology (dist-graph, graph or Cartesian) rather than being plain.
-bool check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in, const std::vector<int>& out) {
-    const auto lists = nbr::internal::comm_neighbors(comm, rank);
-    if (lists.kind == nbr::internal::CommKind::plain) return false;  // the pattern defines the neighborhood
-    if (!lists.inexpressible.empty()) {
-        throw NbrError(NBR_ERR_UNSUPPORTED, "rank " + std::to_string(rank) + ": a Cartesian communicator with " +
-                                                lists.inexpressible + " (docs/format.md: Cartesian rules)");
+/// Checks a topology communicator's neighbor lists against the pattern's and returns where the
+/// pattern's neighbors sit in its buffers; a plain communicator (no topology) takes the
+/// pattern's lists as they are.
+nbr::internal::BufferSlots check_neighbors(MPI_Comm comm, int rank, const std::vector<int>& in,
+                                           const std::vector<int>& out, bool& topology) {
+    auto lists = nbr::internal::comm_neighbors(comm, rank);
+    topology = lists.kind != nbr::internal::CommKind::plain;
+    if (!topology) {
+        nbr::internal::BufferSlots slots;
+        slots.in_blocks = static_cast<std::uint32_t>(in.size());
+        slots.out_blocks = static_cast<std::uint32_t>(out.size());
+        return slots;
     }
     std::string difference = list_difference("in", lists.in, in);
     if (difference.empty()) difference = list_difference("out", lists.out, out);
     if (!difference.empty()) {
         throw NbrError(NBR_ERR_NEIGHBORS, "rank " + std::to_string(rank) + ": " + difference);
     }
-    return true;
+    return std::move(lists.slots);
 }
 
 using nbr::internal::PatternState;
@@ -148,7 +152,7 @@ std::unique_ptr<PatternState> load_local(const char* dir, MPI_Comm comm, int ran
     } catch (const nbr::PatternError& error) {
         throw NbrError(code_of(error.kind()), error.what());
     }
-    pattern->topology_comm = check_neighbors(comm, rank, pattern->in, pattern->out);
+    pattern->slots = check_neighbors(comm, rank, pattern->in, pattern->out, pattern->topology_comm);
     int* tag_ub_attr = nullptr;
     int flag = 0;
     mpi_check(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub_attr, &flag), "MPI_Comm_get_attr");
@@ -190,11 +194,15 @@ bool is_mpich() {
 /// layer below (docs/performance.md), so when the communicator carries the pattern's topology
 /// and every rank's plan is all-direct, blocking calls use the native collective: the same
 /// messages, without that cost. Not with NBR_LOAD_NO_NATIVE, nor for alltoall with duplicate
-/// in-edges on MPICH (its native alltoall mismatches them there, pmodels/mpich#7945).
+/// in-edges on MPICH (its native alltoall mismatches them there, pmodels/mpich#7945), nor on a
+/// Cartesian communicator with a periodic dimension of extent 1 or 2 (Open MPI 4.1's
+/// nonblocking and persistent forms deliver those blocks in list order, not crosswise as
+/// MPI-4.1 defines and its blocking form does: open-mpi/ompi#14416).
 void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long flags) {
     const auto variants = static_cast<std::int64_t>(pattern.variants.size());
-    std::int64_t worst[4] = {pattern.tag_window, has_duplicate_in_edges(pattern.in) ? 1 : 0, variants, -variants};
-    nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, worst, 4, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+    std::int64_t worst[5] = {pattern.tag_window, has_duplicate_in_edges(pattern.in) ? 1 : 0, variants, -variants,
+                             pattern.slots.exchanged ? 1 : 0};
+    nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, worst, 5, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
     if (worst[2] != -worst[3]) {
         throw NbrError(NBR_ERR_MIXED, "ranks loaded pattern directories with different numbers of variants");
     }
@@ -207,7 +215,7 @@ void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long fla
     nbr::internal::check_mpi(
         MPI_Allreduce(MPI_IN_PLACE, indirect.data(), static_cast<int>(indirect.size()), MPI_INT64_T, MPI_MAX, comm),
         "MPI_Allreduce");
-    const bool allowed = pattern.topology_comm && (flags & NBR_LOAD_NO_NATIVE) == 0;
+    const bool allowed = pattern.topology_comm && (flags & NBR_LOAD_NO_NATIVE) == 0 && worst[4] == 0;
 #if defined(NBR_SMPI)
     (void)allowed;
 #else

@@ -6,7 +6,8 @@
 ! order, then runs rounds that complete an MPI_Ineighbor_allgather together with the program's
 ! own MPI_Irecv/MPI_Isend by each MPI completion call (Waitall, Waitany, Waitsome, Testall,
 ! Testany/Testsome), and a persistent neighbor allgather started by MPI_Startall and completed
-! by MPI_Wait. Every received byte is checked.
+! by MPI_Wait; last, an MPI_Neighbor_alltoall on a non-periodic 2-D MPI_Cart_create grid, whose
+! boundary slots (MPI_PROC_NULL) must stay untouched. Every received byte is checked.
 !
 !   mpirun -np N neighbor_app_f [ITERATIONS]    (N >= 2, with 2 the r+2 edge is a self-loop;
 !                                               ITERATIONS per size, default 100)
@@ -53,6 +54,7 @@ program neighbor_app_f
     end do
     errors = errors + persistent_allgather()
     call MPI_Comm_free(graph, ierr)
+    errors = errors + open_grid_alltoall()
     call MPI_Reduce(errors, total, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
     call MPI_Bcast(total, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
     if (rank == 0) then
@@ -194,5 +196,33 @@ contains
         call MPI_Request_free(request(1), ierr)
         if (request(1) /= MPI_REQUEST_NULL) errors = errors + 1
     end function persistent_allgather
+
+    ! A non-periodic 2-D grid: per dimension, block 2d goes to the negative neighbor, which
+    ! receives it in slot 2d + 1 (and the other way round); slots without a neighbor keep -1.
+    integer function open_grid_alltoall() result(errors)
+        integer :: grid, dims(2), d, source, dest, send(4), recv(4)
+        logical :: periods(2)
+        dims = 0
+        periods = .false.
+        call MPI_Dims_create(nranks, 2, dims, ierr)
+        call MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, .false., grid, ierr)
+        send = [(1000 * rank + d, d = 0, 3)]
+        recv = -1
+        call MPI_Neighbor_alltoall(send, 1, MPI_INTEGER, recv, 1, MPI_INTEGER, grid, ierr)
+        errors = 0
+        do d = 0, 1
+            call MPI_Cart_shift(grid, d, 1, source, dest, ierr)
+            errors = errors + merge(0, 1, recv(2 * d + 1) == expected(source, 2 * d + 1))
+            errors = errors + merge(0, 1, recv(2 * d + 2) == expected(dest, 2 * d))
+        end do
+        call MPI_Comm_free(grid, ierr)
+    end function open_grid_alltoall
+
+    ! What slot receives from `peer`'s block `block` (from 0), or -1 at MPI_PROC_NULL.
+    integer function expected(peer, block)
+        integer, intent(in) :: peer, block
+        expected = -1
+        if (peer /= MPI_PROC_NULL) expected = 1000 * peer + block
+    end function expected
 
 end program neighbor_app_f

@@ -5,8 +5,9 @@
  * MPI_Wait from 1 B to 16 KiB, runs MPI_Neighbor_alltoallv, and checks every received byte.
  * It then creates the other topology kinds (MPI_Dist_graph_create, MPI_Graph_create, a
  * periodic and a non-periodic MPI_Cart_create), runs MPI_Neighbor_alltoall on the
- * MPI_Dist_graph_create one and on the periodic Cartesian one (checked), and frees them all. Needs at least 2 ranks
- * (with 2, the r+2 edge is a self-loop).
+ * MPI_Dist_graph_create one and on the periodic Cartesian one and MPI_Neighbor_alltoallv on
+ * the non-periodic one (whose end slots, MPI_PROC_NULL, must stay untouched; checked), and
+ * frees them all. Needs at least 2 ranks (with 2, the r+2 edge is a self-loop).
  *
  *   mpirun -np N neighbor_app [ITERATIONS]
  *
@@ -102,6 +103,33 @@ static int cartesian_alltoall(MPI_Comm ring, int rank, int size) {
     return (recv[0] != 10 * ((rank + size - 1) % size) + 1) + (recv[1] != 10 * ((rank + 1) % size));
 }
 
+/* A non-periodic line: block 0 (r + 1 ints) to rank r - 1, block 1 (r + 2 ints) to r + 1;
+ * the ends' outer slots keep their -1. Returns the wrong values seen. */
+static int line_alltoallv(MPI_Comm line, int rank, int size) {
+    int send[64], recv[64], sendcounts[2], sdispls[2], recvcounts[2], rdispls[2];
+    for (int i = 0; i < 64; ++i) {
+        send[i] = 100 * rank + i;
+        recv[i] = -1;
+    }
+    sendcounts[0] = rank % 8 + 1;
+    sendcounts[1] = rank % 8 + 2;
+    sdispls[0] = 20; /* out of order, with gaps */
+    sdispls[1] = 0;
+    recvcounts[0] = rank > 0 ? (rank - 1) % 8 + 2 : 30; /* from r - 1's block 1; an end: ignored */
+    recvcounts[1] = rank + 1 < size ? (rank + 1) % 8 + 1 : 30;
+    rdispls[0] = 32;
+    rdispls[1] = 10;
+    MPI_Neighbor_alltoallv(send, sendcounts, sdispls, MPI_INT, recv, recvcounts, rdispls, MPI_INT, line);
+    int errors = 0;
+    for (int i = 0; i < 64; ++i) {
+        int want = -1;
+        if (rank > 0 && i >= 32 && i < 32 + recvcounts[0]) want = 100 * (rank - 1) + (i - 32);
+        if (rank + 1 < size && i >= 10 && i < 10 + recvcounts[1]) want = 100 * (rank + 1) + 20 + (i - 10);
+        errors += recv[i] != want;
+    }
+    return errors;
+}
+
 /* The other topology constructors, each created and freed; returns the wrong values seen. */
 static int other_topologies(int rank, int size) {
     MPI_Comm comm;
@@ -128,6 +156,7 @@ static int other_topologies(int rank, int size) {
     MPI_Comm_free(&comm);
     periodic[0] = 0;
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &comm);
+    errors += line_alltoallv(comm, rank, size);
     MPI_Comm_free(&comm);
     return errors;
 }

@@ -91,6 +91,12 @@ app spmm "--matrix $shared/matrices/dwt_193.mtx --columns 3 --iterations 4" "$cn
 app stencil "--dims 2 --radius 1" "$cn" 5
 app stencil "--dims 3 --radius 2 --local 1 --iterations 3" "--algo kgroup --k 2 --threshold 1" 3
 app stencil "--cartesian --dims 1 --radius 2 --local 3" "$cn" 5
+# Non-periodic: MPI_PROC_NULL slots on the Cartesian lines, fewer neighbors on the dist-graph's
+# boundary; periodic lines of 2 (2x2 ranks): both directions reach one rank (crosswise slots).
+# 2x2 ranks: four lines of 2 (two per dimension), 3 sweeps each.
+app stencil "--cartesian --non-periodic --dims 2 --radius 1 --local 2 --iterations 3" "$cn" 12
+app stencil "--cartesian --dims 2 --radius 1 --local 2 --iterations 3" "$cn" 12
+app stencil "--non-periodic --dims 2 --radius 1" "$cn" 5
 # cg: one MPI_Ineighbor_alltoallv per iteration (26 on the default problem).
 app cg "" "--algo auto --machine niagara --ranks-per-node 2" iterations
 # matching: two calls per round (counts, then data): 7 rounds on the default graph at 4 ranks.

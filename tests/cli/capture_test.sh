@@ -22,11 +22,9 @@ check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$native"' "native run
 # shellcheck disable=SC2086
 captured=$($launch4 env NBR_CAPTURE="$work/cap" LD_PRELOAD="$capture_lib" "$app" 5 2>&1)
 check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$captured"' "run under capture failed: $captured"
-# One capture per topology communicator but the non-periodic Cartesian one, in creation order.
-check '[ "$(grep -c "^nbr-capture: MPI_.*-> " <<<"$captured")" -eq 4 ]' "expected 4 captures: $captured"
-check 'grep -q "^nbr-capture: MPI_Cart_create not captured: a non-periodic dimension" <<<"$captured"' \
-  "the non-periodic Cartesian communicator was not reported: $captured"
-check '[ "$(ls cap)" = "$(printf "000000\n000001\n000002\n000003")" ]' "capture directories: $(ls -a cap)"
+# One capture per topology communicator, in creation order.
+check '[ "$(grep -c "^nbr-capture: MPI_.*-> " <<<"$captured")" -eq 5 ]' "expected 5 captures: $captured"
+check '[ "$(ls cap)" = "$(printf "000000\n000001\n000002\n000003\n000004")" ]' "capture directories: $(ls -a cap)"
 check '! ls -A cap | grep -q "^\."' "a temporary directory was left in the capture directory"
 
 # MPI's own lists: rank 0 receives from 3, 2, 3 (not source order) and sends to 1, 2, 1.
@@ -35,17 +33,22 @@ check 'grep -q "nbr capture: MPI_Dist_graph_create_adjacent, 4 ranks, 12 edges" 
   "capture header: $(head -3 cap/000000/neighbors.adj)"
 check 'grep -qx "1: 2 0 ; 2 0" cap/000002/neighbors.adj' "graph lists: $(cat cap/000002/neighbors.adj)"
 check 'grep -qx "2: 1 3 ; 1 3" cap/000003/neighbors.adj' "Cartesian lists: $(cat cap/000003/neighbors.adj)"
+# The non-periodic line: the ends' MPI_PROC_NULL neighbors are left out.
+check 'grep -qx "0: 1 ; 1" cap/000004/neighbors.adj && grep -qx "3: 2 ; 2" cap/000004/neighbors.adj' \
+  "non-periodic Cartesian lists: $(cat cap/000004/neighbors.adj)"
 check '[ "$(grep -cE "^[0-3] [0-9]+ [0-9]+ [0-9]+ [0-9]+$" cap/000000/placement.txt)" -eq 4 ]' \
   "placement: $(cat cap/000000/placement.txt)"
 
 # The calls on each communicator (calls.txt, written when it was freed): on the graph, 5
 # iterations x 8 sizes of MPI_Ineighbor_allgather (1 B to 16 KiB blocks on 3 out-edges of 4
 # ranks) and one MPI_Neighbor_alltoallv whose rank r sends 1 + r%5 + j bytes on edge j (means
-# 2..5 over the ranks, 42 bytes in all); one MPI_Neighbor_alltoall of an int on the ring;
-# nothing on the others.
+# 2..5 over the ranks, 42 bytes in all); one MPI_Neighbor_alltoall of an int on the ring; one
+# MPI_Neighbor_alltoallv on the line, whose ends send only their inner block (8 to 16 bytes,
+# 72 in all); nothing on the others.
 check 'grep -qx "allgather 40 1 16384 1 16384 480 1310700" cap/000000/calls.txt' "graph calls: $(cat cap/000000/calls.txt)"
 check 'grep -qx "alltoallv 1 1 6 2 5 12 42" cap/000000/calls.txt' "graph v-calls: $(cat cap/000000/calls.txt)"
 check 'grep -qx "alltoall 1 4 4 4 4 8 32" cap/000003/calls.txt' "ring calls: $(cat cap/000003/calls.txt)"
+check 'grep -qx "alltoallv 1 8 16 8 16 6 72" cap/000004/calls.txt' "line calls: $(cat cap/000004/calls.txt)"
 check 'grep -qx "allgather 0 0 0 0 0 0 0" cap/000001/calls.txt' "calls of an unused graph: $(cat cap/000001/calls.txt)"
 # auto judges the v-calls at the sizes the application used, unless --v-bytes says otherwise.
 auto=$("$nbrc" compile cap/000000 --algo auto --machine niagara -o auto 2>&1)
