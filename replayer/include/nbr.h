@@ -120,9 +120,12 @@ const char* nbr_last_error(void);
  * checksum, topology hash, communicator size and rank and, when comm has a topology, that
  * MPI lists exactly the pattern's neighbors in the same order (dist-graph: as
  * MPI_Dist_graph_neighbors; graph: the neighbor list both ways; Cartesian: per dimension the
- * negative then the positive neighbor); that order decides the buffer layout. A Cartesian
- * communicator must be periodic with extent >= 3 in every dimension (NBR_ERR_UNSUPPORTED
- * otherwise: MPI_PROC_NULL neighbors hold buffer slots a pattern cannot express). On a plain
+ * negative then the positive neighbor, MPI_PROC_NULL left out); that order decides the buffer
+ * layout. On a Cartesian communicator the collectives take MPI's buffers, MPI_PROC_NULL slots
+ * included (never read or written), and in a periodic dimension of extent 1 or 2 deliver the
+ * block sent towards the negative neighbor into that neighbor's positive slot, as MPI-4.1
+ * defines (docs/format.md, Cartesian communicators); nbr_pattern_neighbors_count counts real
+ * neighbors only. On a plain
  * communicator the pattern's lists define the neighborhood (see nbr_pattern_neighbors).
  * If any rank fails, every rank returns an error (NBR_ERR_REMOTE on the others) and
  * *pattern is left NULL. The pattern keeps a private duplicate of comm.
@@ -189,8 +192,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
  * per band (default 1, 3 with NBR_LOAD_MEASURE); "nbr_cache_limit" = bytes the cache may hold
  * (suffix K, M or G; default 1G; 0: no limit).
  *
- * Errors: NBR_ERR_UNSUPPORTED (a plain communicator: see nbr_pattern_build_adjacent; or a
- * Cartesian one nbr cannot express),
+ * Errors: NBR_ERR_UNSUPPORTED (a plain communicator: see nbr_pattern_build_adjacent),
  * NBR_ERR_DECLINED (every rank has at most two neighbors each way: MPI's naive schedule is best;
  * nothing is stored), NBR_ERR_ARG (a bad info value), NBR_ERR_BUILD (the build failed), and
  * nbr_load_pattern's. How the pattern came to be: nbr_pattern_origin.

@@ -4,6 +4,7 @@
 // patterns for them, dist-graph communicators, and the MPI-4.1 reference alltoall(v).
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -194,44 +195,81 @@ inline void compile_relay(const Topology& topology, const std::filesystem::path&
     compiler::compile(MPI_COMM_WORLD, topology, relay, options);
 }
 
-inline std::vector<std::filesystem::path> compile_every_algorithm(const std::filesystem::path& dir,
-                                                                  const std::string& name, const Topology& topology) {
-    const auto path = [&](const char* suffix) { return dir / (name + suffix); };
+/// Every algorithm's configurations of the replay corpus: a file-name suffix and how to compile it.
+inline std::vector<std::pair<std::string, std::function<void(const Topology&, const std::filesystem::path&)>>>
+corpus_algorithms() {
     // cn4, dh2, kg4aware and hi3 are packed (ranks.pack), the others one file per rank: both
     // layouts replay on every topology of the corpus.
     const auto packed = [](compiler::CompileOptions options) {
         options.layout = compiler::PatternLayout::packed;
         return options;
     };
-    compile_to(MPI_COMM_WORLD, topology, path(".naive"));
-    compile_relay(topology, path(".relay"));
-    // common-neighbor with Θ = 2 so that small graphs combine too, and with the default.
-    compiler::compile(MPI_COMM_WORLD, topology, common_neighbor_options(path(".cn2"), 2));
-    compiler::compile(MPI_COMM_WORLD, topology, packed(common_neighbor_options(path(".cn4"), 4)));
-    // distance halving with one rank per socket (every halving step) and 4/2 per node/socket.
-    const auto n = topology.num_ranks();
-    compiler::compile(MPI_COMM_WORLD, topology, distance_halving_options(path(".dh1"), Placement::block(n, 1, 1)));
-    compiler::compile(MPI_COMM_WORLD, topology,
-                      packed(distance_halving_options(path(".dh2"), Placement::block(n, 4, 2))));
-    // kgroup with Θ = 0 (any shared neighbor groups): k = 3 agnostic, k = 4 on nodes of 4.
-    compiler::compile(MPI_COMM_WORLD, topology, kgroup_options(path(".kg3"), 3, 0));
-    compiler::compile(MPI_COMM_WORLD, topology,
-                      packed(kgroup_options(path(".kg4aware"), 4, 0, Placement::block(n, 4, 2))));
-    // hierarchical on nodes of 2 (three hops between most pairs) and of 3 (the last node
-    // not full for most rank counts).
-    compiler::compile(MPI_COMM_WORLD, topology, hierarchical_options(path(".hi2"), Placement::block(n, 2, 1)));
-    compiler::compile(MPI_COMM_WORLD, topology, packed(hierarchical_options(path(".hi3"), Placement::block(n, 3, 3))));
-    // ... and aggregated by socket on nodes of 6 in sockets of 3, in Bruck rounds of radix 2
-    // inside the socket (two rounds: blocks relayed inside the socket before and after the
-    // socket pair message; a last socket of 1 joins the one before it).
-    auto by_socket = hierarchical_options(path(".hb3"), Placement::block(n, 6, 3), 2);
-    by_socket.algorithm_options.aggregate_by = compiler::AggregateBy::socket;
-    compiler::compile(MPI_COMM_WORLD, topology, by_socket);
-    // ... and across nodes of 2 along a cube of radix 2 (blocks forwarded node to node over
-    // ⌈log2(n/2)⌉ rounds), delivered in a Bruck round inside the node.
-    compiler::compile(MPI_COMM_WORLD, topology, cube_options(path(".hc2"), Placement::block(n, 2, 1), 2, 2));
-    return {path(".naive"), path(".relay"),    path(".cn2"), path(".cn4"), path(".dh1"), path(".dh2"),
-            path(".kg3"),   path(".kg4aware"), path(".hi2"), path(".hi3"), path(".hb3"), path(".hc2")};
+    const auto n = [](const Topology& t) { return t.num_ranks(); };
+    using Path = std::filesystem::path;
+    return {
+        {".naive", [](const Topology& t, const Path& p) { compile_to(MPI_COMM_WORLD, t, p); }},
+        {".relay", [](const Topology& t, const Path& p) { compile_relay(t, p); }},
+        // common-neighbor with Θ = 2 so that small graphs combine too, and with the default.
+        {".cn2", [](const Topology& t, const Path& p) { compiler::compile(MPI_COMM_WORLD, t, common_neighbor_options(p, 2)); }},
+        {".cn4", [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t, packed(common_neighbor_options(p, 4)));
+         }},
+        // distance halving with one rank per socket (every halving step) and 4/2 per node/socket.
+        {".dh1", [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t, distance_halving_options(p, Placement::block(n(t), 1, 1)));
+         }},
+        {".dh2", [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t, packed(distance_halving_options(p, Placement::block(n(t), 4, 2))));
+         }},
+        // kgroup with Θ = 0 (any shared neighbor groups): k = 3 agnostic, k = 4 on nodes of 4.
+        {".kg3", [](const Topology& t, const Path& p) { compiler::compile(MPI_COMM_WORLD, t, kgroup_options(p, 3, 0)); }},
+        {".kg4aware", [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t, packed(kgroup_options(p, 4, 0, Placement::block(n(t), 4, 2))));
+         }},
+        // hierarchical on nodes of 2 (three hops between most pairs) and of 3 (the last node
+        // not full for most rank counts).
+        {".hi2", [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t, hierarchical_options(p, Placement::block(n(t), 2, 1)));
+         }},
+        {".hi3", [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t, packed(hierarchical_options(p, Placement::block(n(t), 3, 3))));
+         }},
+        // ... and aggregated by socket on nodes of 6 in sockets of 3, in Bruck rounds of radix 2
+        // inside the socket (two rounds: blocks relayed inside the socket before and after the
+        // socket pair message; a last socket of 1 joins the one before it).
+        {".hb3", [=](const Topology& t, const Path& p) {
+             auto by_socket = hierarchical_options(p, Placement::block(n(t), 6, 3), 2);
+             by_socket.algorithm_options.aggregate_by = compiler::AggregateBy::socket;
+             compiler::compile(MPI_COMM_WORLD, t, by_socket);
+         }},
+        // ... and across nodes of 2 along a cube of radix 2 (blocks forwarded node to node over
+        // ⌈log2(n/2)⌉ rounds), delivered in a Bruck round inside the node.
+        {".hc2", [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t, cube_options(p, Placement::block(n(t), 2, 1), 2, 2));
+         }},
+    };
+}
+
+/// Compiles the corpus algorithms whose indices (into corpus_algorithms()) are given; returns
+/// their directories, dir/NAME.SUFFIX, in that order.
+inline std::vector<std::filesystem::path> compile_algorithms(const std::filesystem::path& dir, const std::string& name,
+                                                             const Topology& topology,
+                                                             const std::vector<std::size_t>& which) {
+    const auto algorithms = corpus_algorithms();
+    std::vector<std::filesystem::path> dirs;
+    for (const std::size_t i : which) {
+        dirs.push_back(dir / (name + algorithms.at(i).first));
+        algorithms.at(i).second(topology, dirs.back());
+    }
+    return dirs;
+}
+
+/// Every corpus algorithm's pattern of the topology (12 directories).
+inline std::vector<std::filesystem::path> compile_every_algorithm(const std::filesystem::path& dir,
+                                                                  const std::string& name, const Topology& topology) {
+    std::vector<std::size_t> all(corpus_algorithms().size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return compile_algorithms(dir, name, topology, all);
 }
 
 }  // namespace nbr::test

@@ -1,6 +1,6 @@
-// Cartesian communicators of every shape: 2-D and 3-D grids of every factorization of the
-// process count into extents 1, 2, 3 and more, with every combination of periodic and
-// non-periodic dimensions. nbr's four collectives in all three modes deliver exactly what the
+// Cartesian communicators of every shape: 2-D grids of every factorization of the process
+// count, 3-D ones with their extents out of order (extents 1, 2, 3 and more at 6 processes;
+// 1, 2 and 4 at 4), with every combination of periodic and non-periodic dimensions. nbr's four collectives in all three modes deliver exactly what the
 // MPI-4.1 reference code (§8.6: per dimension, a Sendrecv each way) and MPI's native blocking
 // collective deliver: MPI_PROC_NULL slots untouched, and in periodic dimensions of extent 1 or
 // 2 the block sent towards the negative neighbor in that neighbor's positive slot.
@@ -28,6 +28,13 @@ struct Grid {
     std::vector<int> dims;
     std::vector<int> periods;
 
+    /// A periodic dimension of extent 1 or 2: one rank both ways, blocks delivered crosswise.
+    [[nodiscard]] bool crosswise() const {
+        for (std::size_t d = 0; d < dims.size(); ++d) {
+            if (periods[d] != 0 && dims[d] <= 2) return true;
+        }
+        return false;
+    }
     [[nodiscard]] std::string name() const {
         std::string out = "cart";
         for (std::size_t d = 0; d < dims.size(); ++d) {
@@ -37,8 +44,8 @@ struct Grid {
     }
 };
 
-/// The 2-D and 3-D factorizations of n (3-D: those with n's factors in every position once),
-/// each with every combination of periods.
+/// The 2-D factorizations of n and the 3-D ones whose extents are neither ascending nor
+/// descending, each with every combination of periods.
 std::vector<Grid> grids(int n) {
     std::vector<std::vector<int>> shapes;
     for (int a = 1; a <= n; ++a) {
@@ -47,7 +54,8 @@ std::vector<Grid> grids(int n) {
     for (int a = 1; a <= n; ++a) {
         for (int b = 1; a * b <= n; ++b) {
             const int c = n / (a * b);
-            if (a * b * c == n && a != b && b != c && a != c && (a < b) != (b < c)) shapes.push_back({a, b, c});
+            const bool monotone = (a <= b && b <= c) || (a >= b && b >= c);
+            if (a * b * c == n && !monotone) shapes.push_back({a, b, c});
         }
     }
     std::vector<Grid> out;
@@ -279,15 +287,21 @@ TEST(Cartesian, EveryShapeAndPeriodicityReplaysAsMpiDefines) {
         params.periods.assign(grid.periods.begin(), grid.periods.end());
         const nbr::Topology topology = nbr::generate_cart(params);
         ASSERT_EQ(topology.hash(), reported_topology(cart).hash()) << "nbrc gen cart differs from MPI_Cart_shift";
-        // Every algorithm on the 2-D grids; the 3-D ones (more of them) take turns.
-        auto dirs = nbr::test::compile_every_algorithm(tmp.path(), grid.name(), topology);
-        if (grid.dims.size() == 3) dirs = {dirs[0], dirs[2 + g % 10]};
+        // naive on every grid; the other eleven configurations two at a time, in turn (each on
+        // five grids or more).
+        const std::size_t others = nbr::test::corpus_algorithms().size() - 1;
+        const auto dirs = nbr::test::compile_algorithms(tmp.path(), grid.name(), topology,
+                                                        {0, 1 + 2 * g % others, 1 + (2 * g + 1) % others});
         for (bool alltoall : {false, true}) {
             for (bool variable : {false, true}) {
                 const Call call = make_call(cart, alltoall, variable);
                 const auto standard = reference(cart, call);
-                EXPECT_EQ(native(cart, call), standard) << call.name() << ": MPI's native collective on rank "
-                                                        << world_rank() << " differs from MPI-4.1's reference";
+                // MPICH 4.0's alltoall(v) delivers a periodic extent 1 or 2 in list order, not
+                // crosswise (fixed upstream in pmodels/mpich#7945); nothing else may differ.
+                if (!(alltoall && grid.crosswise() && nbr::test::is_mpich())) {
+                    EXPECT_EQ(native(cart, call), standard) << call.name() << ": MPI's native collective on rank "
+                                                            << world_rank() << " differs from MPI-4.1's reference";
+                }
                 for (const auto& dir : dirs) {
                     nbr_pattern_t pattern = nullptr;
                     ASSERT_EQ(nbr_load_pattern(dir.c_str(), cart, &pattern), NBR_SUCCESS) << nbr_last_error();
@@ -303,7 +317,7 @@ TEST(Cartesian, EveryShapeAndPeriodicityReplaysAsMpiDefines) {
         }
         MPI_Comm_free(&cart);
     }
-    EXPECT_GE(checked, all.size() * 4 * 3 * 2);
+    EXPECT_EQ(checked, all.size() * 4 * 3 * 3);
 }
 
 TEST(Cartesian, PatternNeighborsLeaveOutProcNull) {
