@@ -21,7 +21,7 @@ cmake --build "$root/build-asan" -j "$jobs"
 
 echo "== MPICH build (all tests but the 7- and 16-rank replays, the 6-rank Cartesian grids, the 5-rank API replay, the 3-process compiles, the 7-rank applications and in-job builds and the 9-rank demo)"
 # MPICH busy-polls when ranks outnumber cores: the 16-rank replay takes about 9 minutes on
-# 2 cores there, the 7-rank one about 3.5, the 6-rank Cartesian grids over 6, the 5-rank API replay about 2, each algorithm's
+# 2 cores there, the 7-rank one about 3.5, the 6-rank Cartesian grids minutes, the 5-rank API replay about 2, each algorithm's
 # 3-process compile test 35-47 s (5 s on 2 processes), the example applications on 7 ranks
 # 38 s, the README's demo (eight 9-rank launches) minutes. They run against Open MPI above;
 # MPICH replays (and runs the Cartesian grids) at 4 ranks, the API at 3, runs the applications on 1 and 4, and compiles the

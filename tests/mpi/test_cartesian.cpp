@@ -320,6 +320,45 @@ TEST(Cartesian, EveryShapeAndPeriodicityReplaysAsMpiDefines) {
     EXPECT_EQ(checked, all.size() * 4 * 3 * 3);
 }
 
+TEST(Cartesian, PatternsBuiltInTheJobReplayAsMpiDefines) {
+    // nbr_pattern_build on grids with a crosswise and a non-periodic dimension: the lists it
+    // gathers leave MPI_PROC_NULL out, and the built pattern replays as MPI-4.1 defines.
+    nbr::test::SharedTempDir tmp;
+    std::vector<int> dims(2, 0);
+    MPI_Dims_create(world_size(), 2, dims.data());
+    int built = 0;
+    for (const auto& periods : {std::vector<int>{1, 0}, std::vector<int>{0, 1}}) {
+        const Grid grid{dims, periods};
+        SCOPED_TRACE(grid.name());
+        MPI_Comm cart = MPI_COMM_NULL;
+        MPI_Cart_create(MPI_COMM_WORLD, 2, dims.data(), periods.data(), 0, &cart);
+        MPI_Info info = MPI_INFO_NULL;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "nbr_algo", "common-neighbor");
+        nbr_pattern_t pattern = nullptr;
+        const int code = nbr_pattern_build(cart, tmp.path().c_str(), info, 0, &pattern);
+        MPI_Info_free(&info);
+        if (code == NBR_ERR_DECLINED) {  // every rank with at most two neighbors each way
+            MPI_Comm_free(&cart);
+            continue;
+        }
+        ASSERT_EQ(code, NBR_SUCCESS) << nbr_last_error();
+        ++built;
+        for (bool alltoall : {false, true}) {
+            for (bool variable : {false, true}) {
+                const Call call = make_call(cart, alltoall, variable);
+                const auto standard = reference(cart, call);
+                for (Mode mode : {Mode::blocking, Mode::nonblocking, Mode::persistent}) {
+                    EXPECT_EQ(replay(call, pattern, mode), standard) << call.name() << " " << mode_name(mode);
+                }
+            }
+        }
+        nbr_pattern_free(&pattern);
+        MPI_Comm_free(&cart);
+    }
+    EXPECT_EQ(built, 2) << "the crosswise dimension gives every rank three neighbors or more";
+}
+
 TEST(Cartesian, PatternNeighborsLeaveOutProcNull) {
     // A non-periodic ring: the ends have one neighbor each way in the pattern, two buffer slots.
     nbr::test::SharedTempDir tmp;
