@@ -4,6 +4,7 @@
 # boundary have fewer neighbors), it compiles naive and every algorithm below on the machine's
 # block placement and simulates each against naive at every size, for allgather and alltoall;
 # bench/open_grid.py then writes OUT/table.md (speedups over naive, non-periodic | periodic).
+# bench/results/open_grid keeps a run's simulate JSON and table (not its pattern directories).
 #
 #   usage: bench/open_grid.sh OUT_DIR [RANKS]                 (default 2048)
 #   env:   NBR_GRID_CASES     Moore cases d-r (default "2-1 2-2 3-1")

@@ -42,7 +42,7 @@ cmake --build "$root/build-mpich-asan" -j "$jobs" --target test_long_run
 
 echo "== Fuzzing (clang, libFuzzer with ASan and UBSan): each target for NBR_FUZZ_SECONDS"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBR_FUZZ=ON \
-  -DNBR_BUILD_BENCH=OFF -DNBR_BUILD_EXAMPLES=OFF -DNBR_FUZZ_SECONDS="${NBR_FUZZ_SECONDS:-20}" >/dev/null
+  -DNBR_BUILD_BENCH=OFF -DNBR_BUILD_EXAMPLES=OFF -DNBR_FUZZ_SECONDS="${NBR_FUZZ_SECONDS:-12}" >/dev/null
 cmake --build "$root/build-fuzz" -j "$jobs" --target fuzz_targets
 (cd "$root/build-fuzz" && ctest -j "$jobs" --output-on-failure -L fuzz)
 
