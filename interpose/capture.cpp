@@ -14,7 +14,10 @@
 // It also counts the neighborhood collectives called on each captured communicator (calls and
 // block sizes per shape, nbr/graphs/captured_calls.hpp) and, when the communicator is freed
 // (MPI_Comm_free) or MPI is finalized, the ranks reduce them and rank 0 writes
-// DIR/NNNNNN/calls.txt: what `nbrc compile --algo auto` judges the v-variants by. Where the
+// DIR/NNNNNN/calls.txt: what `nbrc compile --algo auto` judges the v-variants by. Calls on a
+// duplicate (MPI_Comm_dup, _idup, _dup_with_info: an attribute's copy callback follows them)
+// count with the captured communicator's, which is captured once and written when its last
+// handle is freed (over a private duplicate the library keeps for that). Where the
 // MPI library's Fortran binding bypasses these C wrappers (Open MPI), capture_fortran.cpp
 // wraps its entry points.
 #include <unistd.h>
@@ -29,6 +32,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -61,31 +65,54 @@ struct Seen {
     double bytes = 0;
 };
 
-/// A captured communicator: its calls so far, and on rank 0 where its capture went.
+/// A captured communicator: its calls so far (on it and its duplicates), and on rank 0 where
+/// its capture went.
 struct Tracked {
     std::uint64_t order = 0;  // creation order
     std::uint64_t outdegree = 0;
     std::vector<std::uint32_t> out_slots;  // send-buffer block of out-edge j (empty: j)
     std::string dir;  // rank 0: the capture directory (empty elsewhere, or if it was not written)
     std::array<Seen, nbr::kCallKinds> kinds{};
+    int handles = 1;                // the application's live handles: the original and its duplicates
+    MPI_Comm own = MPI_COMM_NULL;  // a private duplicate, to reduce the calls over when the last goes
 };
 
-std::map<MPI_Comm, Tracked> tracked;  // the live captured communicators
+std::list<Tracked> captured;             // every captured communicator with a live handle, in creation order
+std::map<MPI_Comm, Tracked*> tracked;    // handles seen: the originals and the duplicates called on
+int keyval = MPI_KEYVAL_INVALID;         // its attribute follows duplicates to their Tracked
+
+/// MPI_Comm_dup and its kin copy the attribute: one more handle of the same communicator.
+int copy_tracked(MPI_Comm, int, void*, void* in, void* out, int* flag) {
+    ++static_cast<Tracked*>(in)->handles;
+    *static_cast<void**>(out) = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+/// The captured communicator behind a handle (an original, or a duplicate of one), or nullptr.
+Tracked* lookup(MPI_Comm comm) {
+    if (const auto it = tracked.find(comm); it != tracked.end()) return it->second;
+    if (keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return nullptr;
+    void* value = nullptr;
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &value, &flag) != MPI_SUCCESS || flag == 0) return nullptr;
+    return tracked[comm] = static_cast<Tracked*>(value);
+}
 std::uint64_t creations = 0;
 double calls_recorded = 0;  // on this rank, over all captured communicators
 
 /// One call's blocks: `blocks(j)` bytes on out-edge j's send-buffer block j.
 template <class Blocks>
 void record(MPI_Comm comm, CallKind kind, Blocks&& blocks) {
-    const auto it = tracked.find(comm);
-    if (it == tracked.end()) return;
-    Seen& s = it->second.kinds[static_cast<std::size_t>(kind)];
+    Tracked* t = lookup(comm);
+    if (t == nullptr) return;
+    Seen& s = t->kinds[static_cast<std::size_t>(kind)];
     ++s.calls;
     ++calls_recorded;
-    const auto edges = it->second.outdegree;
+    const auto edges = t->outdegree;
     if (edges == 0) return;
     double sum = 0;
-    const auto& slots = it->second.out_slots;
+    const auto& slots = t->out_slots;
     for (std::uint64_t j = 0; j < edges; ++j) {
         const double b = blocks(slots.empty() ? j : std::uint64_t{slots[j]});
         s.block_min = std::min(s.block_min, b);
@@ -273,8 +300,14 @@ void capture_collectively(MPI_Comm comm, const char* function) {
     const auto [kind, in, out, slots] = nbr::internal::comm_neighbors(comm, rank);
     if (kind == nbr::internal::CommKind::plain) return;  // (every rank alike)
     const Gathered all = gather(comm, rank, size, in, out, locate(comm, rank));
-    Tracked& t = tracked[comm];  // (a handle MPI reuses after a free it did not show us starts over)
-    t = Tracked{creations++, out.size(), slots.out, {}, {}};
+    Tracked& t = captured.emplace_back();
+    t.order = creations++;
+    t.outdegree = out.size();
+    t.out_slots = slots.out;
+    PMPI_Comm_dup(comm, &t.own);  // before the attribute: not a handle of the application's
+    if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(copy_tracked, MPI_COMM_NULL_DELETE_FN, &keyval, nullptr);
+    PMPI_Comm_set_attr(comm, keyval, &t);
+    tracked[comm] = &t;  // (a handle MPI reuses after a free it did not show us starts over)
     if (rank != 0) return;
     try {
         const auto path = write_capture(dir, all, size, function);
@@ -324,15 +357,22 @@ void write_calls(MPI_Comm comm, const Tracked& t) {
 }
 
 /// Writes a captured communicator's calls (collective over it) and forgets it; never throws.
-void finish(MPI_Comm comm) {
-    const auto it = tracked.find(comm);
-    if (it == tracked.end()) return;
+void write_and_forget(Tracked& t) {
     try {
-        write_calls(comm, it->second);
+        write_calls(t.own, t);
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "nbr-capture: calls of %s not recorded: %s\n", it->second.dir.c_str(), error.what());
+        std::fprintf(stderr, "nbr-capture: calls of %s not recorded: %s\n", t.dir.c_str(), error.what());
     }
-    tracked.erase(it);
+    PMPI_Comm_free(&t.own);
+    captured.remove_if([&](const Tracked& c) { return &c == &t; });
+}
+
+/// A handle is freed (collective over it): the last handle of a captured communicator writes
+/// its calls.
+void finish(MPI_Comm comm) {
+    Tracked* t = lookup(comm);
+    tracked.erase(comm);
+    if (t != nullptr && --t->handles == 0) write_and_forget(*t);
 }
 
 /// At MPI_Finalize: the calls of the captured communicators still alive, in creation order.
@@ -344,10 +384,8 @@ void finish_all() {
     double seen = calls_recorded;
     PMPI_Allreduce(MPI_IN_PLACE, &seen, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (seen == 0) return;
-    std::vector<std::pair<std::uint64_t, MPI_Comm>> live;
-    for (const auto& [comm, t] : tracked) live.emplace_back(t.order, comm);
-    std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [order, comm] : live) finish(comm);
+    tracked.clear();
+    while (!captured.empty()) write_and_forget(captured.front());  // (in creation order)
 }
 
 /// Captures a new topology communicator; never lets an exception reach the application.

@@ -106,6 +106,10 @@ check 'grep -qx "nbr: replayed 0 calls on 0 communicators" <<<"$out"' "calls rep
 out=$(run_preloaded "$capture_lib" NBR_CAPTURE="$work/dups" "$dup_app")
 check '[ $? -eq 0 ] && grep -q "^dup_app: data OK, 10 calls" <<<"$out" && [ "$(ls "$work/dups")" = 000000 ]' \
   "dup_app captured: $out // $(ls "$work/dups")"
+# Its calls count with the captured communicator's, the duplicates' included (5 allgathers and
+# 5 alltoalls of an int on 3 out-edges of 4 ranks), written when the last handle is freed.
+check 'grep -qx "allgather 5 4 4 4 4 60 240" "$work/dups/000000/calls.txt" && grep -qx "alltoall 5 4 4 4 4 60 240" "$work/dups/000000/calls.txt"' \
+  "dup_app's calls on the duplicates not counted: $(cat "$work/dups/000000/calls.txt")"
 "$nbrc" compile dups --algo common-neighbor --threshold 1 -q -o dup_patterns || fail "compile of dup_app's capture"
 out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/dup_patterns" NBR_REPORT=1 "$dup_app")
 check '[ $? -eq 0 ] && grep -q "^dup_app: data OK, 10 calls" <<<"$out"' "dup_app under preload: $out"
