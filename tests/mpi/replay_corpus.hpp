@@ -195,6 +195,21 @@ inline void compile_relay(const Topology& topology, const std::filesystem::path&
     compiler::compile(MPI_COMM_WORLD, topology, relay, options);
 }
 
+/// The topology whose every rank lists `mine` both ways (a Cartesian communicator's lists),
+/// gathered over MPI_COMM_WORLD.
+inline Topology topology_of_symmetric_lists(const std::vector<int>& mine) {
+    const int degree = static_cast<int>(mine.size());
+    std::vector<int> degrees(static_cast<std::size_t>(world_size())), displs(degrees.size());
+    MPI_Allgather(&degree, 1, MPI_INT, degrees.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    for (std::size_t r = 1; r < degrees.size(); ++r) displs[r] = displs[r - 1] + degrees[r - 1];
+    std::vector<int> all(static_cast<std::size_t>(displs.back() + degrees.back()) + 1);
+    MPI_Allgatherv(mine.data(), degree, MPI_INT, all.data(), degrees.data(), displs.data(), MPI_INT, MPI_COMM_WORLD);
+    std::vector<std::vector<std::uint32_t>> lists(degrees.size());
+    for (std::size_t r = 0; r < lists.size(); ++r)
+        lists[r].assign(all.begin() + displs[r], all.begin() + displs[r] + degrees[r]);
+    return Topology::from_adjacency(lists, lists);
+}
+
 /// Every algorithm's configurations of the replay corpus: a file-name suffix and how to compile it.
 inline std::vector<std::pair<std::string, std::function<void(const Topology&, const std::filesystem::path&)>>>
 corpus_algorithms() {

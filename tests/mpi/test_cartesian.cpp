@@ -5,7 +5,6 @@
 // collective deliver: MPI_PROC_NULL slots untouched, and in periodic dimensions of extent 1 or
 // 2 the block sent towards the negative neighbor in that neighbor's positive slot.
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -259,16 +258,7 @@ nbr::Topology reported_topology(MPI_Comm cart) {
             if (peer != MPI_PROC_NULL) mine.push_back(peer);
         }
     }
-    const int degree = static_cast<int>(mine.size());
-    std::vector<int> degrees(static_cast<std::size_t>(world_size())), displs(degrees.size());
-    MPI_Allgather(&degree, 1, MPI_INT, degrees.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    std::partial_sum(degrees.begin(), degrees.end() - 1, displs.begin() + 1);
-    std::vector<int> all(static_cast<std::size_t>(displs.back() + degrees.back()) + 1);
-    MPI_Allgatherv(mine.data(), degree, MPI_INT, all.data(), degrees.data(), displs.data(), MPI_INT, MPI_COMM_WORLD);
-    std::vector<std::vector<std::uint32_t>> lists(degrees.size());
-    for (std::size_t r = 0; r < lists.size(); ++r)
-        lists[r].assign(all.begin() + displs[r], all.begin() + displs[r] + degrees[r]);
-    return nbr::Topology::from_adjacency(lists, lists);
+    return nbr::test::topology_of_symmetric_lists(mine);
 }
 
 TEST(Cartesian, EveryShapeAndPeriodicityReplaysAsMpiDefines) {

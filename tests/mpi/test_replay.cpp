@@ -166,17 +166,7 @@ MPI_Comm periodic_cartesian(const std::vector<int>& extents) {
 
 /// Every rank's lists of a Cartesian communicator, gathered into a topology.
 nbr::Topology cartesian_topology(MPI_Comm cart) {
-    const auto mine = nbr::test::neighbors_of(cart).in;  // in == out on a Cartesian communicator
-    const int degree = static_cast<int>(mine.size());
-    std::vector<int> degrees(static_cast<std::size_t>(world_size())), displs(degrees.size());
-    MPI_Allgather(&degree, 1, MPI_INT, degrees.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    for (std::size_t r = 1; r < degrees.size(); ++r) displs[r] = displs[r - 1] + degrees[r - 1];
-    std::vector<int> all(static_cast<std::size_t>(displs.back() + degrees.back()));
-    MPI_Allgatherv(mine.data(), degree, MPI_INT, all.data(), degrees.data(), displs.data(), MPI_INT, MPI_COMM_WORLD);
-    std::vector<std::vector<std::uint32_t>> lists(degrees.size());
-    for (std::size_t r = 0; r < lists.size(); ++r)
-        lists[r].assign(all.begin() + displs[r], all.begin() + displs[r] + degrees[r]);
-    return nbr::Topology::from_adjacency(lists, lists);
+    return nbr::test::topology_of_symmetric_lists(nbr::test::neighbors_of(cart).in);  // in == out
 }
 
 TEST_F(ReplayTest, PeriodicCartesianCommunicatorsMatchNative) {
