@@ -318,8 +318,10 @@ MPI_Datatype retain_type(MPI_Datatype type, bool* owned) {
 /// Copies the v-variants' arrays into the request and points `a` at the copies.
 void keep_arrays(RequestState& request, CallArgs& a, const PatternState& pattern) {
     if (!a.variable) return;
-    const auto in = pattern.slots.in_blocks;  // the communicator's arrays, every slot
-    const auto out = pattern.slots.out_blocks;
+    // The communicator's arrays, every slot; none where the pattern has no neighbor that way
+    // (arrays may then be NULL: check_counts requires them only for real neighbors).
+    const auto in = pattern.in.empty() ? 0 : pattern.slots.in_blocks;
+    const auto out = pattern.out.empty() ? 0 : pattern.slots.out_blocks;
     request.recv_counts.assign(a.recvcounts, a.recvcounts + in);
     request.recv_displs.assign(a.rdispls, a.rdispls + in);
     a.recvcounts = request.recv_counts.data();

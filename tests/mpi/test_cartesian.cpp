@@ -379,4 +379,38 @@ TEST(Cartesian, PatternNeighborsLeaveOutProcNull) {
     MPI_Comm_free(&ring);
 }
 
+TEST(Cartesian, ARankWithoutNeighborsTakesNullArrays) {
+    // A 1x1 non-periodic grid on each process alone: four MPI_PROC_NULL slots, no neighbor.
+    // nbr's engine reads no array there, so NULL arrays pass in every mode (MPI's own
+    // collective, which the naive pattern would hand blocking calls to, rejects them).
+    nbr::test::SharedTempDir tmp;
+    const auto dir = tmp.path() / ("alone" + std::to_string(world_rank()));
+    nbr::test::compile_to(MPI_COMM_SELF, nbr::generate_cart({{1, 1}, {false, false}}), dir);
+    int dims[2] = {1, 1}, periods[2] = {0, 0};
+    MPI_Comm alone = MPI_COMM_NULL;
+    MPI_Cart_create(MPI_COMM_SELF, 2, dims, periods, 0, &alone);
+    nbr_pattern_t pattern = nullptr;
+    ASSERT_EQ(nbr_load_pattern_flags(dir.c_str(), alone, NBR_LOAD_NO_NATIVE, &pattern), NBR_SUCCESS)
+        << nbr_last_error();
+    int send = 1, recv = kSentinel;
+    EXPECT_EQ(nbr_neighbor_alltoallv(&send, nullptr, nullptr, MPI_INT, &recv, nullptr, nullptr, MPI_INT, pattern),
+              NBR_SUCCESS)
+        << nbr_last_error();
+    nbr_request_t request = NBR_REQUEST_NULL;
+    EXPECT_EQ(nbr_ineighbor_alltoallv(&send, nullptr, nullptr, MPI_INT, &recv, nullptr, nullptr, MPI_INT, pattern,
+                                      &request),
+              NBR_SUCCESS)
+        << nbr_last_error();
+    EXPECT_EQ(nbr_wait(&request), NBR_SUCCESS) << nbr_last_error();
+    EXPECT_EQ(nbr_neighbor_allgatherv_init(&send, 1, MPI_INT, &recv, nullptr, nullptr, MPI_INT, pattern, 0, &request),
+              NBR_SUCCESS)
+        << nbr_last_error();
+    EXPECT_EQ(nbr_start(&request), NBR_SUCCESS);
+    EXPECT_EQ(nbr_wait(&request), NBR_SUCCESS);
+    EXPECT_EQ(nbr_request_free(&request), NBR_SUCCESS);
+    EXPECT_EQ(recv, kSentinel);
+    nbr_pattern_free(&pattern);
+    MPI_Comm_free(&alone);
+}
+
 }  // namespace
