@@ -68,7 +68,6 @@ struct Seen {
 /// A captured communicator: its calls so far (on it and its duplicates), and on rank 0 where
 /// its capture went.
 struct Tracked {
-    std::uint64_t order = 0;  // creation order
     std::uint64_t outdegree = 0;
     std::vector<std::uint32_t> out_slots;  // send-buffer block of out-edge j (empty: j)
     std::string dir;  // rank 0: the capture directory (empty elsewhere, or if it was not written)
@@ -98,7 +97,6 @@ Tracked* lookup(MPI_Comm comm) {
     if (PMPI_Comm_get_attr(comm, keyval, &value, &flag) != MPI_SUCCESS || flag == 0) return nullptr;
     return tracked[comm] = static_cast<Tracked*>(value);
 }
-std::uint64_t creations = 0;
 double calls_recorded = 0;  // on this rank, over all captured communicators
 
 /// One call's blocks: `blocks(j)` bytes on out-edge j's send-buffer block j.
@@ -301,7 +299,6 @@ void capture_collectively(MPI_Comm comm, const char* function) {
     if (kind == nbr::internal::CommKind::plain) return;  // (every rank alike)
     const Gathered all = gather(comm, rank, size, in, out, locate(comm, rank));
     Tracked& t = captured.emplace_back();
-    t.order = creations++;
     t.outdegree = out.size();
     t.out_slots = slots.out;
     PMPI_Comm_dup(comm, &t.own);  // before the attribute: not a handle of the application's

@@ -141,6 +141,23 @@ std::vector<int> reference(MPI_Comm cart, const Call& call) {
     return recv;
 }
 
+/// A fixed-size call's buffers: its blocks of 2, consecutive, and a receive buffer for them.
+struct Packed {
+    std::vector<int> send, recv;
+
+    explicit Packed(const Call& c) : send(2 * c.send_counts.size() + 1), recv(2 * c.recv_counts.size() + 1, kSentinel) {
+        for (std::size_t j = 0; j < c.send_counts.size(); ++j) {
+            std::copy_n(c.send.data() + (c.alltoall ? c.send_displs[j] : 0), 2, send.data() + 2 * j);
+        }
+    }
+    /// The received blocks placed into the slot layout, for comparison.
+    void unpack(const Call& c, std::vector<int>& out) const {
+        for (std::size_t i = 0; i < c.recv_counts.size(); ++i) {
+            std::copy_n(recv.data() + 2 * i, std::min(2, c.recv_counts[i]), out.data() + c.recv_displs[i]);
+        }
+    }
+};
+
 /// MPI's own blocking collective.
 std::vector<int> native(MPI_Comm cart, const Call& c) {
     auto recv = fresh_recv(c);
@@ -153,27 +170,16 @@ std::vector<int> native(MPI_Comm cart, const Call& c) {
     } else if (c.variable) {
         MPI_Neighbor_allgatherv(c.send.data(), c.send_count, MPI_INT, recv.data(), rc, rd, MPI_INT, cart);
     } else {
-        // Fixed-size: consecutive blocks of 2, placed into the slot layout for comparison.
-        std::vector<int> packed(2 * c.recv_counts.size() + 1, kSentinel), send(2 * c.send_counts.size() + 1);
-        for (std::size_t j = 0; j < c.send_counts.size(); ++j) {
-            std::copy_n(c.send.data() + (c.alltoall ? c.send_displs[j] : 0), 2, send.data() + 2 * j);
-        }
+        Packed packed(c);
         if (c.alltoall) {
-            MPI_Neighbor_alltoall(send.data(), 2, MPI_INT, packed.data(), 2, MPI_INT, cart);
+            MPI_Neighbor_alltoall(packed.send.data(), 2, MPI_INT, packed.recv.data(), 2, MPI_INT, cart);
         } else {
-            MPI_Neighbor_allgather(send.data(), 2, MPI_INT, packed.data(), 2, MPI_INT, cart);
+            MPI_Neighbor_allgather(packed.send.data(), 2, MPI_INT, packed.recv.data(), 2, MPI_INT, cart);
         }
-        for (std::size_t i = 0; i < c.recv_counts.size(); ++i) {
-            std::copy_n(packed.data() + 2 * i, std::min(2, c.recv_counts[i]), recv.data() + c.recv_displs[i]);
-        }
+        packed.unpack(c, recv);
     }
     return recv;
 }
-
-/// The fixed-size calls' buffers in the slot layout: the same blocks, consecutive.
-struct Packed {
-    std::vector<int> send, recv;
-};
 
 enum class Mode { blocking, nonblocking, persistent };
 
@@ -213,18 +219,9 @@ int start_call(const Call& c, const int* send, int* recv, nbr_pattern_t p, Mode 
 /// nbr's result of one call in one mode, in the slot layout (persistent: the second start).
 std::vector<int> replay(const Call& c, nbr_pattern_t pattern, Mode mode) {
     auto recv = fresh_recv(c);
-    Packed packed;
-    const int* send = c.send.data();
-    int* target = recv.data();
-    if (!c.variable) {  // consecutive blocks of 2
-        packed.send.resize(2 * c.send_counts.size() + 1);
-        for (std::size_t j = 0; j < c.send_counts.size(); ++j) {
-            std::copy_n(c.send.data() + (c.alltoall ? c.send_displs[j] : 0), 2, packed.send.data() + 2 * j);
-        }
-        packed.recv.assign(2 * c.recv_counts.size() + 1, kSentinel);
-        send = packed.send.data();
-        target = packed.recv.data();
-    }
+    Packed packed(c);  // fixed-size calls: consecutive blocks of 2
+    const int* send = c.variable ? c.send.data() : packed.send.data();
+    int* target = c.variable ? recv.data() : packed.recv.data();
     nbr_request_t request = NBR_REQUEST_NULL;
     EXPECT_EQ(start_call(c, send, target, pattern, mode, &request), NBR_SUCCESS) << nbr_last_error();
     if (mode == Mode::nonblocking) {
@@ -238,9 +235,7 @@ std::vector<int> replay(const Call& c, nbr_pattern_t pattern, Mode mode) {
         EXPECT_EQ(nbr_request_free(&request), NBR_SUCCESS);
     }
     if (!c.variable) {
-        for (std::size_t i = 0; i < c.recv_counts.size(); ++i) {
-            std::copy_n(packed.recv.data() + 2 * i, std::min(2, c.recv_counts[i]), recv.data() + c.recv_displs[i]);
-        }
+        packed.unpack(c, recv);
         EXPECT_EQ(packed.recv.back(), kSentinel) << "wrote past the receive buffer";
     }
     return recv;
