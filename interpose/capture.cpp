@@ -70,15 +70,15 @@ struct Seen {
 struct Tracked {
     std::uint64_t outdegree = 0;
     std::vector<std::uint32_t> out_slots;  // send-buffer block of out-edge j (empty: j)
-    std::string dir;  // rank 0: the capture directory (empty elsewhere, or if it was not written)
+    std::string dir;                       // rank 0: the capture directory (empty elsewhere, or if it was not written)
     std::array<Seen, nbr::kCallKinds> kinds{};
-    int handles = 1;                // the application's live handles: the original and its duplicates
+    int handles = 1;               // the application's live handles: the original and its duplicates
     MPI_Comm own = MPI_COMM_NULL;  // a private duplicate, to reduce the calls over when the last goes
 };
 
-std::list<Tracked> captured;             // every captured communicator with a live handle, in creation order
-std::map<MPI_Comm, Tracked*> tracked;    // handles seen: the originals and the duplicates called on
-int keyval = MPI_KEYVAL_INVALID;         // its attribute follows duplicates to their Tracked
+std::list<Tracked> captured;           // every captured communicator with a live handle, in creation order
+std::map<MPI_Comm, Tracked*> tracked;  // handles seen: the originals and the duplicates called on
+int keyval = MPI_KEYVAL_INVALID;       // its attribute follows duplicates to their Tracked
 
 /// MPI_Comm_dup and its kin copy the attribute: one more handle of the same communicator.
 int copy_tracked(MPI_Comm, int, void*, void* in, void* out, int* flag) {
@@ -147,6 +147,16 @@ void nbr::interpose::record_alltoallv(MPI_Comm comm, CallKind kind, const int se
     int size = 0;
     if (PMPI_Type_size(sendtype, &size) != MPI_SUCCESS) size = 0;
     record(comm, kind, [&](std::uint64_t j) { return static_cast<double>(std::max(sendcounts[j], 0)) * size; });
+}
+
+void nbr::interpose::record_alltoallw(MPI_Comm comm, CallKind kind, const int sendcounts[],
+                                      const MPI_Datatype sendtypes[]) {
+    record(comm, kind, [&](std::uint64_t j) { return type_bytes(sendcounts[j], sendtypes[j]); });
+}
+
+void nbr::interpose::record_alltoallw_fortran(MPI_Comm comm, CallKind kind, const int sendcounts[],
+                                              const MPI_Fint sendtypes[]) {
+    record(comm, kind, [&](std::uint64_t j) { return type_bytes(sendcounts[j], PMPI_Type_f2c(sendtypes[j])); });
 }
 
 namespace {
@@ -431,12 +441,16 @@ void record_c_ALLTOALLV(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_ALLTOALLV) {
     (void)sendbuf, (void)sdispls, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtype;
     nbr::interpose::record_alltoallv(comm, kind, sendcounts, sendtype);
 }
+void record_c_ALLTOALLW(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_ALLTOALLW) {
+    (void)sendbuf, (void)sdispls, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtypes;
+    nbr::interpose::record_alltoallw(comm, kind, sendcounts, sendtypes);
+}
 
 }  // namespace
 
 extern "C" {
 
-// The 12 neighborhood collectives (collective_table.hpp): counted on captured communicators,
+// The 15 neighborhood collectives (collective_table.hpp): counted on captured communicators,
 // then MPI's own entry with the arguments untouched.
 #define NBR_CAPTURE_WRAPPER(mode, shape, Cname, fname)                                 \
     NBR_CAT(NBR_WHEN_, NBR_HAVE_##mode)                                                \

@@ -11,7 +11,8 @@ namespace nbr::interpose {
 
 /// @brief The shape of a collective from its name in collective_table.hpp (at compile time).
 constexpr CallKind kind_of(std::string_view name) {
-    const bool v = name.back() == 'v' || name.ends_with("v_init");
+    // alltoallw counts as alltoallv: the same plan, blocks of their own sizes.
+    const bool v = name.back() == 'v' || name.ends_with("v_init") || name.back() == 'w' || name.ends_with("w_init");
     if (name.find("alltoall") != std::string_view::npos) return v ? CallKind::alltoallv : CallKind::alltoall;
     return v ? CallKind::allgatherv : CallKind::allgather;
 }
@@ -24,6 +25,10 @@ void record_fixed(MPI_Comm comm, CallKind kind, int sendcount, MPI_Datatype send
                   MPI_Datatype recvtype);
 void record_allgatherv(MPI_Comm comm, CallKind kind, int sendcount, MPI_Datatype sendtype);
 void record_alltoallv(MPI_Comm comm, CallKind kind, const int sendcounts[], MPI_Datatype sendtype);
+/// @brief An alltoallw rank sends sendcounts[j] elements of sendtypes[j] on out-edge j.
+void record_alltoallw(MPI_Comm comm, CallKind kind, const int sendcounts[], const MPI_Datatype sendtypes[]);
+/// @brief The same with the datatypes' Fortran handles.
+void record_alltoallw_fortran(MPI_Comm comm, CallKind kind, const int sendcounts[], const MPI_Fint sendtypes[]);
 
 /// @brief Before MPI_Comm_free: writes a captured communicator's calls (collective over it) and
 /// forgets it. Never throws.

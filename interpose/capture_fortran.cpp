@@ -54,11 +54,16 @@ void record_f_ALLTOALLV(const F* comm, CallKind kind, NBR_F_PARAMS_ALLTOALLV) {
     nbr::interpose::record_alltoallv(comm_of(comm), kind, reinterpret_cast<const int*>(scs), type_of(st));
 }
 
+void record_f_ALLTOALLW(const F* comm, CallKind kind, NBR_F_PARAMS_ALLTOALLW) {
+    (void)sb, (void)sds, (void)rb, (void)rcs, (void)rds, (void)rts;
+    nbr::interpose::record_alltoallw_fortran(comm_of(comm), kind, reinterpret_cast<const int*>(scs), sts);
+}
+
 }  // namespace
 
 extern "C" {
 
-// The 12 neighborhood collectives (collective_table.hpp).
+// The 15 neighborhood collectives (collective_table.hpp).
 #define NBR_F_CAPTURE_WRAPPER(mode, shape, Cname, fname)                            \
     void NBR_F_NAME(mode, fname)(NBR_F_PARAMS_##shape, NBR_F_TAIL_PARAMS_##mode) {  \
         record_f_##shape(comm, kind_of(NBR_STR(Cname)), NBR_F_ARGS_##shape);        \

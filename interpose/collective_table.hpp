@@ -1,5 +1,5 @@
 #pragma once
-// The 12 neighborhood collectives of MPI-4.1 section 8.6, listed once. The drop-in library's C
+// The 15 neighborhood collectives of MPI-4.1 section 8.6, listed once. The drop-in library's C
 // wrappers (preload.cpp), its Fortran wrappers, their f08 aliases and the declarations of the
 // MPI library's Fortran profiling entries (preload_fortran.cpp) are all generated from this
 // table, so the bindings cannot drift apart.
@@ -7,7 +7,7 @@
 // NBR_NEIGHBOR_COLLECTIVES(X) calls X(mode, shape, Cname, fname) once per collective:
 //   mode   BLOCKING, NONBLOCKING or PERSISTENT: the trailing arguments (comm; comm, request;
 //          comm, info, request) and how libnbr replays the call;
-//   shape  FIXED, ALLGATHERV or ALLTOALLV: the buffer arguments;
+//   shape  FIXED, ALLGATHERV, ALLTOALLV or ALLTOALLW: the buffer arguments;
 //   Cname  the C name after its prefix (MPI_, or for persistent ones the MPI library's: MPIX_
 //          on Open MPI 4.1, MPI_ on MPI-4 libraries), e.g. Ineighbor_allgather;
 //   fname  the same in lower case: libnbr's function is nbr_<fname>, the Fortran entry point
@@ -17,18 +17,21 @@
     X(BLOCKING, FIXED, Neighbor_alltoall, neighbor_alltoall)                      \
     X(BLOCKING, ALLGATHERV, Neighbor_allgatherv, neighbor_allgatherv)             \
     X(BLOCKING, ALLTOALLV, Neighbor_alltoallv, neighbor_alltoallv)                \
+    X(BLOCKING, ALLTOALLW, Neighbor_alltoallw, neighbor_alltoallw)                \
     X(NONBLOCKING, FIXED, Ineighbor_allgather, ineighbor_allgather)               \
     X(NONBLOCKING, FIXED, Ineighbor_alltoall, ineighbor_alltoall)                 \
     X(NONBLOCKING, ALLGATHERV, Ineighbor_allgatherv, ineighbor_allgatherv)        \
     X(NONBLOCKING, ALLTOALLV, Ineighbor_alltoallv, ineighbor_alltoallv)           \
+    X(NONBLOCKING, ALLTOALLW, Ineighbor_alltoallw, ineighbor_alltoallw)           \
     X(PERSISTENT, FIXED, Neighbor_allgather_init, neighbor_allgather_init)        \
     X(PERSISTENT, FIXED, Neighbor_alltoall_init, neighbor_alltoall_init)          \
     X(PERSISTENT, ALLGATHERV, Neighbor_allgatherv_init, neighbor_allgatherv_init) \
-    X(PERSISTENT, ALLTOALLV, Neighbor_alltoallv_init, neighbor_alltoallv_init)
+    X(PERSISTENT, ALLTOALLV, Neighbor_alltoallv_init, neighbor_alltoallv_init)    \
+    X(PERSISTENT, ALLTOALLW, Neighbor_alltoallw_init, neighbor_alltoallw_init)
 
 #define NBR_COUNT_COLLECTIVE(mode, shape, Cname, fname) +1
-static_assert(0 NBR_NEIGHBOR_COLLECTIVES(NBR_COUNT_COLLECTIVE) == 12,
-              "MPI-4.1 has 12 neighborhood collectives: 4 blocking, 4 nonblocking, 4 persistent");
+static_assert(0 NBR_NEIGHBOR_COLLECTIVES(NBR_COUNT_COLLECTIVE) == 15,
+              "MPI-4.1 has 15 neighborhood collectives: 5 blocking, 5 nonblocking, 5 persistent");
 
 #define NBR_CAT_(a, b) a##b
 #define NBR_CAT(a, b) NBR_CAT_(a, b)
@@ -71,6 +74,10 @@ static_assert(0 NBR_NEIGHBOR_COLLECTIVES(NBR_COUNT_COLLECTIVE) == 12,
     const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, \
         const int recvcounts[], const int rdispls[], MPI_Datatype recvtype
 #define NBR_C_ARGS_ALLTOALLV sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype
+#define NBR_C_PARAMS_ALLTOALLW                                                                             \
+    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], \
+        void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[]
+#define NBR_C_ARGS_ALLTOALLW sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes
 
 #define NBR_C_TAIL_PARAMS_BLOCKING MPI_Comm comm
 #define NBR_C_TAIL_ARGS_BLOCKING comm
@@ -99,6 +106,11 @@ static_assert(0 NBR_NEIGHBOR_COLLECTIVES(NBR_COUNT_COLLECTIVE) == 12,
 #define NBR_F_PARAMS_ALLTOALLV Buffer sb, F *scs, F *sds, F *st, Buffer rb, F *rcs, F *rds, F *rt
 #define NBR_F_ARGS_ALLTOALLV sb, scs, sds, st, rb, rcs, rds, rt
 #define NBR_F_NBR_ARGS_ALLTOALLV buffer(sb), scs, sds, type(st), buffer(rb), rcs, rds, type(rt)
+// alltoallw: displacements are INTEGER(KIND=MPI_ADDRESS_KIND), datatypes an array of handles.
+#define NBR_F_PARAMS_ALLTOALLW Buffer sb, F *scs, MPI_Aint *sds, F *sts, Buffer rb, F *rcs, MPI_Aint *rds, F *rts
+#define NBR_F_ARGS_ALLTOALLW sb, scs, sds, sts, rb, rcs, rds, rts
+#define NBR_F_NBR_ARGS_ALLTOALLW \
+    buffer(sb), scs, sds, types(comm, sts, Side::send), buffer(rb), rcs, rds, types(comm, rts, Side::recv)
 
 #define NBR_F_TAIL_PARAMS_BLOCKING F *comm, F *ierr
 #define NBR_F_TAIL_ARGS_BLOCKING comm

@@ -54,9 +54,9 @@
 
 #include "collective_table.hpp"
 #include "completion.hpp"
-#include "report.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/schema/pattern_io.hpp"
+#include "report.hpp"
 
 namespace nbr::interpose {
 int inside_nbr = 0;
@@ -85,7 +85,7 @@ struct Attached {
     std::string dir;     // the pattern directory
     std::string origin;  // loaded, loaded from the cache, built (nbr_pattern_origin)
     int ranks = 0;
-    std::string id;    // the communicator's name in the report: "W.N", the N-th attached on world rank W
+    std::string id;  // the communicator's name in the report: "W.N", the N-th attached on world rank W
     mutable unsigned long long calls = 0;  // counted when `counts`
     int communicators = 1;                 // the communicator and its live duplicates
     int duplicates = 0;                    // duplicates made (MPI_Comm_dup, _idup, _dup_with_info)
@@ -159,8 +159,8 @@ void import_wisdom_once(int rank) {
     if (file.empty() || !fs::exists(file, ec)) return;
     const int code = nbr_wisdom_import(file.c_str());
     if (code != NBR_SUCCESS && rank == 0) {
-        std::fprintf(stderr, "nbr: NBR_WISDOM: %s: %s; ignored (it is rewritten at MPI_Finalize)\n",
-                     nbr_strerror(code), nbr_last_error());
+        std::fprintf(stderr, "nbr: NBR_WISDOM: %s: %s; ignored (it is rewritten at MPI_Finalize)\n", nbr_strerror(code),
+                     nbr_last_error());
     }
 }
 
@@ -197,9 +197,8 @@ int delete_pattern(MPI_Comm, int, void* value, void*) {
     if (--record->communicators > 0) return MPI_SUCCESS;
     const InsideNbr guard;
     if (record->counts) {
-        finished_reports().push_back(
-            nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, origin_text(*record),
-                                                 record->calls));
+        finished_reports().push_back(nbr::interpose::describe_pattern(
+            record->pattern, record->id, record->ranks, record->dir, origin_text(*record), record->calls));
         auto& list = reported();
         list.erase(std::remove(list.begin(), list.end(), record), list.end());
     }
@@ -280,15 +279,18 @@ std::string cache_dir() {
 
 /// The in-job build's options from the environment (docs/environment.md) as nbr_pattern_build's info.
 MPI_Info cache_info() {
-    static const std::pair<const char*, const char*> kKeys[] = {
-        {"NBR_CACHE_ALGO", "nbr_algo"},           {"NBR_CACHE_MACHINE", "nbr_machine"},
-        {"NBR_CACHE_BUDGET", "nbr_budget"},       {"NBR_CACHE_LIMIT", "nbr_cache_limit"},
-        {"NBR_CACHE_KEEP", "nbr_keep"},           {"NBR_CACHE_RANKS_PER_NODE", "nbr_ranks_per_node"},
-        {"NBR_CACHE_RANKS_PER_SOCKET", "nbr_ranks_per_socket"}};
+    static const std::pair<const char*, const char*> kKeys[] = {{"NBR_CACHE_ALGO", "nbr_algo"},
+                                                                {"NBR_CACHE_MACHINE", "nbr_machine"},
+                                                                {"NBR_CACHE_BUDGET", "nbr_budget"},
+                                                                {"NBR_CACHE_LIMIT", "nbr_cache_limit"},
+                                                                {"NBR_CACHE_KEEP", "nbr_keep"},
+                                                                {"NBR_CACHE_RANKS_PER_NODE", "nbr_ranks_per_node"},
+                                                                {"NBR_CACHE_RANKS_PER_SOCKET", "nbr_ranks_per_socket"}};
     MPI_Info info = MPI_INFO_NULL;
     PMPI_Info_create(&info);
     for (const auto& [variable, key] : kKeys) {
-        if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') PMPI_Info_set(info, key, value);
+        if (const char* value = std::getenv(variable); value != nullptr && *value != '\0')
+            PMPI_Info_set(info, key, value);
     }
     return info;
 }
@@ -318,7 +320,8 @@ nbr_pattern_t load_or_build(MPI_Comm comm, int size, const std::string& dir, std
     int code = NBR_SUCCESS;
     if (!dir.empty()) {
         code = nbr_load_pattern_flags(dir.c_str(), comm, load_flags(), &pattern);
-        if (code != NBR_SUCCESS) why = "pattern " + dir + " not loaded (" + nbr_strerror(code) + ": " + nbr_last_error() + ")";
+        if (code != NBR_SUCCESS)
+            why = "pattern " + dir + " not loaded (" + nbr_strerror(code) + ": " + nbr_last_error() + ")";
         return pattern;
     }
     char hex[17];
@@ -370,8 +373,8 @@ void attach(MPI_Comm comm, const char* function) {
     const bool counts = rank == 0 && report_wanted();
     int world_rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    auto* record =
-        new Attached{pattern, counts, origin_dir, origin, size, std::to_string(world_rank) + "." + std::to_string(attached)};
+    auto* record = new Attached{pattern, counts, origin_dir,
+                                origin,  size,   std::to_string(world_rank) + "." + std::to_string(attached)};
     PMPI_Comm_set_attr(comm, keyval, new Alias{comm, record});
     if (counts) reported().push_back(record);
     if (rank == 0) ++attached;
@@ -512,19 +515,19 @@ void print_report(int rank, int size) {
     {
         const InsideNbr guard;
         for (const Attached* record : reported()) {
-            reports.push_back(
-                nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir, origin_text(*record),
-                                                 record->calls));
+            reports.push_back(nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir,
+                                                               origin_text(*record), record->calls));
         }
     }
     const std::string json_file = report_json_file();
     std::string part;
-    for (const auto& report : reports) part += json_file.empty() ? report.text : (part.empty() ? "" : ",\n") + report.json;
+    for (const auto& report : reports)
+        part += json_file.empty() ? report.text : (part.empty() ? "" : ",\n") + report.json;
     const auto parts = gather_on_root(part, rank, size);
     if (rank != 0) return;
     if (json_file.empty()) {
-        std::printf("nbr: replayed %llu call%s on %llu communicator%s\n", total[0], total[0] == 1 ? "" : "s",
-                    total[1], total[1] == 1 ? "" : "s");
+        std::printf("nbr: replayed %llu call%s on %llu communicator%s\n", total[0], total[0] == 1 ? "" : "s", total[1],
+                    total[1] == 1 ? "" : "s");
         for (const auto& p : parts) std::fputs(p.c_str(), stdout);
         std::fflush(stdout);
         return;
@@ -545,7 +548,7 @@ void print_report(int rank, int size) {
     }
 }
 
-}  // namespace
+}  // namespace nbr::interpose
 
 namespace nbr::interpose {
 
@@ -620,7 +623,7 @@ using C = nbr::interpose::Completion<CBinding>;
 
 extern "C" {
 
-// The 12 neighborhood collectives, generated from collective_table.hpp: on a communicator
+// The 15 neighborhood collectives, generated from collective_table.hpp: on a communicator
 // with a pattern, libnbr replays the call (nonblocking and persistent ones behind a proxy);
 // otherwise the MPI library's own entry runs with the arguments untouched.
 #define NBR_C_REPLAY_BLOCKING(fname, call, ...) replay_blocking(call, [&] { return nbr_##fname(__VA_ARGS__, p); })

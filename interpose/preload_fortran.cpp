@@ -17,6 +17,7 @@
 #include <mpi-ext.h>
 
 #include <type_traits>
+#include <vector>
 
 #include "collective_table.hpp"
 #include "completion.hpp"
@@ -80,6 +81,40 @@ MPI_Datatype type(const F* handle) {
 
 nbr_pattern_t pattern(const F* comm) {
     return pattern_of(PMPI_Comm_f2c(*comm));
+}
+
+enum class Side { send, recv };
+
+/// The blocks of a topology communicator's receive (send) buffer: MPI's in-degree (out-degree),
+/// MPI_PROC_NULL slots of a Cartesian one included.
+int slot_count(MPI_Comm comm, Side side) {
+    int kind = MPI_UNDEFINED;
+    PMPI_Topo_test(comm, &kind);
+    int in = 0, out = 0, weighted = 0;
+    if (kind == MPI_CART) {
+        PMPI_Cartdim_get(comm, &in);
+        return 2 * in;
+    }
+    if (kind == MPI_GRAPH) {
+        int rank = 0;
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Graph_neighbors_count(comm, rank, &in);
+        return in;
+    }
+    PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+    return side == Side::recv ? in : out;
+}
+
+/// alltoallw's Fortran datatype handles as C ones, in a per-thread array per side (libnbr
+/// copies what it keeps); handles at MPI_PROC_NULL slots convert to what they convert to,
+/// libnbr never reads them.
+const MPI_Datatype* types(const F* comm, const F* handles, Side side) {
+    thread_local std::vector<MPI_Datatype> converted[2];
+    auto& out = converted[side == Side::send ? 0 : 1];
+    out.resize(static_cast<std::size_t>(slot_count(PMPI_Comm_f2c(*comm), side)));
+    if (handles == nullptr) return nullptr;
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = PMPI_Type_f2c(handles[i]);
+    return out.data();
 }
 
 /// A replayed blocking call: libnbr's result as the Fortran error code.
@@ -153,7 +188,7 @@ using Fortran = nbr::interpose::Completion<FortranBinding>;
 
 extern "C" {
 
-// The 12 neighborhood collectives, generated from collective_table.hpp: on a communicator with
+// The 15 neighborhood collectives, generated from collective_table.hpp: on a communicator with
 // a pattern, the call is replayed in libnbr exactly as the C wrapper does; otherwise the MPI
 // library's own Fortran entry runs with the arguments untouched.
 #define NBR_F_REPLAY_BLOCKING(fname, call, ...) replay(ierr, call, [&] { return nbr_##fname(__VA_ARGS__, p); })

@@ -3,8 +3,8 @@
  *
  * A pattern directory written by `nbrc compile` holds one file per rank. At job start
  * every rank calls nbr_load_pattern (collective), then replays the pattern with the
- * neighborhood collectives of MPI-4.1 section 8.6 - allgather, alltoall, allgatherv and
- * alltoallv, each blocking (nbr_neighbor_*), nonblocking (nbr_ineighbor_*) and persistent
+ * neighborhood collectives of MPI-4.1 section 8.6 - allgather, alltoall, allgatherv,
+ * alltoallv and alltoallw, each blocking (nbr_neighbor_*), nonblocking (nbr_ineighbor_*) and persistent
  * (nbr_neighbor_*_init) - with the MPI call's arguments plus the pattern. Every rank of the
  * communicator calls the collectives of a pattern in the same order, as MPI requires.
  *
@@ -197,8 +197,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
  * nothing is stored), NBR_ERR_ARG (a bad info value), NBR_ERR_BUILD (the build failed), and
  * nbr_load_pattern's. How the pattern came to be: nbr_pattern_origin.
  */
-int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags,
-                      nbr_pattern_t* pattern);
+int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags, nbr_pattern_t* pattern);
 
 /**
  * nbr_pattern_build with the neighborhood given, as MPI_Dist_graph_create_adjacent takes it
@@ -270,17 +269,17 @@ typedef struct {
     size_t min_bytes, max_bytes; /**< block sizes of the shape (fixed-size, and persistent v by their
                                       mean bytes per edge); 0 and SIZE_MAX for blocking and nonblocking v-calls */
     nbr_shape_state_t state;
-    const char* variant;         /**< what the shape runs (the model's winner during trials); owned by the pattern */
-    int candidates;              /**< candidates of the shape (nbr_pattern_shape_candidate) */
+    const char* variant;            /**< what the shape runs (the model's winner during trials); owned by the pattern */
+    int candidates;                 /**< candidates of the shape (nbr_pattern_shape_candidate) */
     unsigned long long calls;       /**< calls of the shape so far */
     unsigned long long trial_calls; /**< of them, calls of the trial phase */
-    double trial_us;             /**< time in the trial phase's timed calls */
+    double trial_us;                /**< time in the trial phase's timed calls */
     unsigned long long after_calls; /**< calls after the choice */
     unsigned long long run_calls;   /**< of them, the timed ones (one in 16, the first included) */
-    double run_us;               /**< time in the timed ones */
-    double naive_us;             /**< naive's agreed median per call in the trials; NaN when not measured */
-    double saved_us;             /**< after_calls x (naive_us - run_us / run_calls): what the choice saved
-                                      over naive on this rank; NaN when naive was not measured */
+    double run_us;                  /**< time in the timed ones */
+    double naive_us;                /**< naive's agreed median per call in the trials; NaN when not measured */
+    double saved_us;                /**< after_calls x (naive_us - run_us / run_calls): what the choice saved
+                                         over naive on this rank; NaN when naive was not measured */
 } nbr_shape_stats_t;
 
 /** Number of call shapes the pattern has seen (0 unless loaded with NBR_LOAD_MEASURE). Local. */
@@ -348,6 +347,18 @@ int nbr_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
                            nbr_pattern_t pattern);
 
 /**
+ * Replays MPI_Neighbor_alltoallw: sendcounts[j] elements of sendtypes[j] at sendbuf + sdispls[j]
+ * (bytes) go to out-neighbor j; in-neighbor i's block lands at recvbuf + rdispls[i] (bytes) as
+ * recvcounts[i] elements of recvtypes[i]. Every block has its own datatype, derived ones
+ * included; buffers may be MPI_BOTTOM with absolute displacements. Blocks a rank forwards
+ * travel packed, their sizes as for nbr_neighbor_allgatherv. Entries at a Cartesian
+ * communicator's MPI_PROC_NULL slots are not read.
+ */
+int nbr_neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern);
+
+/**
  * Nonblocking forms: start the collective and return a request in *request, to be completed
  * by nbr_wait, nbr_test, nbr_waitall or nbr_testall (which release it). The buffers must not
  * be touched until then; counts, displacements and datatypes are copied, so the caller may
@@ -364,6 +375,10 @@ int nbr_ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
 int nbr_ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                             void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                             nbr_pattern_t pattern, nbr_request_t* request);
+int nbr_ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern,
+                            nbr_request_t* request);
 
 /**
  * Persistent forms: collective over the pattern's communicator; the request owns a
@@ -386,6 +401,10 @@ int nbr_neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatyp
 int nbr_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                                 void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                                 nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request);
+int nbr_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern,
+                                unsigned long flags, nbr_request_t* request);
 
 /** Starts an inactive persistent request (NBR_ERR_STATE if active or not persistent). */
 int nbr_start(nbr_request_t* request);

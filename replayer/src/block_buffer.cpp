@@ -17,13 +17,6 @@ void throw_mpi_error(int code, const char* what) {
 
 namespace {
 
-/// Size, extent and contiguity of a datatype.
-struct TypeShape {
-    MPI_Aint extent = 0;
-    std::size_t size = 0;
-    bool contiguous = false;
-};
-
 TypeShape query_shape(MPI_Datatype type) {
     int size = 0;
     MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
@@ -33,12 +26,36 @@ TypeShape query_shape(MPI_Datatype type) {
     return {extent, static_cast<std::size_t>(size), true_lb == 0 && lb == 0 && true_extent == size && extent == size};
 }
 
+}  // namespace
+
 TypeShape shape_of(MPI_Datatype type) {
     if (const int size = predefined_size(type); size > 0) return {size, static_cast<std::size_t>(size), true};
     return query_shape(type);
 }
 
-}  // namespace
+void BlockTypes::assign(const MPI_Datatype* given, std::size_t count, const std::vector<std::uint32_t>& used,
+                        bool retain) {
+    release();
+    types.assign(count, MPI_DATATYPE_NULL);
+    shapes.assign(count, TypeShape{});
+    owned.assign(count, 0);
+    const std::size_t n = used.empty() ? count : used.size();
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = used.empty() ? k : used[k];
+        types[i] = given[i];
+        shapes[i] = shape_of(given[i]);
+        if (!retain || is_named_type(given[i])) continue;
+        check_mpi(MPI_Type_dup(given[i], &types[i]), "MPI_Type_dup");
+        owned[i] = 1;
+    }
+}
+
+void BlockTypes::release() noexcept {
+    for (std::size_t i = 0; i < owned.size(); ++i) {
+        if (owned[i] != 0) MPI_Type_free(&types[i]);
+    }
+    owned.assign(owned.size(), 0);
+}
 
 BlockBuffer describe_buffer(const void* base, int count, MPI_Datatype type) {
     BlockBuffer buffer;
@@ -59,17 +76,28 @@ BlockBuffer describe_buffer(const void* base, const int* counts, const int* disp
     return buffer;
 }
 
+BlockBuffer describe_buffer(const void* base, const int* counts, const MPI_Aint* byte_displs, const BlockTypes& types) {
+    BlockBuffer buffer;
+    buffer.base = static_cast<char*>(const_cast<void*>(base));
+    buffer.counts = counts;
+    buffer.byte_displs = byte_displs;
+    buffer.types = types.types.data();
+    buffer.shapes = types.shapes.data();
+    return buffer;
+}
+
 void pack_block(const BlockBuffer& buffer, std::uint32_t block, char* dst, MPI_Comm comm) {
     const std::size_t bytes = buffer.bytes(block);
     if (bytes == 0) return;  // zero counts: buffers may be NULL
     const char* src = buffer.address(block);
-    if (buffer.contiguous_type) {
+    if (buffer.contiguous(block)) {
         std::memcpy(dst, src, bytes);
         return;
     }
     int position = 0;
-    check_mpi(MPI_Pack(src, buffer.count_of(block), buffer.type, dst, static_cast<int>(bytes), &position, comm),
-              "MPI_Pack");
+    check_mpi(
+        MPI_Pack(src, buffer.count_of(block), buffer.type_of(block), dst, static_cast<int>(bytes), &position, comm),
+        "MPI_Pack");
     if (static_cast<std::size_t>(position) != bytes) {
         throw NbrError(NBR_ERR_DATATYPE,
                        "MPI_Pack produced a representation of another size than the type's; "
@@ -81,13 +109,14 @@ void unpack_block(const BlockBuffer& buffer, std::uint32_t block, const char* sr
     const std::size_t bytes = buffer.bytes(block);
     if (bytes == 0) return;
     char* dst = buffer.address(block);
-    if (buffer.contiguous_type) {
+    if (buffer.contiguous(block)) {
         std::memcpy(dst, src, bytes);
         return;
     }
     int position = 0;
-    check_mpi(MPI_Unpack(src, static_cast<int>(bytes), &position, dst, buffer.count_of(block), buffer.type, comm),
-              "MPI_Unpack");
+    check_mpi(
+        MPI_Unpack(src, static_cast<int>(bytes), &position, dst, buffer.count_of(block), buffer.type_of(block), comm),
+        "MPI_Unpack");
 }
 
 void check_block_sizes(const BlockBuffer& send, const BlockBuffer& recv) {

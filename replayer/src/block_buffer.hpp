@@ -2,17 +2,44 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <mpi.h>
 
 namespace nbr::internal {
 
+/// @brief Size, extent and contiguity of a datatype.
+struct TypeShape {
+    MPI_Aint extent = 0;
+    std::size_t size = 0;
+    bool contiguous = false;  ///< n elements are n * size contiguous bytes
+};
+
+/// @brief The shape of `type` (common predefined types without asking MPI). @throws NbrError.
+[[nodiscard]] TypeShape shape_of(MPI_Datatype type);
+
+/// @brief alltoallw's per-block datatypes of one buffer, with their shapes, indexed by the
+/// communicator's slots. Derived types a pending request keeps are duplicates it owns.
+struct BlockTypes {
+    std::vector<MPI_Datatype> types;
+    std::vector<TypeShape> shapes;
+    std::vector<char> owned;  ///< per type: a duplicate to free (release)
+
+    /// Takes the types of `count` slots and their shapes, of the slots in `used` only (a
+    /// BufferSlots map; empty: every slot; the others, MPI_PROC_NULL slots, are never looked
+    /// at). `retain`: derived types are duplicated (pending requests).
+    void assign(const MPI_Datatype* given, std::size_t count, const std::vector<std::uint32_t>& used, bool retain);
+    /// Frees the owned duplicates.
+    void release() noexcept;
+};
+
 /// @brief A buffer argument of a collective: where its blocks are and what they hold.
 ///
 /// Fixed-size collectives give one count for every block (consecutive blocks, `count`
 /// elements apart); the v-variants give per-block counts and displacements (in extents of
-/// the type, MPI-4.1 §8.6). Blocks are numbered as the plan numbers them: `slots` maps them to
-/// the buffer's where the communicator's layout has more or other slots.
+/// the type, MPI-4.1 §8.6); alltoallw gives per-block counts, datatypes and byte
+/// displacements. Blocks are numbered as the plan numbers them: `slots` maps them to the
+/// buffer's where the communicator's layout has more or other slots.
 struct BlockBuffer {
     char* base = nullptr;
     MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -25,14 +52,27 @@ struct BlockBuffer {
     /// The buffer block of the plan's block b, where they differ (BufferSlots: a Cartesian
     /// communicator's MPI_PROC_NULL slots and crosswise directions); nullptr: the same.
     const std::uint32_t* slots = nullptr;
+    /// alltoallw: per buffer slot, the datatype and its shape (then `type` is unused) ...
+    const MPI_Datatype* types = nullptr;
+    const TypeShape* shapes = nullptr;
+    /// ... and the displacement in bytes.
+    const MPI_Aint* byte_displs = nullptr;
 
     [[nodiscard]] std::uint32_t slot(std::uint32_t block) const { return slots != nullptr ? slots[block] : block; }
     [[nodiscard]] int count_of(std::uint32_t block) const { return counts != nullptr ? counts[slot(block)] : count; }
+    [[nodiscard]] MPI_Datatype type_of(std::uint32_t block) const {
+        return types != nullptr ? types[slot(block)] : type;
+    }
+    [[nodiscard]] bool contiguous(std::uint32_t block) const {
+        return shapes != nullptr ? shapes[slot(block)].contiguous : contiguous_type;
+    }
     [[nodiscard]] std::size_t bytes(std::uint32_t block) const {
-        return static_cast<std::size_t>(count_of(block)) * type_size;
+        const std::size_t size = shapes != nullptr ? shapes[slot(block)].size : type_size;
+        return static_cast<std::size_t>(count_of(block)) * size;
     }
     [[nodiscard]] char* address(std::uint32_t block) const {
         const std::uint32_t at = slot(block);
+        if (byte_displs != nullptr) return base + byte_displs[at];
         const MPI_Aint first = displs != nullptr ? displs[at] : static_cast<MPI_Aint>(at) * count;
         return base + first * extent;
     }
@@ -43,6 +83,10 @@ struct BlockBuffer {
 
 /// @brief Describes blocks with their own counts and displacements (arrays used in place).
 [[nodiscard]] BlockBuffer describe_buffer(const void* base, const int* counts, const int* displs, MPI_Datatype type);
+
+/// @brief Describes alltoallw's blocks: per slot a count, a byte displacement and a datatype.
+[[nodiscard]] BlockBuffer describe_buffer(const void* base, const int* counts, const MPI_Aint* byte_displs,
+                                          const BlockTypes& types);
 
 /// @brief Packs block `block` of `buffer` into `dst` (exactly buffer.bytes(block) bytes).
 void pack_block(const BlockBuffer& buffer, std::uint32_t block, char* dst, MPI_Comm comm);

@@ -30,6 +30,7 @@
 namespace {
 
 using nbr::internal::BlockBuffer;
+using nbr::internal::BlockTypes;
 using nbr::internal::Collective;
 using nbr::internal::describe_buffer;
 using nbr::internal::Execution;
@@ -54,10 +55,20 @@ struct CallArgs {
     const int* recvcounts = nullptr;
     const int* rdispls = nullptr;
     MPI_Datatype recvtype = MPI_DATATYPE_NULL;
+    // alltoallw (a v-variant of alltoall): per-block datatypes and byte displacements; sendtype
+    // and recvtype are then MPI_BYTE, unused. The types' shapes are looked up once per call.
+    bool per_block_types = false;
+    const MPI_Aint* sbyte_displs = nullptr;
+    const MPI_Aint* rbyte_displs = nullptr;
+    const MPI_Datatype* sendtypes = nullptr;
+    const MPI_Datatype* recvtypes = nullptr;
+    const BlockTypes* send_shapes = nullptr;  // set by hold_types
+    const BlockTypes* recv_shapes = nullptr;
 };
 
 const char* name_of(const CallArgs& a) {
     if (a.collective == Collective::allgather) return a.variable ? "allgatherv" : "allgather";
+    if (a.per_block_types) return "alltoallw";
     return a.variable ? "alltoallv" : "alltoall";
 }
 
@@ -73,11 +84,43 @@ void check_buffers(const CallArgs& a, const PatternState& pattern, bool sends, b
     }
 }
 
+/// alltoallw's arrays of one direction: present where the rank has neighbors, counts not
+/// negative, datatypes usable, at the slots of real neighbors. No buffer check: with byte
+/// displacements, MPI_BOTTOM (NULL) and absolute addresses are common with any datatype.
+template <class Bad>
+void check_per_block(const char* side, std::size_t neighbors, const std::vector<std::uint32_t>& slots,
+                     const int* counts, const MPI_Aint* displs, const MPI_Datatype* types, MPI_Comm comm,
+                     const Bad& bad) {
+    if (neighbors == 0) return;
+    if (counts == nullptr || displs == nullptr || types == nullptr) {
+        bad(std::string(side) + "counts, " + side + "displs or " + side + "types is NULL");
+    }
+    for (std::size_t i = 0; i < neighbors; ++i) {
+        const std::size_t at = slots.empty() ? i : slots[i];
+        const std::string where = "[" + std::to_string(at) + "]";
+        if (counts[at] < 0) bad(std::string(side) + "counts" + where + " is negative");
+        if (types[at] == MPI_DATATYPE_NULL) bad(std::string(side) + "types" + where + " is MPI_DATATYPE_NULL");
+        if (!nbr::internal::is_usable_type(types[at], comm)) {
+            bad(std::string(side) + "types" + where + " is not committed (MPI_Type_commit)");
+        }
+    }
+}
+
 /// Checks counts (and that the arrays exist where the rank has neighbors); throws NBR_ERR_ARG.
 void check_counts(const CallArgs& a, const PatternState& pattern) {
     const auto bad = [&](const std::string& what) {
         throw NbrError(NBR_ERR_ARG, std::string(name_of(a)) + " on rank " + std::to_string(pattern.rank) + ": " + what);
     };
+    if (a.per_block_types) {
+        if (a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE) {
+            bad("MPI_IN_PLACE is not allowed in neighborhood collectives");
+        }
+        check_per_block("recv", pattern.in.size(), pattern.slots.in, a.recvcounts, a.rbyte_displs, a.recvtypes,
+                        pattern.comm, bad);
+        check_per_block("send", pattern.out.size(), pattern.slots.out, a.sendcounts, a.sbyte_displs, a.sendtypes,
+                        pattern.comm, bad);
+        return;
+    }
     if (a.sendtype == MPI_DATATYPE_NULL || a.recvtype == MPI_DATATYPE_NULL) bad("datatype is MPI_DATATYPE_NULL");
     if (!nbr::internal::is_usable_type(a.sendtype, pattern.comm)) bad("sendtype is not committed (MPI_Type_commit)");
     if (!nbr::internal::is_usable_type(a.recvtype, pattern.comm)) bad("recvtype is not committed (MPI_Type_commit)");
@@ -116,19 +159,33 @@ void check_counts(const CallArgs& a, const PatternState& pattern) {
     check_buffers(a, pattern, sends, receives, bad);
 }
 
+/// alltoallw: the datatypes' shapes of a checked call in `send` and `recv` (`retain`: derived
+/// ones duplicated, for a request), and `a` pointed at them.
+void hold_types(CallArgs& a, const PatternState& pattern, BlockTypes& send, BlockTypes& recv, bool retain) {
+    if (!a.per_block_types) return;
+    const std::size_t in = pattern.in.empty() ? 0 : pattern.slots.in_blocks;
+    const std::size_t out = pattern.out.empty() ? 0 : pattern.slots.out_blocks;
+    recv.assign(a.recvtypes, in, pattern.slots.in, retain);
+    send.assign(a.sendtypes, out, pattern.slots.out, retain);
+    a.send_shapes = &send;
+    a.recv_shapes = &recv;
+}
+
 /// The send buffer of a call, its blocks numbered as the pattern's out-neighbors.
 BlockBuffer send_buffer(const CallArgs& a, MPI_Datatype type, const PatternState& pattern) {
     if (a.collective == Collective::allgather) return describe_buffer(a.sendbuf, a.sendcount, type);
-    BlockBuffer buffer = a.variable ? describe_buffer(a.sendbuf, a.sendcounts, a.sdispls, type)
-                                    : describe_buffer(a.sendbuf, a.sendcount, type);
+    BlockBuffer buffer = a.per_block_types ? describe_buffer(a.sendbuf, a.sendcounts, a.sbyte_displs, *a.send_shapes)
+                         : a.variable      ? describe_buffer(a.sendbuf, a.sendcounts, a.sdispls, type)
+                                           : describe_buffer(a.sendbuf, a.sendcount, type);
     if (!pattern.slots.out.empty()) buffer.slots = pattern.slots.out.data();
     return buffer;
 }
 
 /// The receive buffer of a call, its blocks numbered as the pattern's in-neighbors.
 BlockBuffer recv_buffer(const CallArgs& a, MPI_Datatype type, const PatternState& pattern) {
-    BlockBuffer buffer = a.variable ? describe_buffer(a.recvbuf, a.recvcounts, a.rdispls, type)
-                                    : describe_buffer(a.recvbuf, a.recvcount, type);
+    BlockBuffer buffer = a.per_block_types ? describe_buffer(a.recvbuf, a.recvcounts, a.rbyte_displs, *a.recv_shapes)
+                         : a.variable      ? describe_buffer(a.recvbuf, a.recvcounts, a.rdispls, type)
+                                           : describe_buffer(a.recvbuf, a.recvcount, type);
     if (!pattern.slots.in.empty()) buffer.slots = pattern.slots.in.data();
     return buffer;
 }
@@ -202,6 +259,10 @@ Execution& blocking_execution(PatternState& pattern, Variant& variant, Collectiv
         return MPI_Neighbor_allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
                                        a.recvtype, c);
     }
+    if (a.per_block_types) {
+        return MPI_Neighbor_alltoallw(a.sendbuf, a.sendcounts, a.sbyte_displs, a.sendtypes, a.recvbuf, a.recvcounts,
+                                      a.rbyte_displs, a.recvtypes, c);
+    }
     return MPI_Neighbor_alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
                                   a.recvtype, c);
 }
@@ -231,6 +292,7 @@ bool usable_counts(const CallArgs& a, const nbr::internal::HandOff& record) {
 /// common predefined types qualify, the same calls the full path would hand over; any other
 /// call, and so every error, takes the full path and its checks and messages.
 MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a) {
+    if (a.per_block_types) return MPI_COMM_NULL;  // its many datatypes: checked on the full path
     const nbr::internal::HandOff* record = nbr::internal::hand_off_of(reinterpret_cast<std::uintptr_t>(handle));
     if (record == nullptr || !nbr::internal::progress::none_registered()) return MPI_COMM_NULL;
     const int send_size = nbr::internal::predefined_size(a.sendtype);
@@ -269,11 +331,12 @@ void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, con
 }
 
 /// A blocking call the hand-off record does not take: the pattern's state, checks and plans.
-[[gnu::noinline]] int run_blocking_fully(nbr_pattern_t handle, const CallArgs& a) {
+[[gnu::noinline]] int run_blocking_fully(nbr_pattern_t handle, CallArgs a) {
     return guarded([&] {
         PatternState* pattern = resolve(handle);
         if (pattern == nullptr) return fail(NBR_ERR_ARG, std::string(name_of(a)) + ": invalid pattern handle");
         check_counts(a, *pattern);
+        hold_types(a, *pattern, pattern->call_types[0], pattern->call_types[1], false);
         const BlockBuffer send = send_buffer(a, a.sendtype, *pattern);
         const BlockBuffer recv = recv_buffer(a, a.recvtype, *pattern);
         if (!a.variable) nbr::internal::check_block_sizes(send, recv);
@@ -322,6 +385,20 @@ void keep_arrays(RequestState& request, CallArgs& a, const PatternState& pattern
     // (arrays may then be NULL: check_counts requires them only for real neighbors).
     const auto in = pattern.in.empty() ? 0 : pattern.slots.in_blocks;
     const auto out = pattern.out.empty() ? 0 : pattern.slots.out_blocks;
+    if (a.per_block_types) {
+        request.recv_counts.assign(a.recvcounts, a.recvcounts + in);
+        request.recv_byte_displs.assign(a.rbyte_displs, a.rbyte_displs + in);
+        request.send_counts.assign(a.sendcounts, a.sendcounts + out);
+        request.send_byte_displs.assign(a.sbyte_displs, a.sbyte_displs + out);
+        a.recvcounts = request.recv_counts.data();
+        a.rbyte_displs = request.recv_byte_displs.data();
+        a.sendcounts = request.send_counts.data();
+        a.sbyte_displs = request.send_byte_displs.data();
+        hold_types(a, pattern, request.send_types, request.recv_types, true);
+        a.sendtypes = request.send_types.types.data();
+        a.recvtypes = request.recv_types.types.data();
+        return;
+    }
     request.recv_counts.assign(a.recvcounts, a.recvcounts + in);
     request.recv_displs.assign(a.rdispls, a.rdispls + in);
     a.recvcounts = request.recv_counts.data();
@@ -338,6 +415,8 @@ void keep_arrays(RequestState& request, CallArgs& a, const PatternState& pattern
 void release_resources(RequestState& request) {
     if (request.own_send_type) MPI_Type_free(&request.send_type);
     if (request.own_recv_type) MPI_Type_free(&request.recv_type);
+    request.send_types.release();
+    request.recv_types.release();
     request.own_send_type = request.own_recv_type = false;
     if (request.kind == RequestState::Kind::persistent) nbr::internal::release_comm(&request.comm);
 }
@@ -459,8 +538,7 @@ std::uint64_t persistent_mean_bytes(const PatternState& pattern, const RequestSt
 /// Binds one variant's execution of a persistent request (collective for v-variants: their
 /// block sizes travel once); failures are agreed by the caller.
 std::unique_ptr<Execution> persistent_execution(PatternState& pattern, RequestState& request, const CallArgs& a,
-                                                const BlockBuffer& send, const BlockBuffer& recv,
-                                                std::uint32_t v) {
+                                                const BlockBuffer& send, const BlockBuffer& recv, std::uint32_t v) {
     const Variant& variant = pattern.variants[v];
     auto execution = std::make_unique<Execution>(variant.plans[index_of(a.collective)], request.comm);
     if (!a.variable) {
@@ -476,8 +554,8 @@ std::unique_ptr<Execution> persistent_execution(PatternState& pattern, RequestSt
 /// trials one per candidate (each start then runs the tuner's pick).
 void bind_persistent(PatternState& pattern, RequestState& request, const CallArgs& a, const BlockBuffer& send,
                      const BlockBuffer& recv, std::uint64_t bytes) {
-    const std::uint32_t model = a.variable ? nbr::internal::band_of(pattern, a.collective, bytes)
-                                           : variant_of_call(pattern, a, send, recv);
+    const std::uint32_t model =
+        a.variable ? nbr::internal::band_of(pattern, a.collective, bytes) : variant_of_call(pattern, a, send, recv);
     request.variant = model;
     request.pick = Pick{};
     if (pattern.tuner) {
@@ -656,6 +734,21 @@ CallArgs alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
     return a;
 }
 
+CallArgs alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                   const MPI_Datatype recvtypes[]) {
+    CallArgs a = fixed(Collective::alltoall, sendbuf, 0, MPI_BYTE, recvbuf, 0, MPI_BYTE);
+    a.variable = true;
+    a.per_block_types = true;
+    a.sendcounts = sendcounts;
+    a.sbyte_displs = sdispls;
+    a.sendtypes = sendtypes;
+    a.recvcounts = recvcounts;
+    a.rbyte_displs = rdispls;
+    a.recvtypes = recvtypes;
+    return a;
+}
+
 /// The requests behind `handles` (nullptr for NBR_REQUEST_NULL), in `states`.
 /// @throws NbrError(NBR_ERR_ARG) naming the index of a handle that is not live.
 void resolve_all(int count, const nbr_request_t handles[], RequestState* states[], const char* what) {
@@ -754,6 +847,13 @@ NBR_HOT int nbr_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], 
                         alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
 }
 
+int nbr_neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern) {
+    return run_blocking_fully(
+        pattern, alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes));
+}
+
 int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                                 MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
                                 nbr_request_t* request) {
@@ -785,6 +885,15 @@ int nbr_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], con
                            flags, request);
 }
 
+int nbr_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern,
+                                unsigned long flags, nbr_request_t* request) {
+    return init_persistent(pattern,
+                           alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
+                           flags, request);
+}
+
 int nbr_ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, nbr_pattern_t pattern, nbr_request_t* request) {
     return start_nonblocking(
@@ -809,6 +918,14 @@ int nbr_ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
                             nbr_pattern_t pattern, nbr_request_t* request) {
     return start_nonblocking(
         pattern, alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype), request);
+}
+
+int nbr_ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern,
+                            nbr_request_t* request) {
+    return start_nonblocking(
+        pattern, alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes), request);
 }
 
 int nbr_start(nbr_request_t* handle) {

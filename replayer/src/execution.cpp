@@ -227,15 +227,15 @@ void Execution::post_all() {
 void Execution::post_direct() {
     MPI_Request* request = requests_.data();
     for (const DirectOp& op : plan_->direct_recvs) {
-        check_mpi(MPI_Irecv(recv_.address(op.block), recv_.count_of(op.block), recv_.type, op.peer, tag(op.tag), comm_,
-                            request),
+        check_mpi(MPI_Irecv(recv_.address(op.block), recv_.count_of(op.block), recv_.type_of(op.block), op.peer,
+                            tag(op.tag), comm_, request),
                   "MPI_Irecv");
         ++request;
         ++posted_;
     }
     for (const DirectOp& op : plan_->direct_sends) {
-        check_mpi(MPI_Isend(send_.address(op.block), send_.count_of(op.block), send_.type, op.peer, tag(op.tag), comm_,
-                            request),
+        check_mpi(MPI_Isend(send_.address(op.block), send_.count_of(op.block), send_.type_of(op.block), op.peer,
+                            tag(op.tag), comm_, request),
                   "MPI_Isend");
         ++request;
         ++posted_;
@@ -248,7 +248,8 @@ void Execution::post_recv(std::uint32_t index) {
     const int peer = static_cast<int>(recv.peer);
     if (recv.direct) {
         const std::uint32_t slot = recv.deliveries[0].second;
-        check_mpi(MPI_Irecv(recv_.address(slot), recv_.count_of(slot), recv_.type, peer, tag(recv.tag), comm_, request),
+        check_mpi(MPI_Irecv(recv_.address(slot), recv_.count_of(slot), recv_.type_of(slot), peer, tag(recv.tag), comm_,
+                            request),
                   "MPI_Irecv");
     } else if (mode_ == SizeMode::in_band) {
         header_pending_[index] = 1;
@@ -268,8 +269,8 @@ void Execution::post_send(std::uint32_t index) {
     const SendPlan& send = plan_->sends[index];
     if (send.direct) {
         const std::uint32_t block = plan_->homes[send.units[0]].index;
-        check_mpi(MPI_Isend(send_.address(block), send_.count_of(block), send_.type, static_cast<int>(send.peer),
-                            tag(send.tag), comm_, &requests_[plan_->recvs.size() + index]),
+        check_mpi(MPI_Isend(send_.address(block), send_.count_of(block), send_.type_of(block),
+                            static_cast<int>(send.peer), tag(send.tag), comm_, &requests_[plan_->recvs.size() + index]),
                   "MPI_Isend");
         ++posted_;
         return;

@@ -54,18 +54,18 @@ struct PatternState {
     int size = 0;
     std::vector<int> in;
     std::vector<int> out;
-    BufferSlots slots;                     // where in and out sit in the communicator's buffers
-    std::string algorithm;                 // the manifest's ("auto" for a multi-variant directory)
-    std::vector<Variant> variants;         // at least one
-    std::vector<Band> bands[2];            // per collective: from_bytes increasing, the first at 0
-    std::uint32_t variable_variant[2]{};   // the variant of blocking and nonblocking v-variant calls
+    BufferSlots slots;                                  // where in and out sit in the communicator's buffers
+    std::string algorithm;                              // the manifest's ("auto" for a multi-variant directory)
+    std::vector<Variant> variants;                      // at least one
+    std::vector<Band> bands[2];                         // per collective: from_bytes increasing, the first at 0
+    std::uint32_t variable_variant[2]{};                // the variant of blocking and nonblocking v-variant calls
     std::vector<std::uint32_t> variable_candidates[2];  // it, then the alternatives kept for measurement
-    std::uint64_t compile_id = 0;          // the manifest's (wisdom's key)
-    std::unique_ptr<Tuner> tuner;          // NBR_LOAD_MEASURE: measured selection
-    std::string machine;                   // NBR_LOAD_MEASURE: machine_fingerprint
-    std::string wisdom_note;               // NBR_LOAD_MEASURE: what wisdom did at load
-    std::string origin_dir;                // the pattern directory loaded (nbr_pattern_origin)
-    std::string origin;                    // how it came to be: loaded, from the cache, built
+    std::uint64_t compile_id = 0;                       // the manifest's (wisdom's key)
+    std::unique_ptr<Tuner> tuner;                       // NBR_LOAD_MEASURE: measured selection
+    std::string machine;                                // NBR_LOAD_MEASURE: machine_fingerprint
+    std::string wisdom_note;                            // NBR_LOAD_MEASURE: what wisdom did at load
+    std::string origin_dir;                             // the pattern directory loaded (nbr_pattern_origin)
+    std::string origin;                                 // how it came to be: loaded, from the cache, built
     std::int64_t tag_window = 1;           // tags one call needs (largest plan tag of any rank and variant + 1)
     std::int64_t tag_ub = 32767;           // MPI_TAG_UB of the communicator
     std::int64_t windows = 1;              // tag windows below MPI_TAG_UB
@@ -73,6 +73,7 @@ struct PatternState {
     std::vector<RequestState*> in_flight;  // nonblocking, in call order
     int requests = 0;                      // live requests (persistent or nonblocking) that use this pattern
     bool topology_comm = false;            // comm (so also `comm`) has the pattern's (dist-)graph topology
+    BlockTypes call_types[2];              // blocking alltoallw calls: send, receive datatypes (reused)
 };
 
 /// A started or startable collective (behind an nbr_request_t handle). Kept in its handle
@@ -89,6 +90,8 @@ struct RequestState {
     bool own_send_type = false;  // duplicated (derived types), freed with the request
     bool own_recv_type = false;
     std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // v-variants: copies
+    std::vector<MPI_Aint> send_byte_displs, recv_byte_displs;             // alltoallw: copies
+    BlockTypes send_types, recv_types;                                    // alltoallw: retained
     std::unique_ptr<Execution> execution;
     std::uint64_t call = 0;     // nonblocking: call number on the pattern
     std::uint32_t variant = 0;  // the pattern's variant the request runs

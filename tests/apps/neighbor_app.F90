@@ -3,7 +3,7 @@
 ! distributed graph with MPI_Dist_graph_create_adjacent (rank r sends to r+1, r+2, r+1 and
 ! receives from r-1, r-2, r-1: a duplicate edge), times MPI_Ineighbor_allgather + MPI_Wait from
 ! 1 B to 16 KiB, runs MPI_Neighbor_alltoallv with per-edge sizes and displacements out of
-! order, then runs rounds that complete an MPI_Ineighbor_allgather together with the program's
+! order and MPI_Neighbor_alltoallw with the same blocks (a datatype per block), then runs rounds that complete an MPI_Ineighbor_allgather together with the program's
 ! own MPI_Irecv/MPI_Isend by each MPI completion call (Waitall, Waitany, Waitsome, Testall,
 ! Testany/Testsome), and a persistent neighbor allgather started by MPI_Startall and completed
 ! by MPI_Wait; last, an MPI_Neighbor_alltoall on a non-periodic 2-D MPI_Cart_create grid, whose
@@ -49,6 +49,7 @@ program neighbor_app_f
                                         MPI_UNWEIGHTED, MPI_INFO_NULL, .false., graph, ierr)
     errors = timed_allgather(iterations)
     errors = errors + alltoallv()
+    errors = errors + alltoallw()
     do round = 0, rounds - 1
         errors = errors + mixed_round(round)
     end do
@@ -128,6 +129,50 @@ contains
                                     byte_of(sources(k), k - 1, [(i, i = 0, rcounts(k) - 1)]))
         end do
     end function alltoallv
+
+    ! The same blocks by MPI_Neighbor_alltoallw: byte displacements, out-slot 2 (from 1) and
+    ! in-slot 1 as bytes two apart (MPI_BYTE resized to extent 2), the others plain bytes.
+    ! Bytes between received ones must stay 0.
+    integer function alltoallw() result(errors)
+        integer(int8) :: send(128), recv(128), want(128)
+        integer :: scounts(3), rcounts(3), stypes(3), rtypes(3), spaced, j, k, i, step
+        integer(kind=MPI_ADDRESS_KIND) :: sdispls(3), rdispls(3)
+        errors = 0
+        call MPI_Type_create_resized(MPI_BYTE, 0_MPI_ADDRESS_KIND, 2_MPI_ADDRESS_KIND, spaced, ierr)
+        call MPI_Type_commit(spaced, ierr)
+        send = 0
+        do j = 1, 3
+            scounts(j) = 1 + mod(rank, 5) + (j - 1)
+            sdispls(j) = 40 * (3 - j)
+            stypes(j) = MPI_BYTE
+            step = 1
+            if (j == 2) then
+                stypes(j) = spaced
+                step = 2
+            end if
+            do i = 0, scounts(j) - 1
+                send(sdispls(j) + 1 + i * step) = byte_of(rank, j - 1, i)
+            end do
+        end do
+        want = 0
+        do k = 1, 3
+            rcounts(k) = 1 + mod(sources(k), 5) + (k - 1)
+            rdispls(k) = 40 * (k - 1) + 3
+            rtypes(k) = MPI_BYTE
+            step = 1
+            if (k == 1) then
+                rtypes(k) = spaced
+                step = 2
+            end if
+            do i = 0, rcounts(k) - 1
+                want(rdispls(k) + 1 + i * step) = byte_of(sources(k), k - 1, i)
+            end do
+        end do
+        recv = 0
+        call MPI_Neighbor_alltoallw(send, scounts, sdispls, stypes, recv, rcounts, rdispls, rtypes, graph, ierr)
+        errors = count(recv /= want)
+        call MPI_Type_free(spaced, ierr)
+    end function alltoallw
 
     ! An MPI_Ineighbor_allgather and the program's own ring messages, completed together by the
     ! completion call `round` chooses.

@@ -2,11 +2,13 @@
  * neighbor_app: an MPI program written as a third-party benchmark would be, with no nbr
  * header or library. It creates a distributed graph with MPI_Dist_graph_create_adjacent
  * (in-lists not in source order, a duplicate edge), times MPI_Ineighbor_allgather +
- * MPI_Wait from 1 B to 16 KiB, runs MPI_Neighbor_alltoallv, and checks every received byte.
+ * MPI_Wait from 1 B to 16 KiB, runs MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw (the
+ * same blocks, each with its own datatype), and checks every received byte.
  * It then creates the other topology kinds (MPI_Dist_graph_create, MPI_Graph_create, a
  * periodic and a non-periodic MPI_Cart_create), runs MPI_Neighbor_alltoall on the
- * MPI_Dist_graph_create one and on the periodic Cartesian one and MPI_Neighbor_alltoallv on
- * the non-periodic one (whose end slots, MPI_PROC_NULL, must stay untouched; checked), and
+ * MPI_Dist_graph_create one and on the periodic Cartesian one and MPI_Neighbor_alltoallv and
+ * MPI_Neighbor_alltoallw on the non-periodic one (whose end slots, MPI_PROC_NULL, must stay
+ * untouched; checked), and
  * frees them all. Needs at least 2 ranks (with 2, the r+2 edge is a self-loop).
  *
  *   mpirun -np N neighbor_app [ITERATIONS]
@@ -94,6 +96,43 @@ static int alltoallv(MPI_Comm graph, int rank, const int* in) {
     return errors;
 }
 
+/* The alltoallv's blocks again, each block with its own datatype: plain bytes, bytes two apart
+ * (MPI_BYTE resized to extent 2) and a contiguous type of one byte, sender and receiver using
+ * different ones; displacements in bytes. Gaps between received bytes must stay 0. */
+static int alltoallw(MPI_Comm graph, int rank, const int* in) {
+    MPI_Datatype spaced, single;
+    MPI_Type_create_resized(MPI_BYTE, 0, 2, &spaced);
+    MPI_Type_contiguous(1, MPI_BYTE, &single);
+    MPI_Type_commit(&spaced);
+    MPI_Type_commit(&single);
+    const MPI_Datatype kinds[3] = {MPI_BYTE, spaced, single};
+    const int step[3] = {1, 2, 1};
+    int scounts[3], rcounts[3], errors = 0;
+    MPI_Aint sdispls[3], rdispls[3];
+    MPI_Datatype stypes[3], rtypes[3];
+    unsigned char send[128], recv[128], want[128];
+    for (int j = 0; j < 3; ++j) {
+        scounts[j] = 1 + rank % 5 + j;
+        sdispls[j] = 40 * (2 - j);
+        stypes[j] = kinds[j];
+        for (int i = 0; i < scounts[j]; ++i) send[sdispls[j] + i * step[j]] = value(rank, j, i);
+    }
+    memset(want, 0, sizeof want);
+    for (int k = 0; k < 3; ++k) {
+        const int kind = (k + 1) % 3;
+        rcounts[k] = 1 + in[k] % 5 + source_slot(k);
+        rdispls[k] = 40 * k + 3;
+        rtypes[k] = kinds[kind];
+        for (int i = 0; i < rcounts[k]; ++i) want[rdispls[k] + i * step[kind]] = value(in[k], source_slot(k), i);
+    }
+    memset(recv, 0, sizeof recv);
+    MPI_Neighbor_alltoallw(send, scounts, sdispls, stypes, recv, rcounts, rdispls, rtypes, graph);
+    for (int i = 0; i < 128; ++i) errors += recv[i] != want[i];
+    MPI_Type_free(&spaced);
+    MPI_Type_free(&single);
+    return errors;
+}
+
 /* On a periodic ring: block 0 goes to the negative neighbor, block 1 to the positive one, and
  * block 0 arrives from the negative neighbor, which sent it in the positive direction. */
 static int cartesian_alltoall(MPI_Comm ring, int rank, int size) {
@@ -121,11 +160,19 @@ static int line_alltoallv(MPI_Comm line, int rank, int size) {
     rdispls[1] = 10;
     MPI_Neighbor_alltoallv(send, sendcounts, sdispls, MPI_INT, recv, recvcounts, rdispls, MPI_INT, line);
     int errors = 0;
-    for (int i = 0; i < 64; ++i) {
-        int want = -1;
-        if (rank > 0 && i >= 32 && i < 32 + recvcounts[0]) want = 100 * (rank - 1) + (i - 32);
-        if (rank + 1 < size && i >= 10 && i < 10 + recvcounts[1]) want = 100 * (rank + 1) + 20 + (i - 10);
-        errors += recv[i] != want;
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 64; ++i) {
+            int want = -1;
+            if (rank > 0 && i >= 32 && i < 32 + recvcounts[0]) want = 100 * (rank - 1) + (i - 32);
+            if (rank + 1 < size && i >= 10 && i < 10 + recvcounts[1]) want = 100 * (rank + 1) + 20 + (i - 10);
+            errors += recv[i] != want;
+            recv[i] = -1;
+        }
+        if (round == 1) break;
+        /* The same as MPI_Neighbor_alltoallw: byte displacements, a datatype per slot. */
+        const MPI_Aint sbytes[2] = {20 * sizeof(int), 0}, rbytes[2] = {32 * sizeof(int), 10 * sizeof(int)};
+        const MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+        MPI_Neighbor_alltoallw(send, sendcounts, sbytes, types, recv, recvcounts, rbytes, types, line);
     }
     return errors;
 }
@@ -176,6 +223,7 @@ int main(int argc, char** argv) {
     MPI_Comm graph = make_graph(rank, size, in, out);
     int errors = timed_allgather(graph, rank, in, iterations);
     errors += alltoallv(graph, rank, in);
+    errors += alltoallw(graph, rank, in);
     MPI_Comm_free(&graph);
     errors += other_topologies(rank, size);
     int total = 0;

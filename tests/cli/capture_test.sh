@@ -42,13 +42,14 @@ check '[ "$(grep -cE "^[0-3] [0-9]+ [0-9]+ [0-9]+ [0-9]+$" cap/000000/placement.
 # The calls on each communicator (calls.txt, written when it was freed): on the graph, 5
 # iterations x 8 sizes of MPI_Ineighbor_allgather (1 B to 16 KiB blocks on 3 out-edges of 4
 # ranks) and one MPI_Neighbor_alltoallv whose rank r sends 1 + r%5 + j bytes on edge j (means
-# 2..5 over the ranks, 42 bytes in all); one MPI_Neighbor_alltoall of an int on the ring; one
-# MPI_Neighbor_alltoallv on the line, whose ends send only their inner block (8 to 16 bytes,
-# 72 in all); nothing on the others.
+# 2..5 over the ranks, 42 bytes in all), and one MPI_Neighbor_alltoallw with the same blocks
+# (alltoallw counts as alltoallv); one MPI_Neighbor_alltoall of an int on the ring; one
+# MPI_Neighbor_alltoallv and one alltoallw on the line, whose ends send only their inner block
+# (8 to 16 bytes, 72 in all each); nothing on the others.
 check 'grep -qx "allgather 40 1 16384 1 16384 480 1310700" cap/000000/calls.txt' "graph calls: $(cat cap/000000/calls.txt)"
-check 'grep -qx "alltoallv 1 1 6 2 5 12 42" cap/000000/calls.txt' "graph v-calls: $(cat cap/000000/calls.txt)"
+check 'grep -qx "alltoallv 2 1 6 2 5 24 84" cap/000000/calls.txt' "graph v-calls: $(cat cap/000000/calls.txt)"
 check 'grep -qx "alltoall 1 4 4 4 4 8 32" cap/000003/calls.txt' "ring calls: $(cat cap/000003/calls.txt)"
-check 'grep -qx "alltoallv 1 8 16 8 16 6 72" cap/000004/calls.txt' "line calls: $(cat cap/000004/calls.txt)"
+check 'grep -qx "alltoallv 2 8 16 8 16 12 144" cap/000004/calls.txt' "line calls: $(cat cap/000004/calls.txt)"
 check 'grep -qx "allgather 0 0 0 0 0 0 0" cap/000001/calls.txt' "calls of an unused graph: $(cat cap/000001/calls.txt)"
 # auto judges the v-calls at the sizes the application used, unless --v-bytes says otherwise.
 auto=$("$nbrc" compile cap/000000 --algo auto --machine niagara -o auto 2>&1)

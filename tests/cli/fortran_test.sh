@@ -34,9 +34,10 @@ check '[ "$(grep -c "^nbr-capture: MPI_Cart_create: 4 ranks -> " <<<"$out")" -eq
 check 'grep -qx "0: 2 1 ; 2 1" cap/000001/neighbors.adj' "grid lists: $(cat cap/000001/neighbors.adj 2>&1)"
 # The calls, seen through the Fortran binding (Open MPI: the capture's Fortran wrappers; MPICH:
 # its C ones): 30 allgathers (8 sizes x 3, 5 mixed rounds, 1 persistent init) and the
-# alltoallv whose rank r sends 1 + r%5 + j bytes on edge j (means 2..5, 42 bytes in all).
+# alltoallv whose rank r sends 1 + r%5 + j bytes on edge j (means 2..5, 42 bytes in all), and
+# the alltoallw with the same blocks (alltoallw counts as alltoallv).
 check 'grep -q "^allgather 30 " cap/000000/calls.txt' "allgather calls: $(cat cap/000000/calls.txt 2>&1)"
-check 'grep -qx "alltoallv 1 1 6 2 5 12 42" cap/000000/calls.txt' "alltoallv calls: $(cat cap/000000/calls.txt 2>&1)"
+check 'grep -qx "alltoallv 2 1 6 2 5 24 84" cap/000000/calls.txt' "alltoallv calls: $(cat cap/000000/calls.txt 2>&1)"
 mkdir patterns
 check '"$nbrc" compile cap/000000 --algo common-neighbor --threshold 1 -q -o patterns/cn' "compile failed"
 check '"$nbrc" compile cap/000001 --algo distance-halving --ranks-per-node 2 -q -o patterns/grid' "grid compile failed"
@@ -45,9 +46,9 @@ check '"$nbrc" verify patterns/cn --topology cap/000000 >/dev/null' "verify fail
 check '"$nbrc" inspect patterns/cn | grep -q "common-neighbor"' "not a common-neighbor pattern"
 out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/patterns" NBR_REPORT=1 "$app_f" 3)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under the preload failed: $out"
-# 8 sizes x 3 nonblocking allgathers, 1 alltoallv, 5 mixed rounds, 1 persistent init; the
+# 8 sizes x 3 nonblocking allgathers, 1 alltoallv, 1 alltoallw, 5 mixed rounds, 1 persistent init; the
 # grid's alltoall.
-check 'grep -qx "nbr: replayed 32 calls on 2 communicators" <<<"$out"' "report: $out"
+check 'grep -qx "nbr: replayed 33 calls on 2 communicators" <<<"$out"' "report: $out"
 check '! grep -q "not completed or freed\|nbr: MPI_\|no pattern" <<<"$out"' "a failed call or left requests: $out"
 # The same under an auto directory (variants chosen per size for the niagara model).
 mkdir auto
@@ -56,7 +57,7 @@ check '"$nbrc" compile cap/000001 --algo auto --machine niagara -q -o auto/grid'
 check '"$nbrc" verify auto/a --topology cap/000000 >/dev/null' "auto verify failed"
 out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/auto" NBR_REPORT=1 "$app_f" 3)
 check '[ $? -eq 0 ] && grep -q "neighbor_app_f: data OK" <<<"$out"' "run under the preload with auto failed: $out"
-check 'grep -qx "nbr: replayed 32 calls on 2 communicators" <<<"$out"' "auto report: $out"
+check 'grep -qx "nbr: replayed 33 calls on 2 communicators" <<<"$out"' "auto report: $out"
 
 # `use mpi_f08`, no ierror arguments: the same topology, so the same patterns match.
 # shellcheck disable=SC2086
