@@ -31,9 +31,9 @@ struct BufferSlots {
 
 struct CommNeighbors {
     CommKind kind = CommKind::plain;
-    std::vector<int> in;  ///< in-neighbors in receive-buffer order, MPI_PROC_NULL left out
-    std::vector<int> out; ///< out-neighbors in send-buffer order, MPI_PROC_NULL left out
-    BufferSlots slots;    ///< where they sit in the buffers
+    std::vector<int> in;   ///< in-neighbors in receive-buffer order, MPI_PROC_NULL left out
+    std::vector<int> out;  ///< out-neighbors in send-buffer order, MPI_PROC_NULL left out
+    BufferSlots slots;     ///< where they sit in the buffers
 };
 
 /// The calling rank's lists: dist-graph as MPI_Dist_graph_neighbors reports them; graph, the

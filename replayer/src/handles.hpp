@@ -28,6 +28,7 @@ struct Variant {
     std::string algorithm;
     Plan plans[2];                                    // indexed by Collective: allgather, alltoall
     bool native[2] = {false, false};                  // blocking calls use the native collective (see nbr.cpp)
+    bool native_alltoallw = false;                    // ... and blocking alltoallw calls MPI's
     std::unique_ptr<Execution> blocking[2];           // reused by blocking calls
     std::vector<std::unique_ptr<Execution>> idle[2];  // for nonblocking calls
 };

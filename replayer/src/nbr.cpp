@@ -194,7 +194,8 @@ bool is_mpich() {
 /// layer below (docs/performance.md), so when the communicator carries the pattern's topology
 /// and every rank's plan is all-direct, blocking calls use the native collective: the same
 /// messages, without that cost. Not with NBR_LOAD_NO_NATIVE, nor for alltoall with duplicate
-/// in-edges on MPICH (its native alltoall mismatches them there, pmodels/mpich#7945), nor on a
+/// in-edges on MPICH (its native alltoall mismatches them there, pmodels/mpich#7945), nor for
+/// alltoallw on MPICH (4.0's mismatches blocks where in- and out-degree differ, #6233), nor on a
 /// Cartesian communicator with a periodic dimension of extent 1 or 2 (Open MPI 4.1's
 /// nonblocking and persistent forms deliver those blocks in list order, not crosswise as
 /// MPI-4.1 defines and its blocking form does: open-mpi/ompi#14416).
@@ -224,6 +225,9 @@ void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long fla
         auto& variant = pattern.variants[v];
         variant.native[0] = allowed && indirect[2 * v] == 0;
         variant.native[1] = allowed && indirect[2 * v + 1] == 0 && !alltoall_mismatches;
+        // MPICH 4.0's alltoallw mismatches blocks where in- and out-degree differ
+        // (pmodels/mpich#6233): never handed to it.
+        variant.native_alltoallw = variant.native[1] && !is_mpich();
     }
 #endif
 }

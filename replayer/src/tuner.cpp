@@ -173,10 +173,10 @@ void Tuner::start_agreement(Shape& shape, std::uint32_t lag) {
         shape.agreement_mine[kAgreed * c + 1] = mean_of(samples);
         shape.agreement_mine[kAgreed * c + 2] = -static_cast<double>(samples.size());
     }
-    check_mpi(MPI_Iallreduce(shape.agreement_mine.data(), shape.agreement_buffer.data(),
-                             static_cast<int>(shape.agreement_buffer.size()), MPI_DOUBLE, MPI_MAX, comm,
-                             &shape.agreement),
-              "MPI_Iallreduce");
+    check_mpi(
+        MPI_Iallreduce(shape.agreement_mine.data(), shape.agreement_buffer.data(),
+                       static_cast<int>(shape.agreement_buffer.size()), MPI_DOUBLE, MPI_MAX, comm, &shape.agreement),
+        "MPI_Iallreduce");
     shape.lag = lag;
 }
 

@@ -60,9 +60,9 @@ struct Shape {
     std::uint32_t chosen = 0;  ///< index into candidates: what runs (single, measured, wisdom)
     std::uint64_t calls = 0;
     std::uint64_t trial_calls = 0;
-    double trial_us = 0;  ///< this rank: time in timed trial calls
-    double run_us = 0;             ///< this rank: time in the sampled calls after the choice
-    std::uint64_t run_calls = 0;   ///< sampled (timed) calls after the choice
+    double trial_us = 0;            ///< this rank: time in timed trial calls
+    double run_us = 0;              ///< this rank: time in the sampled calls after the choice
+    std::uint64_t run_calls = 0;    ///< sampled (timed) calls after the choice
     std::uint64_t after_calls = 0;  ///< calls after the choice
     // The trial schedule: one untimed call per candidate, then rounds of timed calls over the
     // candidates not pruned; agreements after kPruneRound and kTrialRounds rounds.
@@ -72,7 +72,7 @@ struct Shape {
     MPI_Request agreement = MPI_REQUEST_NULL;
     std::vector<double> agreement_mine;    // this rank's values (not in place: SMPI 3.32's
     std::vector<double> agreement_buffer;  // MPI_Iallreduce mishandles MPI_IN_PLACE)
-    std::uint32_t lag = 0;  ///< calls still to run before the pending agreement is applied
+    std::uint32_t lag = 0;                 ///< calls still to run before the pending agreement is applied
     bool final_agreement = false;
 };
 

@@ -196,8 +196,8 @@ std::string apply_wisdom(PatternState& pattern, MPI_Comm comm) {
         const int index = pattern.tuner->shape_of(pattern, key);
         (void)pattern.tuner->apply_wisdom(index, shape.winner(), pattern);
     }
-    return "wisdom applied: " + std::to_string(entry.shapes_size()) + " shape" +
-           (entry.shapes_size() == 1 ? "" : "s") + " chosen without trials";
+    return "wisdom applied: " + std::to_string(entry.shapes_size()) + " shape" + (entry.shapes_size() == 1 ? "" : "s") +
+           " chosen without trials";
 }
 
 void remember(const PatternState& pattern, const Shape& shape) {
@@ -307,9 +307,9 @@ int nbr_wisdom_export_all(const char* path, MPI_Comm comm) {
             }
             all.resize(total);
         }
-        nbr::internal::check_mpi(MPI_Gatherv(mine.data(), length, MPI_BYTE, all.data(), lengths.data(),
-                                             offsets.data(), MPI_BYTE, 0, comm),
-                                 "MPI_Gatherv");
+        nbr::internal::check_mpi(
+            MPI_Gatherv(mine.data(), length, MPI_BYTE, all.data(), lengths.data(), offsets.data(), MPI_BYTE, 0, comm),
+            "MPI_Gatherv");
         if (rank != 0) return NBR_SUCCESS;
         nbr::schema::Wisdom merged = snapshot();
         for (int r = 1; r < size; ++r) {
