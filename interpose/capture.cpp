@@ -124,29 +124,37 @@ void record(MPI_Comm comm, CallKind kind, Blocks&& blocks) {
     s.bytes += sum;
 }
 
-double type_bytes(int count, MPI_Datatype type) {
-    int size = 0;
-    if (count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
-    return static_cast<double>(count) * size;
+double type_bytes(MPI_Count count, MPI_Datatype type) {
+    MPI_Count size = 0;
+    if (count <= 0 || PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0) return 0;
+    return static_cast<double>(count) * static_cast<double>(size);
 }
 
 }  // namespace
 
-void nbr::interpose::record_fixed(MPI_Comm comm, CallKind kind, int sendcount, MPI_Datatype sendtype, int recvcount,
-                                  MPI_Datatype recvtype) {
+void nbr::interpose::record_fixed(MPI_Comm comm, CallKind kind, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  MPI_Count recvcount, MPI_Datatype recvtype) {
     const double block = std::max(type_bytes(sendcount, sendtype), type_bytes(recvcount, recvtype));
     record(comm, kind, [&](std::uint64_t) { return block; });
 }
 
-void nbr::interpose::record_allgatherv(MPI_Comm comm, CallKind kind, int sendcount, MPI_Datatype sendtype) {
+void nbr::interpose::record_allgatherv(MPI_Comm comm, CallKind kind, MPI_Count sendcount, MPI_Datatype sendtype) {
     const double block = type_bytes(sendcount, sendtype);
     record(comm, kind, [&](std::uint64_t) { return block; });
 }
 
 void nbr::interpose::record_alltoallv(MPI_Comm comm, CallKind kind, const int sendcounts[], MPI_Datatype sendtype) {
-    int size = 0;
-    if (PMPI_Type_size(sendtype, &size) != MPI_SUCCESS) size = 0;
-    record(comm, kind, [&](std::uint64_t j) { return static_cast<double>(std::max(sendcounts[j], 0)) * size; });
+    record(comm, kind, [&](std::uint64_t j) { return type_bytes(sendcounts[j], sendtype); });
+}
+
+void nbr::interpose::record_alltoallv(MPI_Comm comm, CallKind kind, const MPI_Count sendcounts[],
+                                      MPI_Datatype sendtype) {
+    record(comm, kind, [&](std::uint64_t j) { return type_bytes(sendcounts[j], sendtype); });
+}
+
+void nbr::interpose::record_alltoallw(MPI_Comm comm, CallKind kind, const MPI_Count sendcounts[],
+                                      const MPI_Datatype sendtypes[]) {
+    record(comm, kind, [&](std::uint64_t j) { return type_bytes(sendcounts[j], sendtypes[j]); });
 }
 
 void nbr::interpose::record_alltoallw(MPI_Comm comm, CallKind kind, const int sendcounts[],
@@ -446,6 +454,25 @@ void record_c_ALLTOALLW(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_ALLTOALLW) {
     nbr::interpose::record_alltoallw(comm, kind, sendcounts, sendtypes);
 }
 
+#if NBR_WRAP_LARGE_COUNT
+void record_c_FIXED_C(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_FIXED_C) {
+    (void)sendbuf, (void)recvbuf;
+    nbr::interpose::record_fixed(comm, kind, sendcount, sendtype, recvcount, recvtype);
+}
+void record_c_ALLGATHERV_C(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_ALLGATHERV_C) {
+    (void)sendbuf, (void)recvbuf, (void)recvcounts, (void)displs, (void)recvtype;
+    nbr::interpose::record_allgatherv(comm, kind, sendcount, sendtype);
+}
+void record_c_ALLTOALLV_C(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_ALLTOALLV_C) {
+    (void)sendbuf, (void)sdispls, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtype;
+    nbr::interpose::record_alltoallv(comm, kind, sendcounts, sendtype);
+}
+void record_c_ALLTOALLW_C(MPI_Comm comm, CallKind kind, NBR_C_PARAMS_ALLTOALLW_C) {
+    (void)sendbuf, (void)sdispls, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtypes;
+    nbr::interpose::record_alltoallw(comm, kind, sendcounts, sendtypes);
+}
+#endif
+
 }  // namespace
 
 extern "C" {
@@ -460,6 +487,9 @@ extern "C" {
     })
 
 NBR_NEIGHBOR_COLLECTIVES(NBR_CAPTURE_WRAPPER)
+#if NBR_WRAP_LARGE_COUNT
+NBR_LARGE_COUNT_COLLECTIVES(NBR_CAPTURE_WRAPPER)
+#endif
 
 int MPI_Comm_free(MPI_Comm* comm) {
     if (comm != nullptr) nbr::interpose::on_comm_free(*comm);

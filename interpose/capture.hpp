@@ -11,6 +11,7 @@ namespace nbr::interpose {
 
 /// @brief The shape of a collective from its name in collective_table.hpp (at compile time).
 constexpr CallKind kind_of(std::string_view name) {
+    if (name.ends_with("_c")) name.remove_suffix(2);  // the large-count forms
     // alltoallw counts as alltoallv: the same plan, blocks of their own sizes.
     const bool v = name.back() == 'v' || name.ends_with("v_init") || name.back() == 'w' || name.ends_with("w_init");
     if (name.find("alltoall") != std::string_view::npos) return v ? CallKind::alltoallv : CallKind::alltoall;
@@ -21,12 +22,14 @@ constexpr CallKind kind_of(std::string_view name) {
 /// throws. A fixed-size call's block is the larger of its send and receive block (MPI
 /// requires them to agree; libnbr picks its band the same way); an allgatherv rank sends its
 /// one block on every out-edge; an alltoallv rank sends sendcounts[j] on out-edge j.
-void record_fixed(MPI_Comm comm, CallKind kind, int sendcount, MPI_Datatype sendtype, int recvcount,
+void record_fixed(MPI_Comm comm, CallKind kind, MPI_Count sendcount, MPI_Datatype sendtype, MPI_Count recvcount,
                   MPI_Datatype recvtype);
-void record_allgatherv(MPI_Comm comm, CallKind kind, int sendcount, MPI_Datatype sendtype);
+void record_allgatherv(MPI_Comm comm, CallKind kind, MPI_Count sendcount, MPI_Datatype sendtype);
 void record_alltoallv(MPI_Comm comm, CallKind kind, const int sendcounts[], MPI_Datatype sendtype);
+void record_alltoallv(MPI_Comm comm, CallKind kind, const MPI_Count sendcounts[], MPI_Datatype sendtype);
 /// @brief An alltoallw rank sends sendcounts[j] elements of sendtypes[j] on out-edge j.
 void record_alltoallw(MPI_Comm comm, CallKind kind, const int sendcounts[], const MPI_Datatype sendtypes[]);
+void record_alltoallw(MPI_Comm comm, CallKind kind, const MPI_Count sendcounts[], const MPI_Datatype sendtypes[]);
 /// @brief The same with the datatypes' Fortran handles.
 void record_alltoallw_fortran(MPI_Comm comm, CallKind kind, const int sendcounts[], const MPI_Fint sendtypes[]);
 

@@ -29,6 +29,31 @@
     X(PERSISTENT, ALLTOALLV, Neighbor_alltoallv_init, neighbor_alltoallv_init)    \
     X(PERSISTENT, ALLTOALLW, Neighbor_alltoallw_init, neighbor_alltoallw_init)
 
+// MPI-4's large-count forms (counts as MPI_Count, displacements as MPI_Aint), wrapped where the
+// MPI library has them (NBR_WRAP_LARGE_COUNT: MPICH 4; Open MPI 4.1 has none). libnbr offers
+// them under the same condition (NBR_HAVE_LARGE_COUNT in nbr.h).
+#if MPI_VERSION >= 4
+#define NBR_WRAP_LARGE_COUNT 1
+#else
+#define NBR_WRAP_LARGE_COUNT 0
+#endif
+#define NBR_LARGE_COUNT_COLLECTIVES(X)                                                  \
+    X(BLOCKING, FIXED_C, Neighbor_allgather_c, neighbor_allgather_c)                    \
+    X(BLOCKING, FIXED_C, Neighbor_alltoall_c, neighbor_alltoall_c)                      \
+    X(BLOCKING, ALLGATHERV_C, Neighbor_allgatherv_c, neighbor_allgatherv_c)             \
+    X(BLOCKING, ALLTOALLV_C, Neighbor_alltoallv_c, neighbor_alltoallv_c)                \
+    X(BLOCKING, ALLTOALLW_C, Neighbor_alltoallw_c, neighbor_alltoallw_c)                \
+    X(NONBLOCKING, FIXED_C, Ineighbor_allgather_c, ineighbor_allgather_c)               \
+    X(NONBLOCKING, FIXED_C, Ineighbor_alltoall_c, ineighbor_alltoall_c)                 \
+    X(NONBLOCKING, ALLGATHERV_C, Ineighbor_allgatherv_c, ineighbor_allgatherv_c)        \
+    X(NONBLOCKING, ALLTOALLV_C, Ineighbor_alltoallv_c, ineighbor_alltoallv_c)           \
+    X(NONBLOCKING, ALLTOALLW_C, Ineighbor_alltoallw_c, ineighbor_alltoallw_c)           \
+    X(PERSISTENT, FIXED_C, Neighbor_allgather_init_c, neighbor_allgather_init_c)        \
+    X(PERSISTENT, FIXED_C, Neighbor_alltoall_init_c, neighbor_alltoall_init_c)          \
+    X(PERSISTENT, ALLGATHERV_C, Neighbor_allgatherv_init_c, neighbor_allgatherv_init_c) \
+    X(PERSISTENT, ALLTOALLV_C, Neighbor_alltoallv_init_c, neighbor_alltoallv_init_c)    \
+    X(PERSISTENT, ALLTOALLW_C, Neighbor_alltoallw_init_c, neighbor_alltoallw_init_c)
+
 #define NBR_COUNT_COLLECTIVE(mode, shape, Cname, fname) +1
 static_assert(0 NBR_NEIGHBOR_COLLECTIVES(NBR_COUNT_COLLECTIVE) == 15,
               "MPI-4.1 has 15 neighborhood collectives: 5 blocking, 5 nonblocking, 5 persistent");
@@ -78,6 +103,23 @@ static_assert(0 NBR_NEIGHBOR_COLLECTIVES(NBR_COUNT_COLLECTIVE) == 15,
     const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], \
         void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[]
 #define NBR_C_ARGS_ALLTOALLW sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes
+
+#define NBR_C_PARAMS_FIXED_C                                                                             \
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, \
+        MPI_Datatype recvtype
+#define NBR_C_ARGS_FIXED_C NBR_C_ARGS_FIXED
+#define NBR_C_PARAMS_ALLGATHERV_C                                                                                 \
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], \
+        const MPI_Aint displs[], MPI_Datatype recvtype
+#define NBR_C_ARGS_ALLGATHERV_C NBR_C_ARGS_ALLGATHERV
+#define NBR_C_PARAMS_ALLTOALLV_C                                                                                       \
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, \
+        const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype
+#define NBR_C_ARGS_ALLTOALLV_C NBR_C_ARGS_ALLTOALLV
+#define NBR_C_PARAMS_ALLTOALLW_C                                                                                 \
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], \
+        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[]
+#define NBR_C_ARGS_ALLTOALLW_C NBR_C_ARGS_ALLTOALLW
 
 #define NBR_C_TAIL_PARAMS_BLOCKING MPI_Comm comm
 #define NBR_C_TAIL_ARGS_BLOCKING comm

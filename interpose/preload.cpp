@@ -641,6 +641,10 @@ extern "C" {
     })
 
 NBR_NEIGHBOR_COLLECTIVES(NBR_C_WRAPPER)
+static_assert(NBR_WRAP_LARGE_COUNT == NBR_HAVE_LARGE_COUNT, "libnbr has the large-count forms it wraps");
+#if NBR_WRAP_LARGE_COUNT
+NBR_LARGE_COUNT_COLLECTIVES(NBR_C_WRAPPER)
+#endif
 
 // Completion (completion.hpp).
 

@@ -77,23 +77,23 @@ void describe_shape(nbr_pattern_t pattern, int index, std::string& text, std::st
     if (std::isfinite(s.saved_us)) text += ", saved vs naive " + format("%.1f", s.saved_us) + " us";
     text += "\n";
     json += std::string("{\"collective\": \"") + collective_name(s.collective) + "\", \"mode\": \"" +
-            mode_name(s.mode) + "\", \"min_bytes\": " + std::to_string(s.min_bytes) + ", \"max_bytes\": " +
-            (s.max_bytes == SIZE_MAX ? std::string("null") : std::to_string(s.max_bytes)) +
-            ", \"calls\": " + std::to_string(s.calls) + ", \"variant\": " + json_string(s.variant) +
-            ", \"state\": \"" + state_names(s.state).json + "\"" + ", \"trial_calls\": " + std::to_string(s.trial_calls) +
+            mode_name(s.mode) + "\", \"min_bytes\": " + std::to_string(s.min_bytes) +
+            ", \"max_bytes\": " + (s.max_bytes == SIZE_MAX ? std::string("null") : std::to_string(s.max_bytes)) +
+            ", \"calls\": " + std::to_string(s.calls) + ", \"variant\": " + json_string(s.variant) + ", \"state\": \"" +
+            state_names(s.state).json + "\"" + ", \"trial_calls\": " + std::to_string(s.trial_calls) +
             ", \"trial_us\": " + json_number(s.trial_us) + ", \"after_calls\": " + std::to_string(s.after_calls) +
-            ", \"run_calls\": " + std::to_string(s.run_calls) +
-            ", \"run_us\": " + json_number(s.run_us) + ", \"naive_us\": " + json_number(s.naive_us) +
-            ", \"saved_us\": " + json_number(s.saved_us) + ", \"candidates\": [";
+            ", \"run_calls\": " + std::to_string(s.run_calls) + ", \"run_us\": " + json_number(s.run_us) +
+            ", \"naive_us\": " + json_number(s.naive_us) + ", \"saved_us\": " + json_number(s.saved_us) +
+            ", \"candidates\": [";
     std::string line;
     for (int c = 0; c < s.candidates; ++c) {
         const char* name = nullptr;
         double median = NAN, mean = NAN;
         unsigned long long samples = 0;
         if (nbr_pattern_shape_candidate(pattern, index, c, &name, &median, &mean, &samples) != NBR_SUCCESS) continue;
-        json += std::string(c ? ", " : "") + "{\"name\": " + json_string(name) + ", \"median_us\": " +
-                json_number(median) + ", \"mean_us\": " + json_number(mean) + ", \"samples\": " +
-                std::to_string(samples) + "}";
+        json += std::string(c ? ", " : "") + "{\"name\": " + json_string(name) +
+                ", \"median_us\": " + json_number(median) + ", \"mean_us\": " + json_number(mean) +
+                ", \"samples\": " + std::to_string(samples) + "}";
         line += std::string(c ? ", " : "") + name + " " +
                 (std::isfinite(median) ? format("%.2f", median) + " us" : std::string("not timed"));
     }
@@ -105,9 +105,11 @@ void describe_shape(nbr_pattern_t pattern, int index, std::string& text, std::st
 
 CommunicatorReport describe_native(const std::string& function, int ranks, const std::string& why) {
     CommunicatorReport report;
-    report.text = "nbr: a communicator of " + std::to_string(ranks) + " ranks (" + function + ") ran natively: " + why + "\n";
-    report.json = "{\"communicator\": null, \"function\": " + json_string(function) + ", \"ranks\": " +
-                  std::to_string(ranks) + ", \"native\": " + json_string(why) + ", \"calls\": null, \"shapes\": []}";
+    report.text =
+        "nbr: a communicator of " + std::to_string(ranks) + " ranks (" + function + ") ran natively: " + why + "\n";
+    report.json = "{\"communicator\": null, \"function\": " + json_string(function) +
+                  ", \"ranks\": " + std::to_string(ranks) + ", \"native\": " + json_string(why) +
+                  ", \"calls\": null, \"shapes\": []}";
     return report;
 }
 
@@ -118,12 +120,11 @@ CommunicatorReport describe_pattern(nbr_pattern_t pattern, const std::string& id
     (void)nbr_pattern_algorithm(pattern, &algorithm);
     int shapes = 0;
     (void)nbr_pattern_shape_count(pattern, &shapes);
-    report.text = "nbr: communicator " + id + " (" + std::to_string(ranks) + " ranks, " + algorithm +
-                  " pattern " + dir + ", " + origin + "): " + std::to_string(calls) + " calls replayed\n";
+    report.text = "nbr: communicator " + id + " (" + std::to_string(ranks) + " ranks, " + algorithm + " pattern " +
+                  dir + ", " + origin + "): " + std::to_string(calls) + " calls replayed\n";
     report.json = "{\"communicator\": " + json_string(id) + ", \"ranks\": " + std::to_string(ranks) +
                   ", \"algorithm\": " + json_string(algorithm) + ", \"pattern\": " + json_string(dir) +
-                  ", \"origin\": " + json_string(origin) +
-                  ", \"calls\": " + std::to_string(calls) + ", \"shapes\": [";
+                  ", \"origin\": " + json_string(origin) + ", \"calls\": " + std::to_string(calls) + ", \"shapes\": [";
     for (int i = 0; i < shapes; ++i) {
         if (i > 0) report.json += ", ";
         describe_shape(pattern, i, report.text, report.json);

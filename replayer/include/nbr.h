@@ -406,6 +406,69 @@ int nbr_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], con
                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern,
                                 unsigned long flags, nbr_request_t* request);
 
+/*
+ * Large-count forms (MPI-4.1 section 8.6's _c bindings): the same collectives with counts as
+ * MPI_Count and displacements as MPI_Aint, so that one block may exceed INT_MAX elements or
+ * bytes. Declared where the MPI library has MPI-4's large-count functions (NBR_HAVE_LARGE_COUNT
+ * is then 1; MPICH 4, not Open MPI 4.1). Every block's byte size must be addressable (checked
+ * before anything is allocated). Blocks and combined messages above INT_MAX move with MPI's
+ * large-count point-to-point and packing functions.
+ */
+#if defined(MPI_VERSION) && MPI_VERSION >= 4
+#define NBR_HAVE_LARGE_COUNT 1
+#else
+#define NBR_HAVE_LARGE_COUNT 0
+#endif
+#if NBR_HAVE_LARGE_COUNT
+int nbr_neighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern);
+int nbr_neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern);
+int nbr_neighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                              nbr_pattern_t pattern);
+int nbr_neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                             const MPI_Aint rdispls[], MPI_Datatype recvtype, nbr_pattern_t pattern);
+int nbr_neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern);
+int nbr_ineighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
+                              nbr_request_t* request);
+int nbr_ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
+                             nbr_request_t* request);
+int nbr_ineighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                               nbr_pattern_t pattern, nbr_request_t* request);
+int nbr_ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                              MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], MPI_Datatype recvtype, nbr_pattern_t pattern,
+                              nbr_request_t* request);
+int nbr_ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                              const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern,
+                              nbr_request_t* request);
+int nbr_neighbor_allgather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
+                                  unsigned long flags, nbr_request_t* request);
+int nbr_neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
+                                 unsigned long flags, nbr_request_t* request);
+int nbr_neighbor_allgatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                                   nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request);
+int nbr_neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                  MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint rdispls[], MPI_Datatype recvtype, nbr_pattern_t pattern,
+                                  unsigned long flags, nbr_request_t* request);
+int nbr_neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                  const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern,
+                                  unsigned long flags, nbr_request_t* request);
+#endif
+
 /** Starts an inactive persistent request (NBR_ERR_STATE if active or not persistent). */
 int nbr_start(nbr_request_t* request);
 /**

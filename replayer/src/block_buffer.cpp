@@ -1,5 +1,6 @@
 #include "block_buffer.hpp"
 
+#include <climits>
 #include <cstring>
 #include <string>
 
@@ -17,10 +18,22 @@ void throw_mpi_error(int code, const char* what) {
 
 namespace {
 
-TypeShape query_shape(MPI_Datatype type) {
-    int size = 0;
-    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+/// A type's size in bytes, also where it exceeds an int (MPI_Type_size_x).
+MPI_Count type_size(MPI_Datatype type) {
+#if defined(NBR_SMPI)
+    int size = 0;  // SMPI has no MPI_Type_size_x
     check_mpi(MPI_Type_size(type, &size), "MPI_Type_size");
+#else
+    MPI_Count size = 0;
+    check_mpi(MPI_Type_size_x(type, &size), "MPI_Type_size_x");
+#endif
+    if (size < 0) throw NbrError(NBR_ERR_DATATYPE, "a datatype's size is undefined (MPI_UNDEFINED)");
+    return size;
+}
+
+TypeShape query_shape(MPI_Datatype type) {
+    const MPI_Count size = type_size(type);
+    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
     check_mpi(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
     check_mpi(MPI_Type_get_true_extent(type, &true_lb, &true_extent), "MPI_Type_get_true_extent");
     return {extent, static_cast<std::size_t>(size), true_lb == 0 && lb == 0 && true_extent == size && extent == size};
@@ -57,7 +70,7 @@ void BlockTypes::release() noexcept {
     owned.assign(owned.size(), 0);
 }
 
-BlockBuffer describe_buffer(const void* base, int count, MPI_Datatype type) {
+BlockBuffer describe_buffer(const void* base, MPI_Count count, MPI_Datatype type) {
     BlockBuffer buffer;
     buffer.base = static_cast<char*>(const_cast<void*>(base));
     buffer.count = count;
@@ -86,6 +99,55 @@ BlockBuffer describe_buffer(const void* base, const int* counts, const MPI_Aint*
     return buffer;
 }
 
+BlockBuffer describe_buffer(const void* base, const MPI_Count* counts, const MPI_Aint* displs, MPI_Datatype type) {
+    BlockBuffer buffer = describe_buffer(base, 0, type);
+    buffer.counts_c = counts;
+    buffer.displs_c = displs;
+    return buffer;
+}
+
+BlockBuffer describe_buffer(const void* base, const MPI_Count* counts, const MPI_Aint* byte_displs,
+                            const BlockTypes& types) {
+    BlockBuffer buffer = describe_buffer(base, static_cast<const int*>(nullptr), byte_displs, types);
+    buffer.counts_c = counts;
+    return buffer;
+}
+
+namespace {
+
+/// Above INT_MAX without MPI-4's large-count functions: nothing can move it.
+void require_large(MPI_Count count, const char* what) {
+    if (count <= INT_MAX || kLargeMessages) return;
+    throw NbrError(NBR_ERR_ARG, std::string(what) + " of " + std::to_string(count) +
+                                    " elements or bytes, more than an MPI count holds: this MPI library has no "
+                                    "large-count functions (MPI-4)");
+}
+
+}  // namespace
+
+void isend(const void* buffer, MPI_Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+           MPI_Request* request) {
+    require_large(count, "a message");
+#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+    if (count > INT_MAX) {
+        check_mpi(MPI_Isend_c(buffer, count, type, peer, tag, comm, request), "MPI_Isend_c");
+        return;
+    }
+#endif
+    check_mpi(MPI_Isend(buffer, static_cast<int>(count), type, peer, tag, comm, request), "MPI_Isend");
+}
+
+void irecv(void* buffer, MPI_Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request* request) {
+    require_large(count, "a message");
+#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+    if (count > INT_MAX) {
+        check_mpi(MPI_Irecv_c(buffer, count, type, peer, tag, comm, request), "MPI_Irecv_c");
+        return;
+    }
+#endif
+    check_mpi(MPI_Irecv(buffer, static_cast<int>(count), type, peer, tag, comm, request), "MPI_Irecv");
+}
+
 void pack_block(const BlockBuffer& buffer, std::uint32_t block, char* dst, MPI_Comm comm) {
     const std::size_t bytes = buffer.bytes(block);
     if (bytes == 0) return;  // zero counts: buffers may be NULL
@@ -94,10 +156,22 @@ void pack_block(const BlockBuffer& buffer, std::uint32_t block, char* dst, MPI_C
         std::memcpy(dst, src, bytes);
         return;
     }
-    int position = 0;
-    check_mpi(
-        MPI_Pack(src, buffer.count_of(block), buffer.type_of(block), dst, static_cast<int>(bytes), &position, comm),
-        "MPI_Pack");
+    const MPI_Count count = buffer.count_of(block);
+    MPI_Count position = 0;
+    require_large(static_cast<MPI_Count>(bytes), "a packed block");
+#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+    if (bytes > INT_MAX || count > INT_MAX) {
+        check_mpi(MPI_Pack_c(src, count, buffer.type_of(block), dst, static_cast<MPI_Count>(bytes), &position, comm),
+                  "MPI_Pack_c");
+    } else
+#endif
+    {
+        int small = 0;
+        check_mpi(
+            MPI_Pack(src, static_cast<int>(count), buffer.type_of(block), dst, static_cast<int>(bytes), &small, comm),
+            "MPI_Pack");
+        position = small;
+    }
     if (static_cast<std::size_t>(position) != bytes) {
         throw NbrError(NBR_ERR_DATATYPE,
                        "MPI_Pack produced a representation of another size than the type's; "
@@ -113,9 +187,19 @@ void unpack_block(const BlockBuffer& buffer, std::uint32_t block, const char* sr
         std::memcpy(dst, src, bytes);
         return;
     }
+    const MPI_Count count = buffer.count_of(block);
+    require_large(static_cast<MPI_Count>(bytes), "a packed block");
+#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+    if (bytes > INT_MAX || count > INT_MAX) {
+        MPI_Count position = 0;
+        check_mpi(MPI_Unpack_c(src, static_cast<MPI_Count>(bytes), &position, dst, count, buffer.type_of(block), comm),
+                  "MPI_Unpack_c");
+        return;
+    }
+#endif
     int position = 0;
     check_mpi(
-        MPI_Unpack(src, static_cast<int>(bytes), &position, dst, buffer.count_of(block), buffer.type_of(block), comm),
+        MPI_Unpack(src, static_cast<int>(bytes), &position, dst, static_cast<int>(count), buffer.type_of(block), comm),
         "MPI_Unpack");
 }
 

@@ -46,9 +46,12 @@ struct BlockBuffer {
     MPI_Aint extent = 0;
     std::size_t type_size = 0;
     bool contiguous_type = false;  ///< count elements are count * type_size contiguous bytes
-    int count = 0;                 ///< per block, unless counts is set
+    MPI_Count count = 0;           ///< per block, unless counts is set
     const int* counts = nullptr;   ///< per block (v-variants)
     const int* displs = nullptr;   ///< per block, in extents (v-variants)
+    /// Large-count calls (MPI-4's _c forms): the same arrays as MPI_Count and MPI_Aint.
+    const MPI_Count* counts_c = nullptr;
+    const MPI_Aint* displs_c = nullptr;
     /// The buffer block of the plan's block b, where they differ (BufferSlots: a Cartesian
     /// communicator's MPI_PROC_NULL slots and crosswise directions); nullptr: the same.
     const std::uint32_t* slots = nullptr;
@@ -59,7 +62,10 @@ struct BlockBuffer {
     const MPI_Aint* byte_displs = nullptr;
 
     [[nodiscard]] std::uint32_t slot(std::uint32_t block) const { return slots != nullptr ? slots[block] : block; }
-    [[nodiscard]] int count_of(std::uint32_t block) const { return counts != nullptr ? counts[slot(block)] : count; }
+    [[nodiscard]] MPI_Count count_of(std::uint32_t block) const {
+        if (counts_c != nullptr) return counts_c[slot(block)];
+        return counts != nullptr ? counts[slot(block)] : count;
+    }
     [[nodiscard]] MPI_Datatype type_of(std::uint32_t block) const {
         return types != nullptr ? types[slot(block)] : type;
     }
@@ -73,13 +79,15 @@ struct BlockBuffer {
     [[nodiscard]] char* address(std::uint32_t block) const {
         const std::uint32_t at = slot(block);
         if (byte_displs != nullptr) return base + byte_displs[at];
-        const MPI_Aint first = displs != nullptr ? displs[at] : static_cast<MPI_Aint>(at) * count;
+        const MPI_Aint first = displs_c != nullptr ? displs_c[at]
+                               : displs != nullptr ? displs[at]
+                                                   : static_cast<MPI_Aint>(at) * static_cast<MPI_Aint>(count);
         return base + first * extent;
     }
 };
 
 /// @brief Describes equal blocks of `count` elements of `type` at `base`. @throws NbrError on MPI failure.
-[[nodiscard]] BlockBuffer describe_buffer(const void* base, int count, MPI_Datatype type);
+[[nodiscard]] BlockBuffer describe_buffer(const void* base, MPI_Count count, MPI_Datatype type);
 
 /// @brief Describes blocks with their own counts and displacements (arrays used in place).
 [[nodiscard]] BlockBuffer describe_buffer(const void* base, const int* counts, const int* displs, MPI_Datatype type);
@@ -87,6 +95,29 @@ struct BlockBuffer {
 /// @brief Describes alltoallw's blocks: per slot a count, a byte displacement and a datatype.
 [[nodiscard]] BlockBuffer describe_buffer(const void* base, const int* counts, const MPI_Aint* byte_displs,
                                           const BlockTypes& types);
+
+/// @brief The same with large-count arrays.
+[[nodiscard]] BlockBuffer describe_buffer(const void* base, const MPI_Count* counts, const MPI_Aint* displs,
+                                          MPI_Datatype type);
+
+/// @brief alltoallw's large-count form.
+[[nodiscard]] BlockBuffer describe_buffer(const void* base, const MPI_Count* counts, const MPI_Aint* byte_displs,
+                                          const BlockTypes& types);
+
+/// @brief Whether this build can move messages of more than INT_MAX elements or bytes (MPI-4's
+/// large-count point-to-point and packing functions).
+inline constexpr bool kLargeMessages =
+#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+    true;
+#else
+    false;
+#endif
+
+/// @brief MPI_Isend and MPI_Irecv of any count (the large-count forms above INT_MAX).
+/// @throws NbrError(NBR_ERR_ARG) above INT_MAX without them, NBR_ERR_MPI on MPI failure.
+void isend(const void* buffer, MPI_Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+           MPI_Request* request);
+void irecv(void* buffer, MPI_Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request* request);
 
 /// @brief Packs block `block` of `buffer` into `dst` (exactly buffer.bytes(block) bytes).
 void pack_block(const BlockBuffer& buffer, std::uint32_t block, char* dst, MPI_Comm comm);

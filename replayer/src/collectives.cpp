@@ -1,6 +1,7 @@
 // The collectives of nbr.h: blocking, persistent and nonblocking, fixed-size and v-variants,
 // and the request functions. Every entry point catches every C++ exception (guarded).
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -46,12 +47,12 @@ struct CallArgs {
     Collective collective = Collective::allgather;
     bool variable = false;  // a v-variant
     const void* sendbuf = nullptr;
-    int sendcount = 0;
+    MPI_Count sendcount = 0;  // an int unless `large`
     const int* sendcounts = nullptr;
     const int* sdispls = nullptr;
     MPI_Datatype sendtype = MPI_DATATYPE_NULL;
     void* recvbuf = nullptr;
-    int recvcount = 0;
+    MPI_Count recvcount = 0;
     const int* recvcounts = nullptr;
     const int* rdispls = nullptr;
     MPI_Datatype recvtype = MPI_DATATYPE_NULL;
@@ -64,12 +65,41 @@ struct CallArgs {
     const MPI_Datatype* recvtypes = nullptr;
     const BlockTypes* send_shapes = nullptr;  // set by hold_types
     const BlockTypes* recv_shapes = nullptr;
+    // Large-count forms (MPI-4's _c): counts as MPI_Count, displacements as MPI_Aint, in these
+    // arrays instead of the int ones (alltoallw_c: its byte displacements stay where they are).
+    bool large = false;
+    const MPI_Count* sendcounts_c = nullptr;
+    const MPI_Aint* sdispls_c = nullptr;
+    const MPI_Count* recvcounts_c = nullptr;
+    const MPI_Aint* rdispls_c = nullptr;
+
+    /// Counts of the v-variants' block `slot`, whichever array holds them.
+    [[nodiscard]] MPI_Count send_count_at(std::size_t slot) const {
+        return large ? sendcounts_c[slot] : sendcounts[slot];
+    }
+    [[nodiscard]] MPI_Count recv_count_at(std::size_t slot) const {
+        return large ? recvcounts_c[slot] : recvcounts[slot];
+    }
+    [[nodiscard]] bool has_send_arrays() const {
+        const bool counts = large ? sendcounts_c != nullptr : sendcounts != nullptr;
+        if (per_block_types) return counts && sbyte_displs != nullptr && sendtypes != nullptr;
+        return counts && (large ? sdispls_c != nullptr : sdispls != nullptr);
+    }
+    [[nodiscard]] bool has_recv_arrays() const {
+        const bool counts = large ? recvcounts_c != nullptr : recvcounts != nullptr;
+        if (per_block_types) return counts && rbyte_displs != nullptr && recvtypes != nullptr;
+        return counts && (large ? rdispls_c != nullptr : rdispls != nullptr);
+    }
 };
 
 const char* name_of(const CallArgs& a) {
-    if (a.collective == Collective::allgather) return a.variable ? "allgatherv" : "allgather";
-    if (a.per_block_types) return "alltoallw";
-    return a.variable ? "alltoallv" : "alltoall";
+    static const char* const names[2][5] = {
+        {"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"},
+        {"allgather_c", "allgatherv_c", "alltoall_c", "alltoallv_c", "alltoallw_c"}};
+    const int shape = a.collective == Collective::allgather ? (a.variable ? 1 : 0)
+                      : a.per_block_types                   ? 4
+                                                            : (a.variable ? 3 : 2);
+    return names[a.large ? 1 : 0][shape];
 }
 
 /// A NULL buffer that would carry data is an error, unless its datatype is derived: derived
@@ -87,18 +117,15 @@ void check_buffers(const CallArgs& a, const PatternState& pattern, bool sends, b
 /// alltoallw's arrays of one direction: present where the rank has neighbors, counts not
 /// negative, datatypes usable, at the slots of real neighbors. No buffer check: with byte
 /// displacements, MPI_BOTTOM (NULL) and absolute addresses are common with any datatype.
-template <class Bad>
-void check_per_block(const char* side, std::size_t neighbors, const std::vector<std::uint32_t>& slots,
-                     const int* counts, const MPI_Aint* displs, const MPI_Datatype* types, MPI_Comm comm,
-                     const Bad& bad) {
+template <class Count, class Bad>
+void check_per_block(const char* side, std::size_t neighbors, const std::vector<std::uint32_t>& slots, bool arrays,
+                     const Count& count_at, const MPI_Datatype* types, MPI_Comm comm, const Bad& bad) {
     if (neighbors == 0) return;
-    if (counts == nullptr || displs == nullptr || types == nullptr) {
-        bad(std::string(side) + "counts, " + side + "displs or " + side + "types is NULL");
-    }
+    if (!arrays) bad(std::string(side) + "counts, " + side + "displs or " + side + "types is NULL");
     for (std::size_t i = 0; i < neighbors; ++i) {
         const std::size_t at = slots.empty() ? i : slots[i];
         const std::string where = "[" + std::to_string(at) + "]";
-        if (counts[at] < 0) bad(std::string(side) + "counts" + where + " is negative");
+        if (count_at(at) < 0) bad(std::string(side) + "counts" + where + " is negative");
         if (types[at] == MPI_DATATYPE_NULL) bad(std::string(side) + "types" + where + " is MPI_DATATYPE_NULL");
         if (!nbr::internal::is_usable_type(types[at], comm)) {
             bad(std::string(side) + "types" + where + " is not committed (MPI_Type_commit)");
@@ -106,8 +133,47 @@ void check_per_block(const char* side, std::size_t neighbors, const std::vector<
     }
 }
 
+/// Large-count calls: every block's bytes (count x type size) must be addressable, checked
+/// before anything is sized by them. The arrays and types were checked already.
+template <class Bad>
+void check_large_blocks(const CallArgs& a, const PatternState& pattern, const Bad& bad) {
+    const auto fits = [&](MPI_Count count, MPI_Datatype type, const std::string& what) {
+        const auto size = static_cast<MPI_Count>(nbr::internal::shape_of(type).size);
+        MPI_Count bytes = 0;
+        if (__builtin_mul_overflow(count, size, &bytes) || bytes > PTRDIFF_MAX) {
+            bad(what + " would hold more bytes than memory can address");
+        }
+    };
+    const auto each = [&](const std::vector<int>& neighbors, const std::vector<std::uint32_t>& slots, bool send) {
+        for (std::size_t i = 0; i < neighbors.size(); ++i) {
+            const std::size_t at = slots.empty() ? i : slots[i];
+            const MPI_Datatype type =
+                a.per_block_types ? (send ? a.sendtypes[at] : a.recvtypes[at]) : (send ? a.sendtype : a.recvtype);
+            fits(send ? a.send_count_at(at) : a.recv_count_at(at), type,
+                 std::string(send ? "send" : "receive") + " block " + std::to_string(at));
+        }
+    };
+    if (a.variable) each(pattern.in, pattern.slots.in, false);
+    if (!a.variable) fits(a.recvcount, a.recvtype, "a receive block");
+    if (a.collective == Collective::allgather || !a.variable) {
+        fits(a.sendcount, a.sendtype, "the send block");
+    } else {
+        each(pattern.out, pattern.slots.out, true);
+    }
+}
+
+void check_counts_of(const CallArgs& a, const PatternState& pattern);
+
 /// Checks counts (and that the arrays exist where the rank has neighbors); throws NBR_ERR_ARG.
 void check_counts(const CallArgs& a, const PatternState& pattern) {
+    check_counts_of(a, pattern);
+    if (!a.large) return;
+    check_large_blocks(a, pattern, [&](const std::string& what) {
+        throw NbrError(NBR_ERR_ARG, std::string(name_of(a)) + " on rank " + std::to_string(pattern.rank) + ": " + what);
+    });
+}
+
+void check_counts_of(const CallArgs& a, const PatternState& pattern) {
     const auto bad = [&](const std::string& what) {
         throw NbrError(NBR_ERR_ARG, std::string(name_of(a)) + " on rank " + std::to_string(pattern.rank) + ": " + what);
     };
@@ -115,10 +181,12 @@ void check_counts(const CallArgs& a, const PatternState& pattern) {
         if (a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE) {
             bad("MPI_IN_PLACE is not allowed in neighborhood collectives");
         }
-        check_per_block("recv", pattern.in.size(), pattern.slots.in, a.recvcounts, a.rbyte_displs, a.recvtypes,
-                        pattern.comm, bad);
-        check_per_block("send", pattern.out.size(), pattern.slots.out, a.sendcounts, a.sbyte_displs, a.sendtypes,
-                        pattern.comm, bad);
+        check_per_block(
+            "recv", pattern.in.size(), pattern.slots.in, a.has_recv_arrays(),
+            [&](std::size_t at) { return a.recv_count_at(at); }, a.recvtypes, pattern.comm, bad);
+        check_per_block(
+            "send", pattern.out.size(), pattern.slots.out, a.has_send_arrays(),
+            [&](std::size_t at) { return a.send_count_at(at); }, a.sendtypes, pattern.comm, bad);
         return;
     }
     if (a.sendtype == MPI_DATATYPE_NULL || a.recvtype == MPI_DATATYPE_NULL) bad("datatype is MPI_DATATYPE_NULL");
@@ -137,10 +205,10 @@ void check_counts(const CallArgs& a, const PatternState& pattern) {
     const auto slot_out = [&](std::size_t j) { return slots.out.empty() ? j : std::size_t{slots.out[j]}; };
     const auto in = pattern.in.size();
     const auto out = pattern.out.size();
-    if (in > 0 && (a.recvcounts == nullptr || a.rdispls == nullptr)) bad("recvcounts or displs is NULL");
+    if (in > 0 && !a.has_recv_arrays()) bad("recvcounts or displs is NULL");
     bool receives = false;
     for (std::size_t i = 0; i < in; ++i) {
-        const int count = a.recvcounts[slot_in(i)];
+        const MPI_Count count = a.recv_count_at(slot_in(i));
         if (count < 0) bad("recvcounts[" + std::to_string(slot_in(i)) + "] is negative");
         receives = receives || count > 0;
     }
@@ -149,10 +217,10 @@ void check_counts(const CallArgs& a, const PatternState& pattern) {
         check_buffers(a, pattern, a.sendcount > 0, receives, bad);
         return;
     }
-    if (out > 0 && (a.sendcounts == nullptr || a.sdispls == nullptr)) bad("sendcounts or sdispls is NULL");
+    if (out > 0 && !a.has_send_arrays()) bad("sendcounts or sdispls is NULL");
     bool sends = false;
     for (std::size_t j = 0; j < out; ++j) {
-        const int count = a.sendcounts[slot_out(j)];
+        const MPI_Count count = a.send_count_at(slot_out(j));
         if (count < 0) bad("sendcounts[" + std::to_string(slot_out(j)) + "] is negative");
         sends = sends || count > 0;
     }
@@ -174,18 +242,32 @@ void hold_types(CallArgs& a, const PatternState& pattern, BlockTypes& send, Bloc
 /// The send buffer of a call, its blocks numbered as the pattern's out-neighbors.
 BlockBuffer send_buffer(const CallArgs& a, MPI_Datatype type, const PatternState& pattern) {
     if (a.collective == Collective::allgather) return describe_buffer(a.sendbuf, a.sendcount, type);
-    BlockBuffer buffer = a.per_block_types ? describe_buffer(a.sendbuf, a.sendcounts, a.sbyte_displs, *a.send_shapes)
-                         : a.variable      ? describe_buffer(a.sendbuf, a.sendcounts, a.sdispls, type)
-                                           : describe_buffer(a.sendbuf, a.sendcount, type);
+    BlockBuffer buffer;
+    if (a.per_block_types) {
+        buffer = a.large ? describe_buffer(a.sendbuf, a.sendcounts_c, a.sbyte_displs, *a.send_shapes)
+                         : describe_buffer(a.sendbuf, a.sendcounts, a.sbyte_displs, *a.send_shapes);
+    } else if (a.variable) {
+        buffer = a.large ? describe_buffer(a.sendbuf, a.sendcounts_c, a.sdispls_c, type)
+                         : describe_buffer(a.sendbuf, a.sendcounts, a.sdispls, type);
+    } else {
+        buffer = describe_buffer(a.sendbuf, a.sendcount, type);
+    }
     if (!pattern.slots.out.empty()) buffer.slots = pattern.slots.out.data();
     return buffer;
 }
 
 /// The receive buffer of a call, its blocks numbered as the pattern's in-neighbors.
 BlockBuffer recv_buffer(const CallArgs& a, MPI_Datatype type, const PatternState& pattern) {
-    BlockBuffer buffer = a.per_block_types ? describe_buffer(a.recvbuf, a.recvcounts, a.rbyte_displs, *a.recv_shapes)
-                         : a.variable      ? describe_buffer(a.recvbuf, a.recvcounts, a.rdispls, type)
-                                           : describe_buffer(a.recvbuf, a.recvcount, type);
+    BlockBuffer buffer;
+    if (a.per_block_types) {
+        buffer = a.large ? describe_buffer(a.recvbuf, a.recvcounts_c, a.rbyte_displs, *a.recv_shapes)
+                         : describe_buffer(a.recvbuf, a.recvcounts, a.rbyte_displs, *a.recv_shapes);
+    } else if (a.variable) {
+        buffer = a.large ? describe_buffer(a.recvbuf, a.recvcounts_c, a.rdispls_c, type)
+                         : describe_buffer(a.recvbuf, a.recvcounts, a.rdispls, type);
+    } else {
+        buffer = describe_buffer(a.recvbuf, a.recvcount, type);
+    }
     if (!pattern.slots.in.empty()) buffer.slots = pattern.slots.in.data();
     return buffer;
 }
@@ -248,15 +330,42 @@ Execution& blocking_execution(PatternState& pattern, Variant& variant, Collectiv
 
 /// The native collective on the pattern's private communicator `c` (same topology as the
 /// user's); MPI's error code.
-[[gnu::always_inline]] inline int call_native(MPI_Comm c, const CallArgs& a) {
+[[gnu::cold]] int call_native_large(MPI_Comm c, const CallArgs& a) {
+#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
     if (a.collective == Collective::allgather && !a.variable) {
-        return MPI_Neighbor_allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
+        return MPI_Neighbor_allgather_c(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
     }
     if (a.collective == Collective::alltoall && !a.variable) {
-        return MPI_Neighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
+        return MPI_Neighbor_alltoall_c(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
     }
     if (a.collective == Collective::allgather) {
-        return MPI_Neighbor_allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
+        return MPI_Neighbor_allgatherv_c(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts_c, a.rdispls_c,
+                                         a.recvtype, c);
+    }
+    if (a.per_block_types) {
+        return MPI_Neighbor_alltoallw_c(a.sendbuf, a.sendcounts_c, a.sbyte_displs, a.sendtypes, a.recvbuf,
+                                        a.recvcounts_c, a.rbyte_displs, a.recvtypes, c);
+    }
+    return MPI_Neighbor_alltoallv_c(a.sendbuf, a.sendcounts_c, a.sdispls_c, a.sendtype, a.recvbuf, a.recvcounts_c,
+                                    a.rdispls_c, a.recvtype, c);
+#else
+    (void)c, (void)a;
+    return MPI_ERR_INTERN;  // no large-count entry points call this
+#endif
+}
+
+[[gnu::always_inline]] inline int call_native(MPI_Comm c, const CallArgs& a) {
+    if (a.large) return call_native_large(c, a);
+    const auto send_count = static_cast<int>(a.sendcount);  // int unless large
+    const auto recv_count = static_cast<int>(a.recvcount);
+    if (a.collective == Collective::allgather && !a.variable) {
+        return MPI_Neighbor_allgather(a.sendbuf, send_count, a.sendtype, a.recvbuf, recv_count, a.recvtype, c);
+    }
+    if (a.collective == Collective::alltoall && !a.variable) {
+        return MPI_Neighbor_alltoall(a.sendbuf, send_count, a.sendtype, a.recvbuf, recv_count, a.recvtype, c);
+    }
+    if (a.collective == Collective::allgather) {
+        return MPI_Neighbor_allgatherv(a.sendbuf, send_count, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
                                        a.recvtype, c);
     }
     if (a.per_block_types) {
@@ -292,7 +401,7 @@ bool usable_counts(const CallArgs& a, const nbr::internal::HandOff& record) {
 /// common predefined types qualify, the same calls the full path would hand over; any other
 /// call, and so every error, takes the full path and its checks and messages.
 MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a) {
-    if (a.per_block_types) return MPI_COMM_NULL;  // its many datatypes: checked on the full path
+    if (a.per_block_types || a.large) return MPI_COMM_NULL;  // checked on the full path
     const nbr::internal::HandOff* record = nbr::internal::hand_off_of(reinterpret_cast<std::uintptr_t>(handle));
     if (record == nullptr || !nbr::internal::progress::none_registered()) return MPI_COMM_NULL;
     const int send_size = nbr::internal::predefined_size(a.sendtype);
@@ -378,6 +487,34 @@ MPI_Datatype retain_type(MPI_Datatype type, bool* owned) {
     return copy;
 }
 
+/// keep_arrays for the large-count forms.
+void keep_large_arrays(RequestState& request, CallArgs& a, const PatternState& pattern, std::size_t in,
+                       std::size_t out) {
+    request.recv_counts_c.assign(a.recvcounts_c, a.recvcounts_c + in);
+    a.recvcounts_c = request.recv_counts_c.data();
+    const bool sends = a.collective == Collective::alltoall;
+    if (sends) {
+        request.send_counts_c.assign(a.sendcounts_c, a.sendcounts_c + out);
+        a.sendcounts_c = request.send_counts_c.data();
+    }
+    if (!a.per_block_types) {
+        request.recv_displs_c.assign(a.rdispls_c, a.rdispls_c + in);
+        a.rdispls_c = request.recv_displs_c.data();
+        if (sends) {
+            request.send_displs_c.assign(a.sdispls_c, a.sdispls_c + out);
+            a.sdispls_c = request.send_displs_c.data();
+        }
+        return;
+    }
+    request.recv_byte_displs.assign(a.rbyte_displs, a.rbyte_displs + in);
+    request.send_byte_displs.assign(a.sbyte_displs, a.sbyte_displs + out);
+    a.rbyte_displs = request.recv_byte_displs.data();
+    a.sbyte_displs = request.send_byte_displs.data();
+    hold_types(a, pattern, request.send_types, request.recv_types, true);
+    a.sendtypes = request.send_types.types.data();
+    a.recvtypes = request.recv_types.types.data();
+}
+
 /// Copies the v-variants' arrays into the request and points `a` at the copies.
 void keep_arrays(RequestState& request, CallArgs& a, const PatternState& pattern) {
     if (!a.variable) return;
@@ -385,6 +522,10 @@ void keep_arrays(RequestState& request, CallArgs& a, const PatternState& pattern
     // (arrays may then be NULL: check_counts requires them only for real neighbors).
     const auto in = pattern.in.empty() ? 0 : pattern.slots.in_blocks;
     const auto out = pattern.out.empty() ? 0 : pattern.slots.out_blocks;
+    if (a.large) {
+        keep_large_arrays(request, a, pattern, in, out);
+        return;
+    }
     if (a.per_block_types) {
         request.recv_counts.assign(a.recvcounts, a.recvcounts + in);
         request.recv_byte_displs.assign(a.rbyte_displs, a.rbyte_displs + in);
@@ -497,7 +638,8 @@ constexpr std::size_t kNativePersistentMinBytes = 512;
 /// rank decides alike: matching calls have blocks of one size on all ranks.
 bool native_persistent(const Variant& variant, const CallArgs& a, const BlockBuffer& recv) {
 #if defined(NBR_NATIVE_INIT)
-    return !a.variable && variant.native[index_of(a.collective)] && recv.bytes(0) >= kNativePersistentMinBytes;
+    return !a.variable && !a.large && variant.native[index_of(a.collective)] &&
+           recv.bytes(0) >= kNativePersistentMinBytes;
 #else
     (void)variant, (void)a, (void)recv;
     return false;
@@ -507,11 +649,12 @@ bool native_persistent(const Variant& variant, const CallArgs& a, const BlockBuf
 MPI_Request native_persistent_init(const CallArgs& a, MPI_Comm comm) {
     MPI_Request request = MPI_REQUEST_NULL;
 #if defined(NBR_NATIVE_INIT)
-    const int code = a.collective == Collective::allgather
-                         ? NBR_NATIVE_INIT(allgather)(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,
-                                                      a.recvtype, comm, MPI_INFO_NULL, &request)
-                         : NBR_NATIVE_INIT(alltoall)(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,
-                                                     a.recvtype, comm, MPI_INFO_NULL, &request);
+    const int code =
+        a.collective == Collective::allgather
+            ? NBR_NATIVE_INIT(allgather)(a.sendbuf, static_cast<int>(a.sendcount), a.sendtype, a.recvbuf,
+                                         static_cast<int>(a.recvcount), a.recvtype, comm, MPI_INFO_NULL, &request)
+            : NBR_NATIVE_INIT(alltoall)(a.sendbuf, static_cast<int>(a.sendcount), a.sendtype, a.recvbuf,
+                                        static_cast<int>(a.recvcount), a.recvtype, comm, MPI_INFO_NULL, &request);
     nbr::internal::check_mpi(code, "native persistent collective init");
 #else
     (void)a, (void)comm;
@@ -749,6 +892,47 @@ CallArgs alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint s
     return a;
 }
 
+#if NBR_HAVE_LARGE_COUNT
+CallArgs fixed_c(Collective c, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype) {
+    CallArgs a = fixed(c, sendbuf, 0, sendtype, recvbuf, 0, recvtype);
+    a.large = true;
+    a.sendcount = sendcount;
+    a.recvcount = recvcount;
+    return a;
+}
+
+CallArgs allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype) {
+    CallArgs a = fixed_c(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype);
+    a.variable = true;
+    a.recvcounts_c = recvcounts;
+    a.rdispls_c = displs;
+    return a;
+}
+
+CallArgs alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                     void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype) {
+    CallArgs a = fixed_c(Collective::alltoall, sendbuf, 0, sendtype, recvbuf, 0, recvtype);
+    a.variable = true;
+    a.sendcounts_c = sendcounts;
+    a.sdispls_c = sdispls;
+    a.recvcounts_c = recvcounts;
+    a.rdispls_c = rdispls;
+    return a;
+}
+
+CallArgs alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[]) {
+    CallArgs a = alltoallw(sendbuf, nullptr, sdispls, sendtypes, recvbuf, nullptr, rdispls, recvtypes);
+    a.large = true;
+    a.sendcounts_c = sendcounts;
+    a.recvcounts_c = recvcounts;
+    return a;
+}
+#endif
+
 /// The requests behind `handles` (nullptr for NBR_REQUEST_NULL), in `states`.
 /// @throws NbrError(NBR_ERR_ARG) naming the index of a handle that is not live.
 void resolve_all(int count, const nbr_request_t handles[], RequestState* states[], const char* what) {
@@ -927,6 +1111,124 @@ int nbr_ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
     return start_nonblocking(
         pattern, alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes), request);
 }
+
+#if NBR_HAVE_LARGE_COUNT
+
+// ---- large-count forms ------------------------------------------------------------------------
+
+int nbr_neighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern) {
+    return run_blocking_fully(
+        pattern, fixed_c(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+}
+
+int nbr_neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern) {
+    return run_blocking_fully(
+        pattern, fixed_c(Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+}
+
+int nbr_neighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                              nbr_pattern_t pattern) {
+    return run_blocking_fully(pattern,
+                              allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
+}
+
+int nbr_neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                             const MPI_Aint rdispls[], MPI_Datatype recvtype, nbr_pattern_t pattern) {
+    return run_blocking_fully(
+        pattern, alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
+}
+
+int nbr_neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern) {
+    return run_blocking_fully(
+        pattern, alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes));
+}
+
+int nbr_ineighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
+                              nbr_request_t* request) {
+    return start_nonblocking(
+        pattern, fixed_c(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), request);
+}
+
+int nbr_ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
+                             nbr_request_t* request) {
+    return start_nonblocking(
+        pattern, fixed_c(Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), request);
+}
+
+int nbr_ineighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                               nbr_pattern_t pattern, nbr_request_t* request) {
+    return start_nonblocking(pattern, allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype),
+                             request);
+}
+
+int nbr_ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                              MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], MPI_Datatype recvtype, nbr_pattern_t pattern,
+                              nbr_request_t* request) {
+    return start_nonblocking(
+        pattern, alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype), request);
+}
+
+int nbr_ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                              const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern,
+                              nbr_request_t* request) {
+    return start_nonblocking(
+        pattern, alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
+        request);
+}
+
+int nbr_neighbor_allgather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
+                                  unsigned long flags, nbr_request_t* request) {
+    return init_persistent(pattern,
+                           fixed_c(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype),
+                           flags, request);
+}
+
+int nbr_neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
+                                 nbr_request_t* request) {
+    return init_persistent(pattern,
+                           fixed_c(Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype),
+                           flags, request);
+}
+
+int nbr_neighbor_allgatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                                   nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request) {
+    return init_persistent(pattern, allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype),
+                           flags, request);
+}
+
+int nbr_neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                  MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint rdispls[], MPI_Datatype recvtype, nbr_pattern_t pattern,
+                                  unsigned long flags, nbr_request_t* request) {
+    return init_persistent(pattern,
+                           alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+                           flags, request);
+}
+
+int nbr_neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                  const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern,
+                                  unsigned long flags, nbr_request_t* request) {
+    return init_persistent(
+        pattern, alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes), flags,
+        request);
+}
+
+#endif  // NBR_HAVE_LARGE_COUNT
 
 int nbr_start(nbr_request_t* handle) {
     return guarded([&] {

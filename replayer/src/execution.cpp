@@ -12,13 +12,14 @@ namespace nbr::internal {
 
 namespace {
 
-/// MPI counts are ints: a staged message must fit one.
-int message_count(std::size_t bytes) {
-    if (bytes > static_cast<std::size_t>(INT_MAX)) {
+/// A staged message's byte count: above INT_MAX only with MPI-4's large-count functions.
+MPI_Count message_count(std::size_t bytes) {
+    if (bytes > static_cast<std::size_t>(INT_MAX) && !kLargeMessages) {
         throw NbrError(NBR_ERR_ARG, "a combined message would hold " + std::to_string(bytes) +
-                                        " bytes, more than an MPI count can describe");
+                                        " bytes, more than an MPI count can describe (this MPI library has no "
+                                        "large-count functions)");
     }
-    return static_cast<int>(bytes);
+    return static_cast<MPI_Count>(bytes);
 }
 
 }  // namespace
@@ -227,16 +228,14 @@ void Execution::post_all() {
 void Execution::post_direct() {
     MPI_Request* request = requests_.data();
     for (const DirectOp& op : plan_->direct_recvs) {
-        check_mpi(MPI_Irecv(recv_.address(op.block), recv_.count_of(op.block), recv_.type_of(op.block), op.peer,
-                            tag(op.tag), comm_, request),
-                  "MPI_Irecv");
+        irecv(recv_.address(op.block), recv_.count_of(op.block), recv_.type_of(op.block), op.peer, tag(op.tag), comm_,
+              request);
         ++request;
         ++posted_;
     }
     for (const DirectOp& op : plan_->direct_sends) {
-        check_mpi(MPI_Isend(send_.address(op.block), send_.count_of(op.block), send_.type_of(op.block), op.peer,
-                            tag(op.tag), comm_, request),
-                  "MPI_Isend");
+        isend(send_.address(op.block), send_.count_of(op.block), send_.type_of(op.block), op.peer, tag(op.tag), comm_,
+              request);
         ++request;
         ++posted_;
     }
@@ -248,19 +247,15 @@ void Execution::post_recv(std::uint32_t index) {
     const int peer = static_cast<int>(recv.peer);
     if (recv.direct) {
         const std::uint32_t slot = recv.deliveries[0].second;
-        check_mpi(MPI_Irecv(recv_.address(slot), recv_.count_of(slot), recv_.type_of(slot), peer, tag(recv.tag), comm_,
-                            request),
-                  "MPI_Irecv");
+        irecv(recv_.address(slot), recv_.count_of(slot), recv_.type_of(slot), peer, tag(recv.tag), comm_, request);
     } else if (mode_ == SizeMode::in_band) {
         header_pending_[index] = 1;
-        check_mpi(MPI_Irecv(&recv_headers_[recv.first], message_count(recv.units.size() * sizeof(std::uint64_t)),
-                            MPI_BYTE, peer, tag(recv.tag), comm_, request),
-                  "MPI_Irecv");
+        irecv(&recv_headers_[recv.first], message_count(recv.units.size() * sizeof(std::uint64_t)), MPI_BYTE, peer,
+              tag(recv.tag), comm_, request);
     } else {
-        check_mpi(MPI_Irecv(recv_staging_.data() + recv_offsets_[index],
-                            static_cast<int>(recv_offsets_[index + 1] - recv_offsets_[index]), MPI_BYTE, peer,
-                            tag(recv.tag), comm_, request),
-                  "MPI_Irecv");
+        irecv(recv_staging_.data() + recv_offsets_[index],
+              message_count(recv_offsets_[index + 1] - recv_offsets_[index]), MPI_BYTE, peer, tag(recv.tag), comm_,
+              request);
     }
     ++posted_;
 }
@@ -269,9 +264,8 @@ void Execution::post_send(std::uint32_t index) {
     const SendPlan& send = plan_->sends[index];
     if (send.direct) {
         const std::uint32_t block = plan_->homes[send.units[0]].index;
-        check_mpi(MPI_Isend(send_.address(block), send_.count_of(block), send_.type_of(block),
-                            static_cast<int>(send.peer), tag(send.tag), comm_, &requests_[plan_->recvs.size() + index]),
-                  "MPI_Isend");
+        isend(send_.address(block), send_.count_of(block), send_.type_of(block), static_cast<int>(send.peer),
+              tag(send.tag), comm_, &requests_[plan_->recvs.size() + index]);
         ++posted_;
         return;
     }
@@ -288,10 +282,9 @@ void Execution::post_send(std::uint32_t index) {
     (void)message_count(bytes);
     std::vector<char>& payload = send_payload_[index];
     payload.resize(bytes);
-    check_mpi(MPI_Isend(&send_headers_[send.first], static_cast<int>(send.units.size() * sizeof(std::uint64_t)),
-                        MPI_BYTE, static_cast<int>(send.peer), tag(send.tag), comm_,
-                        &requests_[plan_->recvs.size() + plan_->sends.size() + index]),
-              "MPI_Isend");
+    isend(&send_headers_[send.first], static_cast<int>(send.units.size() * sizeof(std::uint64_t)), MPI_BYTE,
+          static_cast<int>(send.peer), tag(send.tag), comm_,
+          &requests_[plan_->recvs.size() + plan_->sends.size() + index]);
     ++posted_;
     if (bytes > 0) post_staged_send(index, payload.data(), bytes);
 }
@@ -303,9 +296,8 @@ void Execution::post_staged_send(std::uint32_t index, char* message, std::size_t
         copy_unit(unit, target);
         target += unit_size(unit);
     }
-    check_mpi(MPI_Isend(message, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(send.peer), tag(send.tag), comm_,
-                        &requests_[plan_->recvs.size() + index]),
-              "MPI_Isend");
+    isend(message, message_count(bytes), MPI_BYTE, static_cast<int>(send.peer), tag(send.tag), comm_,
+          &requests_[plan_->recvs.size() + index]);
     ++posted_;
 }
 
@@ -341,9 +333,8 @@ void Execution::header_arrived(std::uint32_t index) {
         complete_recv(index);
         return;
     }
-    check_mpi(MPI_Irecv(payload.data(), static_cast<int>(bytes), MPI_BYTE, static_cast<int>(recv.peer), tag(recv.tag),
-                        comm_, &requests_[index]),
-              "MPI_Irecv");
+    irecv(payload.data(), message_count(bytes), MPI_BYTE, static_cast<int>(recv.peer), tag(recv.tag), comm_,
+          &requests_[index]);
     ++posted_;
 }
 

@@ -92,7 +92,9 @@ struct RequestState {
     bool own_recv_type = false;
     std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // v-variants: copies
     std::vector<MPI_Aint> send_byte_displs, recv_byte_displs;             // alltoallw: copies
-    BlockTypes send_types, recv_types;                                    // alltoallw: retained
+    std::vector<MPI_Count> send_counts_c, recv_counts_c;                  // large-count forms: copies
+    std::vector<MPI_Aint> send_displs_c, recv_displs_c;
+    BlockTypes send_types, recv_types;  // alltoallw: retained
     std::unique_ptr<Execution> execution;
     std::uint64_t call = 0;     // nonblocking: call number on the pattern
     std::uint32_t variant = 0;  // the pattern's variant the request runs

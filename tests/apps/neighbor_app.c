@@ -2,8 +2,9 @@
  * neighbor_app: an MPI program written as a third-party benchmark would be, with no nbr
  * header or library. It creates a distributed graph with MPI_Dist_graph_create_adjacent
  * (in-lists not in source order, a duplicate edge), times MPI_Ineighbor_allgather +
- * MPI_Wait from 1 B to 16 KiB, runs MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw (the
- * same blocks, each with its own datatype), and checks every received byte.
+ * MPI_Wait from 1 B to 16 KiB, runs MPI_Neighbor_alltoallv (MPI-4 libraries: its large-count
+ * form MPI_Neighbor_alltoallv_c) and MPI_Neighbor_alltoallw (the same blocks, each with its own
+ * datatype), and checks every received byte.
  * It then creates the other topology kinds (MPI_Dist_graph_create, MPI_Graph_create, a
  * periodic and a non-periodic MPI_Cart_create), runs MPI_Neighbor_alltoall on the
  * MPI_Dist_graph_create one and on the periodic Cartesian one and MPI_Neighbor_alltoallv and
@@ -89,7 +90,20 @@ static int alltoallv(MPI_Comm graph, int rank, const int* in) {
         rdispls[k] = 20 * k + 1;
     }
     memset(recv, 0, sizeof recv);
+#if MPI_VERSION >= 4
+    /* MPI-4 libraries: the large-count form, with the same blocks. */
+    MPI_Count scounts_c[3], rcounts_c[3];
+    MPI_Aint sdispls_c[3], rdispls_c[3];
+    for (int j = 0; j < 3; ++j) {
+        scounts_c[j] = scounts[j];
+        sdispls_c[j] = sdispls[j];
+        rcounts_c[j] = rcounts[j];
+        rdispls_c[j] = rdispls[j];
+    }
+    MPI_Neighbor_alltoallv_c(send, scounts_c, sdispls_c, MPI_BYTE, recv, rcounts_c, rdispls_c, MPI_BYTE, graph);
+#else
     MPI_Neighbor_alltoallv(send, scounts, sdispls, MPI_BYTE, recv, rcounts, rdispls, MPI_BYTE, graph);
+#endif
     for (int k = 0; k < 3; ++k)
         for (int i = 0; i < rcounts[k]; ++i)
             if (recv[rdispls[k] + i] != value(in[k], source_slot(k), i)) ++errors;

@@ -68,7 +68,8 @@ check '! grep -v "no pattern in NBR_PATTERNS" <<<"$out" | grep -q "not completed
 
 out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/patterns:$work/other" NBR_REPORT=1 "$neighbor_app" 3)
 check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app under preload: $out"
-# 8 sizes x 3 iterations of MPI_Ineighbor_allgather + 1 MPI_Neighbor_alltoallv + 1
+# 8 sizes x 3 iterations of MPI_Ineighbor_allgather + 1 MPI_Neighbor_alltoallv (with MPICH its
+# large-count form MPI_Neighbor_alltoallv_c, replayed too) + 1
 # MPI_Neighbor_alltoallw on the first
 # communicator, 1 MPI_Neighbor_alltoall on the periodic Cartesian one; the graph communicator
 # gets its pattern but no call. The MPI_Dist_graph_create one has no pattern: its call runs
