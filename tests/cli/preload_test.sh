@@ -18,26 +18,29 @@ dup_app=$7
 source "$(dirname "$0")/lib.sh"
 cd "$work" || exit 1
 
-# The wrapper table (interpose/collective_table.hpp) must cover MPI-4.1's 12 neighborhood
+# The wrapper table (interpose/collective_table.hpp) must cover MPI-4.1's 15 neighborhood
 # collectives in every binding the library wraps: C always (persistent ones under the MPI
 # library's name, MPIX_ on Open MPI 4.1), and on Open MPI the Fortran entry points and their
-# f08 aliases. A missing or misnamed row fails here.
+# f08 aliases; on MPICH (MPI-4) also the 15 large-count forms (_c). A missing or misnamed row
+# fails here.
 exported=$(nm -D --defined-only "$preload_lib" | awk '{print $3}')
 has() { grep -qx "$1" <<<"$exported" || fail "libnbr-preload does not define $1"; }
 persistent=MPI_
 openmpi=0
 if ldd "$preload_lib" | grep -q "libmpi.so.40"; then persistent=MPIX_; openmpi=1; fi
 rows=0
-for name in allgather alltoall allgatherv alltoallv; do
+for name in allgather alltoall allgatherv alltoallv alltoallw; do
   has "MPI_Neighbor_$name"
   has "MPI_Ineighbor_$name"
   has "${persistent}Neighbor_${name}_init"
   if [ "$openmpi" = 1 ]; then
     for f in "mpi_neighbor_$name" "mpi_ineighbor_$name" "mpix_neighbor_${name}_init"; do has "${f}_"; has "${f}_f08_"; done
+  else
+    has "MPI_Neighbor_${name}_c"; has "MPI_Ineighbor_${name}_c"; has "MPI_Neighbor_${name}_init_c"
   fi
   rows=$((rows + 3))
 done
-[ "$rows" -eq 12 ] || fail "checked $rows collectives, not 12"
+[ "$rows" -eq 15 ] || fail "checked $rows collectives, not 15"
 
 # Capture both applications and compile their topologies: the mixed one's two communicators
 # (created twice: same topologies) with auto and naive; of neighbor_app, the first
