@@ -20,6 +20,10 @@ check '[ -n "$exported" ]' "nm found no dynamic symbols in $lib"
 check '[ -z "$others" ]' "$lib exports symbols beyond the C API: $(head -5 <<<"$others" | tr '\n' ' ')"
 declared=$(grep -oE '\bnbr_[a-z0-9_]+ *\(' "$header" | tr -d ' (' | sort -u)
 check '[ "$(wc -l <<<"$declared")" -ge 25 ]' "found only $(wc -l <<<"$declared") functions in $header"
+# The large-count forms (_c) are declared and built only with an MPI-4 library: all or none.
+large=$(grep -c '^nbr_.*_c$' <<<"$exported" || true)
+check '[ "$large" -eq 0 ] || [ "$large" -eq 15 ]' "$lib exports $large of the 15 large-count forms"
+if [ "$large" -eq 0 ]; then declared=$(grep -v '_c$' <<<"$declared"); fi
 for f in $declared; do
   check 'grep -qx "$f" <<<"$exported"' "$header declares $f, which $lib does not export"
 done
