@@ -128,7 +128,7 @@ void require_large(MPI_Count count, const char* what) {
 void isend(const void* buffer, MPI_Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
            MPI_Request* request) {
     require_large(count, "a message");
-#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+#if NBR_LARGE_MESSAGES
     if (count > INT_MAX) {
         check_mpi(MPI_Isend_c(buffer, count, type, peer, tag, comm, request), "MPI_Isend_c");
         return;
@@ -139,7 +139,7 @@ void isend(const void* buffer, MPI_Count count, MPI_Datatype type, int peer, int
 
 void irecv(void* buffer, MPI_Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request* request) {
     require_large(count, "a message");
-#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+#if NBR_LARGE_MESSAGES
     if (count > INT_MAX) {
         check_mpi(MPI_Irecv_c(buffer, count, type, peer, tag, comm, request), "MPI_Irecv_c");
         return;
@@ -159,7 +159,7 @@ void pack_block(const BlockBuffer& buffer, std::uint32_t block, char* dst, MPI_C
     const MPI_Count count = buffer.count_of(block);
     MPI_Count position = 0;
     require_large(static_cast<MPI_Count>(bytes), "a packed block");
-#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+#if NBR_LARGE_MESSAGES
     if (bytes > INT_MAX || count > INT_MAX) {
         check_mpi(MPI_Pack_c(src, count, buffer.type_of(block), dst, static_cast<MPI_Count>(bytes), &position, comm),
                   "MPI_Pack_c");
@@ -189,7 +189,7 @@ void unpack_block(const BlockBuffer& buffer, std::uint32_t block, const char* sr
     }
     const MPI_Count count = buffer.count_of(block);
     require_large(static_cast<MPI_Count>(bytes), "a packed block");
-#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+#if NBR_LARGE_MESSAGES
     if (bytes > INT_MAX || count > INT_MAX) {
         MPI_Count position = 0;
         check_mpi(MPI_Unpack_c(src, static_cast<MPI_Count>(bytes), &position, dst, count, buffer.type_of(block), comm),

@@ -104,14 +104,14 @@ struct BlockBuffer {
 [[nodiscard]] BlockBuffer describe_buffer(const void* base, const MPI_Count* counts, const MPI_Aint* byte_displs,
                                           const BlockTypes& types);
 
-/// @brief Whether this build can move messages of more than INT_MAX elements or bytes (MPI-4's
-/// large-count point-to-point and packing functions).
-inline constexpr bool kLargeMessages =
+/// Whether this build can move messages of more than INT_MAX elements or bytes (MPI-4's
+/// large-count point-to-point, packing and collective functions; SMPI has none).
 #if MPI_VERSION >= 4 && !defined(NBR_SMPI)
-    true;
+#define NBR_LARGE_MESSAGES 1
 #else
-    false;
+#define NBR_LARGE_MESSAGES 0
 #endif
+inline constexpr bool kLargeMessages = NBR_LARGE_MESSAGES != 0;
 
 /// @brief MPI_Isend and MPI_Irecv of any count (the large-count forms above INT_MAX).
 /// @throws NbrError(NBR_ERR_ARG) above INT_MAX without them, NBR_ERR_MPI on MPI failure.

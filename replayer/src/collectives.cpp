@@ -331,7 +331,7 @@ Execution& blocking_execution(PatternState& pattern, Variant& variant, Collectiv
 /// The native collective on the pattern's private communicator `c` (same topology as the
 /// user's); MPI's error code.
 [[gnu::cold]] int call_native_large(MPI_Comm c, const CallArgs& a) {
-#if MPI_VERSION >= 4 && !defined(NBR_SMPI)
+#if NBR_LARGE_MESSAGES
     if (a.collective == Collective::allgather && !a.variable) {
         return MPI_Neighbor_allgather_c(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, c);
     }
