@@ -1,4 +1,5 @@
 // nbrc: the nbr pattern compiler. A thin CLI11 driver over the nbr_compiler library.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -73,6 +74,19 @@ struct Options {
     std::string placement;
     std::string baseline;
     bool print_machine = false;
+    // simulate: noise, skew, execution rule, back-to-back calls
+    std::string rule = "event";
+    std::string noise;  // FREQ_HZ:DURATION_US[:SPREAD]
+    bool coscheduled = false;
+    std::vector<std::uint32_t> noisy_ranks;
+    std::optional<std::uint32_t> noisy_node;
+    std::string detour_trace;
+    std::string late;  // RANK:US
+    std::string skew;  // US[:SPREAD]
+    std::uint32_t iterations = 1;
+    std::uint32_t seeds = 1;
+    std::uint64_t seed = 1;
+    nbr::simulator::Perturbation perturbation;  // parsed from the above
 };
 
 /// Parses --v-bytes: "LO:HI" or "N" (K, M suffixes), LO <= HI.
@@ -133,7 +147,8 @@ int run_gen_cart(const Options& o) {
         nbr::CartParams params;
         params.dims = o.cart_dims;
         params.periods.assign(o.cart_periods.begin(), o.cart_periods.end());
-        if (params.periods.size() == 1 && params.dims.size() > 1) params.periods.resize(params.dims.size(), params.periods[0]);
+        if (params.periods.size() == 1 && params.dims.size() > 1)
+            params.periods.resize(params.dims.size(), params.periods[0]);
         const auto topology = nbr::generate_cart(params);
         // An adjacency file: a Cartesian in-list is in direction order, not its sources' order.
         nbr::write_adjacency(o.gen_output, topology, "nbr " + nbr::describe(params));
@@ -385,6 +400,80 @@ nbr::Placement simulation_placement(const Options& o, const nbr::simulator::Mach
                                  o.ranks_per_socket.value_or(std::min(machine.ranks_per_socket, per_node)));
 }
 
+/// A non-negative finite number from `text`, or a usage error naming `option`.
+double parse_number(const std::string& option, const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const double value = std::stod(text, &used);
+        if (used == text.size() && std::isfinite(value) && value >= 0) return value;
+    } catch (const std::exception&) {
+    }
+    throw CLI::ValidationError(option, "expected a non-negative number, got '" + text + "'");
+}
+
+/// "A:B[:C]" split at colons.
+std::vector<std::string> fields(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (std::size_t colon; (colon = text.find(':', start)) != std::string::npos; start = colon + 1) {
+        out.push_back(text.substr(start, colon - start));
+    }
+    out.push_back(text.substr(start));
+    return out;
+}
+
+nbr::simulator::Spread parse_spread(const std::string& option, const std::string& name) {
+    try {
+        return nbr::simulator::parse_spread(name);
+    } catch (const nbr::InputError& error) {
+        throw CLI::ValidationError(option, error.what());
+    }
+}
+
+/// simulate's --rule, --noise, --late, --skew, ... as a Perturbation.
+nbr::simulator::Perturbation parse_perturbation(const Options& o) {
+    nbr::simulator::Perturbation p;
+    p.rule = nbr::simulator::parse_execution_rule(o.rule);  // CLI11 checked the name
+    if (!o.noise.empty()) {
+        const auto f = fields(o.noise);
+        if (f.size() < 2 || f.size() > 3)
+            throw CLI::ValidationError("--noise", "expected FREQ_HZ:DURATION_US[:SPREAD]");
+        p.detours.frequency_hz = parse_number("--noise", f[0]);
+        p.detours.duration_us = parse_number("--noise", f[1]);
+        if (f.size() == 3) p.detours.spread = parse_spread("--noise", f[2]);
+        const double max =
+            p.detours.spread == nbr::simulator::Spread::uniform ? 2 * p.detours.duration_us : p.detours.duration_us;
+        if (p.detours.frequency_hz > 0 && max * 1e-6 * p.detours.frequency_hz > 1) {
+            throw CLI::ValidationError("--noise", "detours longer than their period (" + o.noise + ")");
+        }
+    }
+    if (!o.detour_trace.empty()) {
+        try {
+            p.detours.trace = nbr::simulator::read_detour_trace(o.detour_trace);
+        } catch (const nbr::InputError& error) {
+            throw CLI::ValidationError("--detour-trace", error.what());
+        }
+    }
+    p.detours.coscheduled = o.coscheduled;
+    p.noisy_ranks = o.noisy_ranks;
+    p.noisy_node = o.noisy_node;
+    if (!o.late.empty()) {
+        const auto f = fields(o.late);
+        if (f.size() != 2) throw CLI::ValidationError("--late", "expected RANK:DELAY_US");
+        p.late_rank = static_cast<std::uint32_t>(parse_number("--late", f[0]));
+        p.late_us = parse_number("--late", f[1]);
+    }
+    if (!o.skew.empty()) {
+        const auto f = fields(o.skew);
+        if (f.size() > 2) throw CLI::ValidationError("--skew", "expected MEAN_US[:SPREAD]");
+        p.skew_us = parse_number("--skew", f[0]);
+        if (f.size() == 2) p.skew_spread = parse_spread("--skew", f[1]);
+    }
+    p.iterations = o.iterations;
+    p.seed = o.seed;
+    return p;
+}
+
 int run_simulate(const Options& o) {
     on_root([&] {
         const auto machine = nbr::simulator::load_machine(o.machine);
@@ -400,6 +489,8 @@ int run_simulate(const Options& o) {
         request.variable = o.collective.back() == 'v';
         request.sizes = o.size_list;
         request.options.critical_path = o.critical_path;
+        request.options.perturbation = o.perturbation;
+        request.seeds = o.seeds;
         const auto report = nbr::simulator::simulate_directory(
             request, machine, [&](std::uint32_t ranks) { return simulation_placement(o, machine, ranks); });
         std::cout << (o.json ? nbr::simulator::format_report_json(report) : nbr::simulator::format_report(report));
@@ -590,9 +681,10 @@ CLI::App* add_inspect(CLI::App& app, Options& o) {
     inspect->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
     inspect->add_option("--rank", o.rank, "Dump this rank's schedule");
     inspect->add_flag("--json", o.json, "JSON output");
-    inspect->add_option("--wisdom", o.wisdom,
-                        "auto directories: a wisdom file's measurements (NBR_WISDOM, nbr_wisdom_export) beside "
-                        "the model's predictions")
+    inspect
+        ->add_option("--wisdom", o.wisdom,
+                     "auto directories: a wisdom file's measurements (NBR_WISDOM, nbr_wisdom_export) beside "
+                     "the model's predictions")
         ->check(CLI::ExistingFile);
 
     return inspect;
@@ -614,6 +706,32 @@ CLI::App* add_verify(CLI::App& app, Options& o) {
         ->capture_default_str();
 
     return verify;
+}
+
+/// simulate: noise, skew, execution rule, back-to-back calls (docs/simulate.md).
+void add_noise_options(CLI::App* simulate, Options& o) {
+    simulate->add_option("--rule", o.rule, "Execution rule: event (libnbr's), step (step-synchronized), bsp")
+        ->check(CLI::IsMember({"event", "step", "bsp"}))
+        ->capture_default_str();
+    simulate->add_option(
+        "--noise", o.noise,
+        "CPU detours on every rank: FREQ_HZ:DURATION_US[:fixed|uniform|exponential] (e.g. 10:10000:uniform)");
+    simulate->add_option("--detour-trace", o.detour_trace, "CPU detours from a file: 'start_us duration_us' lines")
+        ->check(CLI::ExistingFile);
+    simulate->add_flag("--coscheduled", o.coscheduled, "Detours at the same times on every noisy rank");
+    auto* ranks = simulate->add_option("--noisy-ranks", o.noisy_ranks, "Detours only on these ranks")->delimiter(',');
+    simulate->add_option("--noisy-node", o.noisy_node, "Detours only on the ranks of this node")->excludes(ranks);
+    simulate->add_option("--late", o.late, "One late rank: RANK:DELAY_US, late for every call");
+    simulate->add_option("--skew", o.skew, "Entry skew per rank and call: MEAN_US[:fixed|uniform|exponential]");
+    simulate
+        ->add_option("--iterations", o.iterations,
+                     "Calls back to back (each rank starts call i+1 when its call i ends)")
+        ->check(CLI::Range(1U, 100000U))
+        ->capture_default_str();
+    simulate->add_option("--seeds", o.seeds, "With noise or skew: seeds per size (the mean is reported)")
+        ->check(CLI::Range(1U, 10000U))
+        ->capture_default_str();
+    simulate->add_option("--seed", o.seed, "First seed")->capture_default_str();
 }
 
 CLI::App* add_simulate(CLI::App& app, Options& o) {
@@ -642,13 +760,17 @@ CLI::App* add_simulate(CLI::App& app, Options& o) {
                        "Also show, per size, the chain of operations the last rank waited for (about 100 bytes "
                        "per message more memory)");
     simulate->add_flag("--print-machine", o.print_machine, "Print the machine's JSON and exit");
+    add_noise_options(simulate, o);
 
     return simulate;
 }
 
 /// Checks of values CLI11 cannot check alone, after parsing (throw CLI::ParseError).
 void check_parsed(const Commands& c, Options& o) {
-    if (c.simulate->parsed()) o.size_list = parse_sizes(o.sizes);
+    if (c.simulate->parsed()) {
+        o.size_list = parse_sizes(o.sizes);
+        o.perturbation = parse_perturbation(o);
+    }
     if (!c.compile->parsed()) return;
     if (!o.auto_sizes.empty()) (void)parse_sizes(o.auto_sizes);
     if (!o.variable_bytes.empty()) (void)parse_byte_range(o.variable_bytes);

@@ -157,6 +157,7 @@ private:
         ++serial_;
         SendPlan send;
         send.peer = op.peer();
+        send.step = static_cast<std::uint32_t>(t);
         send.tag = send_seq_[op.peer()]++;
         bool own_only = true;
         bool to_peer = true;
@@ -199,6 +200,7 @@ private:
         ++serial_;
         RecvPlan recv;
         recv.peer = op.peer();
+        recv.step = static_cast<std::uint32_t>(t);
         recv.tag = recv_seq_[op.peer()]++;
         const auto recv_index = static_cast<std::uint32_t>(plan_.recvs.size());
         bool from_peer_to_me = true;

@@ -103,6 +103,10 @@ typedef struct nbr_request_s* nbr_request_t;
 /** Flags of nbr_load_pattern_flags. */
 #define NBR_LOAD_NO_NATIVE 0x1UL /**< every call on nbr's engine: never hand off to the native collective */
 #define NBR_LOAD_MEASURE 0x2UL   /**< measured selection: time the candidates kept, run the fastest (see below) */
+/** For benchmarks: a send of the pattern's step t also waits for every receive of the rank's
+ * earlier steps (the step-synchronized rule of round-based libraries), instead of leaving as
+ * soon as the receives that feed it are in. Slower or equal; exists to measure the difference. */
+#define NBR_LOAD_STEP_SYNC 0x4UL
 
 /** Version of the library actually linked (compare with NBR_API_VERSION). */
 unsigned nbr_get_api_version(void);
@@ -143,7 +147,7 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
 
 /**
  * nbr_load_pattern with flags (collective; every rank must pass the same flags):
- * NBR_LOAD_NO_NATIVE, NBR_LOAD_MEASURE, or both. Other bits are NBR_ERR_ARG.
+ * any of NBR_LOAD_NO_NATIVE, NBR_LOAD_MEASURE, NBR_LOAD_STEP_SYNC. Other bits are NBR_ERR_ARG.
  *
  * NBR_LOAD_MEASURE: measured selection. For every call shape the application uses - a
  * collective (v or not) in one mode (blocking, nonblocking, persistent) and, for fixed-size

@@ -324,7 +324,9 @@ std::uint64_t block_bytes(const CallArgs& a, const BlockBuffer& send, const Bloc
 
 Execution& blocking_execution(PatternState& pattern, Variant& variant, Collective collective) {
     auto& slot = variant.blocking[index_of(collective)];
-    if (!slot) slot = std::make_unique<Execution>(variant.plans[index_of(collective)], pattern.comm);
+    if (!slot)
+        slot =
+            std::make_unique<Execution>(variant.plans[index_of(collective)], pattern.comm, pattern.step_synchronized);
     return *slot;
 }
 
@@ -683,7 +685,8 @@ std::uint64_t persistent_mean_bytes(const PatternState& pattern, const RequestSt
 std::unique_ptr<Execution> persistent_execution(PatternState& pattern, RequestState& request, const CallArgs& a,
                                                 const BlockBuffer& send, const BlockBuffer& recv, std::uint32_t v) {
     const Variant& variant = pattern.variants[v];
-    auto execution = std::make_unique<Execution>(variant.plans[index_of(a.collective)], request.comm);
+    auto execution =
+        std::make_unique<Execution>(variant.plans[index_of(a.collective)], request.comm, pattern.step_synchronized);
     if (!a.variable) {
         execution->bind(send, recv);
         if (native_persistent(variant, a, recv)) execution->bind_native(native_persistent_init(a, request.comm));
@@ -817,7 +820,8 @@ int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
             request->execution = std::move(idle.back());
             idle.pop_back();
         } else {
-            request->execution = std::make_unique<Execution>(variant.plans[index_of(a.collective)], pattern->comm);
+            request->execution = std::make_unique<Execution>(variant.plans[index_of(a.collective)], pattern->comm,
+                                                             pattern->step_synchronized);
         }
         Execution& execution = *request->execution;
         if (a.variable) {

@@ -24,11 +24,19 @@ MPI_Count message_count(std::size_t bytes) {
 
 }  // namespace
 
-Execution::Execution(const Plan& plan, MPI_Comm comm) : plan_(&plan), comm_(comm) {
+Execution::Execution(const Plan& plan, MPI_Comm comm, bool step_synchronized)
+    : plan_(&plan), comm_(comm), step_synchronized_(step_synchronized) {
     const std::size_t operations = plan.recvs.size() + 2 * plan.sends.size();
     requests_.assign(operations, MPI_REQUEST_NULL);
     completed_.resize(operations);
     waiting_.resize(plan.sends.size());
+    if (step_synchronized_) {
+        std::uint32_t steps = 1;
+        for (const auto& r : plan.recvs) steps = std::max(steps, r.step + 1);
+        for (const auto& s : plan.sends) steps = std::max(steps, s.step + 1);
+        step_left_.resize(steps);
+        held_.resize(steps);
+    }
 }
 
 Execution::~Execution() {
@@ -218,10 +226,35 @@ void Execution::post_all() {
         post_direct();
         return;
     }
+    if (step_synchronized_) {
+        std::fill(step_left_.begin(), step_left_.end(), 0);
+        for (const auto& r : plan_->recvs) ++step_left_[r.step];
+        open_step_ = 0;
+        while (open_step_ + 1 < step_left_.size() && step_left_[open_step_] == 0) ++open_step_;
+    }
     for (std::size_t r = 0; r < plan_->recvs.size(); ++r) post_recv(static_cast<std::uint32_t>(r));
     for (std::size_t s = 0; s < plan_->sends.size(); ++s) {
         waiting_[s] = plan_->sends[s].dependencies;
-        if (waiting_[s] == 0) post_send(static_cast<std::uint32_t>(s));
+        if (waiting_[s] == 0) send_ready(static_cast<std::uint32_t>(s));
+    }
+}
+
+void Execution::send_ready(std::uint32_t index) {
+    const auto step = plan_->sends[index].step;
+    if (!step_synchronized_ || step <= open_step_) {
+        post_send(index);
+    } else {
+        held_[step].push_back(index);
+    }
+}
+
+void Execution::step_received(std::uint32_t step) {
+    if (--step_left_[step] != 0 || step != open_step_) return;
+    const auto before = open_step_;
+    while (open_step_ + 1 < step_left_.size() && step_left_[open_step_] == 0) ++open_step_;
+    for (auto t = before + 1; t <= open_step_; ++t) {
+        for (const auto s : held_[t]) post_send(s);
+        held_[t].clear();
     }
 }
 
@@ -356,8 +389,9 @@ void Execution::complete_recv(std::uint32_t index) {
         }
     }
     for (const std::uint32_t s : recv.dependents) {
-        if (--waiting_[s] == 0) post_send(s);
+        if (--waiting_[s] == 0) send_ready(s);
     }
+    if (step_synchronized_) step_received(recv.step);
 }
 
 void Execution::handle_completion(std::uint32_t request) {
@@ -412,7 +446,8 @@ bool Execution::progress_untimed(bool block) {
     if (!active_) throw NbrError(NBR_ERR_STATE, "request is not active");
     if (native_ != MPI_REQUEST_NULL) return recording_failure([&] { return progress_native(block); });
     // Naive-like plans (nothing waits for a receive, no header phase): one MPI call, as native.
-    if (plan_->independent && !(mode_ == SizeMode::in_band && plan_->staged_recvs)) {
+    // Not under the step rule, which holds sends of later steps back until receives complete.
+    if (plan_->independent && !step_synchronized_ && !(mode_ == SizeMode::in_band && plan_->staged_recvs)) {
         return recording_failure([&] { return progress_all_at_once(block); });
     }
     if (!recording_failure([&] { return progress_requests(block); })) return false;

@@ -36,7 +36,10 @@ enum class SizeMode {
 /// typed and carry no header in any mode.
 class Execution {
 public:
-    Execution(const Plan& plan, MPI_Comm comm);
+    /// `step_synchronized` (NBR_LOAD_STEP_SYNC, for benchmarks): a send of the pattern's step
+    /// t is posted only once every receive of this rank's steps before t has completed (the
+    /// step rule of libnbc's rounds), besides the receives that feed it.
+    Execution(const Plan& plan, MPI_Comm comm, bool step_synchronized = false);
     Execution(const Execution&) = delete;
     Execution& operator=(const Execution&) = delete;
     ~Execution();
@@ -92,6 +95,10 @@ private:
     void post_staged_send(std::uint32_t index, char* message, std::size_t bytes);
     void header_arrived(std::uint32_t index);
     void complete_recv(std::uint32_t index);
+    /// A send whose receives are in: posted, or held until its step may start (step rule).
+    void send_ready(std::uint32_t index);
+    /// Step rule: a receive of `step` completed; posts the held sends of the steps it opens.
+    void step_received(std::uint32_t step);
     void handle_completion(std::uint32_t request);
     bool progress_untimed(bool block);
     bool progress_all_at_once(bool block);
@@ -138,6 +145,10 @@ private:
     std::vector<char> scratch_;           // one block, for duplicate deliveries
     std::vector<MPI_Request> requests_;   // receives, sends, headers of sends (in_band)
     std::vector<std::uint32_t> waiting_;  // per send: receives still missing
+    bool step_synchronized_ = false;
+    std::uint32_t open_step_ = 0;                   // step rule: sends of steps <= this may go
+    std::vector<std::uint32_t> step_left_;          // step rule: per step, receives not yet completed
+    std::vector<std::vector<std::uint32_t>> held_;  // step rule: per step, sends ready but held
     std::vector<int> completed_;
     std::size_t posted_ = 0;                 // MPI requests in flight
     MPI_Request native_ = MPI_REQUEST_NULL;  // a native persistent collective, if bound

@@ -74,6 +74,7 @@ struct PatternState {
     std::vector<RequestState*> in_flight;  // nonblocking, in call order
     int requests = 0;                      // live requests (persistent or nonblocking) that use this pattern
     bool topology_comm = false;            // comm (so also `comm`) has the pattern's (dist-)graph topology
+    bool step_synchronized = false;        // NBR_LOAD_STEP_SYNC: executions follow the step rule
     BlockTypes call_types[2];              // blocking alltoallw calls: send, receive datatypes (reused)
 };
 

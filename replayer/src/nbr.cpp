@@ -350,7 +350,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
     std::unique_ptr<nbr::internal::PatternState> pattern;
     int code = guarded([&] {
         if (dir == nullptr) return fail(NBR_ERR_ARG, "nbr_load_pattern: directory is NULL");
-        if ((flags & ~(NBR_LOAD_NO_NATIVE | NBR_LOAD_MEASURE)) != 0) {
+        if ((flags & ~(NBR_LOAD_NO_NATIVE | NBR_LOAD_MEASURE | NBR_LOAD_STEP_SYNC)) != 0) {
             return fail(NBR_ERR_ARG, "nbr_load_pattern_flags: unknown flags " + std::to_string(flags));
         }
         pattern = load_local(dir, comm, rank, size);
@@ -362,6 +362,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
     // measurement's set-up is collective too, and its outcome is agreed.
     code = guarded([&] {
         settle_collectively(*pattern, comm, flags);
+        pattern->step_synchronized = (flags & NBR_LOAD_STEP_SYNC) != 0;
         if ((flags & NBR_LOAD_MEASURE) != 0) {
             pattern->tuner = std::make_unique<nbr::internal::Tuner>();
             pattern->machine = nbr::internal::machine_fingerprint(comm);

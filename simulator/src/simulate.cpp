@@ -4,11 +4,14 @@
 #include "critical_path.hpp"
 #include "eager_buffer.hpp"
 #include "event_queue.hpp"
+#include "noise.hpp"
 #include "shared_link.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -31,6 +34,7 @@ double us(Time t) {
 
 /// What happens to a message next.
 enum class Stage : std::uint8_t {
+    call,           ///< a rank enters a call (message = the rank, aux = the iteration)
     send,           ///< the sender's CPU packs (if staged) and pays o_s + O_s·b
     request,        ///< rendezvous: the request reaches the receiver, whose CPU answers it
     inject,         ///< the data leaves the sender (rank injection: g, G)
@@ -53,9 +57,14 @@ struct Event {
 
 class Simulation {
 public:
+    /// `program` holds `iterations` copies of a call's messages, call after call.
     Simulation(const SimProgram& program, const Machine& machine, const Placement& placement, std::uint64_t block,
-               const SimOptions& options)
+               const SimOptions& options, std::uint32_t iterations)
         : p_(program),
+          rule_(options.perturbation.rule),
+          K_(iterations),
+          M_(program.num_messages() / iterations),
+          noise_(options.perturbation, placement),
           m_(machine),
           place_(placement),
           block_(block),
@@ -83,6 +92,8 @@ public:
         for (std::uint64_t i = 0; i < program.num_messages(); ++i) klass_[i] = distance(p_.src[i], p_.dst[i]);
         track_eager_buffers();
         check_range();
+        prepare_calls();
+        if (rule_ != ExecutionRule::event) prepare_step_gates();
         if (options.critical_path) {
             trace_ = std::make_unique<internal::PathTrace>(program.num_messages(), program.num_ranks, cpu_.size());
         }
@@ -92,11 +103,15 @@ public:
         start_calls();
         // Sends with nothing to wait for start at time 0, before every later event (which
         // comes at time 0 or later and is inserted after them): handled at once, in order.
-        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
-            if (waiting_[i] == 0) {
-                ++events_;
-                on_send(Event{0, order_++, 0, i, Stage::send});
+        // Ranks entering their first call later send theirs when they do.
+        for (std::uint32_t i = 0; i < M_; ++i) {
+            if (waiting_[i] != 0 || call_done_[slot(p_.src[i], 0)] == kUnknown) continue;
+            if (!step_ready(i)) {
+                hold_send(i);
+                continue;
             }
+            ++events_;
+            on_send(Event{0, order_++, 0, i, Stage::send});
         }
         while (!queue_.empty()) {
             ++events_;
@@ -233,13 +248,150 @@ private:
     /// Each rank's call starts with its per-call cost and the posting of all its receives
     /// (with size headers, the headers' receives; payload receives are posted on arrival).
     void start_calls() {
-        std::vector<double> start(p_.num_ranks, m_.call_ps);
-        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) start[p_.dst[i]] += cost(i).post_recv_ps;
         for (std::uint32_t r = 0; r < p_.num_ranks; ++r) {
+            if (const Time entry = noise_.entry_delay(r, 0); entry > 0) {
+                push(Stage::call, entry, r, 0);
+                continue;
+            }
             const Time begin = cpu_[core_[r]];
-            cpu_[core_[r]] += ps(start[r]);
+            cpu_[core_[r]] = noise_.advance(r, begin, call_cost_[r]);
             if (trace_) trace_->call(r, core_[r], begin, cpu_[core_[r]]);
-            complete(r, cpu_[core_[r]], 0, {Op::Kind::call, r});
+            call_done_[slot(r, 0)] = cpu_[core_[r]];
+            complete(r, 0, cpu_[core_[r]], 0, {Op::Kind::call, r});
+        }
+    }
+
+    /// A later call (or a late first one): the call's cost on the rank's core, then its sends
+    /// that wait for nothing, and what arrived for the call before it started.
+    void on_call(const Event& e) {
+        const auto r = e.message;
+        const auto k = static_cast<std::uint32_t>(e.aux);
+        Time& cpu = cpu_[core_[r]];
+        const Time begin = std::max(e.time, cpu);
+        cpu = noise_.advance(r, begin, call_cost_[r]);
+        if (trace_) trace_->call(r, core_[r], begin, cpu);
+        const Time done = cpu;
+        call_done_[slot(r, k)] = done;
+        for (auto j = first_root_[r]; j < first_root_[r + 1]; ++j) release(k * M_ + roots_[j], done);
+        auto early = std::move(early_[slot(r, k)]);
+        for (const auto& held : early) push(held.stage, done, held.message, held.aux);
+        complete(r, k, done, 0, {Op::Kind::call, r});
+    }
+
+    /// Per rank: the call's cost (per-call cost and posting its receives) and the sends that
+    /// wait for no receive; per rank and call: what completes the call there.
+    void prepare_calls() {
+        std::vector<double> start(p_.num_ranks, m_.call_ps);
+        std::vector<std::uint32_t> operations(p_.num_ranks, 1);  // the call
+        first_root_.assign(p_.num_ranks + 1, 0);
+        for (std::uint32_t i = 0; i < M_; ++i) {
+            start[p_.dst[i]] += cost(i).post_recv_ps;
+            ++operations[p_.src[i]];                                                   // its tail leaves
+            ++operations[p_.dst[i]];                                                   // it is received
+            if (cost(i).ack_after_receive_ps(bytes(i)) >= 0) ++operations[p_.src[i]];  // acknowledged
+            if (p_.dependencies[i] == 0) ++first_root_[p_.src[i] + 1];
+        }
+        std::partial_sum(first_root_.begin(), first_root_.end(), first_root_.begin());
+        roots_.resize(first_root_.back());
+        auto next = first_root_;
+        for (std::uint32_t i = 0; i < M_; ++i) {
+            if (p_.dependencies[i] == 0) roots_[next[p_.src[i]]++] = i;
+        }
+        call_cost_.resize(p_.num_ranks);
+        for (std::uint32_t r = 0; r < p_.num_ranks; ++r) call_cost_[r] = ps(start[r]);
+        outstanding_.resize(std::size_t{p_.num_ranks} * K_);
+        for (std::uint32_t r = 0; r < p_.num_ranks; ++r) {
+            for (std::uint32_t k = 0; k < K_; ++k) outstanding_[slot(r, k)] = operations[r];
+        }
+        call_end_.assign(outstanding_.size(), 0);
+        call_done_.assign(outstanding_.size(), kUnknown);
+        early_.resize(outstanding_.size());
+    }
+    [[nodiscard]] std::size_t slot(std::uint32_t rank, std::uint32_t k) const { return std::size_t{rank} * K_ + k; }
+    [[nodiscard]] std::uint32_t iteration(std::uint32_t i) const { return i / M_; }
+
+    /// Whether the receiver of message i has entered the message's call; if not, the event
+    /// waits until it has (a message of the next call, or for a late rank).
+    bool entered(const Event& e, std::uint32_t rank) {
+        const auto s = slot(rank, iteration(e.message));
+        if (call_done_[s] != kUnknown) return true;
+        early_[s].push_back(e);
+        return false;
+    }
+
+    // Execution rules (docs/simulate.md): under the step rule a gate per rank and call, under
+    // BSP one per call; a gate counts per step the receives still missing and holds the sends
+    // of later steps, in the order they became ready.
+    [[nodiscard]] std::uint32_t send_step(std::uint32_t i) const {
+        return p_.send_step.empty() ? 0 : p_.send_step[i % M_];
+    }
+    [[nodiscard]] std::uint32_t recv_step(std::uint32_t i) const {
+        return p_.recv_step.empty() ? 0 : p_.recv_step[i % M_];
+    }
+    [[nodiscard]] std::size_t gate_of(std::uint32_t rank, std::uint32_t i) const {
+        return rule_ == ExecutionRule::bsp ? iteration(i) : slot(rank, iteration(i));
+    }
+
+    void prepare_step_gates() {
+        for (std::uint32_t i = 0; i < M_; ++i) steps_ = std::max({steps_, send_step(i) + 1, recv_step(i) + 1});
+        const std::size_t gates = rule_ == ExecutionRule::bsp ? K_ : std::size_t{p_.num_ranks} * K_;
+        left_.assign(gates * steps_, 0);
+        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) ++left_[gate_of(p_.dst[i], i) * steps_ + recv_step(i)];
+        low_.assign(gates, 0);
+        for (std::size_t g = 0; g < gates; ++g) {
+            while (low_[g] < steps_ && left_[g * steps_ + low_[g]] == 0) ++low_[g];
+        }
+        held_head_.assign(gates * steps_, kNone);
+        held_tail_.assign(gates * steps_, kNone);
+        held_next_.assign(p_.num_messages(), kNone);
+        if (rule_ == ExecutionRule::bsp) barrier_ = barrier_ps();
+    }
+
+    /// A dissemination barrier: ceil(log2 P) rounds of an empty message across the farthest
+    /// distance class the placement has.
+    [[nodiscard]] Time barrier_ps() const {
+        const auto rounds = static_cast<double>(std::bit_width(std::max(1U, p_.num_ranks) - 1));
+        DistanceClass far = DistanceClass::socket;
+        for (const auto k : klass_) far = std::max(far, k);
+        const LinkCost& c = m_.cost(far);
+        return ps(rounds * (c.latency_and_byte_ps(0).first + c.send_overhead_at(0) + c.recv_overhead_at(0)));
+    }
+
+    [[nodiscard]] bool step_ready(std::uint32_t i) const {
+        return rule_ == ExecutionRule::event || send_step(i) <= low_[gate_of(p_.src[i], i)];
+    }
+    void hold_send(std::uint32_t i) {
+        const auto at = gate_of(p_.src[i], i) * steps_ + send_step(i);
+        if (held_tail_[at] == kNone) {
+            held_head_[at] = i;
+        } else {
+            held_next_[held_tail_[at]] = i;
+        }
+        held_tail_[at] = i;
+    }
+    /// Send i has what it needs at `time`: it starts then, unless its step must wait.
+    void release(std::uint32_t i, Time time) {
+        if (step_ready(i)) {
+            push(Stage::send, time, i);
+        } else {
+            hold_send(i);
+        }
+    }
+    /// Message i is received at `time`: the sends its step held may go.
+    void step_received(std::uint32_t i, Time time) {
+        if (rule_ == ExecutionRule::event) return;
+        const auto g = gate_of(p_.dst[i], i);
+        const auto s = recv_step(i);
+        if (--left_[g * steps_ + s] != 0 || s != low_[g]) return;
+        const auto before = low_[g];
+        while (low_[g] < steps_ && left_[g * steps_ + low_[g]] == 0) ++low_[g];
+        for (auto t = before + 1; t <= std::min(low_[g], steps_ - 1); ++t) {
+            for (auto h = held_head_[g * steps_ + t]; h != kNone; h = held_next_[h]) {
+                depth_[h] = std::max(depth_[h], depth_[i] + 1);
+                if (trace_) trace_->released(h, i);
+                push(Stage::send, time + barrier_, h);
+            }
+            held_head_[g * steps_ + t] = held_tail_[g * steps_ + t] = kNone;
         }
     }
 
@@ -293,11 +445,17 @@ private:
     }
 
     /// The rank's collective is complete once its last operation (`op`) is.
-    void complete(std::uint32_t rank, Time time, std::uint32_t depth, Op op) {
+    /// Once every operation of call k is, the rank enters call k + 1 (after its entry delay).
+    void complete(std::uint32_t rank, std::uint32_t k, Time time, std::uint32_t depth, Op op) {
         if (time >= finish_[rank]) {
             finish_[rank] = time;
             finish_depth_[rank] = depth;
             if (trace_) trace_->finished(rank, op);
+        }
+        const auto s = slot(rank, k);
+        call_end_[s] = std::max(call_end_[s], time);
+        if (--outstanding_[s] == 0 && k + 1 < K_) {
+            push(Stage::call, call_end_[s] + noise_.entry_delay(rank, k + 1), rank, k + 1);
         }
     }
 
@@ -327,6 +485,7 @@ private:
 
     void handle(const Event& e) {
         switch (e.stage) {
+            case Stage::call: on_call(e); break;
             case Stage::send: on_send(e); break;
             case Stage::request: on_request(e); break;
             case Stage::inject: on_inject(e); break;
@@ -352,7 +511,8 @@ private:
         const Time start = std::max(e.time, cpu);
         const double pack = p_.packed[i] ? copy_ps(b, p_.units[i]) : 0.0;
         const double header = h > 0 ? c.send_overhead_at(h) + c.send_byte_ps * static_cast<double>(h) : 0.0;
-        cpu = start + ps(pack) + ps(header + c.send_overhead_at(b) + c.send_byte_ps * static_cast<double>(b));
+        cpu = noise_.advance(s, start,
+                             ps(pack) + ps(header + c.send_overhead_at(b) + c.send_byte_ps * static_cast<double>(b)));
         if (!sent_at_.empty()) sent_at_[i] = start;
         if (trace_) trace_->send(i, core_[s], e.time, start, cpu);
         if (b > c.eager_limit) {
@@ -366,10 +526,11 @@ private:
     void on_request(const Event& e) {
         const auto i = e.message;
         const auto d = p_.dst[i];
+        if (!entered(e, d)) return;
         const LinkCost& c = cost(i);
         Time& cpu = cpu_[core_[d]];
         const Time start = std::max(e.time + wake_[d], cpu);
-        cpu = start + ps(c.recv_overhead_ps);
+        cpu = noise_.advance(d, start, ps(c.recv_overhead_ps));
         if (trace_) trace_->answer(i, core_[d], e.time, start, cpu);
         push(Stage::inject, cpu + latency(i), i);
     }
@@ -392,7 +553,7 @@ private:
         if (off_node(i)) {
             push(Stage::nic_out, start, i, start + transfer);
         } else {
-            complete(s, start + transfer, depth_[i], {Op::Kind::tail, i});
+            complete(s, iteration(i), start + transfer, depth_[i], {Op::Kind::tail, i});
             push(Stage::arrive, start + transfer + latency(i), i);
         }
     }
@@ -404,7 +565,7 @@ private:
         const Time transfer = nic_transfer(i);
         nic_out_[node] = start + ps(m_.nic_gap_ps) + transfer;
         const Time tail = std::max(start + transfer, e.aux);
-        complete(p_.src[i], tail, depth_[i], {Op::Kind::tail, i});
+        complete(p_.src[i], iteration(i), tail, depth_[i], {Op::Kind::tail, i});
         if (via_uplinks(i)) {
             push(Stage::up, start, i, tail);
             return;
@@ -479,7 +640,7 @@ private:
         const auto job = link.leave(e.time);
         const auto i = job.message;
         const Time tail = std::max(e.time, job.aux);
-        complete(p_.src[i], tail, depth_[i], {Op::Kind::tail, i});
+        complete(p_.src[i], iteration(i), tail, depth_[i], {Op::Kind::tail, i});
         send_tail_[i] = tail;
         if (held_arrival_[i] != kUnknown) arrive_off_node(i, held_arrival_[i]);
         schedule_departure(shared_out_, e.message, Stage::nic_out_leave);
@@ -501,6 +662,7 @@ private:
     void on_arrive(const Event& e) {
         const auto i = e.message;
         const auto d = p_.dst[i];
+        if (!entered(e, d)) return;
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
         const double unpack = copy_ps(std::uint64_t{p_.unpack_units[i]} * block_, p_.unpack_units[i]);
@@ -511,30 +673,36 @@ private:
         Time& cpu = cpu_[core_[d]];
         const Time start = std::max(e.time + wake_[d], cpu);
         buffer_on_arrive(i);
-        const Time done = start + ps(header) +
-                          ps(c.recv_overhead_at(b) + overflow_recv_ps(i) + c.recv_byte_ps * static_cast<double>(b)) +
-                          ps(unpack);
+        const Time done = noise_.advance(
+            d, start,
+            ps(header) + ps(c.recv_overhead_at(b) + overflow_recv_ps(i) + c.recv_byte_ps * static_cast<double>(b)) +
+                ps(unpack));
         cpu = done;
         if (!buffered_.empty() && buffered_[i] == Buffered::held) buffers_.release(pair_slot_[i], footprint(i), done);
         if (trace_) trace_->receive(i, core_[d], e.time, start, done);
         ++delivered_;
-        complete(d, done, depth_[i], {Op::Kind::receive, i});
+        complete(d, iteration(i), done, depth_[i], {Op::Kind::receive, i});
         // The transport acknowledges once the message is in the receive buffer: before libnbr
         // unpacks it.
         if (const double ack = c.ack_after_receive_ps(b); ack >= 0) {
-            complete(p_.src[i], done - ps(unpack) + ps(ack), depth_[i], {Op::Kind::ack, i});
+            complete(p_.src[i], iteration(i), done - ps(unpack) + ps(ack), depth_[i], {Op::Kind::ack, i});
         }
         for (auto k = p_.first_dependent[i]; k < p_.first_dependent[i + 1]; ++k) {
             const auto next = p_.dependents[k];
             if (--waiting_[next] == 0) {
                 depth_[next] = depth_[i] + 1;  // the receive that released it is on its critical path
                 if (trace_) trace_->released(next, i);
-                push(Stage::send, done, next);
+                release(next, done);
             }
         }
+        step_received(i, done);
     }
 
     const SimProgram& p_;
+    ExecutionRule rule_;
+    std::uint32_t K_;  // calls back to back
+    std::uint32_t M_;  // messages per call
+    internal::CpuNoise noise_;
     const Machine& m_;
     const Placement& place_;
     std::uint64_t block_;
@@ -560,8 +728,58 @@ private:
     std::vector<DistanceClass> klass_;
     internal::MonotoneEventQueue<Event> queue_;
     std::unique_ptr<internal::PathTrace> trace_;  // with SimOptions::critical_path
+    // Calls: per rank, the call's CPU cost and its sends waiting for no receive (of call 0);
+    // per rank and call, operations still to complete, their last completion, the call's end
+    // on the CPU (kUnknown until the rank enters it) and events that came before that.
+    std::vector<Time> call_cost_;
+    std::vector<std::uint64_t> first_root_;
+    std::vector<std::uint32_t> roots_;
+    std::vector<std::uint32_t> outstanding_;
+    std::vector<Time> call_end_, call_done_;
+    std::vector<std::vector<Event>> early_;
+    // Step gates (rules step and bsp).
+    static constexpr std::uint32_t kNone = ~0U;
+    std::uint32_t steps_ = 1;
+    std::vector<std::uint32_t> left_, low_, held_head_, held_tail_, held_next_;
+    Time barrier_ = 0;
     std::uint64_t order_ = 0, events_ = 0, delivered_ = 0;
 };
+
+/// `iterations` copies of the program's messages, call after call (messages k·M + i).
+SimProgram repeat(const SimProgram& program, std::uint32_t iterations) {
+    const auto m = program.num_messages();
+    if (m * iterations >= std::uint64_t{1} << 32) {
+        throw std::invalid_argument(std::to_string(iterations) + " calls of " + std::to_string(m) +
+                                    " messages each exceed the simulator's 2^32 messages");
+    }
+    SimProgram r;
+    r.num_ranks = program.num_ranks;
+    r.algorithm = program.algorithm;
+    r.collective = program.collective;
+    r.size_headers = program.size_headers;
+    r.first_message = program.first_message;  // of the first call
+    r.send_step = program.send_step;          // indexed modulo the call's messages
+    r.recv_step = program.recv_step;
+    const auto append = [&](auto& to, const auto& from) {
+        for (std::uint32_t k = 0; k < iterations; ++k) to.insert(to.end(), from.begin(), from.end());
+    };
+    append(r.src, program.src);
+    append(r.dst, program.dst);
+    append(r.units, program.units);
+    append(r.unpack_units, program.unpack_units);
+    append(r.packed, program.packed);
+    append(r.dependencies, program.dependencies);
+    r.first_dependent.reserve(m * iterations + 1);
+    r.dependents.reserve(program.dependents.size() * iterations);
+    for (std::uint32_t k = 0; k < iterations; ++k) {
+        const auto offset = static_cast<std::uint32_t>(k * m);
+        for (std::uint64_t i = 0; i < m; ++i)
+            r.first_dependent.push_back(k * program.dependents.size() + program.first_dependent[i]);
+        for (const auto d : program.dependents) r.dependents.push_back(d + offset);
+    }
+    r.first_dependent.push_back(program.dependents.size() * iterations);
+    return r;
+}
 
 double quantile(const std::vector<Time>& sorted, double q) {
     if (sorted.empty()) return 0;
@@ -574,6 +792,8 @@ SimResult Simulation::result() const {
     r.bytes = block_;
     r.messages = p_.num_messages();
     r.events = events_;
+    r.finish_us.reserve(finish_.size());
+    for (const Time t : finish_) r.finish_us.push_back(us(t));
     std::vector<Time> sorted(finish_);
     std::sort(sorted.begin(), sorted.end());
     if (!sorted.empty()) {
@@ -623,12 +843,86 @@ SimResult simulate(const SimProgram& program, const Machine& machine, const Plac
         throw std::runtime_error("placement has " + std::to_string(placement.num_ranks()) + " ranks, the pattern " +
                                  std::to_string(program.num_ranks));
     }
+    const auto iterations = std::max(1U, options.perturbation.iterations);
+    if (options.critical_path && iterations > 1) {
+        throw std::invalid_argument("the critical path is recorded for a single call (iterations 1)");
+    }
+    if (const auto& noisy = options.perturbation.noisy_ranks;
+        std::any_of(noisy.begin(), noisy.end(), [&](std::uint32_t r) { return r >= program.num_ranks; })) {
+        throw std::invalid_argument("a noisy rank is not below the pattern's " + std::to_string(program.num_ranks) +
+                                    " ranks");
+    }
+    if (const auto late = options.perturbation.late_rank; late && *late >= program.num_ranks) {
+        throw std::invalid_argument("late rank " + std::to_string(*late) + " is not below the pattern's " +
+                                    std::to_string(program.num_ranks) + " ranks");
+    }
     const auto start = std::chrono::steady_clock::now();
-    Simulation simulation(program, machine, placement, block_bytes, options);
+    SimProgram repeated;
+    if (iterations > 1) repeated = repeat(program, iterations);
+    Simulation simulation(iterations > 1 ? repeated : program, machine, placement, block_bytes, options, iterations);
     simulation.run();
     auto result = simulation.result();
+    result.iterations = iterations;
+    result.iteration_us = result.latency_us / iterations;
+    if (!options.rank_finish) result.finish_us.clear();
     result.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
+}
+
+}  // namespace nbr::simulator
+
+namespace nbr::simulator {
+
+namespace {
+
+/// The run without the perturbation's delays: same rule and calls.
+SimOptions without_delays(const SimOptions& options) {
+    SimOptions quiet;
+    quiet.perturbation.rule = options.perturbation.rule;
+    quiet.perturbation.iterations = options.perturbation.iterations;
+    quiet.rank_finish = true;
+    return quiet;
+}
+
+/// Ranks whose last completion is later than in `quiet` by more than `threshold_us`.
+std::int64_t ranks_later(const SimResult& noisy, const SimResult& quiet, double threshold_us) {
+    std::int64_t count = 0;
+    for (std::size_t r = 0; r < noisy.finish_us.size(); ++r)
+        count += noisy.finish_us[r] - quiet.finish_us[r] > threshold_us;
+    return count;
+}
+
+}  // namespace
+
+SimResult simulate_perturbed(const SimProgram& program, const Machine& machine, const Placement& placement,
+                             std::uint64_t block_bytes, const SimOptions& options, std::uint32_t seeds) {
+    const auto& perturbation = options.perturbation;
+    const auto quiet = simulate(program, machine, placement, block_bytes, without_delays(options));
+    NoiseEffect effect;
+    effect.seeds = std::max(1U, seeds);
+    effect.quiet_us = quiet.iteration_us;
+    effect.noisy_min_us = std::numeric_limits<double>::infinity();
+    SimResult first;
+    double sum = 0;
+    for (std::uint32_t s = 0; s < effect.seeds; ++s) {
+        SimOptions run = options;
+        run.perturbation.seed = perturbation.seed + s;
+        run.rank_finish = s == 0;
+        run.critical_path = options.critical_path && s == 0;
+        auto result = simulate(program, machine, placement, block_bytes, run);
+        sum += result.iteration_us;
+        effect.noisy_min_us = std::min(effect.noisy_min_us, result.iteration_us);
+        effect.noisy_max_us = std::max(effect.noisy_max_us, result.iteration_us);
+        if (s == 0) first = std::move(result);
+    }
+    effect.noisy_us = sum / effect.seeds;
+    effect.slowdown = effect.quiet_us > 0 ? effect.noisy_us / effect.quiet_us - 1 : 0.0;
+    effect.noise_fraction = perturbation.detours.fraction();
+    effect.amplification = effect.noise_fraction > 0 ? effect.slowdown / effect.noise_fraction : 0.0;
+    if (perturbation.late_rank) effect.blast_radius = ranks_later(first, quiet, perturbation.late_us / 2);
+    if (!options.rank_finish) first.finish_us.clear();
+    first.noise = effect;
+    return first;
 }
 
 }  // namespace nbr::simulator

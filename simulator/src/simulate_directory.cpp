@@ -64,7 +64,9 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
             load_seconds += seconds_since(start);
         }
         if (run.results.empty()) run.messages = it->second.num_messages();
-        run.results.push_back(simulate(it->second, machine, placement, size, options));
+        run.results.push_back(options.perturbation.quiet()
+                                  ? simulate(it->second, machine, placement, size, options)
+                                  : simulate_perturbed(it->second, machine, placement, size, options, request.seeds));
         if (multi) run.results.back().variant = manifest.variants(static_cast<int>(v)).name();
     }
     return run;
@@ -84,6 +86,10 @@ SimReport simulate_directory(const SimRequest& request, const Machine& machine,
     report.machine = machine.name;
     report.placement = placement.description();
     report.nodes = placement.num_nodes();
+    if (const auto& p = request.options.perturbation;
+        !p.quiet() || p.rule != ExecutionRule::event || p.iterations > 1) {
+        report.perturbation = p.describe();
+    }
     if (is_multi_variant(manifest) &&
         (manifest.machine() != machine.name || manifest.placement() != report.placement)) {
         report.bands_chosen_for = manifest.machine() + ", placement " + manifest.placement();
@@ -101,7 +107,9 @@ SimReport simulate_directory(const SimRequest& request, const Machine& machine,
                              std::to_string(manifest.num_ranks()));
         }
         double ignored = 0;
-        auto base = run_directory(request.baseline, base_manifest, request, machine, placement, {}, ignored);
+        SimOptions base_options;  // the pattern's perturbation, nothing recorded beyond it
+        base_options.perturbation = request.options.perturbation;
+        auto base = run_directory(request.baseline, base_manifest, request, machine, placement, base_options, ignored);
         report.baseline = request.baseline.string();
         report.baseline_algorithm = base.algorithm;
         report.baseline_messages = base.messages;

@@ -39,12 +39,14 @@ public:
             program_.units.push_back(static_cast<std::uint32_t>(send.units.size()));
             program_.packed.push_back(send.direct ? 0 : 1);
             program_.dependencies.push_back(send.dependencies);
+            program_.send_step.push_back(send.step);
             send_tag_.push_back(send.tag);
         }
         for (const auto& recv : plan.recvs) {
             recv_peer_.push_back(recv.peer);
             recv_tag_.push_back(recv.tag);
             recv_units_.push_back(static_cast<std::uint32_t>(recv.units.size()));
+            recv_step_.push_back(recv.step);
             const auto deliveries = static_cast<std::uint32_t>(recv.deliveries.size());
             // A direct message lands in place; duplicate edges of an allgather get copies.
             recv_unpack_.push_back(recv.direct ? (deliveries > 1 ? deliveries : 0) : deliveries);
@@ -120,10 +122,12 @@ private:
     void attach_receives(const std::vector<std::uint32_t>& recv_of) {
         const auto count = program_.num_messages();
         program_.unpack_units.resize(count);
+        program_.recv_step.resize(count);
         program_.first_dependent.assign(count + 1, 0);
         for (std::uint64_t m = 0; m < count; ++m) {
             const auto r = recv_of[m];
             program_.unpack_units[m] = recv_unpack_[r];
+            program_.recv_step[m] = recv_step_[r];
             program_.first_dependent[m + 1] =
                 program_.first_dependent[m] + (first_recv_dependent_[r + 1] - first_recv_dependent_[r]);
         }
@@ -139,7 +143,7 @@ private:
     SimProgram program_;
     std::vector<int> send_tag_;
     std::vector<std::uint64_t> first_recv_;  // per rank (+1)
-    std::vector<std::uint32_t> recv_peer_, recv_units_, recv_unpack_;
+    std::vector<std::uint32_t> recv_peer_, recv_units_, recv_unpack_, recv_step_;
     std::vector<int> recv_tag_;
     std::vector<std::uint64_t> first_recv_dependent_;
     std::vector<std::uint32_t> recv_dependents_;

@@ -145,6 +145,21 @@ std::string path_text(const SimResult& r) {
     return out.str();
 }
 
+std::string noise_json(const NoiseEffect& n) {
+    std::ostringstream out;
+    out << "{\"seeds\": " << n.seeds << ", \"quiet_us\": " << number(n.quiet_us)
+        << ", \"noisy_us\": " << number(n.noisy_us) << ", \"noisy_min_us\": " << number(n.noisy_min_us)
+        << ", \"noisy_max_us\": " << number(n.noisy_max_us) << ", \"slowdown\": " << number(n.slowdown)
+        << ", \"noise_fraction\": " << number(n.noise_fraction) << ", \"amplification\": " << number(n.amplification)
+        << ", \"blast_radius\": ";
+    if (n.blast_radius < 0) {
+        out << "null}";
+    } else {
+        out << n.blast_radius << "}";
+    }
+    return out.str();
+}
+
 std::string result_json(const SimResult& r, const SimResult* baseline) {
     std::ostringstream out;
     out << "    {\"bytes\": " << r.bytes << ", \"latency_us\": " << number(r.latency_us);
@@ -154,6 +169,9 @@ std::string result_json(const SimResult& r, const SimResult* baseline) {
             << ", \"baseline_host_seconds\": " << number(baseline->host_seconds);
     }
     if (!r.variant.empty()) out << ", \"variant\": " << json_string(r.variant);
+    out << ", \"iterations\": " << r.iterations << ", \"per_call_us\": " << number(r.iteration_us);
+    if (r.noise) out << ",\n     \"noise\": " << noise_json(*r.noise);
+    if (baseline != nullptr && baseline->noise) out << ",\n     \"baseline_noise\": " << noise_json(*baseline->noise);
     out << ",\n     \"completion_us\": {\"min\": " << number(r.completion_min_us)
         << ", \"mean\": " << number(r.completion_mean_us) << ", \"median\": " << number(r.completion_median_us)
         << ", \"p90\": " << number(r.completion_p90_us) << ", \"p99\": " << number(r.completion_p99_us)
@@ -163,6 +181,32 @@ std::string result_json(const SimResult& r, const SimResult* baseline) {
         << "     \"events\": " << r.events << ", \"host_seconds\": " << number(r.host_seconds);
     if (!r.path.empty()) out << path_json(r);
     out << "}";
+    return out.str();
+}
+
+/// Per size: time per call against the run without delays, slowdown, amplification, blast
+/// radius (and the baseline's), when the report has a perturbation.
+std::string noise_text(const SimReport& s) {
+    if (s.results.empty() || !s.results.front().noise) return {};
+    std::ostringstream out;
+    char line[256];
+    std::snprintf(line, sizeof line, "%10s %12s %12s %9s %9s %7s%s\n", "bytes", "per_call_us", "quiet_us", "slowdown",
+                  "amplif", "blast", s.baseline.empty() ? "" : "  base_call_us  base_slowdown  speedup");
+    out << line;
+    for (std::size_t i = 0; i < s.results.size(); ++i) {
+        const auto& n = *s.results[i].noise;
+        std::snprintf(line, sizeof line, "%10llu %12.3f %12.3f %8.1f%% %9.2f %7s",
+                      static_cast<unsigned long long>(s.results[i].bytes), n.noisy_us, n.quiet_us, 100 * n.slowdown,
+                      n.amplification, n.blast_radius < 0 ? "-" : std::to_string(n.blast_radius).c_str());
+        out << line;
+        if (!s.baseline.empty() && s.baseline_results[i].noise) {
+            const auto& b = *s.baseline_results[i].noise;
+            std::snprintf(line, sizeof line, "  %12.3f  %12.1f%%  %6.2fx", b.noisy_us, 100 * b.slowdown,
+                          n.noisy_us > 0 ? b.noisy_us / n.noisy_us : 0.0);
+            out << line;
+        }
+        out << "\n";
+    }
     return out.str();
 }
 
@@ -189,6 +233,7 @@ std::string format_report(const SimReport& s) {
             << " messages\n";
     }
     out << "machine " << s.machine << ", placement " << s.placement << " (" << s.nodes << " nodes)\n";
+    if (!s.perturbation.empty()) out << "run: " << s.perturbation << "\n";
     if (!s.bands_chosen_for.empty()) {
         out << "note: the bands were chosen for " << s.bands_chosen_for
             << "; each size runs the variant they name, as libnbr would here\n";
@@ -226,6 +271,7 @@ std::string format_report(const SimReport& s) {
         if (!r.variant.empty()) out << "  " << r.variant;
         out << "\n";
     }
+    out << noise_text(s);
     double host = 0;
     for (const auto& r : s.results) host += r.host_seconds;
     for (const auto& r : s.results) {
@@ -246,7 +292,8 @@ std::string format_report_json(const SimReport& s) {
         << ",\n  \"placement\": " << json_string(s.placement) << ",\n  \"nodes\": " << s.nodes
         << ",\n  \"bands_chosen_for\": " << (s.bands_chosen_for.empty() ? "null" : json_string(s.bands_chosen_for))
         << ",\n  \"load_seconds\": " << number(s.load_seconds)
-        << ",\n  \"peak_memory_mib\": " << number(s.peak_memory_mib) << ",\n";
+        << ",\n  \"peak_memory_mib\": " << number(s.peak_memory_mib)
+        << ",\n  \"perturbation\": " << (s.perturbation.empty() ? "null" : json_string(s.perturbation)) << ",\n";
     if (!s.baseline.empty()) {
         out << "  \"baseline\": " << json_string(s.baseline)
             << ",\n  \"baseline_algorithm\": " << json_string(s.baseline_algorithm)

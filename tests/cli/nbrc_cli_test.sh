@@ -210,6 +210,39 @@ expect 1 "future.json: format_version 13 is newer" -- $nbrc simulate p2 --machin
 expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
 expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
+# Noise, skew and execution rules: a late rank's blast radius, detours slow the calls down,
+# the same seed gives the same numbers, the step rule is never faster; bad values are usage errors.
+json=$($nbrc simulate cn2 --machine niagara --sizes 8,64K --late 3:100 --baseline p2 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert "rank 3 late by 100 us" in d["perturbation"], d["perturbation"]
+for r in d["results"]:
+    assert r["noise"]["blast_radius"] >= 1 and r["baseline_noise"]["blast_radius"] >= 1, r
+assert d["results"][0]["noise"]["slowdown"] > 0, d  # at 8 B the delay is longer than the call
+' <<<"$json" && pass || fail "simulate --late --json: $json"
+noisy() { $nbrc simulate cn2 --machine niagara --sizes 8 --iterations 5 --seeds 2 --json "$@"; }
+a=$(noisy --noise 1000:50:uniform --seed 3 --rule step)
+b=$(noisy --noise 1000:50:uniform --seed 3 --rule step)
+e=$(noisy --noise 1000:50:uniform --seed 3 --rule event)
+python3 -c '
+import json, sys
+a, b, e = (json.loads(t)["results"][0] for t in sys.argv[1:4])
+assert a["noise"] == b["noise"], (a, b)
+assert a["noise"]["noise_fraction"] == 0.05 and a["noise"]["noisy_us"] >= a["noise"]["quiet_us"], a
+assert a["noise"]["quiet_us"] >= e["noise"]["quiet_us"], (a, e)
+' "$a" "$b" "$e" && pass || fail "simulate --noise: $a $e"
+printf '5 20\n40 10\n' >detours.txt
+expect 0 "detour trace (2 detours) on 1 rank(s)" -- $nbrc simulate cn2 --machine niagara --sizes 8 \
+  --detour-trace detours.txt --noisy-ranks 0
+printf '5 20\n10 10\n' >overlapping.txt
+expect 2 "overlapping.txt:2: detours must be in increasing order" -- $nbrc simulate cn2 --machine niagara \
+  --detour-trace overlapping.txt
+expect 2 "detours longer than their period" -- $nbrc simulate cn2 --machine niagara --noise 1000:600:uniform
+expect 2 "expected RANK:DELAY_US" -- $nbrc simulate cn2 --machine niagara --late 3
+expect 2 "unknown distribution" -- $nbrc simulate cn2 --machine niagara --skew 5:gauss
+expect 1 "late rank 64 is not below the pattern's 64 ranks" -- $nbrc simulate cn2 --machine niagara --late 64:5
+expect 1 "single call" -- $nbrc simulate cn2 --machine niagara --iterations 2 --critical-path
 
 # distance-halving: a placement is required and recorded; the same bytes for 1 and 2 processes.
 expect 2 "distance-halving needs a placement" -- $nbrc compile random.el --algo distance-halving -o dh

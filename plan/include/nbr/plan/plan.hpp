@@ -36,6 +36,7 @@ struct RecvPlan {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> deliveries;
     std::vector<std::uint32_t> dependents;  ///< sends waiting for this receive
     std::uint32_t first = 0;                ///< index of units[0] among all receives' units (flat per-unit arrays)
+    std::uint32_t step = 0;                 ///< the pattern step it belongs to
 };
 
 /// @brief A send of the schedule.
@@ -47,6 +48,7 @@ struct SendPlan {
     std::vector<std::uint32_t> units;  ///< message layout
     std::uint32_t dependencies = 0;    ///< number of receives it waits for
     std::uint32_t first = 0;           ///< index of units[0] among all sends' units
+    std::uint32_t step = 0;            ///< the pattern step it belongs to
 };
 
 /// @brief A typed message straight between a user buffer block and a peer (the naive

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "nbr/graphs/placement.hpp"
 #include "nbr/plan/plan.hpp"
 #include "nbr/simulator/machine.hpp"
+#include "nbr/simulator/perturbation.hpp"
 #include "nbr_pattern.pb.h"
 
 namespace nbr::simulator {
@@ -37,6 +39,9 @@ struct SimProgram {
     std::vector<std::uint32_t> dependencies;     ///< receives the send waits for
     std::vector<std::uint64_t> first_dependent;  ///< per message (+1), into `dependents`
     std::vector<std::uint32_t> dependents;       ///< sends released when the message is received
+    /// The pattern step of the send at its sender and of the receive at its receiver (the step
+    /// and BSP execution rules wait on them); empty: every message in step 0.
+    std::vector<std::uint32_t> send_step, recv_step;
     /// Blocking and nonblocking v-variants: every staged message is preceded by a size header
     /// (one uint64 per block), and its payload receive is posted when the header arrives.
     bool size_headers = false;
@@ -100,9 +105,15 @@ struct SimResult {
     std::array<ClassTraffic, kDistanceClasses> traffic;
     std::uint64_t messages = 0;
     std::uint64_t events = 0;
-    double host_seconds = 0;     ///< wall time of the simulation on this host
-    std::string variant;         ///< auto directories: the variant the bands choose at this size
-    std::vector<PathStep> path;  ///< with SimOptions::critical_path: earliest first
+    double host_seconds = 0;        ///< wall time of the simulation on this host
+    std::string variant;            ///< auto directories: the variant the bands choose at this size
+    std::vector<PathStep> path;     ///< with SimOptions::critical_path: earliest first
+    std::uint32_t iterations = 1;   ///< calls simulated back to back
+    double iteration_us = 0;        ///< latency_us / iterations: the mean time per call
+    std::vector<double> finish_us;  ///< with SimOptions::rank_finish: per rank, its last completion
+    /// With a perturbation (simulate_perturbed): its effect; the fields above are then the
+    /// first seed's run.
+    std::optional<NoiseEffect> noise;
 };
 
 /// @brief What a simulation records beyond the latencies.
@@ -110,6 +121,10 @@ struct SimOptions {
     /// The critical path of the rank that finishes last (SimResult::path), at about 100
     /// bytes per message more memory.
     bool critical_path = false;
+    /// Per-rank completion times (SimResult::finish_us).
+    bool rank_finish = false;
+    /// Noise, skew, execution rule and back-to-back calls (default: none, libnbr's rule, one call).
+    Perturbation perturbation;
 };
 
 /// @brief Simulates one replay of `program` with blocks of `block_bytes` bytes on `machine`
@@ -119,6 +134,13 @@ struct SimOptions {
 /// deadlocks (a send whose receives never complete).
 [[nodiscard]] SimResult simulate(const SimProgram& program, const Machine& machine, const Placement& placement,
                                  std::uint64_t block_bytes, const SimOptions& options = {});
+
+/// @brief Simulates `program` under `options.perturbation` with `seeds` seeds (seed, seed + 1,
+/// ...) and once without its detours and skew (same rule and iterations): SimResult::noise
+/// holds the slowdown, amplification and a late rank's blast radius (docs/simulate.md).
+[[nodiscard]] SimResult simulate_perturbed(const SimProgram& program, const Machine& machine,
+                                           const Placement& placement, std::uint64_t block_bytes,
+                                           const SimOptions& options, std::uint32_t seeds = 1);
 
 /// @brief Everything `nbrc simulate` reports: one pattern (and optionally a baseline
 /// pattern of the same topology) simulated at several block sizes.
@@ -135,6 +157,8 @@ struct SimReport {
     /// An auto directory whose bands were chosen for another machine or placement than this
     /// run's: "MACHINE, placement P" (what the compile simulated); empty otherwise.
     std::string bands_chosen_for;
+    /// Perturbation::describe() when the run is not one quiet call under libnbr's rule; else empty.
+    std::string perturbation;
     double load_seconds = 0;     ///< reading the pattern and building the program
     double peak_memory_mib = 0;  ///< peak resident memory of the simulating process
     std::vector<SimResult> results;
@@ -154,7 +178,8 @@ struct SimRequest {
     /// size headers, and an auto directory runs the compiler's v choice at every size.
     bool variable = false;
     std::vector<std::uint64_t> sizes;
-    SimOptions options;  ///< for the pattern (the baseline is simulated without)
+    SimOptions options;       ///< for the pattern (the baseline is simulated under its perturbation only)
+    std::uint32_t seeds = 1;  ///< with a perturbation that delays ranks: seeds per cell
 };
 
 /// @brief Loads the request's patterns and simulates them at every size on `machine`, with
