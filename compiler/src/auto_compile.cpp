@@ -143,7 +143,7 @@ double simulate_units(const fs::path& dir, const std::vector<Built>& built, cons
             program->size_headers = kind >= 2;
             for (std::size_t s = unit.first; s < unit.end; ++s) {
                 table[(unit.candidate * kKinds + kind) * sizes + s] =
-                    simulator::simulate(*program, options.machine, *options.placement, options.sizes[s]).latency_us;
+                    simulator::predicted_call_us(*program, options.machine, *options.placement, options.sizes[s]);
             }
         }
         const auto now = std::chrono::steady_clock::now();

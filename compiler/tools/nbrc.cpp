@@ -490,6 +490,8 @@ int run_simulate(const Options& o) {
         request.sizes = o.size_list;
         request.options.critical_path = o.critical_path;
         request.options.perturbation = o.perturbation;
+        // A machine that states its noise (format 13) has it unless the run gives its own.
+        if (!o.perturbation.detours.any()) request.options.perturbation.detours = machine.noise;
         request.seeds = o.seeds;
         const auto report = nbr::simulator::simulate_directory(
             request, machine, [&](std::uint32_t ranks) { return simulation_placement(o, machine, ranks); });

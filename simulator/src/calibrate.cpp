@@ -287,7 +287,7 @@ double bytes_time_us(const CalibrationPoint& p, double gap, double send_us, doub
 /// exchanges above the eager limit are fitted on.
 Machine pair_machine(const schema::LinkClass& link) {
     schema::Machine spec;
-    spec.set_format_version(kMachineFormatVersion);
+    spec.set_format_version(kCalibratedFormat);
     spec.set_ranks_per_node(2);
     spec.set_ranks_per_socket(2);
     *spec.mutable_socket() = link;
@@ -698,7 +698,7 @@ std::vector<PatternCheck> apply_calibration(schema::Machine& machine, DistanceCl
 
 schema::Machine machine_like(const Calibration& c, const NewMachine& node) {
     schema::Machine m;
-    m.set_format_version(kMachineFormatVersion);
+    m.set_format_version(kCalibratedFormat);
     m.set_name(node.name);
     m.set_description("measured by nbr-calibrate");
     const auto cores = std::max(1U, node.cores);

@@ -272,6 +272,25 @@ void check_format(const schema::Machine& spec, const Checker& check) {
     needs(10, spec.ratio_errors_size() > 0, "ratio_errors");
     needs(11, spec.copy_rates_size() > 0, "copy_rates");
     needs(12, any_class(spec, has_exchange_byte_time), "segments[].exchange_byte_time_ns");
+    needs(13, spec.has_noise(), "noise");
+}
+
+/// Format 13: the cluster's noise (non-negative, no detour longer than its period).
+void read_noise(const schema::Machine& spec, const Checker& check, Machine& m) {
+    if (!spec.has_noise()) return;
+    const auto& n = spec.noise();
+    if (!std::isfinite(n.frequency_hz()) || !std::isfinite(n.duration_us()) || n.frequency_hz() < 0 ||
+        n.duration_us() < 0) {
+        check.fail("'noise.frequency_hz' and 'noise.duration_us' must be non-negative numbers");
+    }
+    const double longest = n.spread() == schema::UNIFORM ? 2 * n.duration_us() : n.duration_us();
+    if (longest * 1e-6 * n.frequency_hz() > 1) check.fail("'noise': detours longer than their period");
+    m.noise.frequency_hz = n.frequency_hz();
+    m.noise.duration_us = n.duration_us();
+    m.noise.spread = n.spread() == schema::UNIFORM       ? Spread::uniform
+                     : n.spread() == schema::EXPONENTIAL ? Spread::exponential
+                                                         : Spread::fixed;
+    m.noise.coscheduled = n.coscheduled();
 }
 
 /// A point's size in a list of increasing sizes: positive and above `before` (0 for the first).
@@ -371,6 +390,7 @@ Machine machine_from_spec(const schema::Machine& spec, const std::string& source
     m.nic_sharing = spec.nic_sharing() == schema::FAIR ? NicSharing::fair : NicSharing::first_come;
     m.nic_send_sharing = spec.nic_send_sharing() == schema::FAIR ? NicSharing::fair : NicSharing::first_come;
     read_ratio_errors(spec, check, m);
+    read_noise(spec, check, m);
     m.sources.assign(spec.sources().begin(), spec.sources().end());
     m.spec = spec;
     return m;

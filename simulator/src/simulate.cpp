@@ -925,4 +925,18 @@ SimResult simulate_perturbed(const SimProgram& program, const Machine& machine, 
     return first;
 }
 
+double predicted_call_us(const SimProgram& program, const Machine& machine, const Placement& placement,
+                         std::uint64_t block_bytes) {
+    if (!machine.noise.any()) return simulate(program, machine, placement, block_bytes).latency_us;
+    double sum = 0;
+    for (std::uint32_t seed = 1; seed <= kNoiseSeeds; ++seed) {
+        SimOptions options;
+        options.perturbation.detours = machine.noise;
+        options.perturbation.iterations = kNoiseCalls;
+        options.perturbation.seed = seed;
+        sum += simulate(program, machine, placement, block_bytes, options).iteration_us;
+    }
+    return sum / kNoiseSeeds;
+}
+
 }  // namespace nbr::simulator

@@ -205,8 +205,8 @@ expect 2 "" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --r
 head -n 10 onesocket.txt >short.txt
 expect 1 "rank 10 is not placed" -- $nbrc simulate p2 --machine niagara --placement short.txt
 expect 1 "unknown machine 'nowhere'" -- $nbrc simulate p2 --machine nowhere
-printf '{"format_version": 13}' >future.json
-expect 1 "future.json: format_version 13 is newer" -- $nbrc simulate p2 --machine future.json
+printf '{"format_version": 14}' >future.json
+expect 1 "future.json: format_version 14 is newer" -- $nbrc simulate p2 --machine future.json
 expect 2 "is not a size" -- $nbrc simulate p2 --machine niagara --sizes 4,x
 expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara

@@ -204,6 +204,38 @@ TEST(SimulateNoise, ASeedGivesTheSameRunAndAnotherSeedAnother) {
     EXPECT_NE(run(p, noisy).finish_us, a.finish_us);
 }
 
+TEST(SimulateNoise, AMachineStatesItsNoiseAndAutoComparesUnderIt) {
+    nbr::schema::Machine spec = machine().spec;
+    spec.set_format_version(13);
+    spec.mutable_noise()->set_frequency_hz(1e4);  // a period of 100 us
+    spec.mutable_noise()->set_duration_us(5);
+    spec.mutable_noise()->set_spread(nbr::schema::UNIFORM);
+    const auto noisy = nbr::simulator::machine_from_spec(spec, "noisy");
+    EXPECT_DOUBLE_EQ(noisy.noise.fraction(), 0.05);
+    EXPECT_EQ(noisy.noise.spread, nbr::simulator::Spread::uniform);
+    const auto program = nbr::simulator::make_program(two_steps(), Collective::allgather);
+    const auto placement = Placement::block(3, 8, 8);
+    const double quiet = nbr::simulator::predicted_call_us(program, machine(), placement, 1000);
+    EXPECT_DOUBLE_EQ(quiet, 7.0);  // one call's latency (TheStepRule... above)
+    // Under noise: the mean per call of kNoiseCalls calls over kNoiseSeeds seeds, as simulate gives it.
+    double sum = 0;
+    for (std::uint32_t seed = 1; seed <= nbr::simulator::kNoiseSeeds; ++seed) {
+        SimOptions options;
+        options.perturbation.detours = noisy.noise;
+        options.perturbation.iterations = nbr::simulator::kNoiseCalls;
+        options.perturbation.seed = seed;
+        sum += nbr::simulator::simulate(program, noisy, placement, 1000, options).iteration_us;
+    }
+    EXPECT_DOUBLE_EQ(nbr::simulator::predicted_call_us(program, noisy, placement, 1000),
+                     sum / nbr::simulator::kNoiseSeeds);
+    // The field needs format 13; detours longer than their period are rejected.
+    spec.set_format_version(12);
+    EXPECT_THROW((void)nbr::simulator::machine_from_spec(spec, "old"), nbr::simulator::MachineError);
+    spec.set_format_version(13);
+    spec.mutable_noise()->set_duration_us(60);  // uniform: up to 120 us every 100 us
+    EXPECT_THROW((void)nbr::simulator::machine_from_spec(spec, "long"), nbr::simulator::MachineError);
+}
+
 TEST(SimulateNoise, BadDetourTracesAndRanksAreRejected) {
     const auto dir = std::filesystem::temp_directory_path() / ("nbr_detours_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);

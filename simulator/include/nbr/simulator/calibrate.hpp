@@ -207,6 +207,9 @@ inline constexpr std::uint32_t kRatioErrorFormat = 9;
 
 /// @brief The machine format that carries `ratio_errors` (per block size).
 inline constexpr std::uint32_t kRatioErrorsFormat = 10;
+/// The machine format nbr-calibrate writes: everything it measures (not format 13's noise,
+/// which a user states), so that its files stay readable by builds that know format 12.
+inline constexpr std::uint32_t kCalibratedFormat = 12;
 
 /// @brief The largest `ratio_error` a check reports (auto's margin stays below 10).
 inline constexpr double kMaxRatioError = 9.99;

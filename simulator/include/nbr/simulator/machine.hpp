@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "nbr/simulator/perturbation.hpp"
 #include "nbr_machine.pb.h"
 
 namespace nbr::simulator {
@@ -133,6 +134,8 @@ struct Machine {
     double ratio_error = 0;
     /// Format 10: the ratio error per block size (increasing; empty: `ratio_error` at every size).
     std::vector<RatioPoint> ratio_errors;
+    /// Format 13: the cluster's CPU noise (Detours::any() false: a quiet machine).
+    Detours noise;
     std::vector<std::string> sources;
     schema::Machine spec;  ///< as read (for printing)
 
@@ -149,7 +152,7 @@ struct Machine {
 
 /// @brief Newest machine-file format this build reads (and nbr-calibrate writes); older
 /// files are read with the newer costs 0.
-inline constexpr std::uint32_t kMachineFormatVersion = 12;
+inline constexpr std::uint32_t kMachineFormatVersion = 13;
 
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();

@@ -142,6 +142,17 @@ struct SimOptions {
                                            const Placement& placement, std::uint64_t block_bytes,
                                            const SimOptions& options, std::uint32_t seeds = 1);
 
+/// Back-to-back calls and seeds behind predicted_call_us on a noisy machine.
+inline constexpr std::uint32_t kNoiseCalls = 10;
+inline constexpr std::uint32_t kNoiseSeeds = 2;
+
+/// @brief What `nbrc compile --algo auto` compares candidates by: one call's latency on a
+/// quiet machine; on a machine that states its noise (format 13), the mean time per call of
+/// kNoiseCalls back-to-back calls under it, over kNoiseSeeds seeds (the same detours for
+/// every candidate).
+[[nodiscard]] double predicted_call_us(const SimProgram& program, const Machine& machine, const Placement& placement,
+                                       std::uint64_t block_bytes);
+
 /// @brief Everything `nbrc simulate` reports: one pattern (and optionally a baseline
 /// pattern of the same topology) simulated at several block sizes.
 struct SimReport {
