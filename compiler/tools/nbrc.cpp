@@ -86,6 +86,7 @@ struct Options {
     std::uint32_t iterations = 1;
     std::uint32_t seeds = 1;
     std::uint64_t seed = 1;
+    bool rank_finish = false;
     nbr::simulator::Perturbation perturbation;  // parsed from the above
 };
 
@@ -490,6 +491,7 @@ int run_simulate(const Options& o) {
         request.sizes = o.size_list;
         request.options.critical_path = o.critical_path;
         request.options.perturbation = o.perturbation;
+        request.options.rank_finish = o.rank_finish;
         // A machine that states its noise (format 13) has it unless the run gives its own.
         if (!o.perturbation.detours.any()) request.options.perturbation.detours = machine.noise;
         request.seeds = o.seeds;
@@ -734,6 +736,7 @@ void add_noise_options(CLI::App* simulate, Options& o) {
         ->check(CLI::Range(1U, 10000U))
         ->capture_default_str();
     simulate->add_option("--seed", o.seed, "First seed")->capture_default_str();
+    simulate->add_flag("--rank-finish", o.rank_finish, "JSON: every rank's last completion (finish_us, first seed)");
 }
 
 CLI::App* add_simulate(CLI::App& app, Options& o) {

@@ -171,6 +171,11 @@ std::string result_json(const SimResult& r, const SimResult* baseline) {
     if (!r.variant.empty()) out << ", \"variant\": " << json_string(r.variant);
     out << ", \"iterations\": " << r.iterations << ", \"per_call_us\": " << number(r.iteration_us);
     if (r.noise) out << ",\n     \"noise\": " << noise_json(*r.noise);
+    if (!r.finish_us.empty()) {
+        out << ",\n     \"finish_us\": [";
+        for (std::size_t k = 0; k < r.finish_us.size(); ++k) out << (k ? ", " : "") << number(r.finish_us[k]);
+        out << "]";
+    }
     if (baseline != nullptr && baseline->noise) out << ",\n     \"baseline_noise\": " << noise_json(*baseline->noise);
     out << ",\n     \"completion_us\": {\"min\": " << number(r.completion_min_us)
         << ", \"mean\": " << number(r.completion_mean_us) << ", \"median\": " << number(r.completion_median_us)

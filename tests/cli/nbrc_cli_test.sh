@@ -212,7 +212,7 @@ expect 2 "a pattern directory is required" -- $nbrc simulate --machine niagara
 expect 1 "checksum" -- $nbrc simulate pcorrupt --machine niagara
 # Noise, skew and execution rules: a late rank's blast radius, detours slow the calls down,
 # the same seed gives the same numbers, the step rule is never faster; bad values are usage errors.
-json=$($nbrc simulate cn2 --machine niagara --sizes 8,64K --late 3:100 --baseline p2 --json)
+json=$($nbrc simulate cn2 --machine niagara --sizes 8,64K --late 3:100 --baseline p2 --rank-finish --json)
 python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -220,6 +220,7 @@ assert "rank 3 late by 100 us" in d["perturbation"], d["perturbation"]
 for r in d["results"]:
     assert r["noise"]["blast_radius"] >= 1 and r["baseline_noise"]["blast_radius"] >= 1, r
 assert d["results"][0]["noise"]["slowdown"] > 0, d  # at 8 B the delay is longer than the call
+assert len(d["results"][0]["finish_us"]) == 64 and d["results"][0]["finish_us"][3] > 100, d
 ' <<<"$json" && pass || fail "simulate --late --json: $json"
 noisy() { $nbrc simulate cn2 --machine niagara --sizes 8 --iterations 5 --seeds 2 --json "$@"; }
 a=$(noisy --noise 1000:50:uniform --seed 3 --rule step)
