@@ -175,15 +175,19 @@ int run(const Options& o) {
             const auto quiet = finish_times(v, o, false, alltoall, static_cast<int>(bytes), in, out, graph);
             const auto noisy = finish_times(v, o, true, alltoall, static_cast<int>(bytes), in, out, graph);
             if (world_rank() != 0) continue;
-            int blast = 0;
-            for (std::size_t r = 0; r < quiet.size(); ++r) blast += noisy[r] - quiet[r] > o.delay_us / 2;
-            std::printf("%8llu B %-10s quiet %10.1f us  disturbed %10.1f us  blast radius %d\n",
+            // The blast radius needs a late rank (detours alone delay ranks by varying amounts).
+            int blast = -1;
+            if (o.late >= 0) {
+                blast = 0;
+                for (std::size_t r = 0; r < quiet.size(); ++r) blast += noisy[r] - quiet[r] > o.delay_us / 2;
+            }
+            std::printf("%8llu B %-10s quiet %10.1f us  disturbed %10.1f us  blast radius %s\n",
                         static_cast<unsigned long long>(bytes), v.name.c_str(),
                         *std::max_element(quiet.begin(), quiet.end()), *std::max_element(noisy.begin(), noisy.end()),
-                        blast);
+                        blast < 0 ? "-" : std::to_string(blast).c_str());
             json << (first ? "\n" : ",\n") << "  {\"bytes\": " << bytes << ", \"variant\": \"" << v.name
-                 << "\", \"blast_radius\": " << blast << ", \"quiet_us\": " << json_array(quiet)
-                 << ", \"disturbed_us\": " << json_array(noisy) << "}";
+                 << "\", \"blast_radius\": " << (blast < 0 ? std::string("null") : std::to_string(blast))
+                 << ", \"quiet_us\": " << json_array(quiet) << ", \"disturbed_us\": " << json_array(noisy) << "}";
             first = false;
         }
     }

@@ -443,7 +443,8 @@ namespace {
 
 /// Beside `winner`, up to keep − 1 candidates of `order` (fastest first by the model), naive
 /// (0) always among them; returned in `order`'s order.
-std::vector<std::uint32_t> kept_beside(std::uint32_t winner, const std::vector<std::uint32_t>& order, std::size_t keep) {
+std::vector<std::uint32_t> kept_beside(std::uint32_t winner, const std::vector<std::uint32_t>& order,
+                                       std::size_t keep) {
     std::vector<std::uint32_t> kept;
     if (keep <= 1) return kept;
     const std::size_t others = keep - 1 - (winner != 0 ? 1 : 0);  // places for candidates but naive
@@ -492,7 +493,8 @@ void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predicti
         const auto judged = judged_sizes(naive, variable_sizes);
         std::vector<double> score(predictions.size(), 0.0);
         for (std::uint32_t i = 0; i < predictions.size(); ++i) {
-            if (predictions[i].usable()) score[i] = variable_score(naive, predictions[i].latency_us[2 + c], judged).first;
+            if (predictions[i].usable())
+                score[i] = variable_score(naive, predictions[i].latency_us[2 + c], judged).first;
         }
         const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return score[a] > score[b]; });
         choice.variable_alternatives[c] = kept_beside(choice.variable[c], order, keep);
