@@ -1,5 +1,4 @@
 // nbrc: the nbr pattern compiler. A thin CLI11 driver over the nbr_compiler library.
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +6,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include <mpi.h>
 #include <CLI/CLI.hpp>
@@ -401,75 +401,27 @@ nbr::Placement simulation_placement(const Options& o, const nbr::simulator::Mach
                                  o.ranks_per_socket.value_or(std::min(machine.ranks_per_socket, per_node)));
 }
 
-/// A non-negative finite number from `text`, or a usage error naming `option`.
-double parse_number(const std::string& option, const std::string& text) {
-    try {
-        std::size_t used = 0;
-        const double value = std::stod(text, &used);
-        if (used == text.size() && std::isfinite(value) && value >= 0) return value;
-    } catch (const std::exception&) {
-    }
-    throw CLI::ValidationError(option, "expected a non-negative number, got '" + text + "'");
-}
-
-/// "A:B[:C]" split at colons.
-std::vector<std::string> fields(const std::string& text) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    for (std::size_t colon; (colon = text.find(':', start)) != std::string::npos; start = colon + 1) {
-        out.push_back(text.substr(start, colon - start));
-    }
-    out.push_back(text.substr(start));
-    return out;
-}
-
-nbr::simulator::Spread parse_spread(const std::string& option, const std::string& name) {
-    try {
-        return nbr::simulator::parse_spread(name);
-    } catch (const nbr::InputError& error) {
-        throw CLI::ValidationError(option, error.what());
-    }
-}
-
-/// simulate's --rule, --noise, --late, --skew, ... as a Perturbation.
+/// simulate's --rule, --noise, --detour-trace, --late, --skew, ... as a Perturbation.
 nbr::simulator::Perturbation parse_perturbation(const Options& o) {
-    nbr::simulator::Perturbation p;
-    p.rule = nbr::simulator::parse_execution_rule(o.rule);  // CLI11 checked the name
-    if (!o.noise.empty()) {
-        const auto f = fields(o.noise);
-        if (f.size() < 2 || f.size() > 3)
-            throw CLI::ValidationError("--noise", "expected FREQ_HZ:DURATION_US[:SPREAD]");
-        p.detours.frequency_hz = parse_number("--noise", f[0]);
-        p.detours.duration_us = parse_number("--noise", f[1]);
-        if (f.size() == 3) p.detours.spread = parse_spread("--noise", f[2]);
-        const double max =
-            p.detours.spread == nbr::simulator::Spread::uniform ? 2 * p.detours.duration_us : p.detours.duration_us;
-        if (p.detours.frequency_hz > 0 && max * 1e-6 * p.detours.frequency_hz > 1) {
-            throw CLI::ValidationError("--noise", "detours longer than their period (" + o.noise + ")");
-        }
-    }
-    if (!o.detour_trace.empty()) {
+    namespace sim = nbr::simulator;
+    const auto parsed = [](const std::string& option, auto&& parse) {
         try {
-            p.detours.trace = nbr::simulator::read_detour_trace(o.detour_trace);
+            return parse();
         } catch (const nbr::InputError& error) {
-            throw CLI::ValidationError("--detour-trace", error.what());
+            throw CLI::ValidationError(option, error.what());
         }
+    };
+    sim::Perturbation p;
+    p.rule = sim::parse_execution_rule(o.rule);  // CLI11 checked the name
+    if (!o.noise.empty()) p.detours = parsed("--noise", [&] { return sim::parse_detours(o.noise); });
+    if (!o.detour_trace.empty()) {
+        p.detours.trace = parsed("--detour-trace", [&] { return sim::read_detour_trace(o.detour_trace); });
     }
     p.detours.coscheduled = o.coscheduled;
     p.noisy_ranks = o.noisy_ranks;
     p.noisy_node = o.noisy_node;
-    if (!o.late.empty()) {
-        const auto f = fields(o.late);
-        if (f.size() != 2) throw CLI::ValidationError("--late", "expected RANK:DELAY_US");
-        p.late_rank = static_cast<std::uint32_t>(parse_number("--late", f[0]));
-        p.late_us = parse_number("--late", f[1]);
-    }
-    if (!o.skew.empty()) {
-        const auto f = fields(o.skew);
-        if (f.size() > 2) throw CLI::ValidationError("--skew", "expected MEAN_US[:SPREAD]");
-        p.skew_us = parse_number("--skew", f[0]);
-        if (f.size() == 2) p.skew_spread = parse_spread("--skew", f[1]);
-    }
+    if (!o.late.empty()) std::tie(p.late_rank, p.late_us) = parsed("--late", [&] { return sim::parse_late(o.late); });
+    if (!o.skew.empty()) std::tie(p.skew_us, p.skew_spread) = parsed("--skew", [&] { return sim::parse_skew(o.skew); });
     p.iterations = o.iterations;
     p.seed = o.seed;
     return p;

@@ -54,6 +54,64 @@ double Detours::fraction() const noexcept {
     return any() ? frequency_hz * duration_us * 1e-6 : 0.0;
 }
 
+namespace {
+
+/// "A:B[:C]" split at colons.
+std::vector<std::string> fields(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (std::size_t colon; (colon = text.find(':', start)) != std::string_view::npos; start = colon + 1) {
+        out.emplace_back(text.substr(start, colon - start));
+    }
+    out.emplace_back(text.substr(start));
+    return out;
+}
+
+/// A non-negative finite number (at most 1e12), or an error naming `text`.
+double number(const std::string& field, std::string_view text) {
+    try {
+        std::size_t used = 0;
+        const double value = std::stod(field, &used);
+        if (used == field.size() && std::isfinite(value) && value >= 0 && value <= 1e12) return value;
+    } catch (const std::exception&) {
+    }
+    throw InputError("'" + field + "' in '" + std::string(text) + "' is not a number between 0 and 1e12");
+}
+
+}  // namespace
+
+Detours parse_detours(std::string_view text) {
+    const auto f = fields(text);
+    if (f.size() < 2 || f.size() > 3) {
+        throw InputError("expected FREQ_HZ:DURATION_US[:SPREAD], got '" + std::string(text) + "'");
+    }
+    Detours d;
+    d.frequency_hz = number(f[0], text);
+    d.duration_us = number(f[1], text);
+    if (f.size() == 3) d.spread = parse_spread(f[2]);
+    const double longest = d.spread == Spread::uniform ? 2 * d.duration_us : d.duration_us;
+    if (longest * 1e-6 * d.frequency_hz > 1) {
+        throw InputError("detours longer than their period ('" + std::string(text) + "')");
+    }
+    return d;
+}
+
+std::pair<std::uint32_t, double> parse_late(std::string_view text) {
+    const auto f = fields(text);
+    if (f.size() != 2) throw InputError("expected RANK:DELAY_US, got '" + std::string(text) + "'");
+    const double rank = number(f[0], text);
+    if (rank != std::floor(rank) || rank > 4294967295.0) {
+        throw InputError("rank '" + f[0] + "' in '" + std::string(text) + "' is not a rank number");
+    }
+    return {static_cast<std::uint32_t>(rank), number(f[1], text)};
+}
+
+std::pair<double, Spread> parse_skew(std::string_view text) {
+    const auto f = fields(text);
+    if (f.size() > 2) throw InputError("expected MEAN_US[:SPREAD], got '" + std::string(text) + "'");
+    return {number(f[0], text), f.size() == 2 ? parse_spread(f[1]) : Spread::uniform};
+}
+
 std::vector<std::pair<double, double>> read_detour_trace(const std::filesystem::path& path) {
     std::ifstream in(path);
     if (!in) throw InputError(path.string() + ": cannot open the detour trace");

@@ -262,4 +262,23 @@ TEST(SimulateNoise, BadDetourTracesAndRanksAreRejected) {
     EXPECT_THROW((void)nbr::simulator::parse_execution_rule("rounds"), nbr::InputError);
 }
 
+TEST(SimulateNoise, TheCommandLinesTextsParseOrNameWhatIsWrong) {
+    const auto d = nbr::simulator::parse_detours("10:10000:uniform");
+    EXPECT_DOUBLE_EQ(d.frequency_hz, 10);
+    EXPECT_DOUBLE_EQ(d.duration_us, 10000);
+    EXPECT_EQ(d.spread, nbr::simulator::Spread::uniform);
+    EXPECT_DOUBLE_EQ(d.fraction(), 0.1);
+    EXPECT_EQ(nbr::simulator::parse_detours("1000:25").spread, nbr::simulator::Spread::fixed);
+    EXPECT_EQ(nbr::simulator::parse_late("17:100"), (std::pair<std::uint32_t, double>{17, 100}));
+    EXPECT_EQ(nbr::simulator::parse_skew("5").second, nbr::simulator::Spread::uniform);
+    EXPECT_EQ(nbr::simulator::parse_skew("5:exponential").second, nbr::simulator::Spread::exponential);
+    for (const auto* bad : {"10", "10:x", "-1:5", "10:5:gauss", "1:2:3:4", "100:6000:uniform", "nan:1"}) {
+        EXPECT_THROW((void)nbr::simulator::parse_detours(bad), nbr::InputError) << bad;
+    }
+    for (const auto* bad : {"3", "3.5:10", "x:1", "3:-1", "3:1:2"}) {
+        EXPECT_THROW((void)nbr::simulator::parse_late(bad), nbr::InputError) << bad;
+    }
+    EXPECT_THROW((void)nbr::simulator::parse_skew("1:2:3"), nbr::InputError);
+}
+
 }  // namespace

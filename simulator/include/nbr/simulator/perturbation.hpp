@@ -55,6 +55,15 @@ struct Detours {
     [[nodiscard]] double fraction() const noexcept;
 };
 
+/// @brief Periodic detours from "FREQ_HZ:DURATION_US[:SPREAD]" (nbrc simulate --noise).
+/// @throws InputError naming the text if a value is not a non-negative number, the spread is
+/// unknown, or a detour could be longer than its period.
+[[nodiscard]] Detours parse_detours(std::string_view text);
+/// @brief A late rank from "RANK:DELAY_US" (--late). @throws InputError naming the text.
+[[nodiscard]] std::pair<std::uint32_t, double> parse_late(std::string_view text);
+/// @brief Entry skew from "MEAN_US[:SPREAD]" (--skew; default spread uniform). @throws InputError.
+[[nodiscard]] std::pair<double, Spread> parse_skew(std::string_view text);
+
 /// @brief Reads a detour trace: one `start duration` pair (µs) a line, increasing starts, `#`
 /// comments. @throws InputError naming the file and line.
 [[nodiscard]] std::vector<std::pair<double, double>> read_detour_trace(const std::filesystem::path& path);
