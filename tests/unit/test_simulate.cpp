@@ -30,30 +30,12 @@ using nbr::test::Op;
 using nbr::test::naive;
 using nbr::test::patterns;
 
-nbr::schema::LinkClass link(double latency_us, double os_us, double or_us, double byte_ns) {
-    nbr::schema::LinkClass c;
-    c.set_latency_us(latency_us);
-    c.set_send_overhead_us(os_us);
-    c.set_recv_overhead_us(or_us);
-    c.set_byte_time_ns(byte_ns);
-    return c;
-}
+using nbr::test::round_link;
 
-/// Round numbers: L = 1 us, o_s = 0.5 us, o_r = 0.25 us, G = 1 ns/B in every class; copies
-/// 0.5 ns/B; NIC 2 ns/B with a 0.1 us gap.
+/// Round numbers (machine_support.hpp): L = 1 us, o_s = 0.5 us, o_r = 0.25 us, G = 1 ns/B in
+/// every class; copies 0.5 ns/B; NIC 2 ns/B with a 0.1 us gap.
 nbr::schema::Machine spec() {
-    nbr::schema::Machine m;
-    m.set_format_version(1);
-    m.set_name("test");
-    m.set_ranks_per_node(2);
-    m.set_ranks_per_socket(2);
-    m.set_copy_ns_per_byte(0.5);
-    *m.mutable_socket() = link(1, 0.5, 0.25, 1);
-    *m.mutable_node() = link(1, 0.5, 0.25, 1);
-    *m.mutable_network() = link(1, 0.5, 0.25, 1);
-    m.mutable_nic()->set_gap_us(0.1);
-    m.mutable_nic()->set_byte_time_ns(2);
-    return m;
+    return nbr::test::round_machine();
 }
 
 SimResult run(const std::vector<nbr::schema::RankPattern>& p, const nbr::schema::Machine& m, std::uint32_t per_node,
@@ -318,7 +300,7 @@ nbr::schema::Machine leaf_spec(std::uint32_t uplinks) {
     auto m = spec();
     m.set_format_version(3);
     m.set_nodes_per_switch(2);
-    *m.mutable_leaf() = link(1, 0.5, 0.25, 1);
+    *m.mutable_leaf() = round_link(1, 0.5, 0.25, 1);
     if (uplinks > 0) {
         m.set_uplinks_per_switch(uplinks);
         m.mutable_uplink()->set_byte_time_ns(4);

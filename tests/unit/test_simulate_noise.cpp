@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "machine_support.hpp"
 #include "nbr/graphs/placement.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr/simulator/machine.hpp"
@@ -24,28 +25,10 @@ using nbr::simulator::SimResult;
 using nbr::test::naive;
 using nbr::test::patterns;
 
-nbr::schema::LinkClass link() {
-    nbr::schema::LinkClass c;
-    c.set_latency_us(1);
-    c.set_send_overhead_us(0.5);
-    c.set_recv_overhead_us(0.25);
-    c.set_byte_time_ns(1);
-    return c;
-}
-
-/// L = 1 us, o_s = 0.5 us, o_r = 0.25 us, G = 1 ns/B, copies 0.5 ns/B, no call costs.
+/// L = 1 us, o_s = 0.5 us, o_r = 0.25 us, G = 1 ns/B, copies 0.5 ns/B, no call costs
+/// (machine_support.hpp); every test runs on one node.
 nbr::simulator::Machine machine() {
-    nbr::schema::Machine m;
-    m.set_format_version(1);
-    m.set_name("test");
-    m.set_ranks_per_node(8);
-    m.set_ranks_per_socket(8);
-    m.set_copy_ns_per_byte(0.5);
-    *m.mutable_socket() = link();
-    *m.mutable_node() = link();
-    *m.mutable_network() = link();
-    m.mutable_nic()->set_byte_time_ns(1);
-    return nbr::simulator::machine_from_spec(m, "test");
+    return nbr::simulator::machine_from_spec(nbr::test::round_machine(), "test");
 }
 
 SimResult run(const std::vector<nbr::schema::RankPattern>& p, const Perturbation& perturbation,
