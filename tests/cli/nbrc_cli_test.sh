@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of the nbrc command line: outputs, exit codes, messages. PART: compile (the
-# compiler, inspect, verify, simulate, bad inputs), calibrate (nbr-calibrate, nbr-bench
-# --calibrate) or all; two CTest entries run the two parts, each well within its timeout.
+# compiler, inspect, verify, simulate, bad inputs), algorithms (each algorithm's options,
+# configurations and 1- and 2-process compiles), calibrate (nbr-calibrate, nbr-bench
+# --calibrate) or all; three CTest entries run the three parts, each well within its timeout.
 # usage: nbrc_cli_test.sh NBRC "LAUNCHER_FOR_2_PROCESSES" SHARED_DIR NBR_CALIBRATE [NBR_BENCH] [PART]
 set -u
 nbrc=$1
@@ -42,7 +43,12 @@ if diff -r p1 p2 >/dev/null; then pass; else fail "P=1 and P=2 outputs differ"; 
 expect 0 "OK p2: 64 ranks, 512 edges each delivered exactly once" -- $nbrc verify p2 --topology moore.el
 expect 1 "differ from the given topology" -- $nbrc verify p2 --topology random.el
 
-if [ "$part" != calibrate ]; then
+# Placement files (simulate and distance-halving use them): all 64 ranks on one socket, and
+# one that places only ranks 0-9.
+for r in $(seq 0 63); do echo "$r 0 0"; done >onesocket.txt
+head -n 10 onesocket.txt >short.txt
+
+if [ "$part" = all ] || [ "$part" = compile ]; then
 # --layout packed: two files, identical for 1 and 2 processes; verify, inspect and simulate
 # read it; an auto directory's variants can be packed too.
 expect 0 "rank patterns (packed)" -- $launch2 $nbrc compile moore.el -o k2 --layout packed
@@ -199,10 +205,8 @@ a=$($nbrc simulate p2 --machine niagara --sizes 4 --json | grep -o '"latency_us"
 b=$($nbrc simulate p2 --machine niagara.json --sizes 4 --json | grep -o '"latency_us": [0-9.e+-]*' | head -1)
 [ -n "$a" ] && [ "$a" = "$b" ] && pass || fail "preset and its printed file disagree: '$a' vs '$b'"
 # Placement file: all 64 ranks on one socket makes every message a same-socket one.
-for r in $(seq 0 63); do echo "$r 0 0"; done >onesocket.txt
 expect 0 "socket 8 / 8 node 0 / 0 leaf 0 / 0 network 0 / 0" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --sizes 4
 expect 2 "" -- $nbrc simulate p2 --machine niagara --placement onesocket.txt --ranks-per-node 4
-head -n 10 onesocket.txt >short.txt
 expect 1 "rank 10 is not placed" -- $nbrc simulate p2 --machine niagara --placement short.txt
 expect 1 "unknown machine 'nowhere'" -- $nbrc simulate p2 --machine nowhere
 printf '{"format_version": 14}' >future.json
@@ -245,6 +249,10 @@ expect 2 "unknown distribution" -- $nbrc simulate cn2 --machine niagara --skew 5
 expect 1 "late rank 64 is not below the pattern's 64 ranks" -- $nbrc simulate cn2 --machine niagara --late 64:5
 expect 1 "single call" -- $nbrc simulate cn2 --machine niagara --iterations 2 --critical-path
 
+fi
+
+# The algorithms' options, configurations and compiles on 1 and 2 processes (part algorithms).
+if [ "$part" = all ] || [ "$part" = algorithms ]; then
 # distance-halving: a placement is required and recorded; the same bytes for 1 and 2 processes.
 expect 2 "distance-halving needs a placement" -- $nbrc compile random.el --algo distance-halving -o dh
 test ! -e dh && pass || fail "usage error left a directory"
@@ -367,7 +375,7 @@ expect 0 "OK" -- $nbrc verify hm2 --topology random.el
 
 fi
 
-if [ "$part" != compile ]; then
+if [ "$part" = all ] || [ "$part" = calibrate ]; then
 # nbr-calibrate: a machine file nbrc simulate reads; --base keeps the other classes.
 expect 0 "ratio error (the least margin nbrc compile --algo auto acts on: between two sizes the larger" -- \
   $launch2 $calibrate --sizes 1,2K \
@@ -461,7 +469,7 @@ fi
 
 fi
 
-if [ "$part" != calibrate ]; then
+if [ "$part" = all ] || [ "$part" = compile ]; then
 # A foreign directory is never replaced.
 mkdir keep && echo data >keep/file
 expect 1 "not an nbr pattern directory" -- $nbrc compile moore.el -o keep
