@@ -230,7 +230,7 @@ void Execution::post_all() {
         std::fill(step_left_.begin(), step_left_.end(), 0);
         for (const auto& r : plan_->recvs) ++step_left_[r.step];
         open_step_ = 0;
-        while (open_step_ + 1 < step_left_.size() && step_left_[open_step_] == 0) ++open_step_;
+        open_complete_steps();
     }
     for (std::size_t r = 0; r < plan_->recvs.size(); ++r) post_recv(static_cast<std::uint32_t>(r));
     for (std::size_t s = 0; s < plan_->sends.size(); ++s) {
@@ -248,10 +248,14 @@ void Execution::send_ready(std::uint32_t index) {
     }
 }
 
+void Execution::open_complete_steps() {
+    while (open_step_ + 1 < step_left_.size() && step_left_[open_step_] == 0) ++open_step_;
+}
+
 void Execution::step_received(std::uint32_t step) {
     if (--step_left_[step] != 0 || step != open_step_) return;
     const auto before = open_step_;
-    while (open_step_ + 1 < step_left_.size() && step_left_[open_step_] == 0) ++open_step_;
+    open_complete_steps();
     for (auto t = before + 1; t <= open_step_; ++t) {
         for (const auto s : held_[t]) post_send(s);
         held_[t].clear();

@@ -99,6 +99,8 @@ private:
     void send_ready(std::uint32_t index);
     /// Step rule: a receive of `step` completed; posts the held sends of the steps it opens.
     void step_received(std::uint32_t step);
+    /// Step rule: opens the steps after the current one while every receive of it is in.
+    void open_complete_steps();
     void handle_completion(std::uint32_t request);
     bool progress_untimed(bool block);
     bool progress_all_at_once(bool block);

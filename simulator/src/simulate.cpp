@@ -339,7 +339,7 @@ private:
         for (std::uint32_t i = 0; i < p_.num_messages(); ++i) ++left_[gate_of(p_.dst[i], i) * steps_ + recv_step(i)];
         low_.assign(gates, 0);
         for (std::size_t g = 0; g < gates; ++g) {
-            while (low_[g] < steps_ && left_[g * steps_ + low_[g]] == 0) ++low_[g];
+            advance_low(g);
         }
         held_head_.assign(gates * steps_, kNone);
         held_tail_.assign(gates * steps_, kNone);
@@ -355,6 +355,11 @@ private:
         for (const auto k : klass_) far = std::max(far, k);
         const LinkCost& c = m_.cost(far);
         return ps(rounds * (c.latency_and_byte_ps(0).first + c.send_overhead_at(0) + c.recv_overhead_at(0)));
+    }
+
+    /// Gate g's lowest step with receives missing, past the steps whose receives are all in.
+    void advance_low(std::size_t g) {
+        while (low_[g] < steps_ && left_[g * steps_ + low_[g]] == 0) ++low_[g];
     }
 
     [[nodiscard]] bool step_ready(std::uint32_t i) const {
@@ -384,7 +389,7 @@ private:
         const auto s = recv_step(i);
         if (--left_[g * steps_ + s] != 0 || s != low_[g]) return;
         const auto before = low_[g];
-        while (low_[g] < steps_ && left_[g * steps_ + low_[g]] == 0) ++low_[g];
+        advance_low(g);
         for (auto t = before + 1; t <= std::min(low_[g], steps_ - 1); ++t) {
             for (auto h = held_head_[g * steps_ + t]; h != kNone; h = held_next_[h]) {
                 depth_[h] = std::max(depth_[h], depth_[i] + 1);
