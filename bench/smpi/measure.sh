@@ -12,7 +12,7 @@
 #   env:   NBR_SMPI_MEASURE_CASES (default: moore-2-2 random-0.05), NBR_SMPI_MEASURE_MACHINES
 #          (default: smpi-fat-tree-32c niagara), NBR_SMPI_MEASURE_SIZES (default 64,1024,16384),
 #          NBR_SMPI_MEASURE_COLLECTIVES (default: allgather alltoall), NBR_BUILD, NBR_SMPI_BUILD,
-#          NBR_SMPI_MEASURE_WARMUP (default 30 calls: enough for three candidates' trials)
+#          NBR_SMPI_MEASURE_WARMUP (default 40 calls: enough for three candidates' trials, 30)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../../scripts/env.sh
@@ -21,7 +21,7 @@ out=$1
 ranks=${2:-512}
 nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
 sizes=${NBR_SMPI_MEASURE_SIZES:-64,1024,16384}
-warmup=${NBR_SMPI_MEASURE_WARMUP:-30}
+warmup=${NBR_SMPI_MEASURE_WARMUP:-40}
 # shellcheck source=../cases.sh
 source "$root/bench/cases.sh"
 mkdir -p "$out"

@@ -1,6 +1,7 @@
 // The collectives of nbr.h: blocking, persistent and nonblocking, fixed-size and v-variants,
 // and the request functions. Every entry point catches every C++ exception (guarded).
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -311,8 +312,8 @@ Pick pick_for(PatternState& pattern, Collective collective, bool variable, CallM
         pick.variant = model_variant;
         return pick;
     }
-    const auto key = shape_key(pattern, collective, variable, mode, bytes);
-    const int shape = pattern.tuner->shape_of(pattern, key);
+    const int shape = pattern.tuner->shape_for(pattern, index_of(collective), variable, mode, bytes,
+                                               [&] { return shape_key(pattern, collective, variable, mode, bytes); });
     return pattern.tuner->next(pattern, shape);
 }
 
@@ -412,11 +413,19 @@ MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a) {
         return MPI_COMM_NULL;
     }
     const int c = nbr::internal::index_of(a.collective);
-    if (a.variable) return record->variable_native[c] && usable_counts(a, *record) ? record->comm : MPI_COMM_NULL;
+    if (a.variable) {
+        if (!record->variable_native[c] || !usable_counts(a, *record)) return MPI_COMM_NULL;
+        if (record->counted) nbr::internal::count_hand_off(record, c, nbr::internal::HandOffCounts::kVariableClass);
+        return record->comm;
+    }
     if (a.sendcount < 0 || a.recvcount < 0) return MPI_COMM_NULL;
     const auto bytes = static_cast<std::uint64_t>(a.sendcount) * static_cast<std::uint64_t>(send_size);
     if (bytes != static_cast<std::uint64_t>(a.recvcount) * static_cast<std::uint64_t>(recv_size)) return MPI_COMM_NULL;
-    return bytes >= record->native_from[c] ? record->comm : MPI_COMM_NULL;
+    if (bytes >= record->native_from[c]) return record->comm;
+    const auto size_class = static_cast<std::size_t>(std::bit_width(bytes));  // tuner.hpp's size_class_of
+    if (size_class >= 64 || ((record->native_classes[c] >> size_class) & 1U) == 0) return MPI_COMM_NULL;
+    nbr::internal::count_hand_off(record, c, size_class);
+    return record->comm;
 }
 
 /// Runs a blocking call on one variant. All-direct plans on a topology communicator: the native
@@ -455,7 +464,10 @@ void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, con
                                    variant_of_call(*pattern, a, send, recv));
         const double started = pick.timed ? MPI_Wtime() : 0.0;
         run_variant(*pattern, pattern->variants[pick.variant], a, send, recv);
-        if (pick.timed) pattern->tuner->record(*pattern, pick, (MPI_Wtime() - started) * 1e6);
+        if (pick.timed) {
+            pattern->tuner->record(*pattern, pick, (MPI_Wtime() - started) * 1e6);
+            nbr::internal::hand_off_shape(*pattern, pick.shape);
+        }
         return NBR_SUCCESS;
     });
 }

@@ -29,7 +29,12 @@ struct alignas(64) HandOff {
     /// many bytes are handed to MPI's collective (every band from there on is native);
     /// UINT64_MAX when none is.
     std::uint64_t native_from[2] = {UINT64_MAX, UINT64_MAX};
+    /// Measured patterns (NBR_LOAD_MEASURE): per collective, bit k set when fixed-size calls of
+    /// size class k (tuner.hpp, size_class_of) are handed to MPI's collective: their shape chose
+    /// a native variant. Such calls are counted in HandOffCounts.
+    std::uint64_t native_classes[2] = {0, 0};
     bool variable_native[2] = {false, false};  ///< v-variant calls are handed to MPI's collective
+    bool counted = false;                      ///< a measured pattern: handed-off calls are counted
     int indegree = 0;
     int outdegree = 0;
 };
@@ -46,7 +51,25 @@ struct alignas(4096) HandOffPage {
     HandOff records[kHandOffs];
 };
 static_assert(sizeof(HandOffPage) == 4096, "the hand-off's data is one page");
+static_assert(sizeof(HandOff) == 64, "a hand-off record is one cache line");
 extern HandOffPage hand_off_page;
+
+/// @brief The calls of a measured pattern that went straight to MPI's collective, per
+/// collective and size class (v-calls: class kVariableClass), so that the report counts them
+/// in their shapes. Written only by the calls of the pattern (MPI orders the collective calls
+/// on a communicator), read by the report.
+struct HandOffCounts {
+    static constexpr std::size_t kVariableClass = 64;
+    std::atomic<std::uint64_t> calls[2][kVariableClass + 1];
+};
+extern HandOffCounts hand_off_counts[kHandOffs];
+
+/// Counts one handed-off call of a measured pattern's record (a relaxed load and store: the
+/// pattern's calls are never concurrent).
+inline void count_hand_off(const HandOff* record, int collective, std::size_t size_class) {
+    auto& count = hand_off_counts[record - hand_off_page.records].calls[collective][size_class];
+    count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 /// The record of the slot `handle` names, live or not; nullptr for NULL and slots beyond the table.
 inline HandOff* hand_off_record(std::uintptr_t handle) {
@@ -63,7 +86,17 @@ inline const HandOff* hand_off_of(std::uintptr_t handle) {
 }
 
 /// Fills the record of a loaded pattern (its handle, communicator, bands and variants settled).
+/// A measured pattern's record starts with nothing handed off; its shapes add to it as they
+/// choose (hand_off_shape).
 void publish_hand_off(const PatternState& pattern);
+
+/// Hands a measured pattern's blocking shape to MPI's collective once it has chosen a native
+/// variant and timed a call of it (the report's time per call), where every call of its size
+/// class falls in the shape (a class that straddles a band boundary is two shapes and stays).
+void hand_off_shape(const PatternState& pattern, int shape);
+
+/// The calls of a measured pattern's shape that went straight to MPI's collective.
+[[nodiscard]] std::uint64_t handed_off_calls(const PatternState& pattern, int shape);
 
 /// Clears the record of a pattern about to be freed.
 void retract_hand_off(std::uintptr_t handle);

@@ -378,9 +378,8 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
         state->handle = handle;
         state->origin_dir = dir;
         state->origin = "loaded";
-        if (!state->tuner) {
-            nbr::internal::publish_hand_off(*state);
-        } else {  // measured patterns take every call through the tuner: no hand-off
+        nbr::internal::publish_hand_off(*state);  // measured: its shapes add to it as they choose
+        if (state->tuner) {
 #if defined(NBR_SMPI)
             nbr::internal::check_mpi(MPI_Comm_dup(comm, &state->tuner->comm), "MPI_Comm_dup");
 #else

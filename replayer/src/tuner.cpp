@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "error.hpp"
+#include "hand_off.hpp"
 #include "handles.hpp"
 #include "progress.hpp"
 #include "testing.h"
@@ -137,9 +138,8 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
         finish_agreement(pattern, shape);
         if (shape.state != Shape::State::trial) return std::nullopt;
     }
-    if (shape.warmed < shape.candidates.size()) return untimed(shape.warmed++);  // first-call setup, untimed
     const auto alive = live(shape);
-    if (shape.in_round == alive.size()) {
+    if (shape.in_round == 2 * alive.size()) {
         shape.in_round = 0;
         ++shape.round;
         if (shape.round == kPruneRound || shape.round == kTrialRounds) {
@@ -148,7 +148,10 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
             return trial_call(pattern, index);  // runs the lag, or applies the agreement at once
         }
     }
-    return run(index, shape, true, alive[shape.in_round++]);
+    // Each candidate's timed call follows an untimed one of its own (and the first does its
+    // first-call setup), so that it starts from the arrival skew its own calls leave.
+    const std::uint32_t candidate = alive[shape.in_round / 2];
+    return shape.in_round++ % 2 == 0 ? untimed(candidate) : run(index, shape, true, candidate);
 }
 
 void Tuner::record(const PatternState& pattern, const Pick& pick, double us) {
@@ -173,24 +176,46 @@ void Tuner::start_agreement(Shape& shape, std::uint32_t lag) {
         shape.agreement_mine[kAgreed * c + 1] = mean_of(samples);
         shape.agreement_mine[kAgreed * c + 2] = -static_cast<double>(samples.size());
     }
-    check_mpi(
-        MPI_Iallreduce(shape.agreement_mine.data(), shape.agreement_buffer.data(),
-                       static_cast<int>(shape.agreement_buffer.size()), MPI_DOUBLE, MPI_MAX, comm, &shape.agreement),
-        "MPI_Iallreduce");
+    const int count = static_cast<int>(shape.agreement_buffer.size());
+#if defined(NBR_SMPI)
+    // SimGrid 3.32's MPI_Iallreduce sends every rank's data to every other rank: P² flows at
+    // once, which its flow solver takes minutes for at 256 ranks. A reduction to rank 0 and a
+    // broadcast (finish_agreement) are 2(P − 1) messages.
+    check_mpi(MPI_Ireduce(shape.agreement_mine.data(), shape.agreement_buffer.data(), count, MPI_DOUBLE, MPI_MAX, 0,
+                          comm, &shape.agreement),
+              "MPI_Ireduce");
+#else
+    check_mpi(MPI_Iallreduce(shape.agreement_mine.data(), shape.agreement_buffer.data(), count, MPI_DOUBLE, MPI_MAX,
+                             comm, &shape.agreement),
+              "MPI_Iallreduce");
+#endif
     shape.lag = lag;
 }
 
-void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
-    // Others' requests may wait for what this rank forwards: progress them meanwhile. With
-    // none registered, block in MPI (a polling loop would also keep a simulator's clock still).
-    if (progress::none_registered()) {
-        check_mpi(MPI_Wait(&shape.agreement, MPI_STATUS_IGNORE), "MPI_Wait");
-    }
-    for (int done = 0; shape.agreement != MPI_REQUEST_NULL;) {
-        check_mpi(MPI_Test(&shape.agreement, &done, MPI_STATUS_IGNORE), "MPI_Test");
+namespace {
+
+/// Completes an agreement's request. Others' requests may wait for what this rank forwards:
+/// progress them meanwhile. With none registered, block in MPI (a polling loop would also keep
+/// a simulator's clock still).
+void wait_progressing(MPI_Request& request) {
+    if (progress::none_registered()) check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    for (int done = 0; request != MPI_REQUEST_NULL;) {
+        check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
         if (done) break;
         progress::poll();
     }
+}
+
+}  // namespace
+
+void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
+    wait_progressing(shape.agreement);
+#if defined(NBR_SMPI)
+    check_mpi(MPI_Ibcast(shape.agreement_buffer.data(), static_cast<int>(shape.agreement_buffer.size()), MPI_DOUBLE, 0,
+                         comm, &shape.agreement),
+              "MPI_Ibcast");
+    wait_progressing(shape.agreement);
+#endif
     for (std::size_t c = 0; c < shape.candidates.size(); ++c) {
         auto& candidate = shape.candidates[c];
         candidate.median_us = shape.agreement_buffer[kAgreed * c];
@@ -309,15 +334,16 @@ int nbr_pattern_shape_stats(nbr_pattern_t handle, int index, nbr_shape_stats_t* 
     stats->state = state_of(shape->state);
     stats->variant = pattern.variants[shape->candidates[shape->chosen].variant].name.c_str();
     stats->candidates = static_cast<int>(shape->candidates.size());
-    stats->calls = shape->calls;
+    const auto handed_off = nbr::internal::handed_off_calls(pattern, index);  // not seen by the tuner
+    stats->calls = shape->calls + handed_off;
     stats->trial_calls = shape->trial_calls;
     stats->trial_us = shape->trial_us;
     stats->run_calls = shape->run_calls;
     stats->run_us = shape->run_us;
     stats->naive_us = naive_median(pattern, *shape);
-    stats->after_calls = shape->after_calls;
+    stats->after_calls = shape->after_calls + handed_off;
     const double per_call = shape->run_calls > 0 ? shape->run_us / static_cast<double>(shape->run_calls) : 0.0;
-    stats->saved_us = static_cast<double>(shape->after_calls) * (stats->naive_us - per_call);
+    stats->saved_us = static_cast<double>(stats->after_calls) * (stats->naive_us - per_call);
     return NBR_SUCCESS;
 }
 

@@ -64,11 +64,10 @@ struct Shape {
     double run_us = 0;              ///< this rank: time in the sampled calls after the choice
     std::uint64_t run_calls = 0;    ///< sampled (timed) calls after the choice
     std::uint64_t after_calls = 0;  ///< calls after the choice
-    // The trial schedule: one untimed call per candidate, then rounds of timed calls over the
-    // candidates not pruned; agreements after kPruneRound and kTrialRounds rounds.
-    std::uint32_t warmed = 0;
+    // The trial schedule: rounds over the candidates not pruned, each candidate an untimed call
+    // then a timed one; agreements after kPruneRound and kTrialRounds rounds.
     std::uint32_t round = 0;
-    std::uint32_t in_round = 0;  ///< position in the round among the live candidates
+    std::uint32_t in_round = 0;  ///< calls made in the round (two per live candidate)
     MPI_Request agreement = MPI_REQUEST_NULL;
     std::vector<double> agreement_mine;    // this rank's values (not in place: SMPI 3.32's
     std::vector<double> agreement_buffer;  // MPI_Iallreduce mishandles MPI_IN_PLACE)
@@ -108,6 +107,15 @@ public:
     /// collectives, built on point-to-point messages, could meet nbr's; there a duplicate.
     MPI_Comm comm = MPI_COMM_NULL;
 
+    /// @brief The shape of the call, from the last call of the same collective, variant and
+    /// mode when it had the same block size (applications repeat one shape), else shape_of.
+    template <typename MakeKey>
+    int shape_for(const PatternState& pattern, int collective, bool variable, CallMode mode, std::uint64_t bytes,
+                  MakeKey make_key) {
+        LastShape& last = last_[collective][variable ? 1 : 0][static_cast<int>(mode)];
+        if (last.shape < 0 || last.bytes != bytes) last = LastShape{bytes, shape_of(pattern, make_key())};
+        return last.shape;
+    }
     /// @brief The shape of `key`, created on first use with the pattern's candidates for it
     /// (candidates_for, the model's order).
     int shape_of(const PatternState& pattern, const ShapeKey& key);
@@ -120,6 +128,12 @@ public:
     bool apply_wisdom(int shape, const std::string& winner, const PatternState& pattern);
 
 private:
+    struct LastShape {
+        std::uint64_t bytes = 0;
+        int shape = -1;
+    };
+    LastShape last_[2][2][3];  ///< per collective, v or not, and mode: the last call's shape
+
     /// The shape's next trial call, or nothing once the shape is decided (possibly by an
     /// agreement this call completes).
     std::optional<Pick> trial_call(PatternState& pattern, int shape);

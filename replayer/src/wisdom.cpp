@@ -15,6 +15,11 @@ namespace nbr::internal {
 
 namespace {
 
+/// A process's wisdom, and so a file it writes, keeps this many entries (pattern, communicator
+/// size, machine, tag), the most recently measured or imported last: a wisdom file that many
+/// jobs share stays small (docs/format.md, "Wisdom").
+constexpr int kWisdomEntries = 256;
+
 std::mutex& store_mutex() {
     static std::mutex mutex;
     return mutex;
@@ -57,23 +62,33 @@ bool same_entry(const schema::WisdomEntry& a, const schema::WisdomEntry& b) {
            a.tag() == b.tag();
 }
 
-/// Merges `entry` into `into`: its shapes replace those of the same key.
-void merge_entry(schema::Wisdom& into, const schema::WisdomEntry& entry) {
-    for (auto& mine : *into.mutable_entries()) {
-        if (!same_entry(mine, entry)) continue;
-        for (const auto& shape : entry.shapes()) {
-            auto* shapes = mine.mutable_shapes();
-            const auto it = std::find_if(shapes->begin(), shapes->end(),
-                                         [&](const schema::MeasuredShape& s) { return same_shape(s, key_of(shape)); });
-            if (it != shapes->end()) {
-                *it = shape;
-            } else {
-                *shapes->Add() = shape;
-            }
+/// Merges `entry`'s shapes into `mine`: they replace those of the same key.
+void merge_shapes(schema::WisdomEntry& mine, const schema::WisdomEntry& entry) {
+    auto* shapes = mine.mutable_shapes();
+    for (const auto& shape : entry.shapes()) {
+        const auto it = std::find_if(shapes->begin(), shapes->end(),
+                                     [&](const schema::MeasuredShape& s) { return same_shape(s, key_of(shape)); });
+        if (it != shapes->end()) {
+            *it = shape;
+        } else {
+            *shapes->Add() = shape;
         }
+    }
+}
+
+/// Merges `entry` into `into`, where it becomes the most recent (last); past kWisdomEntries
+/// the least recent entries are dropped.
+void merge_entry(schema::Wisdom& into, const schema::WisdomEntry& entry) {
+    auto* entries = into.mutable_entries();
+    const auto it = std::find_if(entries->begin(), entries->end(),
+                                 [&](const schema::WisdomEntry& mine) { return same_entry(mine, entry); });
+    if (it == entries->end()) {
+        *entries->Add() = entry;
+        if (entries->size() > kWisdomEntries) entries->DeleteSubrange(0, entries->size() - kWisdomEntries);
         return;
     }
-    *into.add_entries() = entry;
+    merge_shapes(*it, entry);
+    for (int i = static_cast<int>(it - entries->begin()); i + 1 < entries->size(); ++i) entries->SwapElements(i, i + 1);
 }
 
 void merge(schema::Wisdom& into, const schema::Wisdom& from) {
