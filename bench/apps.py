@@ -83,14 +83,15 @@ def measured(out, launches):
     print("µs per iteration (matching: per round), median over the launches, the exchange's part in parentheses "
           "where the program times it. Ratio = native / nbr per launch (the launches alternate), median and range "
           "(above 1: nbr faster).\n")
-    print("| ranks | pattern | program | native | drop-in | API | native / drop-in | native / API |")
-    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| ranks | pattern | program | native | drop-in | drop-in, measured | API | native / drop-in | "
+          "native / drop-in, measured | native / API |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     patterns = {"2": "auto (niagara)", "4": "distance halving"}
     for ranks_dir in sorted((out / "local").iterdir()):
         for case_dir in sorted(ranks_dir.iterdir()):
             if not (case_dir / f"api.{launches}.txt").exists():
                 continue
-            row = {k: per_launch(case_dir, k, launches) for k in ("native", "preload", "api")}
+            row = {k: per_launch(case_dir, k, launches) for k in ("native", "preload", "measured", "api")}
 
             def cell(kind):
                 step = statistics.median(s for s, _ in row[kind])
@@ -102,14 +103,16 @@ def measured(out, launches):
                 return f"{statistics.median(r):.2f} ({min(r):.2f}–{max(r):.2f})"
 
             print(f"| {ranks_dir.name} | {patterns.get(ranks_dir.name, '?')} | {case_dir.name} | {cell('native')} | "
-                  f"{cell('preload')} | {cell('api')} | {ratio('preload')} | {ratio('api')} |")
+                  f"{cell('preload')} | {cell('measured')} | {cell('api')} | {ratio('preload')} | "
+                  f"{ratio('measured')} | {ratio('api')} |")
     print()
 
 
 def main():
     out, ranks, machine, placement, launches = sys.argv[1:6]
     out = pathlib.Path(out)
-    predicted(out, ranks, machine, placement)
+    if (out / "sim").exists():
+        predicted(out, ranks, machine, placement)
     if int(launches) > 0 and (out / "local").exists():
         measured(out, int(launches))
 

@@ -7,15 +7,17 @@
 #     auto, and simulates every pattern on MACHINE at the program's sizes: the communication
 #     time per iteration (the sum over the step's calls) and its speedup over naive.
 #  2. Measured on this machine: time per iteration natively, under the drop-in (captured,
-#     compiled with --algo auto, preloaded) and through the API (NAME-nbr --nbr) on 2 ranks
-#     bound to cores, where the model and the machine agree that naive is best, so this shows
-#     what nbr costs when it cannot gain; and on 4 oversubscribed ranks with distance halving
-#     replayed, which measures scheduling more than messaging. Launches alternate; medians.
+#     compiled with --algo auto --keep 3, preloaded), under the drop-in with measured selection
+#     (NBR_MEASURE=1: the kept candidates timed in the program's first calls) and through the
+#     API (NAME-nbr --nbr) on 2 ranks bound to cores, where the model and the machine agree
+#     that naive is best, so this shows what nbr costs when it cannot gain; and on 4
+#     oversubscribed ranks with distance halving replayed (one algorithm: nothing to measure),
+#     which measures scheduling more than messaging. Launches alternate; medians.
 #
 # bench/apps.py writes OUT_DIR/apps.md from both.
 #
 #   usage: bench/apps.sh OUT_DIR
-#   env:   NBR_APPS_RANKS      ranks of the simulated runs (default 2048)
+#   env:   NBR_APPS_RANKS      ranks of the simulated runs (default 2048; 0 skips part 1)
 #          NBR_APPS_MACHINE    machine preset or file (default niagara)
 #          NBR_APPS_PLACEMENT  ranks per node:per socket (default 32:16, the distance-halving
 #                              paper's 2048-rank runs)
@@ -140,10 +142,15 @@ run_local() {
     # shellcheck disable=SC2086
     "$@" env LD_PRELOAD="$build/interpose/libnbr-preload.so" NBR_PATTERNS="$dir/preload" NBR_REPORT=1 \
       "$examples/$program" $args >"$dir/preload.$l.txt" 2>&1
-    grep -q "nbr: replayed [1-9][0-9]* calls" "$dir/preload.$l.txt" || {
-      echo "apps: $name on $ranks ranks: the drop-in replayed nothing" >&2
-      exit 1
-    }
+    # shellcheck disable=SC2086
+    "$@" env LD_PRELOAD="$build/interpose/libnbr-preload.so" NBR_PATTERNS="$dir/preload" NBR_REPORT=1 NBR_MEASURE=1 \
+      "$examples/$program" $args >"$dir/measured.$l.txt" 2>&1
+    for kind in preload measured; do
+      grep -q "nbr: replayed [1-9][0-9]* calls" "$dir/$kind.$l.txt" || {
+        echo "apps: $name on $ranks ranks: the drop-in ($kind) replayed nothing" >&2
+        exit 1
+      }
+    done
     # shellcheck disable=SC2086
     "$@" "$examples/$program-nbr" $args --nbr "$dir/api" >"$dir/api.tmp"
     mv "$dir/api.tmp" "$dir/api.$l.txt"
@@ -156,13 +163,15 @@ run_local() {
   done
 }
 
-for case in "${sim_cases[@]}"; do simulate_case "${case%%|*}" "${case#*|}"; done
+if [ "$ranks" -gt 0 ]; then
+  for case in "${sim_cases[@]}"; do simulate_case "${case%%|*}" "${case#*|}"; done
+fi
 
 if [ "$launches" -gt 0 ]; then
   for case in "${local_cases[@]}"; do
     name=${case%%|*}
     echo "# this machine: $name ($(date +%T))"
-    prepare_local "$name" "${case#*|}" 2 "--algo auto --machine $machine --ranks-per-node 2"
+    prepare_local "$name" "${case#*|}" 2 "--algo auto --keep 3 --machine $machine --ranks-per-node 2"
     run_local "$name" "${case#*|}" 2 mpirun -np 2 --bind-to core
     prepare_local "$name" "${case#*|}" 4 "--algo distance-halving --ranks-per-node 2"
     run_local "$name" "${case#*|}" 4 mpirun -np 4 --oversubscribe

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarizes bench/measure_real.sh's log: per collective and size, over the launches, the
+"""Summarizes bench/measure_real.sh's log: per case, collective and size, over the launches, the
 median of nbr-measured against the best kept candidate timed alone and against native, and what
 the trials cost against a run of 10,000 calls of the chosen candidate (rank 0's trial time minus
 its trial calls at the chosen candidate's time alone).
@@ -14,13 +14,14 @@ CALLS = 10000
 
 
 def parse(path):
-    """[(collective, {bytes: {variant: us}}, [(lo, hi, trial_calls, trial_us)])] per launch."""
+    """[(case, collective, {bytes: {variant: us}}, [(lo, hi, trial_calls, trial_us)])] per launch
+    (logs without a case name: case pe32)."""
     launches, current = [], None
     names = None
     for line in open(path):
-        m = re.match(r"== (\w+), launch \d+", line)
+        m = re.match(r"== (?:([\w.-]+) )?(\w+), launch \d+", line)
         if m:
-            current = (m.group(1), {}, [])
+            current = (m.group(1) or "pe32", m.group(2), {}, [])
             launches.append(current)
             continue
         fields = line.split()
@@ -29,32 +30,32 @@ def parse(path):
         if fields[0] == "bytes":
             names = [f for f in fields[1:] if f != "us" and "/" not in f]
         elif fields[0].isdigit() and names:
-            current[1][int(fields[0])] = dict(zip(names, map(float, fields[1:1 + len(names)])))
+            current[2][int(fields[0])] = dict(zip(names, map(float, fields[1:1 + len(names)])))
         m = re.match(r"# measured: \w+ blocking (\d+)-(\d+) B: \S+ \([^;]+; trials (\d+) calls, ([\d.]+) us", line)
         if m:
-            current[2].append((int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))))
+            current[3].append((int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))))
     return launches
 
 
 def main():
     launches = parse(sys.argv[1])
     rows = {}
-    for collective, table, trials in launches:
+    for case, collective, table, trials in launches:
         for size, times in table.items():
             candidates = {k: v for k, v in times.items() if k.startswith("cand-")}
             best = min(candidates.values())
             measured = times["nbr-measured"]
             cost = next(((t_us - calls * measured) / (CALLS * measured) for lo, hi, calls, t_us in trials
                          if lo <= size <= hi), float("nan"))
-            rows.setdefault((collective, size), []).append(
+            rows.setdefault((case, collective, size), []).append(
                 (best / measured, times["native"] / measured, times["native"] / times["nbr"], cost))
-    print("| collective | bytes | launches | measured / best candidate alone | native / measured | "
+    print("| case | collective | bytes | launches | measured / best candidate alone | native / measured | "
           "native / model's choice | trials' cost in 10,000 calls |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    for (collective, size), values in sorted(rows.items()):
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (case, collective, size), values in sorted(rows.items()):
         med = [statistics.median(v[i] for v in values) for i in range(4)]
         lo = [min(v[i] for v in values) for i in range(4)]
-        print(f"| {collective} | {size} | {len(values)} | {med[0]:.2f} (min {lo[0]:.2f}) | {med[1]:.2f} (min {lo[1]:.2f}) "
+        print(f"| {case} | {collective} | {size} | {len(values)} | {med[0]:.2f} (min {lo[0]:.2f}) | {med[1]:.2f} (min {lo[1]:.2f}) "
               f"| {med[2]:.2f} | {100 * med[3]:.2f} % |")
 
 

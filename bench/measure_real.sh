@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Measured selection on this machine's real MPI: an auto directory (niagara model) for 32
-# parallel edges between 2 ranks bound to cores, replayed by nbr-bench --measure beside the
+# Measured selection on this machine's real MPI: an auto directory (niagara model, --keep 3) per
+# case (32 parallel edges between 2 ranks bound to cores; 16-rank Moore and random graphs),
+# replayed by nbr-bench --measure beside the
 # native collective: nbr (the model's choice), nbr-measured (NBR_LOAD_MEASURE, its trials inside
 # the warm-up) and every variant the directory keeps alone (cand-NAME), one launch per line set,
 # every variant timed in turn in each launch (medians of rounds). Data: OUT/COLLECTIVE.L.json and
@@ -9,7 +10,10 @@
 #
 #   usage: bench/measure_real.sh OUT_DIR [LAUNCHES]    (default 3)
 #   env:   NBR_BUILD (default build), NBR_SIZES (default 8,64,1024,16384), NBR_ITERS (2000),
-#          NBR_COLLECTIVES (default: allgather alltoall)
+#          NBR_ITERS16 (16-rank cases, default 500), NBR_COLLECTIVES (default: allgather alltoall),
+#          NBR_CASES (default: pe32 moore-r1 random-0.3, bench/auto_real.sh's cases: 2 ranks bound
+#          to cores with 32 parallel edges; 16 oversubscribed ranks on Moore (2,1) and random
+#          δ = 0.3, which time the scheduler as much as the messages)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/env.sh"
@@ -18,16 +22,30 @@ launches=${2:-3}
 build=${NBR_BUILD:-$root/build}
 sizes=${NBR_SIZES:-8,64,1024,16384}
 iters=${NBR_ITERS:-2000}
+iters16=${NBR_ITERS16:-500}
+nbrc=$build/compiler/nbrc
 mkdir -p "$out"
-"$build/compiler/nbrc" gen pairs --ranks 2 --edges 32 -o "$out/pe32.el" >/dev/null
-"$build/compiler/nbrc" compile "$out/pe32.el" --algo auto --machine niagara -q -o "$out/pe32-auto"
-candidates=$(find "$out/pe32-auto" -mindepth 1 -maxdepth 1 -type d -printf 'cand-%f\n' | sort | paste -sd,)
-for collective in ${NBR_COLLECTIVES:-allgather alltoall}; do
-    for l in $(seq "$launches"); do
-        echo "== $collective, launch $l"
-        mpirun -np 2 --bind-to core "$build/bench/nbr-bench" --patterns "$out/pe32-auto" --measure \
-            --collective "$collective" --sizes "$sizes" --iters "$iters" --rounds 5 \
-            --only "native,nbr,nbr-measured,$candidates" --json "$out/$collective.$l.json"
+"$nbrc" gen pairs --ranks 2 --edges 32 -o "$out/pe32.el" >/dev/null
+"$nbrc" gen moore --ranks 16 --dims 2 --radius 1 -o "$out/moore-r1.el" >/dev/null
+"$nbrc" gen random --ranks 16 --density 0.3 --seed 1 -o "$out/random-0.3.el" >/dev/null
+for case in ${NBR_CASES:-pe32 moore-r1 random-0.3}; do
+    [ -f "$out/$case-auto/manifest.pb" ] || "$nbrc" compile "$out/$case.el" --algo auto --keep 3 --machine niagara \
+        -q -o "$out/$case-auto"
+done
+for case in ${NBR_CASES:-pe32 moore-r1 random-0.3}; do
+    candidates=$(find "$out/$case-auto" -mindepth 1 -maxdepth 1 -type d -printf 'cand-%f\n' | sort | paste -sd,)
+    if [ "$case" = pe32 ]; then
+        launch=(mpirun -np 2 --bind-to core) n=$iters
+    else
+        launch=(mpirun -np 16 --bind-to none --oversubscribe) n=$iters16
+    fi
+    for collective in ${NBR_COLLECTIVES:-allgather alltoall}; do
+        for l in $(seq "$launches"); do
+            echo "== $case $collective, launch $l"
+            "${launch[@]}" "$build/bench/nbr-bench" --patterns "$out/$case-auto" --measure \
+                --collective "$collective" --sizes "$sizes" --iters "$n" --rounds 5 \
+                --only "native,nbr,nbr-measured,$candidates" --json "$out/$case.$collective.$l.json"
+        done
     done
 done | tee "$out/measure_real.txt"
 python3 "$root/bench/measure_real.py" "$out/measure_real.txt" | tee "$out/measure_real.md"

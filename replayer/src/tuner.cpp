@@ -105,6 +105,7 @@ Pick Tuner::run(int index, const Shape& shape, bool trial, std::uint32_t candida
     pick.candidate = candidate;
     pick.variant = shape.candidates[candidate].variant;
     pick.trial = trial;
+    pick.sample = trial;
     pick.timed = true;
     return pick;
 }
@@ -125,9 +126,9 @@ Pick Tuner::next(PatternState& pattern, int index) {
 
 std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
     Shape& shape = shapes[static_cast<std::size_t>(index)];
-    const auto untimed = [&](std::uint32_t candidate) {
-        Pick pick = run(index, shape, false, candidate);
-        pick.timed = false;
+    const auto untimed = [&](std::uint32_t candidate) {  // timed for the trials' cost, not a sample
+        Pick pick = run(index, shape, true, candidate);
+        pick.sample = false;
         return pick;
     };
     if (shape.agreement != MPI_REQUEST_NULL) {
@@ -159,7 +160,7 @@ void Tuner::record(const PatternState& pattern, const Pick& pick, double us) {
     Shape& shape = shapes[static_cast<std::size_t>(pick.shape)];
     if (pick.trial) {
         us += testing_penalty_us(pattern.variants[pick.variant].name);
-        shape.candidates[pick.candidate].samples.push_back(us);
+        if (pick.sample) shape.candidates[pick.candidate].samples.push_back(us);
         shape.trial_us += us;
     } else if (shape.state != Shape::State::trial) {
         shape.run_us += us;

@@ -60,7 +60,7 @@ struct Shape {
     std::uint32_t chosen = 0;  ///< index into candidates: what runs (single, measured, wisdom)
     std::uint64_t calls = 0;
     std::uint64_t trial_calls = 0;
-    double trial_us = 0;            ///< this rank: time in timed trial calls
+    double trial_us = 0;            ///< this rank: time in the trial calls (samples or not)
     double run_us = 0;              ///< this rank: time in the sampled calls after the choice
     std::uint64_t run_calls = 0;    ///< sampled (timed) calls after the choice
     std::uint64_t after_calls = 0;  ///< calls after the choice
@@ -81,8 +81,9 @@ struct Pick {
     int shape = -1;  ///< index into Tuner::shapes; -1: not measured
     std::uint32_t candidate = 0;
     std::uint32_t variant = 0;
-    bool trial = false;  ///< a timed trial call
-    bool timed = false;  ///< the call's time is taken (trial or run)
+    bool trial = false;   ///< a call of the shape's trials (its time counts to trial_us)
+    bool sample = false;  ///< a trial call whose time is also a sample of its candidate
+    bool timed = false;   ///< the call's time is taken (trial or run)
 };
 
 /// @brief Measured selection of one pattern (present when loaded with NBR_LOAD_MEASURE).
