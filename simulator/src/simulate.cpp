@@ -404,13 +404,7 @@ private:
         return (place.num_nodes() + m.nodes_per_switch - 1) / m.nodes_per_switch;
     }
 
-    [[nodiscard]] DistanceClass distance(std::uint32_t a, std::uint32_t b) const {
-        if (place_.same_socket(a, b)) return DistanceClass::socket;
-        if (place_.same_node(a, b)) return DistanceClass::node;
-        const auto per_switch = m_.nodes_per_switch;
-        if (per_switch > 0 && place_.node(a) / per_switch == place_.node(b) / per_switch) return DistanceClass::leaf;
-        return DistanceClass::network;
-    }
+    [[nodiscard]] DistanceClass distance(std::uint32_t a, std::uint32_t b) const { return m_.distance(place_, a, b); }
     [[nodiscard]] bool off_node(std::uint32_t i) const { return klass_[i] >= DistanceClass::leaf; }
     [[nodiscard]] std::uint64_t bytes(std::uint32_t i) const { return std::uint64_t{p_.units[i]} * block_; }
     /// A copy of `blocks` blocks, `b` bytes in all (packing or unpacking).

@@ -1,11 +1,13 @@
 // nbrc simulate's work: a pattern directory (and a baseline) simulated at several sizes.
 #include <chrono>
 #include <map>
+#include <optional>
 
 #include <sys/resource.h>
 
 #include "nbr/graphs/topology.hpp"
 #include "nbr/schema/pattern_io.hpp"
+#include "nbr/simulator/lower_bound.hpp"
 #include "nbr/simulator/simulate.hpp"
 
 namespace nbr::simulator {
@@ -47,6 +49,7 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
     DirectoryRun run;
     run.algorithm = manifest.algorithm();
     std::map<std::uint32_t, SimProgram> programs;  // by variant (0 for a single-algorithm directory)
+    std::optional<TopologyLoad> load;
     const bool multi = is_multi_variant(manifest);
     for (const auto size : request.sizes) {
         const std::uint32_t v = multi ? variant_for(manifest, request, size) : 0;
@@ -68,6 +71,10 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
                                   ? simulate(it->second, machine, placement, size, options)
                                   : simulate_perturbed(it->second, machine, placement, size, options, request.seeds));
         if (multi) run.results.back().variant = manifest.variants(static_cast<int>(v)).name();
+        if (!load) load = topology_load(it->second, placement, machine);  // every variant's topology is the same
+        const auto bound = lower_bound(*load, machine, request.collective, size);
+        run.results.back().bound_latency_us = bound.latency_us;
+        run.results.back().bound_bytes_us = bound.bytes_us;
     }
     return run;
 }

@@ -20,6 +20,7 @@ public:
         program_.first_message.push_back(0);
         first_recv_.push_back(0);
         first_recv_dependent_.push_back(0);
+        program_.first_in_edge.push_back(0);
     }
 
     /// Adds the next rank's plan; `source()` names the pattern in an error.
@@ -55,6 +56,9 @@ public:
         }
         program_.first_message.push_back(program_.num_messages());
         first_recv_.push_back(recv_peer_.size());
+        program_.in_edge_source.insert(program_.in_edge_source.end(), pattern.in_neighbors().begin(),
+                                       pattern.in_neighbors().end());
+        program_.first_in_edge.push_back(program_.in_edge_source.size());
     }
 
     SimProgram finish() {

@@ -160,6 +160,45 @@ std::string noise_json(const NoiseEffect& n) {
     return out.str();
 }
 
+/// What of the lower bound a result achieves: the bound over its time per call (1: at the bound).
+double achieved(const SimResult& r) {
+    const double bound = std::max(r.bound_latency_us, r.bound_bytes_us);
+    return r.iteration_us > 0 ? bound / r.iteration_us : 0.0;
+}
+
+std::string bound_json(const SimResult& r, const SimResult* baseline) {
+    std::ostringstream out;
+    out << "{\"us\": " << number(std::max(r.bound_latency_us, r.bound_bytes_us))
+        << ", \"latency_us\": " << number(r.bound_latency_us) << ", \"bytes_us\": " << number(r.bound_bytes_us)
+        << ", \"achieved\": " << number(achieved(r));
+    if (baseline != nullptr) out << ", \"baseline_achieved\": " << number(achieved(*baseline));
+    out << "}";
+    return out.str();
+}
+
+/// Per size: the lower bound of a call, its two parts and the fraction of it each run achieves.
+std::string bound_text(const SimReport& s) {
+    if (s.results.empty() || s.results.front().bound_latency_us < 0) return {};
+    std::ostringstream out;
+    char line[256];
+    std::snprintf(line, sizeof line, "lower bound per call (docs/simulate.md):\n%10s %12s %12s %12s %9s%s\n", "bytes",
+                  "bound_us", "latency_us", "bytes_us", "achieved", s.baseline.empty() ? "" : "  base_achieved");
+    out << line;
+    for (std::size_t i = 0; i < s.results.size(); ++i) {
+        const auto& r = s.results[i];
+        std::snprintf(line, sizeof line, "%10llu %12.3f %12.3f %12.3f %9.3f", static_cast<unsigned long long>(r.bytes),
+                      std::max(r.bound_latency_us, r.bound_bytes_us), r.bound_latency_us, r.bound_bytes_us,
+                      achieved(r));
+        out << line;
+        if (!s.baseline.empty()) {
+            std::snprintf(line, sizeof line, "  %13.3f", achieved(s.baseline_results[i]));
+            out << line;
+        }
+        out << "\n";
+    }
+    return out.str();
+}
+
 std::string result_json(const SimResult& r, const SimResult* baseline) {
     std::ostringstream out;
     out << "    {\"bytes\": " << r.bytes << ", \"latency_us\": " << number(r.latency_us);
@@ -170,6 +209,7 @@ std::string result_json(const SimResult& r, const SimResult* baseline) {
     }
     if (!r.variant.empty()) out << ", \"variant\": " << json_string(r.variant);
     out << ", \"iterations\": " << r.iterations << ", \"per_call_us\": " << number(r.iteration_us);
+    if (r.bound_latency_us >= 0) out << ",\n     \"lower_bound\": " << bound_json(r, baseline);
     if (r.noise) out << ",\n     \"noise\": " << noise_json(*r.noise);
     if (!r.finish_us.empty()) {
         out << ",\n     \"finish_us\": [";
@@ -276,6 +316,7 @@ std::string format_report(const SimReport& s) {
         if (!r.variant.empty()) out << "  " << r.variant;
         out << "\n";
     }
+    out << bound_text(s);
     out << noise_text(s);
     double host = 0;
     for (const auto& r : s.results) host += r.host_seconds;

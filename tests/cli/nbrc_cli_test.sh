@@ -179,7 +179,15 @@ assert [x["bytes"] for x in r] == [8, 65536], r
 assert all(x["latency_us"] > 0 and x["baseline_latency_us"] > 0 for x in r), r
 assert r[1]["latency_us"] > r[0]["latency_us"], r
 assert d["collective"] == "alltoall" and d["machine"] == "niagara" and d["nodes"] == 2, d
+# The lower bound: the larger of its parts, below both runs (achieved at most 1), bytes-bound at 64 KiB.
+for x in r:
+    b = x["lower_bound"]
+    assert b["us"] == max(b["latency_us"], b["bytes_us"]) and b["latency_us"] > 0, b
+    assert 0 < b["achieved"] <= 1 and 0 < b["baseline_achieved"] <= 1, b
+    assert abs(b["achieved"] - b["us"] / x["per_call_us"]) < 1e-4 * b["achieved"], b  # 6 digits printed
+assert r[1]["lower_bound"]["bytes_us"] > r[1]["lower_bound"]["latency_us"], r[1]
 ' <<<"$json" && pass || fail "simulate --json: $json"
+expect 0 "lower bound per call" -- $nbrc simulate cn2 --machine niagara --sizes 8 --baseline p2
 # --critical-path: the chain of operations ending at the last rank's completion.
 json=$($nbrc simulate cn2 --machine niagara --sizes 8 --collective alltoall --critical-path --json)
 python3 -c '

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "nbr/graphs/placement.hpp"
 #include "nbr/simulator/perturbation.hpp"
 #include "nbr_machine.pb.h"
 
@@ -140,6 +141,15 @@ struct Machine {
     schema::Machine spec;  ///< as read (for printing)
 
     [[nodiscard]] const LinkCost& cost(DistanceClass c) const { return link[static_cast<std::size_t>(c)]; }
+    /// @brief The distance class between ranks `a` and `b` placed by `placement`.
+    [[nodiscard]] DistanceClass distance(const Placement& placement, std::uint32_t a, std::uint32_t b) const {
+        if (placement.same_socket(a, b)) return DistanceClass::socket;
+        if (placement.same_node(a, b)) return DistanceClass::node;
+        if (nodes_per_switch > 0 && placement.node(a) / nodes_per_switch == placement.node(b) / nodes_per_switch) {
+            return DistanceClass::leaf;
+        }
+        return DistanceClass::network;
+    }
     /// @brief The copy per byte of packing or unpacking blocks of `block_bytes`.
     [[nodiscard]] double copy_byte_ps_at(std::uint64_t block_bytes) const {
         return simulator::copy_byte_ps_at(copy_rates, copy_byte_ps, block_bytes);

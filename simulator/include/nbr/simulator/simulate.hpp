@@ -45,6 +45,11 @@ struct SimProgram {
     /// Blocking and nonblocking v-variants: every staged message is preceded by a size header
     /// (one uint64 per block), and its payload receive is posted when the header arrives.
     bool size_headers = false;
+    /// The topology the pattern is for: per rank (+1) where its in-edges start in
+    /// `in_edge_source`, their sources in MPI order (duplicates and self-loops included); empty
+    /// for programs built by hand (the lower bound needs it).
+    std::vector<std::uint64_t> first_in_edge;
+    std::vector<std::uint32_t> in_edge_source;
 
     [[nodiscard]] std::uint64_t num_messages() const noexcept { return dst.size(); }
 };
@@ -114,6 +119,9 @@ struct SimResult {
     /// With a perturbation (simulate_perturbed): its effect; the fields above are then the
     /// first seed's run.
     std::optional<NoiseEffect> noise;
+    /// nbrc simulate: the lower bound of a call at this size (lower_bound.hpp), µs: the larger
+    /// of `bound_latency_us` and `bound_bytes_us`; negative when not computed.
+    double bound_latency_us = -1, bound_bytes_us = -1;
 };
 
 /// @brief What a simulation records beyond the latencies.
