@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""Summarizes bench/bound_table.sh's bound.csv: per case, collective and size, the lower bound
+and the fraction of it naive, the best algorithm and auto achieve (achieved = bound / time per
+call), and the best one's and auto's speedup over naive.
+
+usage: bound_table.py BOUND_CSV   (markdown on stdout)
+"""
+import csv
+import sys
+from collections import defaultdict
+
+
+def size_text(b):
+    b = int(b)
+    return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB" if b >= 1 << 10 else f"{b} B"
+
+
+def main():
+    cells = defaultdict(dict)
+    for row in csv.DictReader(open(sys.argv[1])):
+        cells[(row["case"], int(row["ranks"]), row["collective"], int(row["bytes"]))][row["pattern"]] = row
+    print("| case | ranks | collective | bytes | bound (µs) | bound by | naive | best algorithm | auto | "
+          "best / naive | auto / naive |")
+    print("| --- | ---: | --- | ---: | ---: | --- | ---: | --- | --- | ---: | ---: |")
+    for (case, ranks, collective, size), patterns in sorted(cells.items()):
+        naive = patterns["naive"]
+        algos = {k: v for k, v in patterns.items() if k not in ("naive", "auto")}
+        best = max(algos.values(), key=lambda r: float(r["achieved"]))
+        auto = patterns["auto"]
+        by = "bytes" if float(naive["bound_bytes_us"]) >= float(naive["bound_latency_us"]) else "latency"
+        t = {k: float(v["per_call_us"]) for k, v in patterns.items()}
+        print(f"| {case} | {ranks} | {collective} | {size_text(size)} | {float(naive['bound_us']):.1f} | {by} | "
+              f"{float(naive['achieved']):.2f} | {best['pattern']} {float(best['achieved']):.2f} | "
+              f"{auto['variant']} {float(auto['achieved']):.2f} | {t['naive'] / t[best['pattern']]:.2f}× | "
+              f"{t['naive'] / t['auto']:.2f}× |")
+
+
+if __name__ == "__main__":
+    main()
