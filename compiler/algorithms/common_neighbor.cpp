@@ -52,9 +52,9 @@ bool contains(const std::vector<std::uint32_t>& sorted, std::uint32_t value) {
     return std::binary_search(sorted.begin(), sorted.end(), value);
 }
 
-class Run {
+class CommonNeighborRun {
 public:
-    Run(Engine& engine, const Topology& topology, PatternBuilder& out, std::uint32_t threshold)
+    CommonNeighborRun(Engine& engine, const Topology& topology, PatternBuilder& out, std::uint32_t threshold)
         : engine_(engine),
           topology_(topology),
           out_(out),
@@ -466,7 +466,7 @@ std::vector<std::pair<std::string, std::string>> CommonNeighborAlgorithm::parame
 }
 
 void CommonNeighborAlgorithm::build(Engine& engine, const Topology& topology, PatternBuilder& out) {
-    Run(engine, topology, out, threshold_).execute();
+    CommonNeighborRun(engine, topology, out, threshold_).execute();
 }
 
 }  // namespace nbr::compiler::internal

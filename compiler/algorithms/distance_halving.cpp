@@ -58,9 +58,9 @@ struct RankState {
     std::uint32_t origins_served = 0;
 };
 
-class Run {
+class DistanceHalvingRun {
 public:
-    Run(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement)
+    DistanceHalvingRun(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement)
         : engine_(engine),
           topology_(topology),
           out_(out),
@@ -312,7 +312,7 @@ std::vector<std::pair<std::string, std::string>> DistanceHalvingAlgorithm::param
 
 void DistanceHalvingAlgorithm::build(Engine& engine, const Topology& topology, PatternBuilder& out) {
     placement_.require_ranks(topology.num_ranks(), "distance-halving");
-    Run(engine, topology, out, placement_).execute();
+    DistanceHalvingRun(engine, topology, out, placement_).execute();
 }
 
 }  // namespace nbr::compiler::internal

@@ -135,12 +135,12 @@ std::size_t power(std::size_t radix, std::uint32_t digit) {
     return place;
 }
 
-class Run {
+class HierarchicalRun {
 public:
     /// `placement`: the groups the pattern aggregates by (nodes, or sockets as nodes); `where`:
     /// where the ranks run, for the statistics.
-    Run(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement,
-        const Placement& where, const HierarchicalShape& shape)
+    HierarchicalRun(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement,
+                    const Placement& where, const HierarchicalShape& shape)
         : engine_(engine),
           topology_(topology),
           out_(out),
@@ -633,9 +633,9 @@ void HierarchicalAlgorithm::build(Engine& engine, const Topology& topology, Patt
     placement_.require_ranks(topology.num_ranks(), "hierarchical");
     if (shape_.aggregate_by == AggregateBy::socket) {
         const Placement sockets = placement_.socket_groups();
-        Run(engine, topology, out, sockets, placement_, shape_).execute();
+        HierarchicalRun(engine, topology, out, sockets, placement_, shape_).execute();
     } else {
-        Run(engine, topology, out, placement_, placement_, shape_).execute();
+        HierarchicalRun(engine, topology, out, placement_, placement_, shape_).execute();
     }
 }
 

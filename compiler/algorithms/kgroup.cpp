@@ -142,12 +142,12 @@ struct RankState {
     std::uint32_t groups_joined = 0;
 };
 
-class Run {
+class KGroupRun {
 public:
     using Settings = KGroupAlgorithm::Settings;
 
-    Run(Engine& engine, const Topology& topology, PatternBuilder& out, const Settings& settings,
-        const Placement* placement)
+    KGroupRun(Engine& engine, const Topology& topology, PatternBuilder& out, const Settings& settings,
+              const Placement* placement)
         : engine_(engine),
           topology_(topology),
           out_(out),
@@ -663,7 +663,7 @@ std::vector<std::pair<std::string, std::string>> KGroupAlgorithm::parameters() c
 
 void KGroupAlgorithm::build(Engine& engine, const Topology& topology, PatternBuilder& out) {
     if (settings_.topology_aware) placement_->require_ranks(topology.num_ranks(), "kgroup");
-    notes_ = Run(engine, topology, out, settings_, settings_.topology_aware ? &*placement_ : nullptr).execute();
+    notes_ = KGroupRun(engine, topology, out, settings_, settings_.topology_aware ? &*placement_ : nullptr).execute();
 }
 
 }  // namespace nbr::compiler::internal

@@ -105,7 +105,7 @@ TopologyLoad topology_load(const SimProgram& program, const Placement& placement
         }
     }
     const auto blocks = program.collective == Collective::allgather ? allgather_blocks(program, placement)
-                                                                     : alltoall_blocks(program, placement);
+                                                                    : alltoall_blocks(program, placement);
     for (std::uint32_t n = 0; n < blocks.size(); ++n) {
         const auto most = std::max(blocks[n].first, blocks[n].second);
         if (most > load.node_blocks) {
@@ -129,7 +129,8 @@ LowerBound lower_bound(const TopologyLoad& load, const Machine& machine, Collect
         least = std::min(least, simulate(one, machine, placement, block_bytes).latency_us);
     }
     bound.latency_us = least;
-    bound.bytes_us = static_cast<double>(load.node_blocks) * static_cast<double>(block_bytes) * machine.nic_byte_ps * 1e-6;
+    bound.bytes_us =
+        static_cast<double>(load.node_blocks) * static_cast<double>(block_bytes) * machine.nic_byte_ps * 1e-6;
     return bound;
 }
 

@@ -112,7 +112,7 @@ bool same_on_every_rank(const std::string& mine) {
 }
 
 TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpiDelivers) {
-    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e6), 0);  // 2 s a call: pruned
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e6), 0);           // 2 s a call: pruned
     ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 1e6), 0);  // 1 s: pruned too
     load();
     blocking_allgathers(kCalls);
@@ -172,9 +172,9 @@ TEST_F(MeasureTest, NonblockingPersistentAndVCallsAreMeasuredAndDeliverWhatMpiDe
     std::vector<unsigned char> send(lists.out.size() * count + 1), expected(lists.in.size() * count + 1),
         got(expected.size());
     nbr_request_t persistent = NBR_REQUEST_NULL;
-    ASSERT_EQ(nbr_neighbor_alltoall_init(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, 0,
-                                         &persistent),
-              0)
+    ASSERT_EQ(
+        nbr_neighbor_alltoall_init(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, 0, &persistent),
+        0)
         << nbr_last_error();
     std::vector<int> counts(lists.out.size() + 1, count), displs(lists.out.size() + 1, 0);
     for (std::size_t e = 1; e < counts.size(); ++e) displs[e] = displs[e - 1] + count;

@@ -92,7 +92,9 @@ TEST(LowerBound, NeverAboveASimulatedCall) {
     random.ranks = 64;
     random.density = 0.2;
     const std::vector<std::pair<std::uint32_t, std::vector<Edge>>> topologies = {
-        {64, nbr::generate_moore(moore).edges()}, {64, nbr::generate_random(random).edges()}, {4, two_nodes_complete()}};
+        {64, nbr::generate_moore(moore).edges()},
+        {64, nbr::generate_random(random).edges()},
+        {4, two_nodes_complete()}};
     for (const auto* name : {"niagara", "smpi-fat-tree-32c"}) {
         const auto machine = nbr::simulator::load_machine(name);
         for (const auto& [n, edges] : topologies) {

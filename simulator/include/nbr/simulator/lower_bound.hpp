@@ -24,8 +24,7 @@ struct TopologyLoad {
 /// allgather: a node takes in each outside source once and sends out each of its sources once;
 /// alltoall: every edge across it is a block of its own.
 /// @throws std::invalid_argument if the program carries no topology.
-[[nodiscard]] TopologyLoad topology_load(const SimProgram& program, const Placement& placement,
-                                         const Machine& machine);
+[[nodiscard]] TopologyLoad topology_load(const SimProgram& program, const Placement& placement, const Machine& machine);
 
 /// @brief The lower bound at one block size: the larger of the latency bound (one message of
 /// one block at the farthest class, or any class beyond it if that is cheaper, simulated
