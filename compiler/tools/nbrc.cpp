@@ -444,7 +444,7 @@ int run_simulate(const Options& o) {
         request.options.critical_path = o.critical_path;
         request.options.perturbation = o.perturbation;
         request.options.rank_finish = o.rank_finish;
-        // A machine that states its noise (format 13) has it unless the run gives its own.
+        // A machine that states its noise has it unless the run gives its own.
         if (!o.perturbation.detours.any()) request.options.perturbation.detours = machine.noise;
         request.seeds = o.seeds;
         const auto report = nbr::simulator::simulate_directory(

@@ -95,7 +95,7 @@ void check_bands(const schema::Manifest& manifest, schema::Collective collective
     if (first) fail("none");
 }
 
-/// Alternatives (format 4): in range, distinct, never the winner they stand beside.
+/// Alternatives: in range, distinct, never the winner they stand beside.
 void check_alternatives(const schema::Manifest& manifest, const std::string& source) {
     auto fail = [&](const std::string& why) { throw PatternError(PatternErrorKind::corrupt, source + ": " + why); };
     const auto variants = static_cast<std::uint32_t>(manifest.variants_size());

@@ -336,7 +336,7 @@ double exchange_errors(const schema::LinkClass& link, const CalibrationPoint& p)
     return sum;
 }
 
-/// Above the eager limit each segment's byte time of streams that cross (format 12) is set
+/// Above the eager limit each segment's byte time of streams that cross is set
 /// so that the exchanges of kExchangeMessages and kExchangeMoreMessages each way come out as
 /// measured as one value can make them: where no value gives both, the one whose two relative
 /// errors are equal and opposite (the larger of them least). Bisection on the errors' sum,
@@ -651,7 +651,7 @@ schema::LinkClass* class_of(schema::Machine& machine, DistanceClass klass) {
     return machine.mutable_network();
 }
 
-/// The copy costs into `machine`: per byte by block size (format 11) where two sizes or more
+/// The copy costs into `machine`: per byte by block size where two sizes or more
 /// were measured, else one rate.
 void set_copy_costs(schema::Machine& machine, const CopyCosts& costs) {
     machine.set_copy_block_ns(costs.block_ns);

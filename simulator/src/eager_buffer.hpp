@@ -1,6 +1,6 @@
 // Per pair of ranks, the eager bytes a sender has put into its receiver's buffer and the
-// receiver has not yet taken out, for the simulator's per-pair eager buffer (machine format 7,
-// docs/simulate.md, step 5).
+// receiver has not yet taken out, for the simulator's per-pair eager buffer
+// (docs/simulate.md, step 5).
 #pragma once
 
 #include <cstddef>

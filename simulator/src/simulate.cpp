@@ -198,7 +198,7 @@ private:
         return c.eager_buffer > 0 && bytes(i) <= c.eager_limit;
     }
 
-    /// Per-pair eager buffer (format 7): numbers the pairs whose messages could overflow, those
+    /// Per-pair eager buffer: numbers the pairs whose messages could overflow, those
     /// with more than one bufferable message or one that does not fit alone (sorted by pair:
     /// no per-pair map); the others always fit and need no state.
     void track_eager_buffers() {
@@ -540,7 +540,7 @@ private:
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
         // Streams that cross: a message queued behind its sender's last one while its receiver
-        // is injecting too moves its bytes at the exchange's rate (format 12).
+        // is injecting too moves its bytes at the exchange's rate.
         const bool crossing = !c.concurrent_injection && inject_[s] > e.time && inject_[p_.dst[i]] > e.time;
         const double byte = crossing ? c.exchange_byte_ps_at(b) : c.latency_and_byte_ps(b).second;
         const auto h = header_bytes(i);
@@ -718,7 +718,7 @@ private:
     std::vector<Time> held_arrival_;                // per message: through the receiving NIC, waiting for that
     std::vector<Time> up_, down_;                   // per leaf switch
     enum class Buffered : std::uint8_t { no, held, overflow };
-    std::vector<Buffered> buffered_;  // per message, with a per-pair eager buffer (format 7)
+    std::vector<Buffered> buffered_;  // per message, with a per-pair eager buffer
     std::vector<Time> sent_at_;       // per message, with such a buffer: when its send started
     static constexpr std::uint32_t kUntracked = ~0U;
     std::vector<std::uint32_t> pair_slot_;  // per message: its pair's buffer, or kUntracked (always fits)

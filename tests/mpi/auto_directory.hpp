@@ -15,7 +15,7 @@ struct BandSpec {
     nbr::schema::Collective collective;
     std::uint64_t from_bytes;
     std::uint32_t variant;
-    std::vector<std::uint32_t> alternatives = {};  // kept for measured selection (format 4)
+    std::vector<std::uint32_t> alternatives = {};  // kept for measured selection
 };
 
 /// Compiles naive, the relay test algorithm and common-neighbor (Θ = 2) into dir/<name> and

@@ -10,7 +10,7 @@
 
 namespace nbr::test {
 
-/// @brief Appends libnbr's copy rate per block size to `machine` (format 11): one
+/// @brief Appends libnbr's copy rate per block size to `machine`: one
 /// (block_bytes, ns_per_byte) pair per entry, in the order given.
 inline void add_copy_rates(schema::Machine& machine, std::initializer_list<std::pair<std::uint64_t, double>> rates) {
     for (const auto& [bytes, ns] : rates) {

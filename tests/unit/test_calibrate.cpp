@@ -17,7 +17,7 @@ using nbr::simulator::Calibration;
 using nbr::simulator::DistanceClass;
 
 /// A machine of one LinkClass; with `ack_us` >= 0 sends above the eager limit complete that
-/// long after their receive (format 6).
+/// long after their receive.
 nbr::schema::Machine known_machine(double ack_us = -1) {
     nbr::schema::Machine m;
     m.set_format_version(ack_us >= 0 ? 6 : 1);
@@ -94,7 +94,7 @@ TEST(Calibrate, FitReproducesEveryMeasuredPoint) {
 
 TEST(Calibrate, EachSizeKeepsTheOverheadsMeasuredAtIt) {
     // A machine whose CPU pays a copy per send and per receive up to the eager limit: o_s and
-    // o_r per size segment (format 8), the class's at the smallest size.
+    // o_r per size segment, the class's at the smallest size.
     const auto send = [](std::uint64_t b) { return b <= 1024 ? 0.2 + 2e-4 * static_cast<double>(b) : 0.25; };
     const auto recv = [](std::uint64_t b) { return 0.1 + 1e-4 * static_cast<double>(b); };
     auto machine = known_machine();
@@ -241,7 +241,7 @@ TEST(Calibrate, TheExchangesKneesGiveTheEagerBufferAndItsOverflowCost) {
     // Straight lines, or a slope that grows by less than a quarter: no buffer.
     EXPECT_EQ(nbr::simulator::fit_eager_buffer({exchanges(128, 64, 0.07, 0.07)}).capacity, 0U);
     EXPECT_EQ(nbr::simulator::fit_eager_buffer({exchanges(128, 25, 0.07, 0.08)}).capacity, 0U);
-    // The fit puts it into the class (format 7).
+    // The fit puts it into the class.
     auto c = measured_on(known_machine());
     c.buffer = buffer;
     const auto link = nbr::simulator::fit_link_class(c);

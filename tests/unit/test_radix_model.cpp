@@ -74,7 +74,7 @@ TEST(RadixModel, BytesAndTheNicAreCharged) {
 
 TEST(RadixModel, CopiesAtTheBlockSizesRateAndPerBlock) {
     // The round above, 48 blocks of 8 B moving (64 items, 3 of 4 digit values), copied at the
-    // rate of 8 B blocks (format 11: 0.2 ns per byte at 4 B, 0.1 at 16 B: 0.15 at 8 B) and
+    // rate of 8 B blocks (0.2 ns per byte at 4 B, 0.1 at 16 B: 0.15 at 8 B) and
     // 10 ns per block: 2 * (3 * 128 B * 0.15 ns + 48 * 10 ns) = 0.1152 + 0.96 µs.
     Machine m = flat_machine(0.0, 0.0);
     m.link[static_cast<std::size_t>(DistanceClass::network)].byte_ps = 1000;

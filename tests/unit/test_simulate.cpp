@@ -431,7 +431,7 @@ TEST(Simulate, MessagesBeyondAPairsEagerBufferCostTheirReceiver) {
 
 TEST(Simulate, ASizeSegmentsOverheadsApplyFromItsSizeOn) {
     // The exchange above (8 messages of 100 B each way) with o_s 0.75 and o_r 0.5 from 64 B
-    // on (format 8): the CPUs send until 6.0, then receive until 10.0 (everything has arrived
+    // on: the CPUs send until 6.0, then receive until 10.0 (everything has arrived
     // by 7.1). At 50 B the class's overheads still apply, as without the segment.
     auto m = spec();
     m.set_format_version(8);
@@ -479,7 +479,7 @@ TEST(Simulate, CombinedMessageWaitsForBothInputs) {
         EXPECT_EQ(r.critical_path_messages, 2U);
         EXPECT_EQ(r.last_rank, 3U);
     }
-    // A copy cost of 0.1 per block (format 8): the inputs' packs 0.6 (arriving at 3.1, received
+    // A copy cost of 0.1 per block: the inputs' packs 0.6 (arriving at 3.1, received
     // at 3.35 and 3.6; rank 2 unpacks nothing it forwards), the combined pack 1.2 (to 4.8),
     // o_s, inject, L (8.3), o_r, the unpack of both blocks 1.2: 9.75.
     auto m = spec();
@@ -489,7 +489,7 @@ TEST(Simulate, CombinedMessageWaitsForBothInputs) {
 }
 
 TEST(Simulate, CopiesAtTheRateOfTheBlockSize) {
-    // The combining case above at blocks of 1000 B (format 11): 0.5 ns/B halfway in log2 between
+    // The combining case above at blocks of 1000 B: 0.5 ns/B halfway in log2 between
     // 1.0 at 250 B and 0 at 4000 B, as copy_ns_per_byte: 9.25 again; 0.25 ns/B at 1000 B and
     // beyond halves every copy: packs 0.25 (inputs, arriving at 2.75, received at 3.0 and 3.25)
     // and 0.5 (3.75), o_s (4.25), inject (6.25), L (7.25), o_r (7.5), unpack 0.5: 8.0.
@@ -656,7 +656,7 @@ TEST(Machine, PresetsLoadAndRoundTrip) {
 TEST(Machine, SmpiPresetStatesThePlatformsSharing) {
     // The smpi preset states the platform's fair NIC sharing in both directions and its
     // unserialized loopback (formats 4 and 5); bench/smpi/fat-tree-32c-fcfs.json keeps the
-    // same values without them (format 3), for the tables computed with it.
+    // same values without them, for the tables computed with it.
     const auto preset = nbr::simulator::load_machine("smpi-fat-tree-32c");
     const auto fcfs = nbr::simulator::load_machine(NBR_SOURCE_DIR "/bench/smpi/fat-tree-32c-fcfs.json");
     EXPECT_EQ(preset.nic_sharing, nbr::simulator::NicSharing::fair);

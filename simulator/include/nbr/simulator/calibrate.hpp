@@ -33,7 +33,7 @@ struct CalibrationPoint {
     /// One message each way, both receives posted before the sends, then a wait for all (as a
     /// neighborhood call over one edge); negative where not measured (eager sizes).
     double exchange_us = -1;
-    /// The same with `kExchangeMessages` messages each way (machine format 12: the byte time
+    /// The same with `kExchangeMessages` messages each way (the byte time
     /// while both ranks send); negative where not measured (eager sizes).
     double exchange_many_us = -1;
     /// The same with `kExchangeMoreMessages` each way (the byte time is fitted to both);
@@ -51,7 +51,7 @@ struct ExchangeBursts {
     std::vector<double> us;
 };
 
-/// @brief The per-pair eager buffer the exchanges show (machine format 7): up to a number of
+/// @brief The per-pair eager buffer the exchanges show: up to a number of
 /// messages each way, each costs less than every one after it.
 struct EagerBuffer {
     std::uint64_t capacity = 0;       ///< bytes per pair; 0: no buffer found
@@ -132,7 +132,7 @@ struct Calibration {
 /// size, the one-way time only where a stream is no slower per message than one message
 /// alone (L is at least 0; docs/simulate.md, "Calibration"):
 /// - o_s, o_r: the bursts' per-message times at the smallest size for the class, each larger
-///   size's in its segment (format 8; o_r of the class above the eager limit), each at most
+///   size's in its segment (o_r of the class above the eager limit), each at most
 ///   the stream's time per message at its size;
 /// - g: the stream's time per message at the smallest size; G per size segment: the rest of
 ///   the stream's time per message, per byte;
@@ -260,7 +260,7 @@ struct PatternCheck {
 /// larger).
 [[nodiscard]] std::vector<RatioPoint> ratio_points(const std::vector<PatternCheck>& checks);
 
-/// @brief Puts the ratio errors of `checks` into `machine` (format 10): `ratio_error` the
+/// @brief Puts the ratio errors of `checks` into `machine`: `ratio_error` the
 /// larger of the file's and the checks' largest; `ratio_errors` at every size either has, the
 /// larger of the two there (each side's ratio_error_over the size: a file without points
 /// counts its `ratio_error` at every size).

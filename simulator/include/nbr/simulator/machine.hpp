@@ -35,9 +35,9 @@ struct SizeSegment {
     double latency_ps = 0;
     double byte_ps = 0;
     double ack_ps = -1;
-    double send_overhead_ps = 0;   ///< o_s at these sizes (format 8; else the class's)
-    double recv_overhead_ps = 0;   ///< o_r at these sizes (format 8; else the class's)
-    double exchange_byte_ps = -1;  ///< G of streams that cross (format 12); negative: `byte_ps`
+    double send_overhead_ps = 0;   ///< o_s at these sizes (else the class's)
+    double recv_overhead_ps = 0;   ///< o_r at these sizes (else the class's)
+    double exchange_byte_ps = -1;  ///< G of streams that cross; negative: `byte_ps`
 };
 
 /// @brief LogGOPS parameters of one distance class, in picoseconds (per byte where named so).
@@ -50,13 +50,13 @@ struct LinkCost {
     double send_byte_ps = 0;            ///< O_s
     double recv_byte_ps = 0;            ///< O_r
     std::uint64_t eager_limit = ~0ULL;  ///< S: larger messages use rendezvous
-    double post_recv_ps = 0;            ///< receiver CPU per posted receive (format 2)
-    bool concurrent_injection = false;  ///< a rank's messages do not queue for g and G (format 4)
-    /// Above the eager limit: the send completes this long after the receive (format 6);
+    double post_recv_ps = 0;            ///< receiver CPU per posted receive
+    bool concurrent_injection = false;  ///< a rank's messages do not queue for g and G
+    /// Above the eager limit: the send completes this long after the receive;
     /// negative: when its tail leaves the sender.
     double ack_ps = -1;
     /// Per pair of ranks, bytes of eager messages sent and not yet received that fit before a
-    /// message overflows to the transport's slower queue (format 7); 0: unlimited.
+    /// message overflows to the transport's slower queue; 0: unlimited.
     std::uint64_t eager_buffer = 0;
     std::uint64_t eager_buffer_message = 0;  ///< what a message takes in the buffer beyond its bytes
     double overflow_recv_ps = 0;             ///< receiver CPU per overflowing message, beyond o_r
@@ -67,7 +67,7 @@ struct LinkCost {
     /// @brief Latency and byte time for a message of `bytes` bytes (segments applied).
     [[nodiscard]] std::pair<double, double> latency_and_byte_ps(std::uint64_t bytes) const;
     /// @brief The byte time for a message of `bytes` bytes in a stream that crosses another
-    /// (format 12; where its segment sets none, the byte time).
+    /// (where its segment sets none, the byte time).
     [[nodiscard]] double exchange_byte_ps_at(std::uint64_t bytes) const;
     /// @brief o_s and o_r for a message of `bytes` bytes (segments applied).
     [[nodiscard]] double send_overhead_at(std::uint64_t bytes) const;
@@ -80,10 +80,10 @@ struct LinkCost {
 /// @brief How messages that meet at a node's NIC share it.
 enum class NicSharing {
     first_come,  ///< one after another, in arrival order
-    fair,        ///< the messages on the NIC share it equally (receiving: format 4, sending: 5)
+    fair,        ///< the messages on the NIC share it equally
 };
 
-/// @brief One block size's ratio error (a pattern check; format 10).
+/// @brief One block size's ratio error (a pattern check).
 struct RatioPoint {
     std::uint64_t bytes = 0;
     double error = 0;
@@ -96,7 +96,7 @@ struct RatioPoint {
 [[nodiscard]] double ratio_error_over(const std::vector<RatioPoint>& points, double overall, std::uint64_t lo,
                                       std::uint64_t hi);
 
-/// @brief A copy's time per byte at one block size (format 11).
+/// @brief A copy's time per byte at one block size.
 struct CopyRatePoint {
     std::uint64_t block_bytes = 0;
     double byte_ps = 0;
@@ -115,21 +115,21 @@ struct Machine {
     std::uint32_t ranks_per_node = 1;
     std::uint32_t ranks_per_socket = 1;
     double copy_byte_ps = 0;   ///< memory copy per byte (packing and unpacking)
-    double copy_block_ps = 0;  ///< memory copy per block beyond its bytes (format 8)
+    double copy_block_ps = 0;  ///< memory copy per block beyond its bytes
     /// Format 11: the copy per byte by block size (increasing; empty: `copy_byte_ps` at every size).
     std::vector<CopyRatePoint> copy_rates;
     std::array<LinkCost, kDistanceClasses> link;
     double nic_gap_ps = 0;
     double nic_byte_ps = 0;
     std::uint32_t nodes_per_switch = 0;                    ///< 0: no switch level (class leaf unused)
-    double call_ps = 0;                                    ///< CPU per rank per call (format 2)
-    std::uint32_t cores_per_node = 0;                      ///< 0: a core per rank (format 2)
-    double switch_ps = 0;                                  ///< a core passing from one rank to another (format 2)
-    std::uint32_t uplinks_per_switch = 0;                  ///< 0: no contention above the NIC (format 3)
+    double call_ps = 0;                                    ///< CPU per rank per call
+    std::uint32_t cores_per_node = 0;                      ///< 0: a core per rank
+    double switch_ps = 0;                                  ///< a core passing from one rank to another
+    std::uint32_t uplinks_per_switch = 0;                  ///< 0: no contention above the NIC
     double uplink_gap_ps = 0;                              ///< per uplink: minimum time between two messages
     double uplink_byte_ps = 0;                             ///< per uplink: time per byte
-    NicSharing nic_sharing = NicSharing::first_come;       ///< receiving NIC (format 4)
-    NicSharing nic_send_sharing = NicSharing::first_come;  ///< sending NIC (format 5)
+    NicSharing nic_sharing = NicSharing::first_come;       ///< receiving NIC
+    NicSharing nic_send_sharing = NicSharing::first_come;  ///< sending NIC
     /// Format 9: the least relative gain over naive that auto acts on (the calibration's
     /// pattern checks; 0: none stated).
     double ratio_error = 0;

@@ -155,7 +155,7 @@ inline constexpr std::uint32_t kNoiseCalls = 10;
 inline constexpr std::uint32_t kNoiseSeeds = 2;
 
 /// @brief What `nbrc compile --algo auto` compares candidates by: one call's latency on a
-/// quiet machine; on a machine that states its noise (format 13), the mean time per call of
+/// quiet machine; on a machine that states its noise, the mean time per call of
 /// kNoiseCalls back-to-back calls under it, over kNoiseSeeds seeds (the same detours for
 /// every candidate).
 [[nodiscard]] double predicted_call_us(const SimProgram& program, const Machine& machine, const Placement& placement,
