@@ -9,7 +9,8 @@
 # (measured against the best candidate alone and native, and the trials' cost in 10,000 calls).
 #
 #   usage: bench/measure_real.sh OUT_DIR [LAUNCHES]    (default 3)
-#   env:   NBR_BUILD (default build), NBR_SIZES (default 8,64,1024,16384), NBR_ITERS (2000),
+#   env:   NBR_BUILD (default build), NBR_SIZES (default 8,64,1024,16384), NBR_ITERS (20000: calls of
+#          under a microsecond need that many per round to time within a few percent),
 #          NBR_ITERS16 (16-rank cases, default 500), NBR_COLLECTIVES (default: allgather alltoall),
 #          NBR_CASES (default: pe32 moore-r1 random-0.3, bench/auto_real.sh's cases: 2 ranks bound
 #          to cores with 32 parallel edges; 16 oversubscribed ranks on Moore (2,1) and random
@@ -21,7 +22,7 @@ out=$1
 launches=${2:-3}
 build=${NBR_BUILD:-$root/build}
 sizes=${NBR_SIZES:-8,64,1024,16384}
-iters=${NBR_ITERS:-2000}
+iters=${NBR_ITERS:-20000}
 iters16=${NBR_ITERS16:-500}
 nbrc=$build/compiler/nbrc
 mkdir -p "$out"
