@@ -93,7 +93,11 @@ int Tuner::shape_of(const PatternState& pattern, const ShapeKey& key) {
     const auto variants = candidates_for(pattern, key);
     Shape shape;
     shape.key = key;
-    for (const auto v : variants) shape.candidates.push_back(TrialCandidate{v, {}, {}, {}, 0, false});
+    for (const auto v : variants) {
+        TrialCandidate candidate;  // not measured yet: NaN times, no samples
+        candidate.variant = v;
+        shape.candidates.push_back(std::move(candidate));
+    }
     shape.state = variants.size() > 1 ? Shape::State::trial : Shape::State::single;
     shapes.push_back(std::move(shape));
     return static_cast<int>(shapes.size() - 1);
@@ -237,10 +241,19 @@ void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
     }
 }
 
-bool Tuner::apply_wisdom(int index, const std::string& winner, const PatternState& pattern) {
+bool Tuner::apply_wisdom(int index, const schema::MeasuredShape& measured, const PatternState& pattern) {
     Shape& shape = shapes[static_cast<std::size_t>(index)];
+    for (auto& candidate : shape.candidates) {  // what the earlier job measured, for the report
+        const auto& name = pattern.variants[candidate.variant].name;
+        for (const auto& m : measured.candidates()) {
+            if (m.name() != name || m.samples() == 0) continue;
+            candidate.median_us = m.median_us();
+            candidate.mean_us = m.mean_us();
+            candidate.agreed_samples = m.samples();
+        }
+    }
     for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
-        if (pattern.variants[shape.candidates[c].variant].name == winner) {
+        if (pattern.variants[shape.candidates[c].variant].name == measured.winner()) {
             shape.chosen = c;
             shape.state = shape.candidates.size() > 1 ? Shape::State::wisdom : Shape::State::single;
             return true;

@@ -125,8 +125,9 @@ public:
     Pick next(PatternState& pattern, int shape);
     /// @brief Records a call's time (µs) as the pick said.
     void record(const PatternState& pattern, const Pick& pick, double us);
-    /// @brief Fixes a shape's choice from wisdom; false if `winner` is not among its candidates.
-    bool apply_wisdom(int shape, const std::string& winner, const PatternState& pattern);
+    /// @brief Fixes a shape's choice from wisdom, with the candidates' times the wisdom holds
+    /// (the report's); false if its winner is not among the shape's candidates.
+    bool apply_wisdom(int shape, const schema::MeasuredShape& measured, const PatternState& pattern);
 
 private:
     struct LastShape {

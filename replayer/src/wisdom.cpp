@@ -209,7 +209,7 @@ std::string apply_wisdom(PatternState& pattern, MPI_Comm comm) {
     for (const auto& shape : entry.shapes()) {
         const ShapeKey key = key_of(shape);
         const int index = pattern.tuner->shape_of(pattern, key);
-        (void)pattern.tuner->apply_wisdom(index, shape.winner(), pattern);
+        (void)pattern.tuner->apply_wisdom(index, shape, pattern);
     }
     return "wisdom applied: " + std::to_string(entry.shapes_size()) + " shape" + (entry.shapes_size() == 1 ? "" : "s") +
            " chosen without trials";

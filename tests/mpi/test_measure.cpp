@@ -220,6 +220,10 @@ TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMat
     blocking_allgathers(kCalls);
     const std::string chosen = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING).variant;
     EXPECT_NE(chosen, kRelay);
+    double measured_median = 0;
+    unsigned long long measured_samples = 0;
+    ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, nullptr, &measured_median, nullptr, &measured_samples), 0);
+    EXPECT_GE(measured_median, 2e6);  // relay, the model's winner, made slow
     const auto wisdom = file("wisdom.pb").string();
     ASSERT_EQ(nbr_wisdom_export_all(wisdom.c_str(), MPI_COMM_WORLD), 0) << nbr_last_error();
     // A later job: the process's wisdom gone, the file imported, relay no longer slow.
@@ -235,6 +239,13 @@ TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMat
     EXPECT_EQ(s.state, NBR_SHAPE_WISDOM);
     EXPECT_EQ(std::string(s.variant), chosen);
     EXPECT_EQ(s.trial_calls, 0U);
+    // The report's candidate times are the earlier job's, from the wisdom.
+    double median = 0;
+    unsigned long long samples = 0;
+    ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, nullptr, &median, nullptr, &samples), 0);
+    EXPECT_EQ(median, measured_median);
+    EXPECT_EQ(samples, measured_samples);
+    EXPECT_TRUE(std::isfinite(s.naive_us));
     // Another tag: the wisdom is passed over, the trials run again.
     ASSERT_EQ(nbr_wisdom_set_tag("another run"), 0);
     load();
@@ -242,6 +253,10 @@ TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMat
     s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
     EXPECT_EQ(s.state, NBR_SHAPE_TRIAL);
     EXPECT_EQ(s.trial_calls, 3U);
+    // In its trials, before any agreement: nothing measured to report.
+    ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, nullptr, &median, nullptr, &samples), 0);
+    EXPECT_TRUE(std::isnan(median));
+    EXPECT_EQ(samples, 0U);
     ASSERT_EQ(nbr_pattern_wisdom(pattern_, &note), 0);
     EXPECT_NE(std::string(note).find("tag"), std::string::npos) << note;
 }
