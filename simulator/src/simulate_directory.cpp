@@ -72,9 +72,7 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
                                   : simulate_perturbed(it->second, machine, placement, size, options, request.seeds));
         if (multi) run.results.back().variant = manifest.variants(static_cast<int>(v)).name();
         if (!load) load = topology_load(it->second, placement, machine);  // every variant's topology is the same
-        const auto bound = lower_bound(*load, machine, request.collective, size);
-        run.results.back().bound_latency_us = bound.latency_us;
-        run.results.back().bound_bytes_us = bound.bytes_us;
+        run.results.back().bound = lower_bound(*load, machine, request.collective, size);
     }
     return run;
 }

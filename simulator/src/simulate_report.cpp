@@ -162,15 +162,13 @@ std::string noise_json(const NoiseEffect& n) {
 
 /// What of the lower bound a result achieves: the bound over its time per call (1: at the bound).
 double achieved(const SimResult& r) {
-    const double bound = std::max(r.bound_latency_us, r.bound_bytes_us);
-    return r.iteration_us > 0 ? bound / r.iteration_us : 0.0;
+    return r.iteration_us > 0 ? r.bound->us() / r.iteration_us : 0.0;
 }
 
 std::string bound_json(const SimResult& r, const SimResult* baseline) {
     std::ostringstream out;
-    out << "{\"us\": " << number(std::max(r.bound_latency_us, r.bound_bytes_us))
-        << ", \"latency_us\": " << number(r.bound_latency_us) << ", \"bytes_us\": " << number(r.bound_bytes_us)
-        << ", \"achieved\": " << number(achieved(r));
+    out << "{\"us\": " << number(r.bound->us()) << ", \"latency_us\": " << number(r.bound->latency_us)
+        << ", \"bytes_us\": " << number(r.bound->bytes_us) << ", \"achieved\": " << number(achieved(r));
     if (baseline != nullptr) out << ", \"baseline_achieved\": " << number(achieved(*baseline));
     out << "}";
     return out.str();
@@ -178,7 +176,7 @@ std::string bound_json(const SimResult& r, const SimResult* baseline) {
 
 /// Per size: the lower bound of a call, its two parts and the fraction of it each run achieves.
 std::string bound_text(const SimReport& s) {
-    if (s.results.empty() || s.results.front().bound_latency_us < 0) return {};
+    if (s.results.empty() || !s.results.front().bound) return {};
     std::ostringstream out;
     char line[256];
     std::snprintf(line, sizeof line, "lower bound per call (docs/simulate.md):\n%10s %12s %12s %12s %9s%s\n", "bytes",
@@ -187,8 +185,7 @@ std::string bound_text(const SimReport& s) {
     for (std::size_t i = 0; i < s.results.size(); ++i) {
         const auto& r = s.results[i];
         std::snprintf(line, sizeof line, "%10llu %12.3f %12.3f %12.3f %9.3f", static_cast<unsigned long long>(r.bytes),
-                      std::max(r.bound_latency_us, r.bound_bytes_us), r.bound_latency_us, r.bound_bytes_us,
-                      achieved(r));
+                      r.bound->us(), r.bound->latency_us, r.bound->bytes_us, achieved(r));
         out << line;
         if (!s.baseline.empty()) {
             std::snprintf(line, sizeof line, "  %13.3f", achieved(s.baseline_results[i]));
@@ -209,7 +206,7 @@ std::string result_json(const SimResult& r, const SimResult* baseline) {
     }
     if (!r.variant.empty()) out << ", \"variant\": " << json_string(r.variant);
     out << ", \"iterations\": " << r.iterations << ", \"per_call_us\": " << number(r.iteration_us);
-    if (r.bound_latency_us >= 0) out << ",\n     \"lower_bound\": " << bound_json(r, baseline);
+    if (r.bound) out << ",\n     \"lower_bound\": " << bound_json(r, baseline);
     if (r.noise) out << ",\n     \"noise\": " << noise_json(*r.noise);
     if (!r.finish_us.empty()) {
         out << ",\n     \"finish_us\": [";

@@ -26,16 +26,7 @@ struct TopologyLoad {
 /// @throws std::invalid_argument if the program carries no topology.
 [[nodiscard]] TopologyLoad topology_load(const SimProgram& program, const Placement& placement, const Machine& machine);
 
-/// @brief The lower bound at one block size: the larger of the latency bound (one message of
-/// one block at the farthest class, or any class beyond it if that is cheaper, simulated
-/// alone with its call) and the byte bound (the busiest node's blocks through its NIC at the
-/// machine's NIC rate; none where the machine has no NIC rate).
-struct LowerBound {
-    double latency_us = 0;
-    double bytes_us = 0;
-    [[nodiscard]] double us() const { return latency_us > bytes_us ? latency_us : bytes_us; }
-};
-
+/// @brief The lower bound at one block size (LowerBound, simulate.hpp).
 [[nodiscard]] LowerBound lower_bound(const TopologyLoad& load, const Machine& machine, Collective collective,
                                      std::uint64_t block_bytes);
 

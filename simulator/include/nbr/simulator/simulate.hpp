@@ -98,6 +98,17 @@ struct PathStep {
 };
 [[nodiscard]] const char* to_string(PathStep::Kind kind);
 
+/// @brief A time no schedule of a topology's collective can beat on a machine model at one
+/// block size (lower_bound.hpp computes it): the larger of the latency bound (one message of
+/// one block at the farthest class, or any class beyond it if that is cheaper, simulated alone
+/// with its call) and the byte bound (the busiest node's blocks through its NIC at the
+/// machine's NIC rate; none where the machine has no NIC rate).
+struct LowerBound {
+    double latency_us = 0;
+    double bytes_us = 0;
+    [[nodiscard]] double us() const { return latency_us > bytes_us ? latency_us : bytes_us; }
+};
+
 /// @brief Outcome of one simulated replay at one block size.
 struct SimResult {
     std::uint64_t bytes = 0;  ///< block size (bytes per neighbor)
@@ -119,9 +130,8 @@ struct SimResult {
     /// With a perturbation (simulate_perturbed): its effect; the fields above are then the
     /// first seed's run.
     std::optional<NoiseEffect> noise;
-    /// nbrc simulate: the lower bound of a call at this size (lower_bound.hpp), µs: the larger
-    /// of `bound_latency_us` and `bound_bytes_us`; negative when not computed.
-    double bound_latency_us = -1, bound_bytes_us = -1;
+    /// nbrc simulate: the lower bound of a call at this size (lower_bound.hpp).
+    std::optional<LowerBound> bound;
 };
 
 /// @brief What a simulation records beyond the latencies.
