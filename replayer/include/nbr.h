@@ -153,11 +153,14 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * collective (v or not) in one mode (blocking, nonblocking, persistent) and, for fixed-size
  * calls, a size band of the pattern and a power-of-two class of block sizes inside it - the
  * candidates the directory keeps (`nbrc compile --algo auto --keep K`: the model's winner, its
- * next fastest, naive) are timed in the shape's first calls: each once untimed, then five rounds
- * of one timed call each. After the second round the ranks agree (one MPI_Iallreduce on the
- * pattern's communicator: per candidate the slowest rank's median) and drop candidates over
- * 1.5x the fastest; after the fifth they agree on the fastest, which every later call of the
- * shape runs. The schedule depends only on the shape's call count and the agreed results, so
+ * next fastest, naive) are timed in the shape's first calls, in rounds of an untimed then a
+ * timed call of each candidate. After the second round the ranks agree (one MPI_Iallreduce on
+ * the pattern's communicator: per candidate the slowest rank's median and interquartile range
+ * and the least sample count) and drop candidates over 1.5x the fastest. After the fifth round,
+ * and every fifth after it, they agree again: the candidates told apart from the fastest (even
+ * at the ends of the medians' 95 % intervals, median +- 1.58 IQR / sqrt(samples), the fastest
+ * is at most 3 % slower) leave; the fastest is chosen when it is the last, or after the
+ * twentieth round, and every later call of the shape runs it. The schedule depends only on the shape's call count and the agreed results, so
  * all ranks run the same candidate in every call, whatever each measured. Blocking calls agree
  * inside the call; nonblocking and persistent shapes start the agreement with a call and use it
  * four calls later (meanwhile running the model's winner), so a start waits for the other ranks

@@ -13,6 +13,14 @@ extern "C" {
  */
 int nbr_testing_slow_variant(const char* variant, double microseconds);
 
+/**
+ * Measured selection counts `microseconds` more for every second timed trial sample (the 2nd, 4th,
+ * ...) of the variant named `variant` on this process (0 removes it): noise wide enough that
+ * the trials cannot tell such a variant apart from another, whatever the machine does.
+ * NBR_ERR_ARG for NULL or a negative time.
+ */
+int nbr_testing_noisy_variant(const char* variant, double microseconds);
+
 #ifdef __cplusplus
 }
 #endif

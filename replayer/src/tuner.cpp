@@ -19,9 +19,10 @@ namespace nbr::internal {
 
 namespace {
 
-/// Values per candidate in an agreement: median, mean, −(sample count); all reduced by MAX, so
-/// the slowest rank's times decide and the count is the least any rank had.
-constexpr std::size_t kAgreed = 3;
+/// Values per candidate in an agreement: median, mean, interquartile range, −(sample count); all
+/// reduced by MAX, so the slowest rank's times and spread decide and the count is the least any
+/// rank had.
+constexpr std::size_t kAgreed = 4;
 
 double median_of(std::vector<double> values) {
     if (values.empty()) return -1.0;
@@ -30,6 +31,20 @@ double median_of(std::vector<double> values) {
     if (values.size() % 2 == 1) return *middle;
     const double upper = *middle;
     return (upper + *std::max_element(values.begin(), middle)) / 2;
+}
+
+/// The distance between the upper and the lower quartile (linear interpolation between
+/// samples), −1 without samples.
+double spread_of(std::vector<double> values) {
+    if (values.empty()) return -1.0;
+    std::sort(values.begin(), values.end());
+    const auto quantile = [&](double q) {
+        const double at = q * static_cast<double>(values.size() - 1);
+        const auto below = static_cast<std::size_t>(at);
+        const std::size_t above = std::min(below + 1, values.size() - 1);
+        return values[below] + (at - static_cast<double>(below)) * (values[above] - values[below]);
+    };
+    return quantile(0.75) - quantile(0.25);
 }
 
 double mean_of(const std::vector<double>& values) {
@@ -64,6 +79,21 @@ std::uint32_t fastest(const Shape& shape) {
     return best;
 }
 
+/// The agreed median's confidence half-width (Tuner::kNotch).
+double notch(const TrialCandidate& candidate) {
+    return Tuner::kNotch * candidate.spread_us / std::sqrt(static_cast<double>(candidate.agreed_samples));
+}
+
+/// Whether measurement has told `other` apart from the fastest: even with both medians at the
+/// far ends of their intervals, the fastest is at most Tuner::kTolerance slower. A candidate
+/// some rank has no sample of is not told apart.
+bool settled(const TrialCandidate& fastest, const TrialCandidate& other) {
+    if (other.agreed_samples == 0) return false;
+    const double fastest_at_worst = fastest.median_us + notch(fastest);
+    const double other_at_best = other.median_us - notch(other);
+    return fastest_at_worst <= (1 + Tuner::kTolerance) * other_at_best;
+}
+
 std::mutex& penalty_mutex() {
     static std::mutex mutex;
     return mutex;
@@ -74,16 +104,34 @@ std::map<std::string, double>& penalties() {
     return table;
 }
 
+std::map<std::string, double>& noises() {
+    static std::map<std::string, double> table;
+    return table;
+}
+
+double looked_up(const std::map<std::string, double>& table, const std::string& variant) {
+    const std::lock_guard lock(penalty_mutex());
+    const auto it = table.find(variant);
+    return it == table.end() ? 0.0 : it->second;
+}
+
+int set_testing(std::map<std::string, double>& table, const char* variant, double microseconds) {
+    if (variant == nullptr || !(microseconds >= 0)) return NBR_ERR_ARG;
+    const std::lock_guard lock(penalty_mutex());
+    table[variant] = microseconds;
+    return NBR_SUCCESS;
+}
+
 }  // namespace
 
 std::uint32_t size_class_of(std::uint64_t bytes) {
     return static_cast<std::uint32_t>(std::bit_width(bytes));
 }
 
-double testing_penalty_us(const std::string& variant) {
-    const std::lock_guard lock(penalty_mutex());
-    const auto it = penalties().find(variant);
-    return it == penalties().end() ? 0.0 : it->second;
+double testing_penalty_us(const std::string& variant) { return looked_up(penalties(), variant); }
+
+double testing_noise_us(const std::string& variant, std::size_t samples) {
+    return samples % 2 == 1 ? looked_up(noises(), variant) : 0.0;
 }
 
 int Tuner::shape_of(const PatternState& pattern, const ShapeKey& key) {
@@ -147,8 +195,8 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
     if (shape.in_round == 2 * alive.size()) {
         shape.in_round = 0;
         ++shape.round;
-        if (shape.round == kPruneRound || shape.round == kTrialRounds) {
-            shape.final_agreement = shape.round == kTrialRounds;
+        if (shape.round == kPruneRound || shape.round % kTrialRounds == 0) {
+            shape.final_agreement = shape.round >= kMaxTrialRounds;
             start_agreement(shape, shape.key.mode == CallMode::blocking ? 0 : kAgreementLag);
             return trial_call(pattern, index);  // runs the lag, or applies the agreement at once
         }
@@ -163,8 +211,13 @@ void Tuner::record(const PatternState& pattern, const Pick& pick, double us) {
     if (pick.shape < 0 || !pick.timed) return;
     Shape& shape = shapes[static_cast<std::size_t>(pick.shape)];
     if (pick.trial) {
-        us += testing_penalty_us(pattern.variants[pick.variant].name);
-        if (pick.sample) shape.candidates[pick.candidate].samples.push_back(us);
+        const auto& name = pattern.variants[pick.variant].name;
+        us += testing_penalty_us(name);
+        auto& samples = shape.candidates[pick.candidate].samples;
+        if (pick.sample) {
+            us += testing_noise_us(name, samples.size());
+            samples.push_back(us);
+        }
         shape.trial_us += us;
     } else if (shape.state != Shape::State::trial) {
         shape.run_us += us;
@@ -179,7 +232,8 @@ void Tuner::start_agreement(Shape& shape, std::uint32_t lag) {
         const auto& samples = shape.candidates[c].samples;
         shape.agreement_mine[kAgreed * c] = median_of(samples);
         shape.agreement_mine[kAgreed * c + 1] = mean_of(samples);
-        shape.agreement_mine[kAgreed * c + 2] = -static_cast<double>(samples.size());
+        shape.agreement_mine[kAgreed * c + 2] = spread_of(samples);
+        shape.agreement_mine[kAgreed * c + 3] = -static_cast<double>(samples.size());
     }
     const int count = static_cast<int>(shape.agreement_buffer.size());
 #if defined(NBR_SMPI)
@@ -225,19 +279,28 @@ void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
         auto& candidate = shape.candidates[c];
         candidate.median_us = shape.agreement_buffer[kAgreed * c];
         candidate.mean_us = shape.agreement_buffer[kAgreed * c + 1];
-        candidate.agreed_samples = static_cast<std::uint64_t>(-shape.agreement_buffer[kAgreed * c + 2]);
+        candidate.spread_us = shape.agreement_buffer[kAgreed * c + 2];
+        candidate.agreed_samples = static_cast<std::uint64_t>(-shape.agreement_buffer[kAgreed * c + 3]);
     }
     const std::uint32_t best = fastest(shape);
-    if (!shape.final_agreement) {
-        const double limit = kPruneFactor * shape.candidates[best].median_us;
-        for (auto& candidate : shape.candidates) {
-            if (candidate.agreed_samples > 0 && candidate.median_us > limit) candidate.pruned = true;
-        }
-    }
+    if (!shape.final_agreement) prune(shape, best);
     if (shape.final_agreement || live(shape).size() == 1) {
         shape.chosen = best;
         shape.state = Shape::State::measured;
         remember(pattern, shape);
+    }
+}
+
+void Tuner::prune(Shape& shape, std::uint32_t best) {
+    const TrialCandidate& winner = shape.candidates[best];
+    for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
+        auto& candidate = shape.candidates[c];
+        if (c == best || candidate.pruned) continue;
+        if (shape.round == kPruneRound) {  // only the clearly slower: two samples each so far
+            candidate.pruned = candidate.agreed_samples > 0 && candidate.median_us > kPruneFactor * winner.median_us;
+        } else {  // the told-apart ones: the rest are still in contention
+            candidate.pruned = settled(winner, candidate);
+        }
     }
 }
 
@@ -274,10 +337,11 @@ schema::CallMode schema_mode(CallMode mode) {
 }  // namespace nbr::internal
 
 extern "C" int nbr_testing_slow_variant(const char* variant, double microseconds) {
-    if (variant == nullptr || !(microseconds >= 0)) return NBR_ERR_ARG;
-    const std::lock_guard lock(nbr::internal::penalty_mutex());
-    nbr::internal::penalties()[variant] = microseconds;
-    return NBR_SUCCESS;
+    return nbr::internal::set_testing(nbr::internal::penalties(), variant, microseconds);
+}
+
+extern "C" int nbr_testing_noisy_variant(const char* variant, double microseconds) {
+    return nbr::internal::set_testing(nbr::internal::noises(), variant, microseconds);
 }
 
 namespace {

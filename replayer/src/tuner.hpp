@@ -42,10 +42,11 @@ struct ShapeKey {
 struct TrialCandidate {
     std::uint32_t variant = 0;
     std::vector<double> samples;  ///< this rank's timed trial calls, µs
-    /// After an agreement: the largest over the ranks of each rank's median and mean, and the
-    /// least sample count (0: some rank had none in).
+    /// After an agreement: the largest over the ranks of each rank's median, mean and
+    /// interquartile range, and the least sample count (0: some rank had none in).
     double median_us = std::numeric_limits<double>::quiet_NaN();
     double mean_us = std::numeric_limits<double>::quiet_NaN();
+    double spread_us = std::numeric_limits<double>::quiet_NaN();
     std::uint64_t agreed_samples = 0;
     bool pruned = false;
 };
@@ -65,7 +66,8 @@ struct Shape {
     std::uint64_t run_calls = 0;    ///< sampled (timed) calls after the choice
     std::uint64_t after_calls = 0;  ///< calls after the choice
     // The trial schedule: rounds over the candidates not pruned, each candidate an untimed call
-    // then a timed one; agreements after kPruneRound and kTrialRounds rounds.
+    // then a timed one; agreements after kPruneRound rounds and every kTrialRounds rounds, the
+    // last after kMaxTrialRounds.
     std::uint32_t round = 0;
     std::uint32_t in_round = 0;  ///< calls made in the round (two per live candidate)
     MPI_Request agreement = MPI_REQUEST_NULL;
@@ -89,11 +91,19 @@ struct Pick {
 /// @brief Measured selection of one pattern (present when loaded with NBR_LOAD_MEASURE).
 class Tuner {
 public:
-    /// Rounds of timed trial calls per candidate, the round after which clearly slower
-    /// candidates are pruned, and what "clearly" is.
-    static constexpr std::uint32_t kTrialRounds = 5;
+    /// The round after which clearly slower candidates are pruned, and what "clearly" is.
     static constexpr std::uint32_t kPruneRound = 2;
     static constexpr double kPruneFactor = 1.5;
+    /// Rounds of timed trial calls per candidate between the later agreements, and the most a
+    /// shape runs: an agreement decides when the fastest is told apart from every other live
+    /// candidate (settled), else the candidates still in contention run kTrialRounds more.
+    static constexpr std::uint32_t kTrialRounds = 5;
+    static constexpr std::uint32_t kMaxTrialRounds = 20;
+    /// Settled: even at the ends of the medians' confidence intervals (median ± kNotch · IQR /
+    /// √samples, McGill, Tukey and Larsen's box-plot notch, about 95 %) the fastest is at most
+    /// kTolerance slower than the other candidate.
+    static constexpr double kNotch = 1.58;
+    static constexpr double kTolerance = 0.03;
     /// Nonblocking and persistent shapes run this many calls of the model's winner between an
     /// agreement's start and its use, so that a start never waits for other ranks (MPI makes
     /// starts local) unless the application keeps more calls of one shape in flight.
@@ -141,6 +151,10 @@ private:
     std::optional<Pick> trial_call(PatternState& pattern, int shape);
     void start_agreement(Shape& shape, std::uint32_t lag);
     void finish_agreement(PatternState& pattern, Shape& shape);
+    /// After an agreement that does not decide: at kPruneRound the candidates over
+    /// kPruneFactor times the fastest's median leave the trials, later the ones told apart
+    /// from it.
+    static void prune(Shape& shape, std::uint32_t best);
     [[nodiscard]] Pick run(int index, const Shape& shape, bool trial, std::uint32_t candidate) const;
 };
 
@@ -149,6 +163,9 @@ private:
 
 /// @brief The extra time nbr_testing_slow_variant charges a variant's timed calls on this process.
 [[nodiscard]] double testing_penalty_us(const std::string& variant);
+/// @brief The extra time nbr_testing_noisy_variant charges the sample of a variant that already
+/// has `samples` on this process.
+[[nodiscard]] double testing_noise_us(const std::string& variant, std::size_t samples);
 
 // ---- wisdom (wisdom.cpp) ----
 

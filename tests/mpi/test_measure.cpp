@@ -23,9 +23,10 @@ namespace fs = std::filesystem;
 using nbr::test::world_rank;
 using nbr::test::world_size;
 
-/// Calls enough for every shape to finish its trials: 3 untimed, 5 rounds of 3, the agreements'
-/// lag of 4 (nonblocking and persistent), and some after.
-constexpr int kCalls = 40;
+/// Calls enough for every shape to finish its trials however close its candidates time: 20
+/// rounds of 3 candidates, an untimed and a timed call each, the lag of 4 calls of five
+/// agreements (nonblocking and persistent), and some after.
+constexpr int kCalls = 150;
 
 /// The variants' names as libnbr reports them (an auto directory's subdirectories).
 const std::string kNaive = "naive", kRelay = "relay", kCommonNeighbor = "cn2";
@@ -48,7 +49,10 @@ protected:
             EXPECT_EQ(nbr_pattern_free(&pattern_), NBR_SUCCESS);
         }
         MPI_Comm_free(&graph_);
-        for (const auto& name : {kNaive, kRelay, kCommonNeighbor}) (void)nbr_testing_slow_variant(name.c_str(), 0);
+        for (const auto& name : {kNaive, kRelay, kCommonNeighbor}) {
+            (void)nbr_testing_slow_variant(name.c_str(), 0);
+            (void)nbr_testing_noisy_variant(name.c_str(), 0);
+        }
     }
     void load() {
         if (pattern_ != NBR_PATTERN_NULL) {
@@ -161,6 +165,47 @@ TEST_F(MeasureTest, RanksThatTimeDifferentlyStillRunOneCandidateTheSlowestRanksF
     // The slowest rank's medians: relay >= 2 s, cn2 >= 1 s, naive >= 0.5 s (penalties far
     // above any real call's time, so a busy machine cannot reorder them): naive everywhere.
     EXPECT_EQ(std::string(s.variant), kNaive);
+}
+
+TEST_F(MeasureTest, CandidatesToldApartAreDecidedAfterFiveRounds) {
+    // Penalties far above any real call's time and its noise: after round 2 relay (over 1.5x
+    // naive) is pruned; after round 5 naive and cn2 are told apart (20 %), or cannot differ by
+    // more than the 3 % tolerance.
+    for (const double cn2 : {1.2e6, 1.01e6}) {
+        ASSERT_EQ(nbr_wisdom_forget(), 0);  // the first choice's wisdom would skip the second's trials
+        ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e6), 0);
+        ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 1e6), 0);
+        ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), cn2), 0);
+        load();
+        blocking_allgathers(kCalls);
+        const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+        EXPECT_EQ(s.state, NBR_SHAPE_MEASURED) << cn2;
+        EXPECT_EQ(std::string(s.variant), kNaive) << cn2;
+        EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 3U * 2 * 2) << cn2;  // rounds 0-1 of 3, 2-4 of 2
+    }
+}
+
+TEST_F(MeasureTest, CandidatesTheTrialsCannotTellApartRunMoreRoundsAndStillOneIsChosenEverywhere) {
+    // Every second sample of naive and cn2 is 1 s slower: their medians' intervals overlap at
+    // every agreement, so the trials run to their last round.
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e6), 0);
+    ASSERT_EQ(nbr_testing_noisy_variant(kNaive.c_str(), 1e6), 0);
+    ASSERT_EQ(nbr_testing_noisy_variant(kCommonNeighbor.c_str(), 1e6), 0);
+    load();
+    blocking_allgathers(kCalls);
+    const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
+    EXPECT_NE(std::string(s.variant), kRelay);
+    EXPECT_TRUE(same_on_every_rank(s.variant));
+    EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 18U * 2 * 2);  // relay pruned after round 2; 20 rounds
+    EXPECT_EQ(s.after_calls, static_cast<unsigned long long>(kCalls) - s.trial_calls);
+    unsigned long long samples = 0;
+    for (int c = 1; c < 3; ++c) {  // naive and cn2: a sample per round
+        ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, c, nullptr, nullptr, nullptr, &samples), 0);
+        EXPECT_EQ(samples, 20U) << c;
+    }
+    EXPECT_EQ(nbr_testing_noisy_variant(nullptr, 1), NBR_ERR_ARG);
+    EXPECT_EQ(nbr_testing_noisy_variant(kNaive.c_str(), -1), NBR_ERR_ARG);
 }
 
 TEST_F(MeasureTest, NonblockingPersistentAndVCallsAreMeasuredAndDeliverWhatMpiDelivers) {
