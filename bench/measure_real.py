@@ -48,15 +48,16 @@ def main():
             cost = next(((t_us - calls * measured) / (CALLS * measured) for lo, hi, calls, t_us in trials
                          if lo <= size <= hi), float("nan"))
             rows.setdefault((case, collective, size), []).append(
-                (best / measured, times["native"] / measured, times["native"] / times["nbr"], cost))
+                (best / measured, times["native"] / measured, times["native"] / times["nbr"], cost,
+                 next((calls for lo, hi, calls, _ in trials if lo <= size <= hi), float("nan"))))
     print("| case | collective | bytes | launches | measured / best candidate alone | native / measured | "
-          "native / model's choice | trials' cost in 10,000 calls |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+          "native / model's choice | trials' cost in 10,000 calls | trial calls |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for (case, collective, size), values in sorted(rows.items()):
-        med = [statistics.median(v[i] for v in values) for i in range(4)]
-        lo = [min(v[i] for v in values) for i in range(4)]
+        med = [statistics.median(v[i] for v in values) for i in range(5)]
+        lo = [min(v[i] for v in values) for i in range(5)]
         print(f"| {case} | {collective} | {size} | {len(values)} | {med[0]:.2f} (min {lo[0]:.2f}) | {med[1]:.2f} (min {lo[1]:.2f}) "
-              f"| {med[2]:.2f} | {100 * med[3]:.2f} % |")
+              f"| {med[2]:.2f} | {100 * med[3]:.2f} % | {med[4]:.0f} (max {max(v[4] for v in values):.0f}) |")
 
 
 if __name__ == "__main__":

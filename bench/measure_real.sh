@@ -11,7 +11,9 @@
 #   usage: bench/measure_real.sh OUT_DIR [LAUNCHES]    (default 3)
 #   env:   NBR_BUILD (default build), NBR_SIZES (default 8,64,1024,16384), NBR_ITERS (20000: calls of
 #          under a microsecond need that many per round to time within a few percent),
-#          NBR_ITERS16 (16-rank cases, default 500), NBR_COLLECTIVES (default: allgather alltoall),
+#          NBR_ITERS16 (16-rank cases, default 500; warm-up iters/10, at least 150 calls: the
+#          trials of three candidates the machine's noise cannot order take up to 120),
+#          NBR_COLLECTIVES (default: allgather alltoall),
 #          NBR_CASES (default: pe32 moore-r1 random-0.3, bench/auto_real.sh's cases: 2 ranks bound
 #          to cores with 32 parallel edges; 16 oversubscribed ranks on Moore (2,1) and random
 #          δ = 0.3, which time the scheduler as much as the messages)
@@ -44,7 +46,7 @@ for case in ${NBR_CASES:-pe32 moore-r1 random-0.3}; do
         for l in $(seq "$launches"); do
             echo "== $case $collective, launch $l"
             "${launch[@]}" "$build/bench/nbr-bench" --patterns "$out/$case-auto" --measure \
-                --collective "$collective" --sizes "$sizes" --iters "$n" --rounds 5 \
+                --collective "$collective" --sizes "$sizes" --iters "$n" --rounds 5 --warmup $((n / 10 > 150 ? n / 10 : 150)) \
                 --only "native,nbr,nbr-measured,$candidates" --json "$out/$case.$collective.$l.json"
         done
     done

@@ -296,8 +296,9 @@ void Tuner::prune(Shape& shape, std::uint32_t best) {
     for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
         auto& candidate = shape.candidates[c];
         if (c == best || candidate.pruned) continue;
-        if (shape.round == kPruneRound) {  // only the clearly slower: two samples each so far
-            candidate.pruned = candidate.agreed_samples > 0 && candidate.median_us > kPruneFactor * winner.median_us;
+        if (shape.round == kPruneRound) {  // only the clearly slower, and told apart on two samples each
+            candidate.pruned = candidate.agreed_samples > 0 &&
+                               candidate.median_us > kPruneFactor * winner.median_us && settled(winner, candidate);
         } else {  // the told-apart ones: the rest are still in contention
             candidate.pruned = settled(winner, candidate);
         }

@@ -152,8 +152,8 @@ private:
     void start_agreement(Shape& shape, std::uint32_t lag);
     void finish_agreement(PatternState& pattern, Shape& shape);
     /// After an agreement that does not decide: at kPruneRound the candidates over
-    /// kPruneFactor times the fastest's median leave the trials, later the ones told apart
-    /// from it.
+    /// kPruneFactor times the fastest's median and told apart from it leave the trials, later
+    /// all those told apart from it.
     static void prune(Shape& shape, std::uint32_t best);
     [[nodiscard]] Pick run(int index, const Shape& shape, bool trial, std::uint32_t candidate) const;
 };
