@@ -269,6 +269,30 @@ std::vector<Candidate> auto_candidates(const AlgorithmOptions& base) {
 
 namespace {
 
+/// "16K", "1M", or the bytes.
+std::string size_name(std::uint64_t bytes) {
+    if (bytes >= (1U << 20) && bytes % (1U << 20) == 0) return std::to_string(bytes >> 20) + "M";
+    if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "K";
+    return std::to_string(bytes);
+}
+
+}  // namespace
+
+std::vector<Candidate> segmented_candidates(const std::vector<Candidate>& candidates, std::uint64_t segment_bytes) {
+    std::vector<Candidate> out;
+    for (const auto& candidate : candidates) {
+        out.push_back(candidate);
+        if (segment_bytes == 0 || candidate.kind == AlgorithmKind::naive || candidate.segment_bytes != 0) continue;
+        Candidate segmented = candidate;
+        segmented.segment_bytes = segment_bytes;
+        segmented.name += "-seg" + size_name(segment_bytes);
+        out.push_back(std::move(segmented));
+    }
+    return out;
+}
+
+namespace {
+
 bool selects(const std::string& selector, const std::string& name) {
     if (!selector.empty() && selector.back() == '*') {
         return name.compare(0, selector.size() - 1, selector, 0, selector.size() - 1) == 0;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/longest_first.hpp"
@@ -31,9 +32,10 @@ struct Built {
     std::string algorithm;
     std::vector<std::pair<std::string, std::string>> parameters;
     std::uint64_t compile_id = 0;
-    std::string note;            // the algorithm's notes (limits that bound)
-    std::uint64_t sends = 0;     // the pattern's messages, what its simulations cost
-    std::uint64_t schedule = 0;  // schedule_checksum: equal schedules are simulated once
+    std::string note;             // the algorithm's notes (limits that bound)
+    std::uint64_t sends = 0;      // the pattern's messages, what its simulations cost
+    std::uint64_t schedule = 0;   // schedule_checksum (and segment size): equal ones are simulated once
+    std::size_t base = SIZE_MAX;  // segmented copies: the candidate (index) they segment
 };
 
 int process_of(MPI_Comm comm) {
@@ -49,10 +51,12 @@ bool over_budget(MPI_Comm comm, double seconds, std::optional<double> budget) {
     return seconds > *budget;
 }
 
-/// Builds one candidate and writes it to `dir`.
-Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& candidate, const fs::path& dir,
-                      const AutoOptions& options) {
-    Built built{candidate, {}, {}, 0, {}, 0};
+/// Builds one candidate and writes it to `dir` / its name, and once more for each of its
+/// segmented copies (same schedules, their segment size in the manifest).
+std::vector<Built> build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& candidate,
+                                   const std::vector<Candidate>& copies, const fs::path& dir,
+                                   const AutoOptions& options, std::size_t index) {
+    Built built{candidate, {}, {}, 0, {}, 0, 0, SIZE_MAX};
     auto algorithm = make_algorithm(candidate.kind, candidate.options);
     built.algorithm = algorithm->name();
     built.parameters = algorithm->parameters();
@@ -63,9 +67,24 @@ Built build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& 
     builder.derive_receives(engine);
     built.sends = internal::count_messages(engine, builder);
     built.schedule = internal::schedule_checksum(engine, builder, topology);
-    built.compile_id =
-        internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir, options.source, options.layout);
-    return built;
+    std::vector<Built> out;
+    for (const Candidate* c : [&] {
+             std::vector<const Candidate*> all{&candidate};
+             for (const auto& copy : copies) all.push_back(&copy);
+             return all;
+         }()) {
+        Built written = built;
+        written.candidate = *c;
+        if (c != &candidate) {
+            written.base = index;
+            written.schedule = nbr::internal::checksum64(std::to_string(built.schedule) + "/segment " +
+                                                         std::to_string(c->segment_bytes));
+        }
+        written.compile_id = internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir / c->name,
+                                                           options.source, options.layout, c->segment_bytes);
+        out.push_back(std::move(written));
+    }
+    return out;
 }
 
 /// For every candidate, the first candidate with the same schedules (itself if none): only
@@ -117,6 +136,28 @@ std::vector<SimUnit> plan_units(const std::vector<Built>& built, const std::vect
     return units;
 }
 
+/// A segmented copy's unit: its fixed-size call at the sizes where its segments split some
+/// message (its program then has more messages than its base's); NaN elsewhere and for the
+/// v-variant, which simulate_candidates fills with its base's predictions.
+template <class Load>
+void simulate_segmented(const SimUnit& unit, const Built& candidate, const AutoOptions& options, Load& load,
+                        std::optional<simulator::SimProgram>& program, std::vector<double>& table) {
+    constexpr std::size_t kKinds = 4;
+    const std::size_t sizes = options.sizes.size();
+    const double same = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t s = unit.first; s < unit.end; ++s) {
+        table[(unit.candidate * kKinds + unit.collective + 2) * sizes + s] = same;
+        const auto units = nbr::internal::segment_units(candidate.candidate.segment_bytes, options.sizes[s]);
+        double& cell = table[(unit.candidate * kKinds + unit.collective) * sizes + s];
+        cell = same;
+        if (units == nbr::internal::kWholeMessages) continue;
+        load(unit, units);
+        if (program->num_messages() == candidate.sends) continue;  // nothing split: its base's program
+        program->size_headers = false;
+        cell = simulator::predicted_call_us(*program, options.machine, *options.placement, options.sizes[s]);
+    }
+}
+
 /// This process's simulations: its units in candidate order (a program loaded once for the
 /// runs of sizes it holds), progress reported from process 0 every half minute.
 double simulate_units(const fs::path& dir, const std::vector<Built>& built, const std::vector<SimUnit>& units,
@@ -127,23 +168,32 @@ double simulate_units(const fs::path& dir, const std::vector<Built>& built, cons
     const std::clock_t cpu = std::clock();  // the process's CPU time: its share even when oversubscribed
     auto reported = std::chrono::steady_clock::now();
     std::optional<simulator::SimProgram> program;
-    std::pair<std::size_t, std::size_t> loaded{SIZE_MAX, SIZE_MAX};
+    std::tuple<std::size_t, std::size_t, std::uint32_t> loaded{SIZE_MAX, SIZE_MAX, 0};
+    // The program of the unit's candidate and collective in segments of `units` blocks.
+    const auto load = [&](const SimUnit& unit, std::uint32_t segment_units) {
+        const std::tuple key{unit.candidate, unit.collective, segment_units};
+        if (key == loaded) return;
+        const auto collective =
+            unit.collective == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
+        const auto path = dir / built[unit.candidate].candidate.name;
+        program.reset();  // one program in memory at a time
+        program = simulator::load_program(path, read_manifest(path), collective, segment_units);
+        loaded = key;
+    };
     for (std::size_t u = 0; u < units.size(); ++u) {
         const auto& unit = units[u];
-        const std::pair<std::size_t, std::size_t> key{unit.candidate, unit.collective};
-        if (key != loaded) {
-            const auto collective =
-                unit.collective == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
-            program.reset();  // one program in memory at a time
-            program = simulator::load_program(dir / built[unit.candidate].candidate.name, collective);
-            loaded = key;
-        }
-        if (unit.collective == 0 && unit.first == 0) messages[unit.candidate] = program->num_messages();
-        for (const std::size_t kind : {unit.collective, unit.collective + 2}) {  // fixed-size, then the v-variant
-            program->size_headers = kind >= 2;
-            for (std::size_t s = unit.first; s < unit.end; ++s) {
-                table[(unit.candidate * kKinds + kind) * sizes + s] =
-                    simulator::predicted_call_us(*program, options.machine, *options.placement, options.sizes[s]);
+        const auto& candidate = built[unit.candidate];
+        if (candidate.base != SIZE_MAX) {
+            simulate_segmented(unit, candidate, options, load, program, table);
+        } else {
+            load(unit, nbr::internal::kWholeMessages);
+            if (unit.collective == 0 && unit.first == 0) messages[unit.candidate] = program->num_messages();
+            for (const std::size_t kind : {unit.collective, unit.collective + 2}) {  // fixed-size, then the v-variant
+                program->size_headers = kind >= 2;
+                for (std::size_t s = unit.first; s < unit.end; ++s) {
+                    table[(unit.candidate * kKinds + kind) * sizes + s] =
+                        simulator::predicted_call_us(*program, options.machine, *options.placement, options.sizes[s]);
+                }
             }
         }
         const auto now = std::chrono::steady_clock::now();
@@ -189,6 +239,17 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
     report.simulation_units = units.size();
     MPI_Allreduce(&seconds, &report.busiest_simulation_seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
     MPI_Allreduce(&seconds, &report.total_simulation_seconds, 1, MPI_DOUBLE, MPI_SUM, comm);
+    // A segmented copy runs as its base where it splits nothing (its cells NaN), and messages
+    // counts its base's (what it sends when nothing splits).
+    for (std::size_t i = 0; i < built.size(); ++i) {
+        const std::size_t b = built[i].base;
+        if (b == SIZE_MAX || first[i] != i) continue;
+        messages[i] = messages[first[b]];
+        for (std::size_t cell = 0; cell < kKinds * sizes; ++cell) {
+            double& own = table[i * kKinds * sizes + cell];
+            if (std::isnan(own)) own = table[first[b] * kKinds * sizes + cell];
+        }
+    }
     std::vector<Prediction> out(built.size());
     for (std::size_t i = 0; i < built.size(); ++i) {
         const std::size_t source = first[i];
@@ -518,23 +579,37 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     base.placement = options.placement;
     // MPI's clock for the budget: the job's time, also in a simulated one (SMPI).
     const double started = MPI_Wtime();
-    auto candidates = select_candidates(auto_candidates(base), options.candidates);
+    auto candidates =
+        segmented_candidates(select_candidates(auto_candidates(base), options.candidates),
+                             options.segmented_candidates ? simulator::segment_size_for(options.machine) : 0);
     internal::StagedOutput staged(comm, options.output, options.keep_existing);
     std::vector<Built> built;
-    for (const auto& candidate : candidates) {
+    for (std::size_t i = 0; i < candidates.size();) {
+        const auto& candidate = candidates[i];
+        std::size_t next = i + 1;  // its segmented copies follow it
+        while (next < candidates.size() && candidates[next].segment_bytes != 0) ++next;
         if (!built.empty() && over_budget(comm, MPI_Wtime() - started, options.build_budget_seconds)) {
-            report.over_budget.push_back(candidate.name);
+            for (std::size_t k = i; k < next; ++k) report.over_budget.push_back(candidates[k].name);
+            i = next;
             continue;
         }
-        built.push_back(build_candidate(comm, topology, candidate, staged.dir() / candidate.name, options));
-        const auto& last = built.back();
-        if (!last.note.empty()) report.notes.push_back(candidate.name + ": " + last.note);
+        const std::vector<Candidate> copies(candidates.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                                            candidates.begin() + static_cast<std::ptrdiff_t>(next));
+        for (auto& b : build_candidate(comm, topology, candidate, copies, staged.dir(), options, built.size())) {
+            built.push_back(std::move(b));
+        }
+        if (!built[built.size() - copies.size() - 1].note.empty()) {
+            report.notes.push_back(candidate.name + ": " + built[built.size() - copies.size() - 1].note);
+        }
         progress.say("candidate " + candidate.name + " built");
+        i = next;
     }
     AutoOptions chosen = options;
     if (!report.over_budget.empty()) {
         chosen.candidates.clear();
-        for (const auto& b : built) chosen.candidates.push_back(b.candidate.name);
+        for (const auto& b : built) {
+            if (b.candidate.segment_bytes == 0) chosen.candidates.push_back(b.candidate.name);
+        }
         candidates.resize(built.size());
     }
     std::vector<std::uint64_t> messages;

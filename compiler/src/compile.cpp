@@ -171,11 +171,12 @@ void publish(const fs::path& temp, const fs::path& output) {
 }
 
 /// Manifest.compile_id: a checksum of what makes two compiles' outputs differ.
-std::uint64_t compile_id(const Algorithm& algorithm, const Topology& topology) {
+std::uint64_t compile_id(const Algorithm& algorithm, const Topology& topology, std::uint64_t segment_bytes) {
     std::string key = algorithm.name();
     for (const auto& [name, value] : algorithm.parameters()) {
         key.append(1, '\0').append(name).append(1, '=').append(value);
     }
+    if (segment_bytes > 0) key.append(1, '\0').append("segment=").append(std::to_string(segment_bytes));
     key.append(1, '\0').append(std::to_string(topology.num_ranks()));
     key.append(1, '\0').append(std::to_string(topology.hash()));
     return nbr::internal::checksum64(key);
@@ -243,7 +244,7 @@ namespace {
 
 /// The manifest of a single-algorithm directory, without rank checksums.
 schema::Manifest make_manifest(const Topology& topology, const Algorithm& algorithm, std::uint64_t id,
-                               const std::string& source) {
+                               const std::string& source, std::uint64_t segment_bytes) {
     schema::Manifest manifest;
     manifest.set_format_version(kSingleFormatVersion);
     manifest.set_num_ranks(topology.num_ranks());
@@ -258,6 +259,7 @@ schema::Manifest make_manifest(const Topology& topology, const Algorithm& algori
     manifest.set_compile_id(id);
     manifest.set_producer("nbrc " NBR_VERSION_STRING);
     manifest.set_source(source);
+    manifest.set_segment_bytes(segment_bytes);
     return manifest;
 }
 
@@ -327,9 +329,9 @@ void write_packed(MPI_Comm comm, const Engine& engine, const LocalPatterns& loca
 
 std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder,
                                   const Topology& topology, const Algorithm& algorithm, const fs::path& dir,
-                                  const std::string& source, PatternLayout layout) {
-    const std::uint64_t id = compile_id(algorithm, topology);
-    auto manifest = make_manifest(topology, algorithm, id, source);
+                                  const std::string& source, PatternLayout layout, std::uint64_t segment_bytes) {
+    const std::uint64_t id = compile_id(algorithm, topology, segment_bytes);
+    auto manifest = make_manifest(topology, algorithm, id, source, segment_bytes);
     collective_try(comm, [&] {
         if (engine.process() == 0) fs::create_directories(dir);
     });
@@ -368,7 +370,7 @@ double write_pattern(MPI_Comm comm, const Engine& engine, const PatternBuilder& 
     const auto start = Clock::now();
     internal::StagedOutput staged(comm, options.output, options.keep_existing);
     internal::write_pattern_files(comm, engine, builder, topology, algorithm, staged.dir(), options.source,
-                                  options.layout);
+                                  options.layout, options.segment_bytes);
     staged.publish();
     if (kept_existing != nullptr) *kept_existing = staged.kept_existing();
     return std::chrono::duration<double>(Clock::now() - start).count();

@@ -56,6 +56,8 @@ struct Options {
     std::string variable_bytes;           // compile --algo auto --v-bytes LO:HI
     std::vector<std::string> candidates;  // compile --algo auto --candidates
     nbr::compiler::PatternLayout layout = nbr::compiler::PatternLayout::automatic;
+    std::string segment;          // compile --segment SIZE (single algorithms)
+    bool whole_messages = false;  // compile --algo auto --whole-messages
     // inspect / verify
     std::string dir;
     std::optional<std::uint32_t> rank;
@@ -239,6 +241,7 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
     options.quiet = o.quiet;
     options.source = o.source.empty() ? o.input : o.source;
     options.layout = o.layout;
+    options.segmented_candidates = !o.whole_messages;
     const auto report = nbr::compiler::compile_auto(MPI_COMM_WORLD, topology, options);
     if (!captured_note.empty()) print_note(captured_note);
     for (const auto& note : report.notes) print_note(note);
@@ -248,6 +251,17 @@ int run_compile_auto(const Options& o, const nbr::Topology& topology) {
                   << " edges (auto on " << options.machine.name << ": " << kept << ")\n";
     }
     return 0;
+}
+
+/// --segment's bytes (K, M, G suffixes); 0 when absent or not one size.
+std::uint64_t segment_bytes(const Options& o) {
+    if (o.segment.empty()) return 0;
+    try {
+        const auto sizes = nbr::simulator::parse_sizes(o.segment);
+        return sizes.size() == 1 ? sizes[0] : 0;
+    } catch (const std::invalid_argument&) {
+        return 0;
+    }
 }
 
 int run_compile(const Options& o) {
@@ -269,6 +283,7 @@ int run_compile(const Options& o) {
     options.quiet = o.quiet;
     options.source = o.source.empty() ? o.input : o.source;
     options.layout = o.layout;
+    options.segment_bytes = segment_bytes(o);
     const auto report = nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
     if (!radix_note.empty()) print_note(radix_note);
     for (const auto& note : report.notes) print_note(note);
@@ -283,7 +298,9 @@ int run_compile(const Options& o) {
 const char* compile_option_error(const Options& o, bool placed) {
     using Kind = nbr::compiler::AlgorithmKind;
     const auto& a = o.algorithm_options;
+    if (o.algorithm == "auto" && !o.segment.empty()) return "--segment is for one algorithm (auto chooses its own)";
     if (o.algorithm == "auto") return o.machine.empty() ? "--algo auto needs --machine NAME|FILE" : nullptr;
+    if (!o.segment.empty() && segment_bytes(o) == 0) return "--segment needs one size above 0, e.g. 64K";
     if (!o.candidates.empty()) return "--candidates chooses among the candidates of --algo auto";
     if (o.kind == Kind::hierarchical && (a.intra_radix_from_machine || a.node_radix_from_machine) &&
         o.machine.empty()) {
@@ -609,6 +626,12 @@ CLI::App* add_compile(CLI::App& app, Options& o) {
                          std::to_string(nbr::kPackedFromRanks) + " ranks")
         ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case))
         ->default_str("auto");
+    compile->add_option("--segment", o.segment,
+                        "Segmented forwarding: staged messages of more blocks than fit in SIZE bytes (K, M suffixes) "
+                        "travel as segments of whole blocks, forwarded as they arrive; default: whole messages");
+    compile->add_flag("--whole-messages", o.whole_messages,
+                      "auto: no candidate forwards in segments (by default each one but naive is tried both ways, "
+                      "in segments of the machine's size: docs/algorithms.md)");
     compile->add_option("-o,--output", o.output, "Pattern directory to write")->required();
     compile->add_option("--source", o.source,
                         "What the manifest records as the pattern's source (default: the input); with 'built in the "

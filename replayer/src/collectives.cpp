@@ -274,6 +274,9 @@ BlockBuffer recv_buffer(const CallArgs& a, MPI_Datatype type, const PatternState
 }
 
 using nbr::internal::index_of;
+using nbr::internal::Plan;
+using nbr::internal::plan_use;
+using nbr::internal::PlanUse;
 using nbr::internal::Variant;
 
 /// The variant a call runs: fixed-size calls by their block size (every rank passes the same,
@@ -323,12 +326,9 @@ std::uint64_t block_bytes(const CallArgs& a, const BlockBuffer& send, const Bloc
     return std::max(send.bytes(0), recv.bytes(0));
 }
 
-Execution& blocking_execution(PatternState& pattern, Variant& variant, Collective collective) {
-    auto& slot = variant.blocking[index_of(collective)];
-    if (!slot)
-        slot =
-            std::make_unique<Execution>(variant.plans[index_of(collective)], pattern.comm, pattern.step_synchronized);
-    return *slot;
+Execution& blocking_execution(PatternState& pattern, const PlanUse& use) {
+    if (!use.blocking) use.blocking = std::make_unique<Execution>(use.plan, pattern.comm, pattern.step_synchronized);
+    return *use.blocking;
 }
 
 /// The native collective on the pattern's private communicator `c` (same topology as the
@@ -440,7 +440,8 @@ void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, con
         run_native(pattern.comm, a);
         return;
     }
-    Execution& execution = blocking_execution(pattern, variant, a.collective);
+    Execution& execution =
+        blocking_execution(pattern, plan_use(variant, a.collective, a.variable, a.variable ? 0 : recv.bytes(0)));
     if (a.variable) {
         execution.bind_in_band(send, recv);
     } else {
@@ -585,8 +586,8 @@ void destroy(RequestState* request) {
         auto& flight = pattern.in_flight;
         flight.erase(std::remove(flight.begin(), flight.end(), request), flight.end());
         if (request->execution && !request->execution->active()) {
-            pattern.variants[request->variant].idle[index_of(request->collective)].push_back(
-                std::move(request->execution));
+            nbr::internal::idle_of(pattern.variants[request->variant], request->collective, *request->execution)
+                .push_back(std::move(request->execution));
         }
     }
     request->execution.reset();
@@ -696,9 +697,9 @@ std::uint64_t persistent_mean_bytes(const PatternState& pattern, const RequestSt
 /// block sizes travel once); failures are agreed by the caller.
 std::unique_ptr<Execution> persistent_execution(PatternState& pattern, RequestState& request, const CallArgs& a,
                                                 const BlockBuffer& send, const BlockBuffer& recv, std::uint32_t v) {
-    const Variant& variant = pattern.variants[v];
-    auto execution =
-        std::make_unique<Execution>(variant.plans[index_of(a.collective)], request.comm, pattern.step_synchronized);
+    Variant& variant = pattern.variants[v];
+    const Plan& plan = plan_use(variant, a.collective, a.variable, a.variable ? 0 : recv.bytes(0)).plan;
+    auto execution = std::make_unique<Execution>(plan, request.comm, pattern.step_synchronized);
     if (!a.variable) {
         execution->bind(send, recv);
         if (native_persistent(variant, a, recv)) execution->bind_native(native_persistent_init(a, request.comm));
@@ -826,14 +827,13 @@ int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
         request->pick = pick_for(*pattern, a.collective, a.variable, CallMode::nonblocking, block_bytes(a, send, recv),
                                  variant_of_call(*pattern, a, send, recv));
         request->variant = request->pick.variant;
-        Variant& variant = pattern->variants[request->variant];
-        auto& idle = variant.idle[index_of(a.collective)];
-        if (!idle.empty()) {
-            request->execution = std::move(idle.back());
-            idle.pop_back();
+        const PlanUse use =
+            plan_use(pattern->variants[request->variant], a.collective, a.variable, a.variable ? 0 : recv.bytes(0));
+        if (!use.idle.empty()) {
+            request->execution = std::move(use.idle.back());
+            use.idle.pop_back();
         } else {
-            request->execution = std::make_unique<Execution>(variant.plans[index_of(a.collective)], pattern->comm,
-                                                             pattern->step_synchronized);
+            request->execution = std::make_unique<Execution>(use.plan, pattern->comm, pattern->step_synchronized);
         }
         Execution& execution = *request->execution;
         if (a.variable) {

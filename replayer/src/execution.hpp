@@ -81,6 +81,9 @@ public:
         error_message_.clear();
     }
 
+    /// @brief The plan it runs.
+    [[nodiscard]] const Plan& plan() const noexcept { return *plan_; }
+
     /// @brief Where unit `unit` is after completion (SizeMode::uniform): own, received or staged.
     [[nodiscard]] const char* unit_address(std::uint32_t unit) const;
 

@@ -2,6 +2,7 @@
 // The objects behind nbr.h's handles and the C boundary's error handling, shared by the files of libnbr.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
@@ -31,7 +32,31 @@ struct Variant {
     bool native_alltoallw = false;                    // ... and blocking alltoallw calls MPI's
     std::unique_ptr<Execution> blocking[2];           // reused by blocking calls
     std::vector<std::unique_ptr<Execution>> idle[2];  // for nonblocking calls
+    /// Segmented forwarding (the manifest's segment_bytes; 0: none): a fixed-size call whose
+    /// blocks make some staged message longer than a segment runs a segmented plan
+    /// (segment_plan), built on first use per blocks-per-segment, with executions of its own.
+    std::uint64_t segment_bytes = 0;
+    std::uint32_t longest[2] = {0, 0};  // per collective: blocks of the longest staged message
+    struct Segmented {
+        Plan plan;
+        std::unique_ptr<Execution> blocking;
+        std::vector<std::unique_ptr<Execution>> idle;
+    };
+    std::map<std::uint32_t, std::unique_ptr<Segmented>> segmented[2];  // by blocks per segment
 };
+
+/// What a call runs: a plan of a variant and the executions kept for it.
+struct PlanUse {
+    const Plan& plan;
+    std::unique_ptr<Execution>& blocking;
+    std::vector<std::unique_ptr<Execution>>& idle;
+};
+
+/// The plan a call of `block_bytes` per block runs on `variant` (v-calls: whole messages).
+PlanUse plan_use(Variant& variant, Collective collective, bool variable, std::uint64_t block_bytes);
+
+/// Where an execution of `variant` goes back to when its nonblocking request is released.
+std::vector<std::unique_ptr<Execution>>& idle_of(Variant& variant, Collective collective, const Execution& execution);
 
 /// Calls of a collective whose blocks have at least `from_bytes` bytes run `variant`.
 struct Band {

@@ -84,8 +84,18 @@ nbr::schema::Collective schema_collective(int index) {
     return index == 0 ? nbr::schema::ALLGATHER : nbr::schema::ALLTOALL;
 }
 
-/// The variant of one rank file: its plans for both collectives.
-Variant make_variant(const nbr::schema::RankPattern& file, const std::string& where, const std::string& name) {
+/// Blocks of the longest staged message of a plan (direct ones are never segmented).
+std::uint32_t longest_staged(const nbr::internal::Plan& plan) {
+    std::size_t longest = 0;
+    for (const auto& r : plan.recvs) longest = std::max(longest, r.direct ? 0 : r.units.size());
+    for (const auto& s : plan.sends) longest = std::max(longest, s.direct ? 0 : s.units.size());
+    return static_cast<std::uint32_t>(longest);
+}
+
+/// The variant of one rank file: its plans for both collectives, and the segment size its
+/// manifest gives.
+Variant make_variant(const nbr::schema::RankPattern& file, const std::string& where, const std::string& name,
+                     std::uint64_t segment_bytes) {
     Variant variant;
     variant.name = name;
     variant.algorithm = file.algorithm();
@@ -95,7 +105,20 @@ Variant make_variant(const nbr::schema::RankPattern& file, const std::string& wh
     } catch (const nbr::internal::PlanError& error) {
         throw NbrError(NBR_ERR_PATTERN, where + ": " + error.what());
     }
+    variant.segment_bytes = segment_bytes;
+    for (int c = 0; c < 2; ++c) variant.longest[c] = longest_staged(variant.plans[c]);
     return variant;
+}
+
+/// The most tags a variant's messages to one peer take: with segmentation, every block of a
+/// staged message may travel alone.
+int max_tag_of(const Variant& variant) {
+    int max_tag = 0;
+    for (const auto& plan : variant.plans) {
+        max_tag =
+            std::max(max_tag, variant.segment_bytes == 0 ? plan.max_tag : nbr::internal::segment_plan(plan, 1).max_tag);
+    }
+    return max_tag;
 }
 
 /// Adds a variant of the rank's slice; the first one defines the neighbor lists, later ones
@@ -110,7 +133,7 @@ void add_variant(PatternState& pattern, const nbr::VariantSlice& slice) {
     } else if (in != pattern.in || out != pattern.out) {
         throw NbrError(NBR_ERR_CORRUPT, slice.source + ": neighbor lists differ from the first variant's");
     }
-    pattern.variants.push_back(make_variant(file, slice.source, slice.name));
+    pattern.variants.push_back(make_variant(file, slice.source, slice.name, slice.manifest.segment_bytes()));
 }
 
 /// The rank's part of a pattern directory, one way: the slice read (manifests and the rank's
@@ -157,9 +180,7 @@ std::unique_ptr<PatternState> load_local(const char* dir, MPI_Comm comm, int ran
     int flag = 0;
     mpi_check(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub_attr, &flag), "MPI_Comm_get_attr");
     int max_tag = 0;
-    for (const auto& variant : pattern->variants) {
-        max_tag = std::max({max_tag, variant.plans[0].max_tag, variant.plans[1].max_tag});
-    }
+    for (const auto& variant : pattern->variants) max_tag = std::max(max_tag, max_tag_of(variant));
     const std::int64_t tag_ub = flag ? *tag_ub_attr : 32767;  // MPI guarantees at least 32767
     if (max_tag > tag_ub) {
         throw NbrError(NBR_ERR_PATTERN, std::string(dir) + ": rank " + std::to_string(rank) + " needs " +
@@ -235,6 +256,26 @@ void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long fla
 }  // namespace
 
 namespace nbr::internal {
+
+PlanUse plan_use(Variant& variant, Collective collective, bool variable, std::uint64_t block_bytes) {
+    const int c = index_of(collective);
+    const std::uint32_t units = variable ? kWholeMessages : segment_units(variant.segment_bytes, block_bytes);
+    if (units >= variant.longest[c]) return {variant.plans[c], variant.blocking[c], variant.idle[c]};
+    auto& slot = variant.segmented[c][units];
+    if (!slot) {
+        slot = std::make_unique<Variant::Segmented>();
+        slot->plan = segment_plan(variant.plans[c], units);
+    }
+    return {slot->plan, slot->blocking, slot->idle};
+}
+
+std::vector<std::unique_ptr<Execution>>& idle_of(Variant& variant, Collective collective, const Execution& execution) {
+    const int c = index_of(collective);
+    for (auto& [units, slot] : variant.segmented[c]) {
+        if (&slot->plan == &execution.plan()) return slot->idle;
+    }
+    return variant.idle[c];
+}
 
 HandleTable<PatternState>& pattern_table() {
     static auto* table = new HandleTable<PatternState>;  // never destroyed: handles outlive static destruction

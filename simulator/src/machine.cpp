@@ -1,6 +1,7 @@
 #include "nbr/simulator/machine.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -440,6 +441,15 @@ void save_machine(const std::string& path, const schema::Machine& spec) {
     const std::string tmp = path + ".tmp";
     write_whole_file(tmp, json);
     std::filesystem::rename(tmp, path);
+}
+
+std::uint64_t segment_size_for(const Machine& machine) {
+    const LinkCost& network = machine.cost(DistanceClass::network);
+    const double byte_ps = std::max(network.byte_ps, machine.nic_byte_ps);
+    if (!(byte_ps > 0)) return 0;
+    const double fixed_ps = network.latency_ps + network.send_overhead_ps + network.recv_overhead_ps;
+    const double bytes = std::clamp(fixed_ps / byte_ps, 1024.0, 1048576.0);
+    return std::bit_ceil(static_cast<std::uint64_t>(std::ceil(bytes)));
 }
 
 }  // namespace nbr::simulator

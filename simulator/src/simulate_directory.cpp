@@ -48,30 +48,40 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
                            const SimOptions& options, double& load_seconds) {
     DirectoryRun run;
     run.algorithm = manifest.algorithm();
-    std::map<std::uint32_t, SimProgram> programs;  // by variant (0 for a single-algorithm directory)
+    // By variant (0 for a single-algorithm directory): its manifest, and its program for the
+    // blocks per segment of the last size that ran it (segmented patterns: fewer as blocks grow).
+    std::map<std::uint32_t, schema::Manifest> manifests;
+    std::map<std::uint32_t, std::pair<std::uint32_t, SimProgram>> programs;
     std::optional<TopologyLoad> load;
     const bool multi = is_multi_variant(manifest);
     for (const auto size : request.sizes) {
         const std::uint32_t v = multi ? variant_for(manifest, request, size) : 0;
+        auto known = manifests.find(v);
+        if (known == manifests.end()) {
+            known = manifests.emplace(v, multi ? read_variant_manifest(dir, manifest, static_cast<int>(v)) : manifest)
+                        .first;
+        }
+        // v-calls replay whole messages (libnbr segments fixed-size calls only).
+        const std::uint32_t units =
+            request.variable ? internal::kWholeMessages : internal::segment_units(known->second.segment_bytes(), size);
         auto it = programs.find(v);
-        if (it == programs.end()) {
+        if (it == programs.end() || it->second.first != units) {
             const auto start = std::chrono::steady_clock::now();
-            if (multi) {
-                const auto sub = dir / manifest.variants(static_cast<int>(v)).name();
-                const auto variant = read_variant_manifest(dir, manifest, static_cast<int>(v));
-                it = programs.emplace(v, load_program(sub, variant, request.collective)).first;
-            } else {
-                it = programs.emplace(v, load_program(dir, manifest, request.collective)).first;
-            }
-            it->second.size_headers = request.variable;
+            const auto sub = multi ? dir / manifest.variants(static_cast<int>(v)).name() : dir;
+            programs.erase(v);
+            it = programs.emplace(v, std::pair{units, load_program(sub, known->second, request.collective, units)})
+                     .first;
+            it->second.second.size_headers = request.variable;
             load_seconds += seconds_since(start);
         }
-        if (run.results.empty()) run.messages = it->second.num_messages();
+        const SimProgram& program = it->second.second;
+        if (run.results.empty()) run.messages = program.num_messages();
         run.results.push_back(options.perturbation.quiet()
-                                  ? simulate(it->second, machine, placement, size, options)
-                                  : simulate_perturbed(it->second, machine, placement, size, options, request.seeds));
+                                  ? simulate(program, machine, placement, size, options)
+                                  : simulate_perturbed(program, machine, placement, size, options, request.seeds));
+        run.results.back().segment_units = units;
         if (multi) run.results.back().variant = manifest.variants(static_cast<int>(v)).name();
-        if (!load) load = topology_load(it->second, placement, machine);  // every variant's topology is the same
+        if (!load) load = topology_load(program, placement, machine);  // every variant's topology is the same
         run.results.back().bound = lower_bound(*load, machine, request.collective, size);
     }
     return run;

@@ -14,7 +14,7 @@ namespace {
 /// Collects ranks' plans in rank order, then matches sends with receives.
 class ProgramBuilder {
 public:
-    ProgramBuilder(std::uint32_t num_ranks, Collective collective) {
+    ProgramBuilder(std::uint32_t num_ranks, Collective collective, std::uint32_t max_units) : max_units_(max_units) {
         program_.num_ranks = num_ranks;
         program_.collective = collective;
         program_.first_message.push_back(0);
@@ -28,7 +28,7 @@ public:
     void add_rank(const schema::RankPattern& pattern, const Source& source) {
         internal::Plan plan;
         try {
-            plan = internal::build_plan(pattern, program_.collective);
+            plan = internal::segment_plan(internal::build_plan(pattern, program_.collective), max_units_);
         } catch (const internal::PlanError& error) {
             throw std::runtime_error(source() + ": " + error.what());
         }
@@ -147,6 +147,7 @@ private:
     SimProgram program_;
     std::vector<int> send_tag_;
     std::vector<std::uint64_t> first_recv_;  // per rank (+1)
+    std::uint32_t max_units_;                // blocks per segment (internal::segment_plan)
     std::vector<std::uint32_t> recv_peer_, recv_units_, recv_unpack_, recv_step_;
     std::vector<int> recv_tag_;
     std::vector<std::uint64_t> first_recv_dependent_;
@@ -155,8 +156,8 @@ private:
 
 }  // namespace
 
-SimProgram make_program(std::span<const schema::RankPattern> patterns, Collective collective) {
-    ProgramBuilder builder(static_cast<std::uint32_t>(patterns.size()), collective);
+SimProgram make_program(std::span<const schema::RankPattern> patterns, Collective collective, std::uint32_t max_units) {
+    ProgramBuilder builder(static_cast<std::uint32_t>(patterns.size()), collective, max_units);
     for (std::size_t r = 0; r < patterns.size(); ++r) {
         if (patterns[r].rank() != r)
             throw std::runtime_error("pattern " + std::to_string(r) + " is not rank " + std::to_string(r) + "'s");
@@ -171,8 +172,9 @@ SimProgram load_program(const std::filesystem::path& dir, Collective collective)
     return load_program(dir, read_manifest(dir), collective);
 }
 
-SimProgram load_program(const std::filesystem::path& dir, const schema::Manifest& manifest, Collective collective) {
-    ProgramBuilder builder(manifest.num_ranks(), collective);
+SimProgram load_program(const std::filesystem::path& dir, const schema::Manifest& manifest, Collective collective,
+                        std::uint32_t max_units) {
+    ProgramBuilder builder(manifest.num_ranks(), collective, max_units);
     RankPatternReader reader(dir, manifest, 0, manifest.num_ranks());
     schema::RankPattern pattern;
     while (reader.next(pattern)) {

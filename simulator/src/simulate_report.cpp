@@ -205,6 +205,7 @@ std::string result_json(const SimResult& r, const SimResult* baseline) {
             << ", \"baseline_host_seconds\": " << number(baseline->host_seconds);
     }
     if (!r.variant.empty()) out << ", \"variant\": " << json_string(r.variant);
+    if (r.segment_units != internal::kWholeMessages) out << ", \"segment_blocks\": " << r.segment_units;
     out << ", \"iterations\": " << r.iterations << ", \"per_call_us\": " << number(r.iteration_us);
     if (r.bound) out << ",\n     \"lower_bound\": " << bound_json(r, baseline);
     if (r.noise) out << ",\n     \"noise\": " << noise_json(*r.noise);
@@ -292,12 +293,11 @@ std::string format_report(const SimReport& s) {
     char line[256];
     std::snprintf(line, sizeof line, "%10s %12s %12s %12s %12s %9s %9s%s\n", "bytes", "latency_us", "median_us",
                   "p99_us", "min_us", "crit_msgs", "last_rank", s.baseline.empty() ? "" : "  baseline_us  speedup");
-    if (!s.results.empty() && !s.results.front().variant.empty()) {
-        line[std::strlen(line) - 1] = '\0';  // the variant column goes before the newline
-        out << line << "  variant\n";
-    } else {
-        out << line;
-    }
+    const bool segmented = std::any_of(s.results.begin(), s.results.end(),
+                                       [](const SimResult& r) { return r.segment_units != internal::kWholeMessages; });
+    line[std::strlen(line) - 1] = '\0';  // the segment and variant columns go before the newline
+    out << line << (segmented ? "    segment" : "")
+        << (!s.results.empty() && !s.results.front().variant.empty() ? "  variant\n" : "\n");
     for (std::size_t i = 0; i < s.results.size(); ++i) {
         const auto& r = s.results[i];
         std::snprintf(line, sizeof line, "%10llu %12.3f %12.3f %12.3f %12.3f %9u %9u",
@@ -308,6 +308,12 @@ std::string format_report(const SimReport& s) {
             const auto& b = s.baseline_results[i];
             std::snprintf(line, sizeof line, "  %11.3f  %7.2fx", b.latency_us,
                           r.latency_us > 0 ? b.latency_us / r.latency_us : 0.0);
+            out << line;
+        }
+        if (segmented) {
+            const std::string blocks =
+                r.segment_units == internal::kWholeMessages ? "whole" : std::to_string(r.segment_units) + " blk";
+            std::snprintf(line, sizeof line, "  %9s", blocks.c_str());
             out << line;
         }
         if (!r.variant.empty()) out << "  " << r.variant;

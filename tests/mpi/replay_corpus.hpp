@@ -214,9 +214,15 @@ inline Topology topology_of_symmetric_lists(const std::vector<int>& mine) {
 inline std::vector<std::pair<std::string, std::function<void(const Topology&, const std::filesystem::path&)>>>
 corpus_algorithms() {
     // cn4, dh2, kg4aware and hi3 are packed (ranks.pack), the others one file per rank: both
-    // layouts replay on every topology of the corpus.
+    // layouts replay on every topology of the corpus. cn2, dh1 and hi2 forward in segments
+    // (segment_plan) of 64, 16 and 1 bytes: from several blocks per segment for small blocks to
+    // every block alone, segments smaller than the blocks.
     const auto packed = [](compiler::CompileOptions options) {
         options.layout = compiler::PatternLayout::packed;
+        return options;
+    };
+    const auto segmented = [](compiler::CompileOptions options, std::uint64_t bytes) {
+        options.segment_bytes = bytes;
         return options;
     };
     const auto n = [](const Topology& t) { return t.num_ranks(); };
@@ -225,41 +231,52 @@ corpus_algorithms() {
         {".naive", [](const Topology& t, const Path& p) { compile_to(MPI_COMM_WORLD, t, p); }},
         {".relay", [](const Topology& t, const Path& p) { compile_relay(t, p); }},
         // common-neighbor with Θ = 2 so that small graphs combine too, and with the default.
-        {".cn2", [](const Topology& t, const Path& p) { compiler::compile(MPI_COMM_WORLD, t, common_neighbor_options(p, 2)); }},
-        {".cn4", [=](const Topology& t, const Path& p) {
-             compiler::compile(MPI_COMM_WORLD, t, packed(common_neighbor_options(p, 4)));
+        {".cn2",
+         [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t, segmented(common_neighbor_options(p, 2), 64));
          }},
+        {".cn4", [=](const Topology& t,
+                     const Path& p) { compiler::compile(MPI_COMM_WORLD, t, packed(common_neighbor_options(p, 4))); }},
         // distance halving with one rank per socket (every halving step) and 4/2 per node/socket.
-        {".dh1", [=](const Topology& t, const Path& p) {
-             compiler::compile(MPI_COMM_WORLD, t, distance_halving_options(p, Placement::block(n(t), 1, 1)));
+        {".dh1",
+         [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t,
+                               segmented(distance_halving_options(p, Placement::block(n(t), 1, 1)), 16));
          }},
-        {".dh2", [=](const Topology& t, const Path& p) {
+        {".dh2",
+         [=](const Topology& t, const Path& p) {
              compiler::compile(MPI_COMM_WORLD, t, packed(distance_halving_options(p, Placement::block(n(t), 4, 2))));
          }},
         // kgroup with Θ = 0 (any shared neighbor groups): k = 3 agnostic, k = 4 on nodes of 4.
-        {".kg3", [](const Topology& t, const Path& p) { compiler::compile(MPI_COMM_WORLD, t, kgroup_options(p, 3, 0)); }},
-        {".kg4aware", [=](const Topology& t, const Path& p) {
+        {".kg3",
+         [](const Topology& t, const Path& p) { compiler::compile(MPI_COMM_WORLD, t, kgroup_options(p, 3, 0)); }},
+        {".kg4aware",
+         [=](const Topology& t, const Path& p) {
              compiler::compile(MPI_COMM_WORLD, t, packed(kgroup_options(p, 4, 0, Placement::block(n(t), 4, 2))));
          }},
         // hierarchical on nodes of 2 (three hops between most pairs) and of 3 (the last node
         // not full for most rank counts).
-        {".hi2", [=](const Topology& t, const Path& p) {
-             compiler::compile(MPI_COMM_WORLD, t, hierarchical_options(p, Placement::block(n(t), 2, 1)));
+        {".hi2",
+         [=](const Topology& t, const Path& p) {
+             compiler::compile(MPI_COMM_WORLD, t, segmented(hierarchical_options(p, Placement::block(n(t), 2, 1)), 1));
          }},
-        {".hi3", [=](const Topology& t, const Path& p) {
+        {".hi3",
+         [=](const Topology& t, const Path& p) {
              compiler::compile(MPI_COMM_WORLD, t, packed(hierarchical_options(p, Placement::block(n(t), 3, 3))));
          }},
         // ... and aggregated by socket on nodes of 6 in sockets of 3, in Bruck rounds of radix 2
         // inside the socket (two rounds: blocks relayed inside the socket before and after the
         // socket pair message; a last socket of 1 joins the one before it).
-        {".hb3", [=](const Topology& t, const Path& p) {
+        {".hb3",
+         [=](const Topology& t, const Path& p) {
              auto by_socket = hierarchical_options(p, Placement::block(n(t), 6, 3), 2);
              by_socket.algorithm_options.aggregate_by = compiler::AggregateBy::socket;
              compiler::compile(MPI_COMM_WORLD, t, by_socket);
          }},
         // ... and across nodes of 2 along a cube of radix 2 (blocks forwarded node to node over
         // ⌈log2(n/2)⌉ rounds), delivered in a Bruck round inside the node.
-        {".hc2", [=](const Topology& t, const Path& p) {
+        {".hc2",
+         [=](const Topology& t, const Path& p) {
              compiler::compile(MPI_COMM_WORLD, t, cube_options(p, Placement::block(n(t), 2, 1), 2, 2));
          }},
     };

@@ -105,9 +105,8 @@ TEST(ChooseVariants, AVBytesRangeJudgesTheVChoiceOnlyAtTheSizesThatBracketIt) {
 TEST(KeepCandidates, BesideEachWinnerTheNextFastestAndNaiveAlwaysRepeatsLeftOut) {
     // sizes 0 and 1; "b2" repeats b's predictions (same schedules): never kept twice.
     const std::vector<nbr::compiler::Prediction> predictions{
-        prediction("naive", {10, 10}, {10, 1}), prediction("a", {5, 12}, {9, 2}),
-        prediction("b", {6, 11}, {8, 3}),       prediction("b2", {6, 11}, {8, 3}),
-        prediction("c", {7, 9}, {20, 4}),
+        prediction("naive", {10, 10}, {10, 1}), prediction("a", {5, 12}, {9, 2}), prediction("b", {6, 11}, {8, 3}),
+        prediction("b2", {6, 11}, {8, 3}),      prediction("c", {7, 9}, {20, 4}),
     };
     auto choice = nbr::compiler::choose_variants(predictions, 0.01);
     nbr::compiler::keep_candidates(choice, predictions, 3);
@@ -742,8 +741,33 @@ TEST(CompileAuto, OnlyTheSelectedCandidatesAreTriedAndTheSelectionIsRecorded) {
     ASSERT_TRUE(manifest.ParseFromString(nbr::read_file(options.output / nbr::manifest_file_name())));
     std::vector<std::string> tried;
     for (const auto& c : manifest.candidates()) tried.push_back(c.name());
-    EXPECT_EQ(tried, (std::vector<std::string>{"naive", "distance-halving", "hierarchical-bruck-r2",
-                                               "hierarchical-bruck-r3", "hierarchical-bruck-r4"}));
+    // Each but naive also forwarding in segments of niagara's 16 KiB (segment_size_for).
+    EXPECT_EQ(tried, (std::vector<std::string>{"naive", "distance-halving", "distance-halving-seg16K",
+                                               "hierarchical-bruck-r2", "hierarchical-bruck-r2-seg16K",
+                                               "hierarchical-bruck-r3", "hierarchical-bruck-r3-seg16K",
+                                               "hierarchical-bruck-r4", "hierarchical-bruck-r4-seg16K"}));
+    EXPECT_EQ(nbr::simulator::segment_size_for(options.machine), 16384U);
+    bool split = false;
+    for (int c = 2; c < manifest.candidates_size(); c += 2) {
+        // A copy runs as its base wherever its segments cut nothing: 8 B blocks (2048 to a
+        // segment) and the v-calls; at 4 KiB (4 blocks to a segment) some cut.
+        const auto& copy = manifest.candidates(c);
+        const auto& base = manifest.candidates(c - 1);
+        ASSERT_EQ(copy.name(), base.name() + "-seg16K");
+        EXPECT_EQ(copy.allgather_us(0), base.allgather_us(0)) << copy.name();
+        EXPECT_EQ(copy.alltoall_us(0), base.alltoall_us(0)) << copy.name();
+        for (int s = 0; s < 2; ++s) {
+            EXPECT_EQ(copy.allgatherv_us(s), base.allgatherv_us(s)) << copy.name();
+            EXPECT_EQ(copy.alltoallv_us(s), base.alltoallv_us(s)) << copy.name();
+        }
+        split = split || copy.alltoall_us(1) != base.alltoall_us(1);
+    }
+    EXPECT_TRUE(split) << "some copy's segments cut a message at 4 KiB";
+    for (int v = 0; v < manifest.variants_size(); ++v) {
+        const auto variant = nbr::read_variant_manifest(options.output, manifest, v);
+        const bool segmented = manifest.variants(v).name().ends_with("-seg16K");
+        EXPECT_EQ(variant.segment_bytes(), segmented ? 16384U : 0U) << manifest.variants(v).name();
+    }
     EXPECT_EQ(std::vector<std::string>(manifest.candidate_selectors().begin(), manifest.candidate_selectors().end()),
               options.candidates);
     for (const auto& v : manifest.variants()) EXPECT_NE(std::find(tried.begin(), tried.end(), v.name()), tried.end());

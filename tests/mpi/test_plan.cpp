@@ -1,7 +1,15 @@
 // The replayer's planner: message layout, direct (typed) messages, data dependencies, and
 // local rejection of broken schedules.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
 #include <gtest/gtest.h>
 #include <mpi.h>
+
+#include "nbr/compiler/algorithm.hpp"
+#include "nbr/graphs/generators.hpp"
 
 #include "mpi_test_support.hpp"
 #include "nbr/compiler/verify.hpp"
@@ -76,6 +84,78 @@ TEST(Plan, RelayLayoutsAndDependencies) {
     for (const auto& r : aa2.recvs) aa_units += r.units.size();
     EXPECT_LT(ag_units, aa_units);
     EXPECT_EQ(aa_units, 3u);
+}
+
+/// Every message of every rank's plan, keyed (sender, receiver, tag): its blocks.
+using Messages = std::map<std::tuple<std::uint32_t, std::uint32_t, int>, std::size_t>;
+
+TEST(Plan, SegmentedPlansSplitStagedMessagesIntoMatchingSegmentsOfWholeBlocks) {
+    const auto dense = nbr::generate_random({16, 0.6, 3});  // where common-neighbor and kgroup combine
+    for (const auto kind : {nbr::compiler::AlgorithmKind::common_neighbor, nbr::compiler::AlgorithmKind::kgroup,
+                            nbr::compiler::AlgorithmKind::distance_halving}) {
+        const auto t = kind == nbr::compiler::AlgorithmKind::distance_halving ? nbr::test::awkward_topology(9) : dense;
+        nbr::compiler::AlgorithmOptions options;
+        options.placement = nbr::Placement::block(t.num_ranks(), 4, 2);
+        const auto algorithm = nbr::compiler::make_algorithm(kind, options);
+        const auto patterns = compile(t, algorithm.get());
+        for (auto c : {Collective::allgather, Collective::alltoall}) {
+            for (const std::uint32_t max_units : {1U, 2U, 3U}) {
+                SCOPED_TRACE(nbr::compiler::to_string(kind) + " max_units " + std::to_string(max_units));
+                Messages sent, received;
+                bool split = false;
+                for (const auto& p : patterns) {
+                    const auto whole = nbr::internal::build_plan(p, c);
+                    const auto plan = nbr::internal::segment_plan(whole, max_units);
+                    split = split || plan.sends.size() > whole.sends.size();
+                    EXPECT_EQ(plan.recv_units, whole.recv_units);
+                    EXPECT_EQ(plan.send_units, whole.send_units);
+                    std::multiset<std::uint32_t> slots, whole_slots;
+                    for (const auto& r : plan.recvs) {
+                        EXPECT_TRUE(r.direct || r.units.size() <= max_units);
+                        EXPECT_LE(r.tag, plan.max_tag);
+                        received[{r.peer, p.rank(), r.tag}] = r.units.size();
+                        for (const auto& [position, slot] : r.deliveries) {
+                            EXPECT_LT(position, r.units.size());
+                            slots.insert(slot);
+                        }
+                    }
+                    for (const auto& r : whole.recvs) {
+                        for (const auto& d : r.deliveries) whole_slots.insert(d.second);
+                    }
+                    EXPECT_EQ(slots, whole_slots);
+                    for (std::uint32_t s = 0; s < plan.sends.size(); ++s) {
+                        const auto& send = plan.sends[s];
+                        EXPECT_TRUE(send.direct || send.units.size() <= max_units);
+                        sent[{p.rank(), send.peer, send.tag}] = send.units.size();
+                        // Every block the segment forwards is in a receive it waits for, and those are all.
+                        std::uint32_t waits = 0;
+                        for (std::uint32_t r = 0; r < plan.recvs.size(); ++r) {
+                            const auto& d = plan.recvs[r].dependents;
+                            waits += static_cast<std::uint32_t>(std::count(d.begin(), d.end(), s));
+                        }
+                        EXPECT_EQ(waits, send.dependencies);
+                        for (const auto u : send.units) {
+                            const auto& home = plan.homes[u];
+                            if (home.kind == nbr::internal::UnitHome::Kind::send_block) continue;
+                            const auto& provider = plan.recvs[home.provider];
+                            EXPECT_EQ(std::count(provider.dependents.begin(), provider.dependents.end(), s), 1);
+                            if (home.kind == nbr::internal::UnitHome::Kind::staging) {
+                                EXPECT_EQ(provider.units.at(home.position), u);
+                            }
+                        }
+                    }
+                }
+                EXPECT_EQ(sent, received);  // every segment matched by (peer, tag), blocks alike
+                if (max_units == 1) {
+                    EXPECT_TRUE(split);
+                }
+            }
+        }
+    }
+    EXPECT_EQ(nbr::internal::segment_units(0, 64), nbr::internal::kWholeMessages);
+    EXPECT_EQ(nbr::internal::segment_units(1000, 0), nbr::internal::kWholeMessages);
+    EXPECT_EQ(nbr::internal::segment_units(1000, 64), 8U);  // 15 fit: a power of two
+    EXPECT_EQ(nbr::internal::segment_units(10, 64), 1U);    // a block is never split
 }
 
 TEST(Plan, RejectsBrokenSchedules) {

@@ -127,6 +127,33 @@ TEST(Simulate, ChainOfDependentMessages) {
     EXPECT_EQ(r.critical_path_messages, 2U);
 }
 
+TEST(Simulate, SegmentedForwardingStreamsThroughTheRelay) {
+    // Four parallel edges 0 -> 2, relayed by 1 in one message each way (alltoall: four blocks).
+    // In segments the relay forwards the first block while the next ones arrive: a chain of
+    // two hops and four segments takes (2 + 4 - 1) segment times, not 2 x 4.
+    const std::vector<std::pair<std::uint32_t, std::uint32_t>> items{{0, 0}, {0, 1}, {0, 2}, {0, 3}};
+    const auto p = patterns(3, {{0, 2}, {0, 2}, {0, 2}, {0, 2}},
+                            {{0, {{0, Operation::SEND, 1, items}}},
+                             {1, {{0, Operation::RECV, 0, items}, {1, Operation::SEND, 2, items}}},
+                             {2, {{1, Operation::RECV, 1, items}}}});
+    const auto machine = nbr::simulator::machine_from_spec(spec(), "test");
+    const auto placement = Placement::block(3, 3, 3);
+    const auto latency = [&](std::uint32_t units) {
+        const auto program = nbr::simulator::make_program(p, Collective::alltoall, units);
+        return std::pair{nbr::simulator::simulate(program, machine, placement, 1000).latency_us,
+                         program.num_messages()};
+    };
+    const auto [whole, whole_messages] = latency(nbr::internal::kWholeMessages);
+    const auto [one, one_messages] = latency(1);
+    const auto [two, two_messages] = latency(2);
+    EXPECT_EQ(whole_messages, 2U);
+    EXPECT_EQ(one_messages, 8U);
+    EXPECT_EQ(two_messages, 4U);
+    EXPECT_LT(one, whole);
+    EXPECT_LT(two, whole);
+    EXPECT_EQ(latency(4).first, whole);  // segments of all four blocks: the whole message
+}
+
 TEST(Simulate, CriticalPathFollowsAMessageThroughItsRelay) {
     // The chain above, step by step (times as computed there).
     const auto p = patterns(3, {{0, 2}},

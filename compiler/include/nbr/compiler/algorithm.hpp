@@ -154,12 +154,20 @@ struct Candidate {
     std::string name;  ///< unique, file-name safe: the variant's subdirectory if it wins
     AlgorithmKind kind = AlgorithmKind::naive;
     AlgorithmOptions options;
+    /// Segmented forwarding (Manifest.segment_bytes): 0 whole messages. auto adds each
+    /// forwarding candidate once more with its machine's segment size (segmented_candidates).
+    std::uint64_t segment_bytes = 0;
 };
 
 /// @brief The configurations auto tries for every registered algorithm, in a fixed order
 /// (naive first): each kind contributes its own (kgroup: k = 2..4, agnostic and, with a
 /// placement, topology-aware). `base` supplies the placement and the limits.
 [[nodiscard]] std::vector<Candidate> auto_candidates(const AlgorithmOptions& base);
+
+/// @brief `candidates` with, right after each but naive, the same configuration forwarding in
+/// segments of `segment_bytes` (named NAME-segSIZE, SIZE as 16K or 1M); none when 0.
+[[nodiscard]] std::vector<Candidate> segmented_candidates(const std::vector<Candidate>& candidates,
+                                                          std::uint64_t segment_bytes);
 
 /// @brief The candidates `selectors` name, in their order among `candidates` (`--candidates`):
 /// a selector is a candidate's name, or a prefix followed by `*` (`kgroup*`, `hierarchical-cube*`,

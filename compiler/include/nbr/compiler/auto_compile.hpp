@@ -48,13 +48,18 @@ struct AutoOptions {
     /// k-group search that found no group builds naive's messages) take its predictions
     /// instead of being simulated again. Output does not depend on it.
     bool reuse_same_schedules = true;
+    /// Every candidate but naive also forwarding in segments of the machine's segment size
+    /// (simulator::segment_size_for; `--whole-messages` turns it off): built once, written
+    /// twice; the segmented copy is simulated only at the fixed-size calls' sizes where it
+    /// splits a message (elsewhere, and for v-calls, it runs as its base).
+    bool segmented_candidates = true;
     /// Candidates kept per band and for the v-variants, the winner and naive included
     /// (`--keep`): the model's next fastest beside its winner, for measured selection in the
     /// job (libnbr's NBR_LOAD_MEASURE) to time. 1: the winners only (a format-2 directory).
     std::size_t keep = 3;
     std::string source;                               ///< recorded in the manifest
     PatternLayout layout = PatternLayout::automatic;  ///< of every variant's directory
-    bool keep_existing = false;  ///< as CompileOptions::keep_existing (a cache entry)
+    bool keep_existing = false;                       ///< as CompileOptions::keep_existing (a cache entry)
     /// Seconds the candidates' builds may take (an in-job build's budget): once the slowest
     /// process has spent them, the candidates not yet built are left out (naive, the first, is
     /// always built) and the manifest's candidate selectors name those built, so that `nbrc

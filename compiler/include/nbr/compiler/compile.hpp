@@ -39,6 +39,8 @@ struct CompileOptions {
     /// A directory already at `output` when this compile finishes wins and this compile's is
     /// dropped (a cache entry that two jobs build at once: both build the same bytes).
     bool keep_existing = false;
+    /// Segmented forwarding (Manifest.segment_bytes; `--segment`): 0 whole messages.
+    std::uint64_t segment_bytes = 0;
 };
 
 /// @brief Figures of a finished compile (identical on every process).
@@ -123,10 +125,12 @@ private:
 };
 
 /// @brief Writes a single-algorithm pattern (rank files or ranks.pack, and the manifest) into
-/// `dir`, created if missing. Collective; returns the manifest's compile id.
+/// `dir`, created if missing, with `segment_bytes` (Manifest.segment_bytes; part of the compile
+/// id when not 0). Collective; returns the manifest's compile id.
 std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const PatternBuilder& builder,
                                   const Topology& topology, const Algorithm& algorithm,
-                                  const std::filesystem::path& dir, const std::string& source, PatternLayout layout);
+                                  const std::filesystem::path& dir, const std::string& source, PatternLayout layout,
+                                  std::uint64_t segment_bytes = 0);
 
 /// @brief The messages of a built pattern: its sends over all ranks. Collective.
 [[nodiscard]] std::uint64_t count_messages(const Engine& engine, const PatternBuilder& builder);

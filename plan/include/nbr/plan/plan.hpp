@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -91,5 +92,20 @@ struct Plan {
 /// in-edge is delivered exactly once and that every sent item is owned or received in an
 /// earlier step. @throws PlanError naming step and operation.
 [[nodiscard]] Plan build_plan(const schema::RankPattern& pattern, Collective collective);
+
+/// @brief Blocks per segment: no segmentation (kWholeMessages) without a segment size or for
+/// empty blocks, else the largest power of two of whole blocks that fits in `segment_bytes`, at
+/// least one (a block is never split; powers of two keep the plans a replayer or simulator
+/// builds for different block sizes few).
+inline constexpr std::uint32_t kWholeMessages = std::numeric_limits<std::uint32_t>::max();
+[[nodiscard]] std::uint32_t segment_units(std::uint64_t segment_bytes, std::uint64_t block_bytes);
+
+/// @brief `plan` with every staged message of more than `max_units` blocks split into
+/// segments of `max_units` consecutive blocks (the last one shorter), each a message of its
+/// own: a segment of a send waits only for the segments of receives that bring its blocks,
+/// so a forwarder sends what has arrived while the rest arrives. Direct messages stay whole.
+/// Tags are renumbered per peer in the same order on both sides (a message's segments take
+/// consecutive tags), so matching and tag windows hold. kWholeMessages returns `plan`.
+[[nodiscard]] Plan segment_plan(const Plan& plan, std::uint32_t max_units);
 
 }  // namespace nbr::internal

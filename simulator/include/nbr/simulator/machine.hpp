@@ -164,6 +164,13 @@ struct Machine {
 /// files are read with the newer costs 0.
 inline constexpr std::uint32_t kMachineFormatVersion = 13;
 
+/// @brief The segment size `nbrc compile --algo auto` gives its forwarding candidates on this
+/// machine (docs/algorithms.md, "Segmented forwarding"): Hockney's n½ of the network class,
+/// the message whose wire time equals its fixed costs, (L + o_s + o_r) / max(G, NIC byte
+/// time), rounded up to a power of two within [1 KiB, 1 MiB]; 0 when the class moves bytes
+/// for free (nothing to pipeline).
+[[nodiscard]] std::uint64_t segment_size_for(const Machine& machine);
+
 /// @brief Names of the built-in machines (`--machine NAME`).
 [[nodiscard]] std::vector<std::string> machine_preset_names();
 

@@ -54,16 +54,19 @@ struct SimProgram {
     [[nodiscard]] std::uint64_t num_messages() const noexcept { return dst.size(); }
 };
 
-/// @brief Builds the program from every rank's pattern (index = rank).
+/// @brief Builds the program from every rank's pattern (index = rank), its staged messages
+/// in segments of `max_units` blocks (internal::segment_plan; a pattern's segment_bytes at a
+/// block size gives them by internal::segment_units).
 /// @throws std::runtime_error naming the ranks if sends and receives do not match.
-[[nodiscard]] SimProgram make_program(std::span<const schema::RankPattern> patterns, Collective collective);
+[[nodiscard]] SimProgram make_program(std::span<const schema::RankPattern> patterns, Collective collective,
+                                      std::uint32_t max_units = internal::kWholeMessages);
 
 /// @brief Reads a pattern directory rank by rank (checked as nbr_load_pattern checks each
 /// file) and builds the program without keeping the patterns in memory.
 [[nodiscard]] SimProgram load_program(const std::filesystem::path& dir, Collective collective);
 /// @brief As above, with the directory's manifest already read (and checked).
 [[nodiscard]] SimProgram load_program(const std::filesystem::path& dir, const schema::Manifest& manifest,
-                                      Collective collective);
+                                      Collective collective, std::uint32_t max_units = internal::kWholeMessages);
 
 /// @brief Traffic of one distance class: per-rank messages and bytes sent.
 struct ClassTraffic {
@@ -121,8 +124,10 @@ struct SimResult {
     std::array<ClassTraffic, kDistanceClasses> traffic;
     std::uint64_t messages = 0;
     std::uint64_t events = 0;
-    double host_seconds = 0;        ///< wall time of the simulation on this host
-    std::string variant;            ///< auto directories: the variant the bands choose at this size
+    double host_seconds = 0;  ///< wall time of the simulation on this host
+    std::string variant;      ///< auto directories: the variant the bands choose at this size
+    /// nbrc simulate: blocks per segment of staged messages (internal::kWholeMessages: whole)
+    std::uint32_t segment_units = internal::kWholeMessages;
     std::vector<PathStep> path;     ///< with SimOptions::critical_path: earliest first
     std::uint32_t iterations = 1;   ///< calls simulated back to back
     double iteration_us = 0;        ///< latency_us / iterations: the mean time per call

@@ -1,0 +1,148 @@
+// Segmented (pipelined) forwarding: a plan's staged messages split into segments of whole
+// blocks (docs/algorithms.md, "Segmented forwarding").
+#include <algorithm>
+#include <bit>
+#include <unordered_map>
+
+#include "nbr/plan/plan.hpp"
+
+namespace nbr::internal {
+
+std::uint32_t segment_units(std::uint64_t segment_bytes, std::uint64_t block_bytes) {
+    if (segment_bytes == 0 || block_bytes == 0) return kWholeMessages;
+    const std::uint64_t units = segment_bytes / block_bytes;
+    if (units == 0) return 1;
+    if (units >= (std::uint64_t{1} << 31)) return kWholeMessages;
+    return static_cast<std::uint32_t>(std::bit_floor(units));
+}
+
+namespace {
+
+/// Segments of a message of `units` blocks.
+std::uint32_t pieces(std::size_t units, bool direct, std::uint32_t max_units) {
+    if (direct || units <= max_units) return 1;
+    return static_cast<std::uint32_t>((units + max_units - 1) / max_units);
+}
+
+/// Builds the segmented plan: receives first (their new indices are the units' providers),
+/// then sends with their dependencies on receive segments.
+class Segmenter {
+public:
+    Segmenter(const Plan& plan, std::uint32_t max_units) : in_(plan), max_units_(max_units) {
+        out_.collective = plan.collective;
+        out_.homes = plan.homes;
+        out_.staged_recvs = plan.staged_recvs;
+    }
+
+    Plan run() && {
+        split_recvs();
+        rehome_units();
+        split_sends();
+        out_.independent = std::none_of(out_.sends.begin(), out_.sends.end(),
+                                        [](const SendPlan& send) { return send.dependencies > 0; });
+        return std::move(out_);
+    }
+
+private:
+    /// The tag of a segment: per peer, the messages' segments numbered in plan order.
+    int next_tag(std::unordered_map<std::uint32_t, int>& counters, std::uint32_t peer) {
+        const int tag = counters[peer]++;
+        out_.max_tag = std::max(out_.max_tag, tag);
+        return tag;
+    }
+
+    void split_recvs() {
+        first_piece_.reserve(in_.recvs.size() + 1);
+        for (const RecvPlan& recv : in_.recvs) {
+            first_piece_.push_back(static_cast<std::uint32_t>(out_.recvs.size()));
+            const std::uint32_t count = pieces(recv.units.size(), recv.direct, max_units_);
+            for (std::uint32_t k = 0; k < count; ++k) {
+                const std::size_t begin = std::size_t{k} * max_units_;
+                const std::size_t end =
+                    count == 1 ? recv.units.size() : std::min(recv.units.size(), begin + max_units_);
+                RecvPlan piece;
+                piece.peer = recv.peer;
+                piece.tag = next_tag(recv_tags_, recv.peer);
+                piece.direct = recv.direct;
+                piece.step = recv.step;
+                piece.units.assign(recv.units.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   recv.units.begin() + static_cast<std::ptrdiff_t>(end));
+                for (const auto& [position, slot] : recv.deliveries) {
+                    if (position >= begin && position < end) {
+                        piece.deliveries.emplace_back(static_cast<std::uint32_t>(position - begin), slot);
+                    }
+                }
+                piece.first = out_.recv_units;
+                out_.recv_units += static_cast<std::uint32_t>(piece.units.size());
+                out_.recvs.push_back(std::move(piece));
+            }
+        }
+        first_piece_.push_back(static_cast<std::uint32_t>(out_.recvs.size()));
+    }
+
+    /// A received unit's home moves to the segment that brings it.
+    void rehome_units() {
+        for (UnitHome& home : out_.homes) {
+            if (home.kind == UnitHome::Kind::send_block) continue;
+            const std::uint32_t whole = home.provider;
+            const bool split = first_piece_[whole + 1] - first_piece_[whole] > 1;
+            const std::uint32_t piece = first_piece_[whole] + (split ? home.position / max_units_ : 0);
+            if (split) home.position %= max_units_;
+            home.provider = piece;
+            if (home.kind == UnitHome::Kind::staging) home.index = piece;
+        }
+    }
+
+    void split_sends() {
+        std::vector<std::uint32_t> providers;
+        for (const SendPlan& send : in_.sends) {
+            const std::uint32_t count = pieces(send.units.size(), send.direct, max_units_);
+            for (std::uint32_t k = 0; k < count; ++k) {
+                const std::size_t begin = std::size_t{k} * max_units_;
+                const std::size_t end =
+                    count == 1 ? send.units.size() : std::min(send.units.size(), begin + max_units_);
+                SendPlan piece;
+                piece.peer = send.peer;
+                piece.tag = next_tag(send_tags_, send.peer);
+                piece.direct = send.direct;
+                piece.step = send.step;
+                piece.units.assign(send.units.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   send.units.begin() + static_cast<std::ptrdiff_t>(end));
+                providers.clear();
+                for (const std::uint32_t u : piece.units) {
+                    if (out_.homes[u].kind != UnitHome::Kind::send_block) providers.push_back(out_.homes[u].provider);
+                }
+                std::sort(providers.begin(), providers.end());
+                providers.erase(std::unique(providers.begin(), providers.end()), providers.end());
+                piece.dependencies = static_cast<std::uint32_t>(providers.size());
+                const auto index = static_cast<std::uint32_t>(out_.sends.size());
+                for (const std::uint32_t r : providers) out_.recvs[r].dependents.push_back(index);
+                piece.first = out_.send_units;
+                out_.send_units += static_cast<std::uint32_t>(piece.units.size());
+                out_.sends.push_back(std::move(piece));
+            }
+        }
+    }
+
+    const Plan& in_;
+    const std::uint32_t max_units_;
+    Plan out_;
+    std::vector<std::uint32_t> first_piece_;  // per receive of in_ (+1): its first segment
+    std::unordered_map<std::uint32_t, int> recv_tags_, send_tags_;
+};
+
+}  // namespace
+
+Plan segment_plan(const Plan& plan, std::uint32_t max_units) {
+    if (max_units == kWholeMessages || plan.all_direct) return plan;
+    const auto longer = [max_units](const auto& message) {
+        return !message.direct && message.units.size() > max_units;
+    };
+    if (std::none_of(plan.recvs.begin(), plan.recvs.end(), longer) &&
+        std::none_of(plan.sends.begin(), plan.sends.end(), longer)) {
+        return plan;
+    }
+    return Segmenter(plan, max_units).run();
+}
+
+}  // namespace nbr::internal
