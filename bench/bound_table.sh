@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # How close nbr's patterns come to what the machine model allows: per case, collective and
 # block size, the lower bound of `nbrc simulate` (docs/simulate.md, "Lower bound") and the
-# fraction of it naive, each algorithm, the best of them and `--algo auto` achieve.
+# fraction of it naive, each algorithm, the best of them, hierarchical forwarding in segments
+# (`--segment`, the machine's segment size) and `--algo auto` (which tries every algorithm
+# both ways) achieve.
 # Writes OUT/bound.csv (one row per case, collective, size and pattern) and OUT/bound.md
 # (bench/bound_table.py).
 #
@@ -10,7 +12,8 @@
 #          their rank counts), NBR_BOUND_MACHINE (default niagara), NBR_BOUND_PLACEMENT (ranks
 #          per node:per socket, default 40:20, niagara's nodes), NBR_BOUND_SIZES (default
 #          4K,16K,64K,256K,1M,4M), NBR_BOUND_ALGOS (default: common-neighbor kgroup
-#          distance-halving hierarchical), NBR_BUILD, NBR_COMPILE_LAUNCH (default "mpirun -np 2")
+#          distance-halving hierarchical), NBR_BOUND_SEGMENT (default 16K, niagara's
+#          segment_size_for), NBR_BUILD, NBR_COMPILE_LAUNCH (default "mpirun -np 2")
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../scripts/env.sh
@@ -33,13 +36,19 @@ for spec in ${NBR_BOUND_CASES:-moore-2-2:2048 random-0.05:2160}; do
   case=${spec%%:*} ranks=${spec#*:} work="$out/${spec%%:*}-${spec#*:}"
   echo "# $case at $ranks ranks ($(date +%T))"
   prepare_case "$nbrc" "$out" "$case" "$ranks" "${algos[@]}"
+  segment=${NBR_BOUND_SEGMENT:-16K}
+  if [ ! -f "$work/hierarchical-seg/manifest.pb" ]; then
+    # shellcheck disable=SC2086
+    $NBR_COMPILE_LAUNCH "$nbrc" compile "$work/topology.el" --algo hierarchical $NBR_COMPILE_ARGS \
+      --segment "$segment" -q -o "$work/hierarchical-seg"
+  fi
   if [ ! -f "$work/auto/manifest.pb" ]; then
     # shellcheck disable=SC2086
     $NBR_COMPILE_LAUNCH "$nbrc" compile "$work/topology.el" --algo auto $NBR_COMPILE_ARGS --sizes "$sizes" -q \
       -o "$work/auto"
   fi
   for collective in allgather alltoall; do
-    for pattern in naive "${algos[@]}" auto; do
+    for pattern in naive "${algos[@]}" hierarchical-seg auto; do
       "$nbrc" simulate "$work/$pattern" --machine "$machine" "${place[@]}" --sizes "$sizes" \
         --collective "$collective" --json >"$work/$pattern.$collective.json"
       python3 - "$case" "$ranks" "$collective" "$pattern" "$work/$pattern.$collective.json" >>"$out/bound.csv" <<'PY'
