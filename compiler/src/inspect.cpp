@@ -60,6 +60,7 @@ PatternSummary summarize(const schema::Manifest& manifest, const std::vector<sch
     summary.algorithm = manifest.algorithm();
     summary.source = manifest.source();
     summary.layout = is_packed(manifest) ? "packed" : "per-rank";
+    summary.segment_bytes = manifest.segment_bytes();
     for (const auto& p : manifest.parameters()) summary.parameters.emplace_back(p.name(), p.value());
     summary.configuration = configuration_of(summary.algorithm, summary.parameters);
     SpreadAccumulator sends, recvs, naive;
@@ -91,6 +92,10 @@ std::string format_summary(const PatternSummary& s) {
     out << "\nconfiguration    " << s.configuration << " (--algo)";
     out << "\nsource           " << (s.source.empty() ? "-" : s.source) << "\n";
     out << "layout           " << s.layout << "\n";
+    out << "segments         "
+        << (s.segment_bytes == 0 ? std::string("whole messages")
+                                 : "up to " + std::to_string(s.segment_bytes) + " bytes of whole blocks (--segment)")
+        << "\n";
     out << "ranks            " << s.ranks << "\n";
     out << "edges            " << s.edges << "\n";
     out << "steps (max)      " << s.steps_max << "\n";
@@ -143,6 +148,7 @@ std::string format_json(const PatternSummary& s, const schema::RankPattern* rank
     out << "},\n";
     out << "  \"source\": " << json_string(s.source) << ",\n";
     out << "  \"layout\": " << json_string(s.layout) << ",\n";
+    out << "  \"segment_bytes\": " << s.segment_bytes << ",\n";
     out << "  \"steps_max\": " << s.steps_max << ",\n";
     out << "  \"sends_per_rank\": " << json_spread(s.sends_per_rank) << ",\n";
     out << "  \"recvs_per_rank\": " << json_spread(s.recvs_per_rank) << ",\n";

@@ -61,6 +61,17 @@ expect 0 '"layout": "packed"' -- $nbrc inspect k2 --json
 expect 0 "rank 5 of 64" -- $nbrc inspect k2 --rank 5
 expect 0 "latency_us" -- $nbrc simulate k2 --machine niagara --sizes 8
 expect 0 "layout           per-rank" -- $nbrc inspect p2
+# --segment: the same rank files with the size in the manifest (and the compile id); verify
+# proves them, inspect and simulate say how messages are cut; misuse is a usage error.
+expect 0 "" -- $nbrc compile random.el --algo distance-halving --ranks-per-node 4 --ranks-per-socket 2 --segment 1K -q -o sg
+expect 0 "each delivered exactly once" -- $nbrc verify sg --topology random.el
+expect 0 "segments         up to 1024 bytes of whole blocks" -- $nbrc inspect sg
+expect 0 '"segment_bytes": 1024' -- $nbrc inspect sg --json
+expect 0 "segments         whole messages" -- $nbrc inspect p2
+expect 0 '"segment_blocks": 4' -- $nbrc simulate sg --machine niagara --sizes 256 --json
+expect 2 "--segment needs one size above 0" -- $nbrc compile random.el --segment 0 -o sg2
+expect 2 "--segment needs one size above 0" -- $nbrc compile random.el --segment 1K,2K -o sg2
+expect 2 "--segment is for one algorithm" -- $nbrc compile random.el --algo auto --machine niagara --segment 1K -o sg2
 expect 2 "--layout" -- $nbrc compile moore.el -o k3 --layout zip
 expect 0 "" -- $nbrc compile random.el --algo auto --machine niagara --sizes 1,4K -q --layout packed -o ak
 expect 0 "variants, each proven" -- $nbrc verify ak --topology random.el

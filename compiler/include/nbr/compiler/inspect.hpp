@@ -26,7 +26,8 @@ struct PatternSummary {
     std::string configuration;  ///< the --algo name that compiles it (configuration_of)
     std::vector<std::pair<std::string, std::string>> parameters;
     std::string source;
-    std::string layout;  ///< "per-rank" or "packed"
+    std::string layout;               ///< "per-rank" or "packed"
+    std::uint64_t segment_bytes = 0;  ///< Manifest.segment_bytes: 0 whole messages
     std::uint32_t steps_max = 0;
     Spread sends_per_rank;
     Spread recvs_per_rank;
