@@ -667,6 +667,19 @@ TEST(Simulate, RejectsPlacementOfAnotherSize) {
     EXPECT_THROW((void)nbr::simulator::simulate(program, machine, Placement::block(3, 1, 1), 4), std::runtime_error);
 }
 
+TEST(Machine, TheSegmentSizeIsTheNetworksHalfPowerPointRoundedUp) {
+    // niagara: (0.65 + 0.2 + 0.2) us / 0.0826 ns per byte = 12.7 KB -> 16 KiB; the SMPI preset:
+    // 8.56 us over its NIC's 0.08 ns per byte = 107 KB -> 128 KiB.
+    EXPECT_EQ(nbr::simulator::segment_size_for(nbr::simulator::load_machine("niagara")), 16384U);
+    EXPECT_EQ(nbr::simulator::segment_size_for(nbr::simulator::load_machine("smpi-fat-tree-32c")), 131072U);
+    auto free_bytes = spec();
+    for (auto* link : {free_bytes.mutable_socket(), free_bytes.mutable_node(), free_bytes.mutable_network()}) {
+        link->set_byte_time_ns(0);
+    }
+    free_bytes.mutable_nic()->set_byte_time_ns(0);
+    EXPECT_EQ(nbr::simulator::segment_size_for(nbr::simulator::machine_from_spec(free_bytes, "free")), 0U);
+}
+
 TEST(Machine, PresetsLoadAndRoundTrip) {
     const auto names = nbr::simulator::machine_preset_names();
     ASSERT_GE(names.size(), 2U);
