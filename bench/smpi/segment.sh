@@ -18,6 +18,10 @@ nbrc=${NBR_BUILD:-$root/build}/compiler/nbrc
 collective=${NBR_SMPI_COLLECTIVE:-allgather}
 segment=${NBR_SMPI_SEGMENT:-128K}  # segment_size_for(smpi-fat-tree-32c)
 place=(--ranks-per-node 32 --ranks-per-socket 32)
+# run.sh builds the SMPI build only when nbr-bench is missing: bring it up to date here.
+# shellcheck source=common.sh
+source "$root/bench/smpi/common.sh"
+smpi_build "$root" "${NBR_SMPI_BUILD:-$root/build-smpi}"
 mkdir -p "$out"
 bytes=$(python3 -c "import sys; print(','.join(str(int(s[:-1]) << (10 if s[-1] == 'K' else 20)) if s[-1] in 'KM'
         else s for s in sys.argv[1].split(',')))" "$sizes")

@@ -51,22 +51,31 @@ private:
         return tag;
     }
 
+    /// Segment k of a message's `count`: its peer, kind, step and blocks, and its tag.
+    template <class Message>
+    Message segment_of(const Message& message, std::uint32_t k, std::uint32_t count,
+                       std::unordered_map<std::uint32_t, int>& tags) {
+        const std::size_t begin = std::size_t{k} * max_units_;
+        const std::size_t end = count == 1 ? message.units.size() : std::min(message.units.size(), begin + max_units_);
+        Message piece;
+        piece.peer = message.peer;
+        piece.tag = next_tag(tags, message.peer);
+        piece.direct = message.direct;
+        piece.step = message.step;
+        piece.units.assign(message.units.begin() + static_cast<std::ptrdiff_t>(begin),
+                           message.units.begin() + static_cast<std::ptrdiff_t>(end));
+        return piece;
+    }
+
     void split_recvs() {
         first_piece_.reserve(in_.recvs.size() + 1);
         for (const RecvPlan& recv : in_.recvs) {
             first_piece_.push_back(static_cast<std::uint32_t>(out_.recvs.size()));
             const std::uint32_t count = pieces(recv.units.size(), recv.direct, max_units_);
             for (std::uint32_t k = 0; k < count; ++k) {
+                RecvPlan piece = segment_of(recv, k, count, recv_tags_);
                 const std::size_t begin = std::size_t{k} * max_units_;
-                const std::size_t end =
-                    count == 1 ? recv.units.size() : std::min(recv.units.size(), begin + max_units_);
-                RecvPlan piece;
-                piece.peer = recv.peer;
-                piece.tag = next_tag(recv_tags_, recv.peer);
-                piece.direct = recv.direct;
-                piece.step = recv.step;
-                piece.units.assign(recv.units.begin() + static_cast<std::ptrdiff_t>(begin),
-                                   recv.units.begin() + static_cast<std::ptrdiff_t>(end));
+                const std::size_t end = begin + piece.units.size();
                 for (const auto& [position, slot] : recv.deliveries) {
                     if (position >= begin && position < end) {
                         piece.deliveries.emplace_back(static_cast<std::uint32_t>(position - begin), slot);
@@ -98,16 +107,7 @@ private:
         for (const SendPlan& send : in_.sends) {
             const std::uint32_t count = pieces(send.units.size(), send.direct, max_units_);
             for (std::uint32_t k = 0; k < count; ++k) {
-                const std::size_t begin = std::size_t{k} * max_units_;
-                const std::size_t end =
-                    count == 1 ? send.units.size() : std::min(send.units.size(), begin + max_units_);
-                SendPlan piece;
-                piece.peer = send.peer;
-                piece.tag = next_tag(send_tags_, send.peer);
-                piece.direct = send.direct;
-                piece.step = send.step;
-                piece.units.assign(send.units.begin() + static_cast<std::ptrdiff_t>(begin),
-                                   send.units.begin() + static_cast<std::ptrdiff_t>(end));
+                SendPlan piece = segment_of(send, k, count, send_tags_);
                 providers.clear();
                 for (const std::uint32_t u : piece.units) {
                     if (out_.homes[u].kind != UnitHome::Kind::send_block) providers.push_back(out_.homes[u].provider);
