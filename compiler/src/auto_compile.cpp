@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -68,22 +69,21 @@ std::vector<Built> build_candidate(MPI_Comm comm, const Topology& topology, cons
     built.sends = internal::count_messages(engine, builder);
     built.schedule = internal::schedule_checksum(engine, builder, topology);
     std::vector<Built> out;
-    for (const Candidate* c : [&] {
-             std::vector<const Candidate*> all{&candidate};
-             for (const auto& copy : copies) all.push_back(&copy);
-             return all;
-         }()) {
+    const auto write = [&](const Candidate& written_as, std::size_t base) {
         Built written = built;
-        written.candidate = *c;
-        if (c != &candidate) {
-            written.base = index;
+        written.candidate = written_as;
+        written.base = base;
+        if (written_as.segment_bytes != 0) {
             written.schedule = nbr::internal::checksum64(std::to_string(built.schedule) + "/segment " +
-                                                         std::to_string(c->segment_bytes));
+                                                         std::to_string(written_as.segment_bytes));
         }
-        written.compile_id = internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir / c->name,
-                                                           options.source, options.layout, c->segment_bytes);
+        written.compile_id =
+            internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir / written_as.name,
+                                          options.source, options.layout, written_as.segment_bytes);
         out.push_back(std::move(written));
-    }
+    };
+    write(candidate, SIZE_MAX);
+    for (const auto& copy : copies) write(copy, index);
     return out;
 }
 
@@ -595,12 +595,9 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
         }
         const std::vector<Candidate> copies(candidates.begin() + static_cast<std::ptrdiff_t>(i + 1),
                                             candidates.begin() + static_cast<std::ptrdiff_t>(next));
-        for (auto& b : build_candidate(comm, topology, candidate, copies, staged.dir(), options, built.size())) {
-            built.push_back(std::move(b));
-        }
-        if (!built[built.size() - copies.size() - 1].note.empty()) {
-            report.notes.push_back(candidate.name + ": " + built[built.size() - copies.size() - 1].note);
-        }
+        auto group = build_candidate(comm, topology, candidate, copies, staged.dir(), options, built.size());
+        if (!group.front().note.empty()) report.notes.push_back(candidate.name + ": " + group.front().note);
+        std::move(group.begin(), group.end(), std::back_inserter(built));
         progress.say("candidate " + candidate.name + " built");
         i = next;
     }

@@ -145,4 +145,19 @@ Plan segment_plan(const Plan& plan, std::uint32_t max_units) {
     return Segmenter(plan, max_units).run();
 }
 
+int segmented_max_tag(const Plan& plan, std::uint32_t max_units) {
+    std::unordered_map<std::uint32_t, int> sent, received;  // per peer: segments so far
+    int max_tag = plan.max_tag;
+    const auto count = [&](const auto& messages, std::unordered_map<std::uint32_t, int>& per_peer) {
+        for (const auto& message : messages) {
+            int& segments = per_peer[message.peer];
+            segments += static_cast<int>(pieces(message.units.size(), message.direct, max_units));
+            max_tag = std::max(max_tag, segments - 1);
+        }
+    };
+    count(plan.recvs, received);
+    count(plan.sends, sent);
+    return max_tag;
+}
+
 }  // namespace nbr::internal

@@ -116,7 +116,7 @@ int max_tag_of(const Variant& variant) {
     int max_tag = 0;
     for (const auto& plan : variant.plans) {
         max_tag =
-            std::max(max_tag, variant.segment_bytes == 0 ? plan.max_tag : nbr::internal::segment_plan(plan, 1).max_tag);
+            std::max(max_tag, variant.segment_bytes == 0 ? plan.max_tag : nbr::internal::segmented_max_tag(plan, 1));
     }
     return max_tag;
 }

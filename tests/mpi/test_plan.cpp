@@ -106,6 +106,7 @@ TEST(Plan, SegmentedPlansSplitStagedMessagesIntoMatchingSegmentsOfWholeBlocks) {
                 for (const auto& p : patterns) {
                     const auto whole = nbr::internal::build_plan(p, c);
                     const auto plan = nbr::internal::segment_plan(whole, max_units);
+                    EXPECT_EQ(nbr::internal::segmented_max_tag(whole, max_units), plan.max_tag);
                     split = split || plan.sends.size() > whole.sends.size();
                     EXPECT_EQ(plan.recv_units, whole.recv_units);
                     EXPECT_EQ(plan.send_units, whole.send_units);

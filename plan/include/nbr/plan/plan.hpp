@@ -108,4 +108,7 @@ inline constexpr std::uint32_t kWholeMessages = std::numeric_limits<std::uint32_
 /// consecutive tags), so matching and tag windows hold. kWholeMessages returns `plan`.
 [[nodiscard]] Plan segment_plan(const Plan& plan, std::uint32_t max_units);
 
+/// @brief segment_plan(plan, max_units).max_tag, counted without building the plan.
+[[nodiscard]] int segmented_max_tag(const Plan& plan, std::uint32_t max_units);
+
 }  // namespace nbr::internal
