@@ -47,7 +47,7 @@ private:
     const std::string& source_;
 };
 
-/// Format 8: a segment's own CPU overheads.
+/// A segment's own CPU overheads.
 void read_segment_overheads(const schema::SizeSegment& s, const std::string& q, const Checker& check,
                             SizeSegment& segment) {
     using S = schema::SizeSegment;
@@ -276,7 +276,7 @@ void check_format(const schema::Machine& spec, const Checker& check) {
     needs(13, spec.has_noise(), "noise");
 }
 
-/// Format 13: the cluster's noise (non-negative, no detour longer than its period).
+/// The cluster's noise (non-negative, no detour longer than its period).
 void read_noise(const schema::Machine& spec, const Checker& check, Machine& m) {
     if (!spec.has_noise()) return;
     const auto& n = spec.noise();
@@ -299,7 +299,7 @@ void check_size(const Checker& check, const std::string& field, std::uint64_t by
     if (bytes <= before) check.fail("'" + field + "' must be positive and larger than the point before");
 }
 
-/// Format 11: the copy per byte by block size (increasing sizes, non-negative rates).
+/// The copy per byte by block size (increasing sizes, non-negative rates).
 void read_copy_rates(const schema::Machine& spec, const Checker& check, Machine& m) {
     for (int i = 0; i < spec.copy_rates_size(); ++i) {
         const auto& point = spec.copy_rates(i);
@@ -313,7 +313,7 @@ void read_copy_rates(const schema::Machine& spec, const Checker& check, Machine&
     }
 }
 
-/// Format 9 and 10: the ratio error, and per block size (increasing, each within the whole).
+/// The ratio error, and per block size (increasing, each within the whole).
 void read_ratio_errors(const schema::Machine& spec, const Checker& check, Machine& m) {
     m.ratio_error =
         check.value(spec, "ratio_error", &schema::Machine::has_ratio_error, &schema::Machine::ratio_error, false);
@@ -330,7 +330,7 @@ void read_ratio_errors(const schema::Machine& spec, const Checker& check, Machin
     }
 }
 
-/// Format 3: the leaf switches' uplinks, which need the switch level.
+/// The leaf switches' uplinks, which need the switch level.
 void read_uplinks(const schema::Machine& spec, const Checker& check, Machine& m) {
     if ((spec.uplinks_per_switch() > 0) != spec.has_uplink()) {
         check.fail("'uplinks_per_switch' and 'uplink' go together");

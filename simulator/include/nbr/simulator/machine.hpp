@@ -116,7 +116,7 @@ struct Machine {
     std::uint32_t ranks_per_socket = 1;
     double copy_byte_ps = 0;   ///< memory copy per byte (packing and unpacking)
     double copy_block_ps = 0;  ///< memory copy per block beyond its bytes
-    /// Format 11: the copy per byte by block size (increasing; empty: `copy_byte_ps` at every size).
+    /// The copy per byte by block size (increasing; empty: `copy_byte_ps` at every size).
     std::vector<CopyRatePoint> copy_rates;
     std::array<LinkCost, kDistanceClasses> link;
     double nic_gap_ps = 0;
@@ -130,12 +130,12 @@ struct Machine {
     double uplink_byte_ps = 0;                             ///< per uplink: time per byte
     NicSharing nic_sharing = NicSharing::first_come;       ///< receiving NIC
     NicSharing nic_send_sharing = NicSharing::first_come;  ///< sending NIC
-    /// Format 9: the least relative gain over naive that auto acts on (the calibration's
+    /// The least relative gain over naive that auto acts on (the calibration's
     /// pattern checks; 0: none stated).
     double ratio_error = 0;
-    /// Format 10: the ratio error per block size (increasing; empty: `ratio_error` at every size).
+    /// The ratio error per block size (increasing; empty: `ratio_error` at every size).
     std::vector<RatioPoint> ratio_errors;
-    /// Format 13: the cluster's CPU noise (Detours::any() false: a quiet machine).
+    /// The cluster's CPU noise (Detours::any() false: a quiet machine).
     Detours noise;
     std::vector<std::string> sources;
     schema::Machine spec;  ///< as read (for printing)
