@@ -53,16 +53,16 @@ smpi_build "$root" "$root/build-smpi-ci"
 smoke=$(mktemp -d)
 trap 'rm -rf "$smoke"' EXIT
 nbrc="$root/build-mpich/compiler/nbrc"
-# The simulated table (bench/smpi/table.sh) at 64 ranks: generate, compile, simulate every
+# The simulated table (bench/smpi_table/run.sh) at 64 ranks: generate, compile, simulate every
 # cell twice (run.sh fails if the two simulations differ), check the data, tabulate.
-NBR_BUILD="$root/build-mpich" NBR_SMPI_BUILD="$root/build-smpi-ci" NBR_SMPI_CASES="moore-2-2 random-0.2" \
-  bash "$root/bench/smpi/table.sh" "$smoke/table" 64 | tee "$smoke/table.txt"
+NBR_SMPI_BUILD="$root/build-smpi-ci" bash "$root/bench/smpi_table/run.sh" "$smoke/table" --build "$root/build-mpich" \
+  --ranks 64 --cases "moore-2-2 random-0.2" | tee "$smoke/table.txt"
 [ "$(grep -c "deterministic: two simulations agree" "$smoke/table.txt")" -eq 4 ]
 [ "$(grep -cE '^\| (Moore|random).* \| 2 \| ok \|$' "$smoke/table.txt")" -eq 4 ]
 # A prepared case missing one of the table's sizes is tabulated as "not simulated".
 cp -r "$smoke/table" "$smoke/partial"
 rm "$smoke/partial/moore-2-2-64/common-neighbor.1024B.bench.json"
-/usr/bin/python3 "$root/bench/smpi/table.py" "$smoke/partial" >"$smoke/partial.txt"
+/usr/bin/python3 "$root/bench/smpi_table/table.py" "$smoke/partial" >"$smoke/partial.txt"
 grep -qE '^\| Moore d=2 r=2 \| 64 \| 4 \| .* \| 2 \| ok \|$' "$smoke/partial.txt"
 grep -qE '^\| Moore d=2 r=2 \| 64 \| 1024 \| common-neighbor \| – \| – \| – \| 24.0 → .* \| not simulated \|$' \
   "$smoke/partial.txt"
@@ -70,7 +70,7 @@ grep -qE '^\| Moore d=2 r=2 \| 64 \| 1024 \| common-neighbor \| – \| – \| �
 # pattern compiled beforehand.
 "$nbrc" gen random --ranks 32 --density 0.5 -o "$smoke/r.el" >/dev/null
 "$nbrc" compile "$smoke/r.el" --algo common-neighbor -q -o "$smoke/r.cn"
-NBR_SMPI_BUILD="$root/build-smpi-ci" bash "$root/bench/smpi/startup.sh" 32 -- --degrees 4,31 --repeats 1 \
+NBR_SMPI_BUILD="$root/build-smpi-ci" bash "$root/bench/smpi_startup/run.sh" "$smoke/startup" --ranks 32 -- --degrees 4,31 --repeats 1 \
   --patterns "$smoke/r.cn" | tee "$smoke/startup.txt"
 [ "$(grep -cE '^ +(4|31) ' "$smoke/startup.txt")" -eq 2 ]
 grep -q "(load only: $smoke/r.cn)" "$smoke/startup.txt"

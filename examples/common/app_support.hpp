@@ -136,7 +136,7 @@ struct Traffic {
     std::string note;                                         ///< e.g. "mean per edge"
 };
 
-/// Prints "PROGRAM: at N ranks, per STEP: COLLECTIVE BYTES B, ... (NOTE)": the line bench/apps.sh
+/// Prints "PROGRAM: at N ranks, per STEP: COLLECTIVE BYTES B, ... (NOTE)": the line bench/apps/run.sh
 /// reads to simulate the program's calls at that size.
 void print_traffic(const std::string& program, int ranks, const Traffic& traffic);
 

@@ -644,7 +644,7 @@ std::vector<std::uint64_t> exchange_sizes(const PatternState& pattern, const Req
 
 /// Smallest block for which persistent fixed-size calls of an all-direct plan go to the native
 /// persistent collective. Below it nbr's engine is 1.2-1.4x faster than Open MPI 4.1's
-/// libnbc, from it libnbc is a few percent ahead (docs/performance.md, measured side by side).
+/// libnbc, from it libnbc is a few percent ahead (bench/overhead/README.md, measured side by side).
 constexpr std::size_t kNativePersistentMinBytes = 512;
 
 /// Whether a persistent request goes to the native persistent collective: when blocking calls

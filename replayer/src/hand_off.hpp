@@ -20,7 +20,7 @@ struct PatternState;
 /// MPI's collective (see settle_collectively in nbr.cpp). Finding that out through the pattern's
 /// state touches the handle table, the pattern, its bands and variants and the argument checks'
 /// datatype queries: a few cache lines, which between the processes that share a core are cold at every call,
-/// and there cost as much as several percent of a call (docs/performance.md). The record holds
+/// and there cost as much as several percent of a call (bench/overhead/README.md). The record holds
 /// the answer for the common calls in one line; every other call takes the full path.
 struct alignas(64) HandOff {
     std::atomic<std::uintptr_t> handle{0};  ///< the live pattern's handle, 0 when the slot has none

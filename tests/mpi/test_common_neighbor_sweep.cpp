@@ -1,5 +1,5 @@
 // common-neighbor on the topologies the issue lists: every shared matrix, Moore d = 2..4 with
-// r = 1..3 at N = 64..4096 (d = 3, 4 at 4096: bench/verify_heavy.sh), random graphs with
+// r = 1..3 at N = 64..4096 (d = 3, 4 at 4096: bench/verify_heavy/run.sh), random graphs with
 // δ = 0.05..0.8, irregular graphs. Each pattern is proven by verify against its topology.
 #include <filesystem>
 
@@ -26,7 +26,7 @@ TEST(CommonNeighborSweep, MooreNeighborhoods) {
     SharedTempDir tmp;
     int cases = 0;
     for (const auto& m : nbr::test::moore_sweep_cases()) {
-        if (m.ranks == 4096 && m.dims > 2) continue;  // up to 9.8 M edges: bench/verify_heavy.sh
+        if (m.ranks == 4096 && m.dims > 2) continue;  // up to 9.8 M edges: bench/verify_heavy/run.sh
         nbr::test::compile_and_verify(nbr::generate_moore(m), tmp.path() / "m", nbr::test::moore_label(m));
         ++cases;
     }

@@ -2,7 +2,7 @@
 // topology-agnostic and -aware: every shared matrix at 16 and 64 ranks, Moore d = 2..4 with
 // r = 1..3 up to 1024 ranks, random graphs with δ = 0.05..0.8, irregular graphs. Each pattern is
 // proven by verify against its topology. k = 5 and 6 are proven on the irregular graphs of
-// test_kgroup; the 4096-rank Moore cases (k = 2..6, 8, 16) by bench/kgroup_table.sh.
+// test_kgroup; the 4096-rank Moore cases (k = 2..6, 8, 16) by bench/kgroup_table/run.sh.
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -48,7 +48,7 @@ TEST(KGroupSweep, MooreNeighborhoods) {
     SharedTempDir tmp;
     int cases = 0;
     for (const auto& m : nbr::test::moore_sweep_cases()) {
-        if (m.ranks == 4096) continue;  // 7-8 s per compile: bench/kgroup_table.sh
+        if (m.ranks == 4096) continue;  // 7-8 s per compile: bench/kgroup_table/run.sh
         sweep(nbr::generate_moore(m), nbr::test::moore_label(m), tmp.path() / "m");
         ++cases;
     }
@@ -60,7 +60,7 @@ TEST(KGroupSweep, RandomGraphs) {
     int cases = 0;
     for (std::uint32_t n : {256u, 1024u}) {
         for (double density : {0.05, 0.2, 0.8}) {
-            if (n == 1024 && density > 0.2) continue;  // bench/kgroup_table.sh covers δ = 0.4 at 1024
+            if (n == 1024 && density > 0.2) continue;  // bench/kgroup_table/run.sh covers δ = 0.4 at 1024
             sweep(nbr::generate_random({n, density, 7}),
                   "random N=" + std::to_string(n) + " density=" + std::to_string(density), tmp.path() / "r");
             ++cases;

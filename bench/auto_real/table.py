@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Summarize bench/auto_real/run.sh: per case, collective and size, the median time per call of
+the auto pattern replayed by nbr and of the native collective over the launches; the median
+over the launches of each launch's native / nbr (below 0.95 marked: the variants are timed side
+by side in one run, so a launch slowed as a whole cancels out); the variant the auto
+directory's bands run at that size; and native / native-control likewise: the same native call
+timed again in the same runs, the noise floor of the ratio.
+
+usage: bench/auto_real/table.py OUT_DIR
+"""
+import collections
+import json
+import pathlib
+import re
+import statistics
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "lib"))
+from table_support import data_mismatch  # noqa: E402
+
+
+def load(directory):
+    """Seconds per (case, collective, bytes, variant): one value per launch, by launch."""
+    samples = collections.defaultdict(dict)
+    for path in sorted(directory.glob("run.*.json")):
+        topo, collective, launch = re.match(r"run\.(.+)\.(\w+)\.(\d+)\.json", path.name).groups()
+        for r in json.load(open(path))["results"]:
+            if data_mismatch(r, path.name):
+                print(f"DATA MISMATCH in {path.name}: {r}")
+            samples[(topo, collective, r["bytes"], r["variant"])][int(launch)] = r["seconds"]
+    return samples
+
+
+def paired_ratio(samples, cell, over, under):
+    """Median over the launches of over / under, each launch's two times from one run."""
+    a, b = samples.get(cell + (over,), {}), samples.get(cell + (under,), {})
+    ratios = [a[k] / b[k] for k in a if k in b and b[k] > 0]
+    return statistics.median(ratios) if ratios else None
+
+
+def variant_at(inspect_text, collective, size):
+    """The variant the bands (or the v choice) run at `size`, from nbrc inspect's text."""
+    if collective.endswith("v"):
+        m = re.search(rf"^{collective} \(blocking, nonblocking\): (\S+)", inspect_text, re.M)
+        return m.group(1) if m else "?"
+    bands = re.search(rf"^{collective} bands:\n((?:  from .*\n)+)", inspect_text, re.M)
+    chosen = "?"
+    units = {"B": 1, "KiB": 1024, "MiB": 1 << 20}
+    for line in bands.group(1).splitlines() if bands else []:
+        m = re.match(r"\s+from\s+(\d+) (B|KiB|MiB): (\S+)", line)
+        if m and int(m.group(1)) * units[m.group(2)] <= size:
+            chosen = m.group(3)
+    return chosen
+
+
+def main(directory):
+    samples = load(directory)
+    median = {k: statistics.median(v.values()) for k, v in samples.items()}
+    launches = max((len(v) for v in samples.values()), default=0)
+    cells = sorted({k[:3] for k in median}, key=lambda k: (k[0], k[1], k[2]))
+    print(f"median of {launches} launches; ratio = native / auto (above 1: auto faster)\n")
+    print("| case | collective | bytes | variant | auto µs | native µs | ratio | control |")
+    print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |")
+    worst = None
+    controls = []
+    for topo, collective, size in cells:
+        nbr, native = median.get((topo, collective, size, "nbr")), median.get((topo, collective, size, "native"))
+        if nbr is None or native is None:
+            continue
+        inspect = (directory / f"{topo}.inspect.txt").read_text()
+        ratio = paired_ratio(samples, (topo, collective, size), "native", "nbr")
+        worst = ratio if worst is None else min(worst, ratio)
+        mark = f"**{ratio:.2f}**" if ratio < 0.95 else f"{ratio:.2f}"
+        control = paired_ratio(samples, (topo, collective, size), "native", "native-control")
+        if control is not None:
+            controls.append(control)
+        shown = f"{control:.2f}" if control is not None else "-"
+        print(f"| {topo} | {collective} | {size} | {variant_at(inspect, collective, size)} | "
+              f"{nbr * 1e6:.2f} | {native * 1e6:.2f} | {mark} | {shown} |")
+    if worst is not None:
+        print(f"\nworst ratio: {worst:.2f}")
+    if controls:
+        print(f"native / native-control: {min(controls):.2f} to {max(controls):.2f}")
+
+
+if __name__ == "__main__":
+    main(pathlib.Path(sys.argv[1]))

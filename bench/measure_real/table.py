@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Summarizes bench/measure_real/run.sh's log: per case, collective and size, over the launches, the
+median of nbr-measured against the best kept candidate timed alone and against native, and what
+the trials cost against a run of 10,000 calls of the chosen candidate (rank 0's trial time minus
+its trial calls at the chosen candidate's time alone).
+
+usage: measure_real.py LOG   (markdown on stdout)
+"""
+import re
+import statistics
+import sys
+
+CALLS = 10000
+
+
+def parse(path):
+    """[(case, collective, {bytes: {variant: us}}, [(lo, hi, trial_calls, trial_us)])] per launch
+    (logs without a case name: case pe32)."""
+    launches, current = [], None
+    names = None
+    for line in open(path):
+        m = re.match(r"== (?:([\w.-]+) )?(\w+), launch \d+", line)
+        if m:
+            current = (m.group(1) or "pe32", m.group(2), {}, [])
+            launches.append(current)
+            continue
+        fields = line.split()
+        if current is None or not fields:
+            continue
+        if fields[0] == "bytes":
+            names = [f for f in fields[1:] if f != "us" and "/" not in f]
+        elif fields[0].isdigit() and names:
+            current[2][int(fields[0])] = dict(zip(names, map(float, fields[1:1 + len(names)])))
+        m = re.match(r"# measured: \w+ blocking (\d+)-(\d+) B: \S+ \([^;]+; trials (\d+) calls, ([\d.]+) us", line)
+        if m:
+            current[3].append((int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))))
+    return launches
+
+
+def main():
+    launches = parse(sys.argv[1])
+    rows = {}
+    for case, collective, table, trials in launches:
+        for size, times in table.items():
+            candidates = {k: v for k, v in times.items() if k.startswith("cand-")}
+            best = min(candidates.values())
+            measured = times["nbr-measured"]
+            cost = next(((t_us - calls * measured) / (CALLS * measured) for lo, hi, calls, t_us in trials
+                         if lo <= size <= hi), float("nan"))
+            rows.setdefault((case, collective, size), []).append(
+                (best / measured, times["native"] / measured, times["native"] / times["nbr"], cost,
+                 next((calls for lo, hi, calls, _ in trials if lo <= size <= hi), float("nan"))))
+    print("| case | collective | bytes | launches | measured / best candidate alone | native / measured | "
+          "native / model's choice | trials' cost in 10,000 calls | trial calls |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (case, collective, size), values in sorted(rows.items()):
+        med = [statistics.median(v[i] for v in values) for i in range(5)]
+        lo = [min(v[i] for v in values) for i in range(5)]
+        print(f"| {case} | {collective} | {size} | {len(values)} | {med[0]:.2f} (min {lo[0]:.2f}) | {med[1]:.2f} (min {lo[1]:.2f}) "
+              f"| {med[2]:.2f} | {100 * med[3]:.2f} % | {med[4]:.0f} (max {max(v[4] for v in values):.0f}) |")
+
+
+if __name__ == "__main__":
+    main()

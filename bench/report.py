@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Regenerates the tables and plots of the studies whose data are kept, and the generated parts
+of docs/performance.md, from the data alone (bench/STUDY/results).
+
+  usage: python3 bench/report.py [--check]
+
+Each study's table.py turns its results/ into its tables (results/*.md), as it does at the end
+of its run.sh. docs/performance.md holds blocks
+
+    <!-- report: STUDY/results/FILE.md -->  ...  <!-- end report -->
+
+whose contents are those files, and docs/plots/*.svg are drawn here from the data. With
+--check nothing is written: every file that would change is named and the exit status is 1
+(the test `performance_report` runs this).
+"""
+
+import csv
+import io
+import pathlib
+import re
+import subprocess
+import sys
+
+BENCH = pathlib.Path(__file__).resolve().parent
+ROOT = BENCH.parent
+DOC = ROOT / "docs" / "performance.md"
+PLOTS = ROOT / "docs" / "plots"
+
+# Per study: table.py's arguments (relative to the study's folder) and the file its output is.
+TABLES = {
+    "bound_table": (["results/bound.csv"], "results/bound.md"),
+    "measure_real": (["results/measure_real.txt"], "results/measure_real.md"),
+    "segment_real": (["results/segment_real.txt"], "results/segment_real.md"),
+    "smpi_segment": (["results/segment.csv"], "results/segment.md"),
+    "noise_table": (["results"], "results/table.md"),
+    "noise_real": (["results"], "results/noise_real.md"),
+    "open_grid": (["results", "niagara"], "results/table.md"),
+    "cache_cost": (["results"], "results/cache_cost.md"),
+    "apps": (["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
+}
+
+BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)
+
+
+def study_table(study):
+    """What the study's table.py prints for its kept data."""
+    args, _ = TABLES[study]
+    folder = BENCH / study
+    return subprocess.run([sys.executable, str(folder / "table.py"), *[str(folder / a) if a.startswith("results") else a for a in args]],
+                          check=True, capture_output=True, text=True, cwd=folder).stdout
+
+
+def performance_doc(tables):
+    """docs/performance.md with every report block holding its file's current contents."""
+    def fill(match):
+        path = match.group("file")
+        study, file = path.split("/", 1)
+        if study not in TABLES or TABLES[study][1] != file:
+            raise SystemExit(f"docs/performance.md: report block {path}: no such generated table (bench/report.py)")
+        return match.group(1) + tables[path] + match.group(4)
+    return BLOCK.sub(fill, DOC.read_text())
+
+
+def bound_plot():
+    """The fraction of the lower bound naive, the best single algorithm and auto achieve, per size
+    (bench/bound_table/results/bound.csv), as SVG text."""
+    import matplotlib
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "nbr"
+    import matplotlib.pyplot as plt
+    rows = list(csv.DictReader(open(BENCH / "bound_table" / "results" / "bound.csv")))
+    cells = sorted({(r["case"], r["collective"]) for r in rows})
+    fig, axes = plt.subplots(1, len(cells), figsize=(3.2 * len(cells), 3.0), sharey=True)
+    for ax, (case, collective) in zip(axes, cells):
+        mine = [r for r in rows if r["case"] == case and r["collective"] == collective]
+        sizes = sorted({int(r["bytes"]) for r in mine})
+        for label in ("naive", "best", "auto"):
+            points = [max((float(r["achieved"]) for r in mine if int(r["bytes"]) == b and kind(r) == label),
+                          default=float("nan")) for b in sizes]
+            ax.plot(sizes, points, marker="o", label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{case}, {collective}", fontsize=9)
+        ax.set_xlabel("bytes per block")
+        ax.set_ylim(0, 1.05)
+    axes[0].set_ylabel("fraction of the lower bound")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    out = io.StringIO()
+    fig.savefig(out, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return out.getvalue()
+
+
+def kind(row):
+    """naive, auto, or best (any single algorithm, whole or in segments)."""
+    return row["pattern"] if row["pattern"] in ("naive", "auto") else "best"
+
+
+def main():
+    check = sys.argv[1:] == ["--check"]
+    if sys.argv[1:] not in ([], ["--check"]):
+        raise SystemExit(__doc__)
+    wanted = {}
+    tables = {}
+    for study, (_, file) in TABLES.items():
+        text = study_table(study)
+        tables[f"{study}/{file}"] = text
+        wanted[BENCH / study / file] = text
+    wanted[DOC] = performance_doc(tables)
+    wanted[PLOTS / "bound.svg"] = bound_plot()
+    stale = [path for path, text in wanted.items() if not path.exists() or path.read_text() != text]
+    if check:
+        for path in stale:
+            print(f"performance report: {path.relative_to(ROOT)} differs from what its data give "
+                  f"(python3 bench/report.py rewrites it)")
+        print(f"performance report: {len(wanted)} files, {len(stale)} stale")
+        return 1 if stale else 0
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(wanted[path])
+        print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

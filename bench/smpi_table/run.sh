@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The simulated-cluster table of README.md: for every (topology, ranks) case it
+# generates the topology, compiles the naive pattern and every optimized algorithm with nbrc,
+# and simulates nbr-bench (bench/smpi/run.sh) once per message size, writing one JSON per
+# (case, algorithm, size) cell plus table.md.
+#
+#   usage: bench/smpi_table/run.sh [OUT] [options of bench/lib/study.sh]
+#     --ranks  (default 1024 4096)
+#     --cases  cases to run (default: all six below), e.g. "moore-2-2 random-0.05"
+#     --sizes  message sizes in bytes (default: "4 1024")
+#     --algos  optimized algorithms (default: common-neighbor)
+#     --build  the normal build with nbrc (default: build)
+#   env: bench/smpi/run.sh's NBR_SMPI_* variables
+# Cells are simulated size by size (all small-message cells first: they are the cheap ones),
+# and cells already present in OUT are skipped, so an interrupted table can be resumed.
+set -euo pipefail
+source "$(dirname "$0")/../lib/study.sh"
+study_init "$@"
+read -r -a ranks_list <<<"$(study_words "${NBR_RANKS:-1024 4096}")"
+cases=$(study_words "${NBR_CASES:-}")
+sizes=$(study_words "${NBR_SIZES:-4 1024}")
+algos=$(study_words "${NBR_ALGOS:-common-neighbor}")
+nbrc=$build/compiler/nbrc
+[ -x "$nbrc" ] || { echo "smpi_table: $nbrc not found (build the project first)" >&2; exit 1; }
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# shellcheck source=../cases.sh
+source "$root/bench/lib/cases.sh"
+prepare() { prepare_case "$nbrc" "$out" "$1" "$2" $algos; }
+cases=${cases:-$BENCH_CASES}
+
+for size in $sizes; do
+  for ranks in "${ranks_list[@]}"; do
+    for case in $cases; do
+      prepare "$case" "$ranks"
+      work="$out/$case-$ranks"
+      for algo in $algos; do
+        cell="$work/$algo.${size}B"
+        if [ -f "$cell.bench.json" ]; then
+          echo "# $case $ranks ${size} B $algo: done before"
+          continue
+        fi
+        echo "# $case $ranks ${size} B $algo: simulating ($(date +%T))"
+        start=$(date +%s)
+        bash "$root/bench/smpi/run.sh" "$work/$algo" "$work/naive" "$ranks" "" "$size" 1 "$cell.bench.json.tmp"
+        echo "$(($(date +%s) - start))" >"$cell.host-seconds"
+        echo "${NBR_SMPI_RUNS:-2}" >"$cell.simulations"
+        mv "$cell.bench.json.tmp" "$cell.bench.json"
+      done
+    done
+  done
+done
+/usr/bin/python3 "$root/bench/smpi_table/table.py" "$out" | tee "$out/table.md"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The part of an algorithm's verification corpus too heavy for CI (the rest is its sweep,
+# tests/mpi/test_<algorithm>_sweep.cpp): Moore d = 3, 4 with r = 1..3 at 4096 ranks (up to
+# 9.8 M edges) and random graphs with δ = 0.1 .. 0.8 at 2160 ranks, each with two placements
+# (one for algorithms that ignore the placement), compiled with 2 processes and proven by
+# nbrc verify against the topology. Prints one line per pattern; exits non-zero if any fails.
+#
+#   usage: bench/verify_heavy/run.sh [OUT] [--algos ALGO] [--build DIR]
+#     ALGO: distance-halving (default), common-neighbor, or any other --algo
+#   env: NBR_COMPILE_LAUNCH (default "mpirun -np 2"; empty: no mpirun)
+set -euo pipefail
+source "$(dirname "$0")/../lib/study.sh"
+study_init "$@"
+source "$root/scripts/env.sh"
+algo=${NBR_ALGOS:-distance-halving}
+nbrc=$build/compiler/nbrc
+launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
+mkdir -p "$out"
+
+check() {  # check NAME: compile OUT/NAME.el with each placement and verify
+  local name=$1 placement placements=("40 20" "36 18")
+  case $algo in naive | common-neighbor) placements=("40 20") ;; esac  # no placement: one compile
+  for placement in "${placements[@]}"; do
+    read -r node socket <<<"$placement"
+    # shellcheck disable=SC2086
+    $launch "$nbrc" compile "$out/$name.el" --algo "$algo" --ranks-per-node "$node" \
+      --ranks-per-socket "$socket" -q -o "$out/$name.p"
+    echo "$algo $name, placement $node/$socket: $("$nbrc" verify "$out/$name.p" --topology "$out/$name.el")"
+    rm -rf "$out/$name.p"
+  done
+}
+
+for d in 3 4; do
+  for r in 1 2 3; do
+    name=moore-$d-$r-4096
+    "$nbrc" gen moore --ranks 4096 --dims "$d" --radius "$r" -o "$out/$name.el" >/dev/null 2>&1 || continue
+    check "$name"
+  done
+done
+for delta in 0.1 0.2 0.4 0.8; do
+  name=random-$delta-2160
+  "$nbrc" gen random --ranks 2160 --density "$delta" -o "$out/$name.el" >/dev/null
+  check "$name"
+done
