@@ -310,17 +310,17 @@ private:
             const auto on_end = lower ? common.begin() + static_cast<std::ptrdiff_t>(half) : common.end();
             s.onloaded.assign(on_begin, on_end);
             std::vector<Item> items;
-            std::vector<std::uint32_t> exchange{kExchange};
+            SlotPairs exchange;
             const auto targets = topology_.out_neighbors(v);
             for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
                 const std::uint32_t w = targets[slot];
                 if (w == v || !contains(common, w) || contains(s.onloaded, w)) continue;
                 items.push_back({v, slot});
-                exchange.insert(exchange.end(), {w, slot});
+                exchange.emplace_back(w, slot);
             }
             if (!items.empty()) {
                 out_.add_send(v, 0, partner, std::move(items));
-                outbox.post(partner, exchange);
+                outbox.post(partner, SlotExchange::encode(kExchange, exchange));
             }
             const std::uint32_t removed[] = {kRemoved};
             for (auto w : common) outbox.post(w, removed);
@@ -338,17 +338,16 @@ private:
         engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             RankState& s = state(v);
             std::vector<std::uint32_t> left;
-            std::vector<std::uint32_t> partner_slots;  // (neighbor, slot) pairs from the partner
+            SlotPairs partner;  // (neighbor, slot) pairs from the partner
             for (const Message& m : inbox) {
                 if (m.payload[0] == kRemoved) {
                     left.push_back(m.source);
                 } else if (m.payload[0] == kExchange) {
-                    partner_slots.assign(m.payload.begin() + 1, m.payload.end());
+                    partner = SlotExchange::decode(m.payload);
                 }
             }
             if (!s.onloaded.empty()) {
                 const SlotPairs own = slot_pairs(topology_.out_neighbors(v));
-                const SlotPairs partner = slot_pairs_from_words(partner_slots);
                 for (auto w : s.onloaded) {
                     std::vector<Item> items;
                     append_items(own, w, v, items);

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "distance_halving_messages.hpp"
 #include "neighbor_rows.hpp"
 
 namespace nbr::compiler::internal {
@@ -28,13 +29,6 @@ namespace nbr::compiler::internal {
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-
-/// An item a rank is responsible for delivering, and its destination.
-struct Held {
-    std::uint32_t origin = 0;
-    std::uint32_t slot = 0;
-    std::uint32_t target = 0;
-};
 
 /// A range of positions in placement order, [lo, hi].
 struct Range {
@@ -203,11 +197,10 @@ private:
             const bool asked =
                 std::any_of(inbox.begin(), inbox.end(), [&](const Message& m) { return m.source == best; });
             if (best == kNone || !asked) return;
-            const std::uint32_t pair[] = {c, best};
-            outbox.publish(pair);
+            outbox.publish(AgentPair{c, best}.encode());
         });
         for (const Message& m : engine_.published()) {
-            const std::uint32_t agent = m.payload[0], origin = m.payload[1];
+            const auto [agent, origin] = AgentPair::decode(m.payload);
             taken_[agent] = taken_[origin] = 1;
             if (engine_.owner(agent) == engine_.process()) {
                 state(agent).origin = origin;
@@ -230,27 +223,25 @@ private:
             if (s.agent == kNone) return;
             const auto [lower, upper] = halves(s.range);
             const Range& other = in_lower(v, s) ? upper : lower;
-            std::vector<Held> keep;
+            std::vector<Held> keep, handed;
             std::vector<Item> items;
-            std::vector<std::uint32_t> payload;
             for (const Held& h : s.held) {
                 if (!other.contains(position_[h.target])) {
                     keep.push_back(h);
                     continue;
                 }
                 items.push_back({h.origin, h.slot});
-                payload.insert(payload.end(), {h.origin, h.slot, h.target});
+                handed.push_back(h);
             }
             s.held.swap(keep);
             if (items.empty()) return;
             out_.add_send(v, step, s.agent, std::move(items));
-            outbox.post(s.agent, payload);
+            outbox.post(s.agent, HeldItems::encode(handed));
         });
         for (std::uint32_t v = engine_.local_begin(); v < engine_.local_end(); ++v) {
             RankState& s = state(v);
             for (const Message& m : engine_.inbox(v)) {
-                for (std::size_t k = 0; k + 2 < m.payload.size(); k += 3) {
-                    const Held h{m.payload[k], m.payload[k + 1], m.payload[k + 2]};
+                for (const Held& h : HeldItems::decode(m.payload)) {
                     if (h.target != v) s.held.push_back(h);  // arrived at its destination otherwise
                 }
             }

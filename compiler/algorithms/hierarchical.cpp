@@ -38,6 +38,7 @@
 // output is the same for every compiler process count.
 #include "hierarchical.hpp"
 
+#include "hierarchical_messages.hpp"
 #include "nbr/compiler/longest_first.hpp"
 #include "nbr/compiler/radix_model.hpp"
 
@@ -50,34 +51,6 @@
 namespace nbr::compiler::internal {
 
 namespace {
-
-/// An item on its way: the edge (origin, slot), its destination, its lane (which of its node
-/// pair's forwarders and receivers carry it) and its next stop inside the node it is in (its
-/// forwarder or its destination; what the intra-node rounds route it to).
-struct Routed {
-    std::uint32_t target = 0;
-    std::uint32_t origin = 0;
-    std::uint32_t slot = 0;
-    std::uint32_t lane = 0;
-    std::uint32_t via = 0;
-    friend bool operator<(const Routed& a, const Routed& b) {
-        return std::tie(a.origin, a.slot) < std::tie(b.origin, b.slot);
-    }
-};
-
-/// Flat words [target, origin, slot, lane, via, ...].
-std::vector<std::uint32_t> to_words(const std::vector<Routed>& items) {
-    std::vector<std::uint32_t> words;
-    words.reserve(5 * items.size());
-    for (const Routed& r : items) words.insert(words.end(), {r.target, r.origin, r.slot, r.lane, r.via});
-    return words;
-}
-
-void append_routed(std::span<const std::uint32_t> words, std::vector<Routed>& out) {
-    for (std::size_t i = 0; i + 5 <= words.size(); i += 5) {
-        out.push_back({words[i], words[i + 1], words[i + 2], words[i + 3], words[i + 4]});
-    }
-}
 
 std::vector<Item> items_of(const std::vector<Routed>& routed) {
     std::vector<Item> items;
@@ -215,7 +188,7 @@ private:
                    Engine::Outbox& outbox) {
         std::sort(items.begin(), items.end());
         out_.add_send(v, step, peer, items_of(items));
-        outbox.post(peer, to_words(items));
+        outbox.post(peer, RoutedItems::encode(items));
     }
 
     /// Cube: every item starts held at its origin, its next stop inside a node its destination.
@@ -249,7 +222,7 @@ private:
         const std::size_t place = power(node_radix_, t);
         engine_.superstep([&, t, place](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             RankState& s = state(v);
-            for (const Message& m : inbox) append_routed(m.payload, s.held);
+            for (const Message& m : inbox) RoutedItems::decode_into(m.payload, s.held);
             const std::size_t m = nodes_.size();
             const std::size_t here = node_index_[placement_.node(v)];
             auto moving =
@@ -268,7 +241,7 @@ private:
     void deliver_held(std::uint32_t step) {
         engine_.superstep([&, step](std::uint32_t v, std::span<const Message> inbox, auto&) {
             std::vector<Routed> held = std::move(state(v).held);
-            for (const Message& m : inbox) append_routed(m.payload, held);
+            for (const Message& m : inbox) RoutedItems::decode_into(m.payload, held);
             std::map<std::uint32_t, std::vector<Routed>> per_target;
             for (const Routed& r : held) {
                 if (r.target != v) per_target[r.target].push_back(r);
@@ -282,8 +255,8 @@ private:
 
     [[nodiscard]] std::uint32_t coordinator(std::uint32_t node) const { return members_[node].front(); }
 
-    /// [n, (node, items)*] per direction: what v sends to and receives from other nodes.
-    [[nodiscard]] std::vector<std::uint32_t> report_words(std::uint32_t v) const {
+    /// What v sends to and receives from other nodes, by node.
+    [[nodiscard]] TrafficReport traffic(std::uint32_t v) const {
         std::map<std::uint32_t, std::uint32_t> out, in;
         const std::uint32_t home = placement_.node(v);
         for (const auto d : topology_.out_neighbors(v)) {
@@ -292,18 +265,16 @@ private:
         for (const auto o : topology_.in_neighbors(v)) {
             if (placement_.node(o) != home) ++in[placement_.node(o)];
         }
-        std::vector<std::uint32_t> words;
-        for (const auto* counts : {&out, &in}) {
-            words.push_back(static_cast<std::uint32_t>(counts->size()));
-            for (const auto& [node, items] : *counts) words.insert(words.end(), {node, items});
-        }
-        return words;
+        TrafficReport report;
+        for (const auto& [node, items] : out) report.out.push_back({node, items});
+        for (const auto& [node, items] : in) report.in.push_back({node, items});
+        return report;
     }
 
     void report() {
         engine_.superstep([&](std::uint32_t v, auto, Engine::Outbox& outbox) {
-            const auto words = report_words(v);
-            if (words[0] != 0 || words[1 + 2 * words[0]] != 0) outbox.post(coordinator(placement_.node(v)), words);
+            const TrafficReport report = traffic(v);
+            if (!report.empty()) outbox.post(coordinator(placement_.node(v)), report.encode());
         });
     }
 
@@ -316,8 +287,8 @@ private:
     }
 
     /// Reads the reports, splits every destination node's traffic into lanes, assigns each
-    /// lane a forwarder (LPT) and tells the destination node's coordinator [node, lanes,
-    /// items per lane...].
+    /// lane a forwarder (LPT) and tells the destination node's coordinator the items of each
+    /// lane (LaneItems).
     void plan_forwarders() {
         const auto active = engine_.receivers();
         engine_.superstep(active, [&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
@@ -327,9 +298,9 @@ private:
             const auto lane_items = split_lanes(c, members_[node].size());
             assign_forwarders(c, members_[node], lane_items);
             for (const auto& [m, items] : lane_items) {
-                std::vector<std::uint32_t> words{node, static_cast<std::uint32_t>(items.size())};
-                for (const auto i : items) words.push_back(static_cast<std::uint32_t>(i));
-                outbox.post(coordinator(m), words);
+                LaneItems lanes{node, {}};
+                for (const auto i : items) lanes.items.push_back(static_cast<std::uint32_t>(i));
+                outbox.post(coordinator(m), lanes.encode());
             }
         });
     }
@@ -338,13 +309,12 @@ private:
     /// and the items the node receives.
     static void read_reports(Coordinator& c, std::span<const Message> inbox) {
         for (const Message& m : inbox) {
-            const auto& w = m.payload;
-            for (std::uint32_t i = 0; i < w[0]; ++i) {
-                c.out_load[w[1 + 2 * i]] += w[2 + 2 * i];
-                c.senders[w[1 + 2 * i]].emplace_back(m.source, w[2 + 2 * i]);
+            const TrafficReport report = TrafficReport::decode(m.payload);
+            for (const NodeItems& to : report.out) {
+                c.out_load[to.node] += to.items;
+                c.senders[to.node].emplace_back(m.source, to.items);
             }
-            const std::size_t at = 1 + 2 * w[0];
-            for (std::uint32_t i = 0; i < w[at]; ++i) c.in_total += w[at + 2 + 2 * i];
+            for (const NodeItems& from : report.in) c.in_total += from.items;
         }
     }
 
@@ -383,7 +353,7 @@ private:
     }
 
     /// Assigns a receiver to every lane arriving at the node (LPT, on top of the forwarding
-    /// load) and tells each source node's coordinator [node, receiver per lane...].
+    /// load) and tells each source node's coordinator the receiver of each lane (LaneReceivers).
     void plan_receivers() {
         std::vector<std::uint32_t> active;
         for (const auto& [v, c] : coordinators_) active.push_back(v);
@@ -394,19 +364,17 @@ private:
             std::vector<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>>>
                 jobs;  // (items, (node, lane))
             for (const Message& m : inbox) {
-                for (std::uint32_t l = 0; l < m.payload[1]; ++l) jobs.push_back({m.payload[2 + l], {m.payload[0], l}});
-                c.receivers[m.payload[0]].resize(m.payload[1]);
+                const LaneItems lanes = LaneItems::decode(m.payload);
+                for (std::uint32_t l = 0; l < lanes.items.size(); ++l)
+                    jobs.push_back({lanes.items[l], {lanes.node, l}});
+                c.receivers[lanes.node].resize(lanes.items.size());
             }
             const auto chosen = internal::longest_first(jobs, c.load);
             for (std::size_t j = 0; j < jobs.size(); ++j) {
                 c.receivers[jobs[j].second.first][jobs[j].second.second] = ranks[chosen[j]];
             }
             const std::uint32_t node = placement_.node(v);
-            for (const auto& [n, g] : c.receivers) {
-                std::vector<std::uint32_t> words{node};
-                words.insert(words.end(), g.begin(), g.end());
-                outbox.post(coordinator(n), words);
-            }
+            for (const auto& [n, g] : c.receivers) outbox.post(coordinator(n), LaneReceivers{node, g}.encode());
         });
     }
 
@@ -416,50 +384,35 @@ private:
         engine_.superstep(active, [&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             Coordinator& c = coordinators_[v];
             std::map<std::uint32_t, std::vector<std::uint32_t>> receivers_of;  // destination node -> per lane
-            for (const Message& m : inbox) receivers_of[m.payload[0]].assign(m.payload.begin() + 1, m.payload.end());
-            // Per rank of the node: [n, (node, lane, forwarder)*, n, (node, lane, receiver)*,
-            // lanes it receives].
-            struct Told {
-                std::vector<std::uint32_t> forwarders, receivers;
-                std::uint32_t receiving = 0;
-            };
-            std::map<std::uint32_t, Told> told;
+            for (const Message& m : inbox) {
+                LaneReceivers lanes = LaneReceivers::decode(m.payload);
+                receivers_of[lanes.node] = std::move(lanes.receivers);
+            }
+            std::map<std::uint32_t, Roles> told;  // per rank of the node
             for (const auto& [m, senders] : c.senders) {
                 const auto& f = c.forwarders.at(m);
                 for (std::size_t i = 0; i < senders.size(); ++i) {
                     const std::uint32_t lane = lane_of(i, senders.size(), static_cast<std::uint32_t>(f.size()));
-                    auto& list = told[senders[i].first].forwarders;
-                    list.insert(list.end(), {m, lane, f[lane]});
+                    told[senders[i].first].forwarders.push_back({m, lane, f[lane]});
                 }
                 for (std::uint32_t lane = 0; lane < f.size(); ++lane) {
-                    auto& list = told[f[lane]].receivers;
-                    list.insert(list.end(), {m, lane, receivers_of.at(m).at(lane)});
+                    told[f[lane]].receivers.push_back({m, lane, receivers_of.at(m).at(lane)});
                 }
             }
             for (const auto& [n, g] : c.receivers) {
                 for (const auto r : g) ++told[r].receiving;
             }
-            for (const auto& [r, t] : told) {
-                std::vector<std::uint32_t> words{static_cast<std::uint32_t>(t.forwarders.size() / 3)};
-                words.insert(words.end(), t.forwarders.begin(), t.forwarders.end());
-                words.push_back(static_cast<std::uint32_t>(t.receivers.size() / 3));
-                words.insert(words.end(), t.receivers.begin(), t.receivers.end());
-                words.push_back(t.receiving);
-                outbox.post(r, words);
-            }
+            for (const auto& [r, roles] : told) outbox.post(r, roles.encode());
         });
     }
 
     /// What the coordinator told v: its forwarder per node, its lanes' receivers.
     static void learn_roles(RankState& s, std::span<const Message> inbox) {
         for (const Message& m : inbox) {
-            const auto& w = m.payload;
-            for (std::uint32_t i = 0; i < w[0]; ++i) s.forwarder_for[w[1 + 3 * i]] = {w[2 + 3 * i], w[3 + 3 * i]};
-            const std::size_t at = 1 + 3 * w[0];
-            for (std::uint32_t i = 0; i < w[at]; ++i) {
-                s.receiver_for[{w[at + 1 + 3 * i], w[at + 2 + 3 * i]}] = w[at + 3 + 3 * i];
-            }
-            s.lanes_received = w[at + 1 + 3 * w[at]];
+            const Roles roles = Roles::decode(m.payload);
+            for (const LaneRank& f : roles.forwarders) s.forwarder_for[f.node] = {f.lane, f.rank};
+            for (const LaneRank& g : roles.receivers) s.receiver_for[{g.node, g.lane}] = g.rank;
+            s.lanes_received = roles.receiving;
         }
     }
 
@@ -488,7 +441,7 @@ private:
         const std::size_t place = power(radix_, digit);
         engine_.superstep([&, step, place](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             auto& held = state(v).held;
-            for (const Message& m : inbox) append_routed(m.payload, held);
+            for (const Message& m : inbox) RoutedItems::decode_into(m.payload, held);
             const auto& ranks = members_[placement_.node(v)];
             const std::size_t n = ranks.size();
             auto moving =
@@ -516,7 +469,7 @@ private:
             for (auto& [d, items] : direct) out_.add_send(v, 0, d, items_of(items));
             for (auto& [f, items] : handed) {
                 out_.add_send(v, 0, f, items_of(items));
-                outbox.post(f, to_words(items));
+                outbox.post(f, RoutedItems::encode(items));
             }
         });
     }
@@ -538,7 +491,7 @@ private:
             RankState& s = state(v);
             std::vector<Routed> held = std::move(s.held);
             s.held.clear();
-            for (const Message& m : inbox) append_routed(m.payload, held);
+            for (const Message& m : inbox) RoutedItems::decode_into(m.payload, held);
             std::erase_if(held, [&](const Routed& r) { return placement_.same_node(r.target, v); });
             // (node distance, receiver) -> items: the nearest node after v's first (see above).
             std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Routed>> per_receiver;
@@ -557,7 +510,7 @@ private:
                 for (const Routed& r : items) {
                     if (r.target != g) onward.push_back({r.target, r.origin, r.slot, r.lane, r.target});
                 }
-                if (!onward.empty()) outbox.post(g, to_words(onward));
+                if (!onward.empty()) outbox.post(g, RoutedItems::encode(onward));
                 s.items_forwarded += items.size();
             }
             s.lanes_forwarded = static_cast<std::uint32_t>(lanes.size());

@@ -464,16 +464,15 @@ private:
                     continue;
                 }
                 std::vector<Item> items;
-                std::vector<std::uint32_t> exchange{kExchange};
+                SlotPairs exchange;
                 for (const auto w : part) {
                     const std::size_t first = items.size();
                     append_items(own, w, v, items);
-                    for (std::size_t t = first; t < items.size(); ++t)
-                        exchange.insert(exchange.end(), {w, items[t].slot});
+                    for (std::size_t t = first; t < items.size(); ++t) exchange.emplace_back(w, items[t].slot);
                 }
                 if (items.empty()) continue;
                 out_.add_send(v, 0, members[i], std::move(items));
-                outbox.post(members[i], exchange);
+                outbox.post(members[i], SlotExchange::encode(kExchange, exchange));
             }
             const std::uint32_t removed[] = {kRemoved};
             outbox.multicast(common, removed);
@@ -495,7 +494,7 @@ private:
                     left.push_back(m.source);
                     continue;
                 }
-                exchanged.emplace_back(m.source, slot_pairs_from_words(m.payload.subspan(1)));
+                exchanged.emplace_back(m.source, SlotExchange::decode(m.payload));
             }
             if (!s.onloaded.empty()) {
                 const SlotPairs own = slot_pairs(topology_.out_neighbors(v));

@@ -23,9 +23,15 @@ SlotPairs slot_pairs(std::span<const std::uint32_t> targets) {
     return pairs;
 }
 
-SlotPairs slot_pairs_from_words(std::span<const std::uint32_t> words) {
+SlotPairs SlotExchange::decode(std::span<const std::uint32_t> words) {
     SlotPairs pairs;
-    for (std::size_t i = 0; i + 1 < words.size(); i += 2) pairs.emplace_back(words[i], words[i + 1]);
+    WordReader r(words);
+    r.get();  // the tag
+    r.get_list([&](WordReader& in) {
+        const std::uint32_t neighbor = in.get();
+        pairs.emplace_back(neighbor, in.get());
+    });
+    r.finish();
     std::sort(pairs.begin(), pairs.end());
     return pairs;
 }

@@ -9,6 +9,7 @@
 
 #include "nbr/compiler/engine.hpp"
 #include "nbr/compiler/pattern_builder.hpp"
+#include "nbr/compiler/words.hpp"
 #include "nbr/graphs/topology.hpp"
 
 namespace nbr::compiler::internal {
@@ -22,8 +23,18 @@ using SlotPairs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 /// @brief The pairs of a rank's out-list `targets`.
 [[nodiscard]] SlotPairs slot_pairs(std::span<const std::uint32_t> targets);
 
-/// @brief Pairs sent as flat words [neighbor, slot, neighbor, slot, ...].
-[[nodiscard]] SlotPairs slot_pairs_from_words(std::span<const std::uint32_t> words);
+/// @brief The exchange message of common-neighbor and kgroup: after the algorithm's tag, the
+/// (neighbor, slot) pairs of the items a rank sends a partner (or group member) for the
+/// common neighbors that partner serves.
+struct SlotExchange {
+    [[nodiscard]] static std::vector<std::uint32_t> encode(std::uint32_t tag, const SlotPairs& pairs) {
+        WordWriter w;
+        w.put(tag).put_list(pairs, [](WordWriter& o, const auto& p) { o.put(p.first).put(p.second); });
+        return w.take();
+    }
+    /// The pairs, sorted (the tag is the caller's: it read it to tell the message's kind).
+    static SlotPairs decode(std::span<const std::uint32_t> words);
+};
 
 /// @brief Appends the item (origin, slot) of every pair with neighbor w (duplicate edges give
 /// several).

@@ -38,30 +38,16 @@ const std::vector<SendOp>& PatternBuilder::sends(std::uint32_t rank) const {
 }
 
 void PatternBuilder::derive_receives(Engine& engine) {
-    // Announcement payload: [step, origin_1, slot_1, ..., origin_k, slot_k].
-    std::vector<std::uint32_t> payload;
     engine.superstep([&](std::uint32_t v, auto /*inbox*/, Engine::Outbox& out) {
-        for (const SendOp& op : sends_[local(v)]) {
-            payload.clear();
-            payload.push_back(op.step);
-            for (const Item& item : op.items) {
-                payload.push_back(item.origin);
-                payload.push_back(item.slot);
-            }
-            out.post(op.peer, payload);
-        }
+        for (const SendOp& op : sends_[local(v)])
+            out.post(op.peer, internal::SendAnnouncement::encode(op.step, op.items));
     });
     for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
         auto& recvs = recvs_[local(v)];
         recvs.clear();
         for (const Message& message : engine.inbox(v)) {
-            SendOp op;
-            op.step = message.payload[0];
-            op.peer = message.source;
-            for (std::size_t i = 1; i + 1 < message.payload.size(); i += 2) {
-                op.items.push_back({message.payload[i], message.payload[i + 1]});
-            }
-            recvs.push_back(std::move(op));
+            auto announced = internal::SendAnnouncement::decode(message.payload);
+            recvs.push_back({announced.step, message.source, std::move(announced.items)});
         }
         // Stable by step: within a step the inbox order (source, then posting order) stays.
         std::stable_sort(recvs.begin(), recvs.end(), [](const SendOp& a, const SendOp& b) { return a.step < b.step; });

@@ -55,18 +55,39 @@ struct Event {
     Stage stage;
 };
 
+/// The optional parts of the network model a machine states, chosen once per simulation
+/// (docs/simulate.md, "The model, exactly"): fair sharing of the receiving and the sending
+/// NIC (else first come, first served), contention on the leaf switches' uplinks, per-pair
+/// eager buffers.
+struct NetworkModels {
+    bool fair_nic_in = false;
+    bool fair_nic_out = false;
+    bool uplinks = false;
+    bool eager_buffers = false;
+};
+
+bool has_eager_buffer(const Machine& m) {
+    return std::any_of(m.link.begin(), m.link.end(), [](const LinkCost& c) { return c.eager_buffer > 0; });
+}
+
+NetworkModels models_of(const Machine& machine) {
+    return {machine.nic_sharing == NicSharing::fair, machine.nic_send_sharing == NicSharing::fair,
+            machine.uplinks_per_switch > 0, has_eager_buffer(machine)};
+}
+
 class Simulation {
 public:
     /// `program` holds `iterations` copies of a call's messages, call after call.
     Simulation(const SimProgram& program, const Machine& machine, const Placement& placement, std::uint64_t block,
                const SimOptions& options, std::uint32_t iterations)
-        : p_(program),
+        : program_(program),
+          models_(models_of(machine)),
           rule_(options.perturbation.rule),
-          K_(iterations),
-          M_(program.num_messages() / iterations),
+          calls_(iterations),
+          call_messages_(program.num_messages() / iterations),
           noise_(options.perturbation, placement),
-          m_(machine),
-          place_(placement),
+          machine_(machine),
+          placement_(placement),
           block_(block),
           copy_byte_ps_(machine.copy_byte_ps_at(block)),
           core_(cores_of(machine, placement)),
@@ -77,19 +98,20 @@ public:
           finish_depth_(program.num_ranks, 0),
           nic_out_(placement.num_nodes(), 0),
           nic_in_(placement.num_nodes(), 0),
-          shared_in_(machine.nic_sharing == NicSharing::fair ? placement.num_nodes() : 0),
-          shared_out_(machine.nic_send_sharing == NicSharing::fair ? placement.num_nodes() : 0),
-          send_tail_(shared_out_.empty() ? 0 : program.num_messages(), kUnknown),
+          shared_in_(models_.fair_nic_in ? placement.num_nodes() : 0),
+          shared_out_(models_.fair_nic_out ? placement.num_nodes() : 0),
+          send_tail_(models_.fair_nic_out ? program.num_messages() : 0, kUnknown),
           held_arrival_(send_tail_.size(), kUnknown),
-          up_(machine.uplinks_per_switch > 0 ? leaves(machine, placement) : 0, 0),
+          up_(models_.uplinks ? leaves(machine, placement) : 0, 0),
           down_(up_.size(), 0),
-          buffered_(has_eager_buffer(machine) ? program.num_messages() : 0, Buffered::no),
+          buffered_(models_.eager_buffers ? program.num_messages() : 0, Buffered::no),
           sent_at_(buffered_.size(), 0),
           pair_slot_(buffered_.size(), kUntracked),
           waiting_(program.dependencies),
           depth_(program.num_messages(), 1),
-          klass_(program.num_messages()) {
-        for (std::uint64_t i = 0; i < program.num_messages(); ++i) klass_[i] = distance(p_.src[i], p_.dst[i]);
+          class_of_(program.num_messages()) {
+        for (std::uint64_t i = 0; i < program.num_messages(); ++i)
+            class_of_[i] = distance(program_.src[i], program_.dst[i]);
         track_eager_buffers();
         check_range();
         prepare_calls();
@@ -104,8 +126,8 @@ public:
         // Sends with nothing to wait for start at time 0, before every later event (which
         // comes at time 0 or later and is inserted after them): handled at once, in order.
         // Ranks entering their first call later send theirs when they do.
-        for (std::uint32_t i = 0; i < M_; ++i) {
-            if (waiting_[i] != 0 || call_done_[slot(p_.src[i], 0)] == kUnknown) continue;
+        for (std::uint32_t i = 0; i < call_messages_; ++i) {
+            if (waiting_[i] != 0 || call_done_[slot(program_.src[i], 0)] == kUnknown) continue;
             if (!step_ready(i)) {
                 hold_send(i);
                 continue;
@@ -117,9 +139,10 @@ public:
             ++events_;
             handle(queue_.pop());
         }
-        if (delivered_ != p_.num_messages()) {
-            throw std::runtime_error("the pattern deadlocks: " + std::to_string(p_.num_messages() - delivered_) +
-                                     " of " + std::to_string(p_.num_messages()) + " messages are never delivered");
+        if (delivered_ != program_.num_messages()) {
+            throw std::runtime_error("the pattern deadlocks: " + std::to_string(program_.num_messages() - delivered_) +
+                                     " of " + std::to_string(program_.num_messages()) +
+                                     " messages are never delivered");
         }
     }
 
@@ -155,9 +178,10 @@ private:
     /// Every stage of every message and every call, one after another: no simulated time can
     /// be later (each event waits only for earlier stages and for resources busy with them).
     [[nodiscard]] double serial_bound_ps() const {
-        const double wake = m_.switch_ps * static_cast<double>(p_.num_ranks);  // (k - 1) switches, k ranks at most
-        double total = static_cast<double>(p_.num_ranks) * m_.call_ps;
-        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
+        const double wake =
+            machine_.switch_ps * static_cast<double>(program_.num_ranks);  // (k - 1) switches, k ranks at most
+        double total = static_cast<double>(program_.num_ranks) * machine_.call_ps;
+        for (std::uint32_t i = 0; i < program_.num_messages(); ++i) {
             const LinkCost& c = cost(i);
             const double b = static_cast<double>(bytes(i) + header_bytes(i));
             const auto [latency, byte] = c.latency_and_byte_ps(bytes(i));
@@ -166,12 +190,14 @@ private:
             const double overheads =
                 2 * std::max({c.send_overhead_ps, c.send_overhead_at(bytes(i)), c.send_overhead_at(header_bytes(i))}) +
                 2 * std::max({c.recv_overhead_ps, c.recv_overhead_at(bytes(i)), c.recv_overhead_at(header_bytes(i))});
-            const double cpu = overheads + c.post_recv_ps + c.overflow_recv_ps +
-                               (c.send_byte_ps + c.recv_byte_ps + 2 * copy_byte_ps_) * b +
-                               m_.copy_block_ps * (static_cast<double>(p_.units[i]) + p_.unpack_units[i]);
+            const double cpu =
+                overheads + c.post_recv_ps + c.overflow_recv_ps +
+                (c.send_byte_ps + c.recv_byte_ps + 2 * copy_byte_ps_) * b +
+                machine_.copy_block_ps * (static_cast<double>(program_.units[i]) + program_.unpack_units[i]);
             const double way = 3 * latency + c.gap_ps + byte * b + std::max(0.0, c.ack_after_receive_ps(bytes(i)));
-            const double nic = 4 * m_.nic_gap_ps + 2 * std::max(m_.nic_byte_ps, byte) * b;
-            const double up = via_uplinks(i) ? 2 * (m_.uplink_gap_ps + std::max(m_.uplink_byte_ps, byte) * b) : 0.0;
+            const double nic = 4 * machine_.nic_gap_ps + 2 * std::max(machine_.nic_byte_ps, byte) * b;
+            const double up =
+                via_uplinks(i) ? 2 * (machine_.uplink_gap_ps + std::max(machine_.uplink_byte_ps, byte) * b) : 0.0;
             total += cpu + way + nic + up + 2 * wake;
         }
         return total;
@@ -183,14 +209,10 @@ private:
         constexpr double kLimitPs = 4.6e18;
         const double bound = serial_bound_ps();
         if (!(bound <= kLimitPs)) {
-            throw std::runtime_error("machine " + m_.name + " at " + std::to_string(block_) +
+            throw std::runtime_error("machine " + machine_.name + " at " + std::to_string(block_) +
                                      " B per block: the simulated times could exceed the simulator's range "
                                      "(2^62 ps, about 53 days); the machine's costs or the block size are too large");
         }
-    }
-
-    static bool has_eager_buffer(const Machine& m) {
-        return std::any_of(m.link.begin(), m.link.end(), [](const LinkCost& c) { return c.eager_buffer > 0; });
     }
 
     [[nodiscard]] bool bufferable(std::uint32_t i) const {
@@ -202,10 +224,11 @@ private:
     /// with more than one bufferable message or one that does not fit alone (sorted by pair:
     /// no per-pair map); the others always fit and need no state.
     void track_eager_buffers() {
-        if (buffered_.empty()) return;
+        if (!models_.eager_buffers) return;
         std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed;  // (pair, message)
-        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
-            if (bufferable(i)) keyed.emplace_back(std::uint64_t{p_.src[i]} * p_.num_ranks + p_.dst[i], i);
+        for (std::uint32_t i = 0; i < program_.num_messages(); ++i) {
+            if (bufferable(i))
+                keyed.emplace_back(std::uint64_t{program_.src[i]} * program_.num_ranks + program_.dst[i], i);
         }
         std::sort(keyed.begin(), keyed.end());
         std::uint32_t pairs = 0;
@@ -224,12 +247,12 @@ private:
     /// messages arrive: by then every earlier message of the pair has been received or is
     /// waiting, so what the buffer held at the send is known.
     void buffer_on_arrive(std::uint32_t i) {
-        if (buffered_.empty() || pair_slot_[i] == kUntracked) return;
+        if (!models_.eager_buffers || pair_slot_[i] == kUntracked) return;
         const bool fits = buffers_.admit(pair_slot_[i], footprint(i), cost(i).eager_buffer, sent_at_[i]);
         buffered_[i] = fits ? Buffered::held : Buffered::overflow;
     }
     [[nodiscard]] double overflow_recv_ps(std::uint32_t i) const {
-        return !buffered_.empty() && buffered_[i] == Buffered::overflow ? cost(i).overflow_recv_ps : 0.0;
+        return models_.eager_buffers && buffered_[i] == Buffered::overflow ? cost(i).overflow_recv_ps : 0.0;
     }
     [[nodiscard]] std::uint64_t footprint(std::uint32_t i) const {
         return bytes(i) + header_bytes(i) + cost(i).eager_buffer_message;
@@ -248,7 +271,7 @@ private:
     /// Each rank's call starts with its per-call cost and the posting of all its receives
     /// (with size headers, the headers' receives; payload receives are posted on arrival).
     void start_calls() {
-        for (std::uint32_t r = 0; r < p_.num_ranks; ++r) {
+        for (std::uint32_t r = 0; r < program_.num_ranks; ++r) {
             if (const Time entry = noise_.entry_delay(r, 0); entry > 0) {
                 push(Stage::call, entry, r, 0);
                 continue;
@@ -272,7 +295,7 @@ private:
         if (trace_) trace_->call(r, core_[r], begin, cpu);
         const Time done = cpu;
         call_done_[slot(r, k)] = done;
-        for (auto j = first_root_[r]; j < first_root_[r + 1]; ++j) release(k * M_ + roots_[j], done);
+        for (auto j = first_root_[r]; j < first_root_[r + 1]; ++j) release(k * call_messages_ + roots_[j], done);
         auto early = std::move(early_[slot(r, k)]);
         for (const auto& held : early) push(held.stage, done, held.message, held.aux);
         complete(r, k, done, 0, {Op::Kind::call, r});
@@ -281,34 +304,34 @@ private:
     /// Per rank: the call's cost (per-call cost and posting its receives) and the sends that
     /// wait for no receive; per rank and call: what completes the call there.
     void prepare_calls() {
-        std::vector<double> start(p_.num_ranks, m_.call_ps);
-        std::vector<std::uint32_t> operations(p_.num_ranks, 1);  // the call
-        first_root_.assign(p_.num_ranks + 1, 0);
-        for (std::uint32_t i = 0; i < M_; ++i) {
-            start[p_.dst[i]] += cost(i).post_recv_ps;
-            ++operations[p_.src[i]];                                                   // its tail leaves
-            ++operations[p_.dst[i]];                                                   // it is received
-            if (cost(i).ack_after_receive_ps(bytes(i)) >= 0) ++operations[p_.src[i]];  // acknowledged
-            if (p_.dependencies[i] == 0) ++first_root_[p_.src[i] + 1];
+        std::vector<double> start(program_.num_ranks, machine_.call_ps);
+        std::vector<std::uint32_t> operations(program_.num_ranks, 1);  // the call
+        first_root_.assign(program_.num_ranks + 1, 0);
+        for (std::uint32_t i = 0; i < call_messages_; ++i) {
+            start[program_.dst[i]] += cost(i).post_recv_ps;
+            ++operations[program_.src[i]];                                                   // its tail leaves
+            ++operations[program_.dst[i]];                                                   // it is received
+            if (cost(i).ack_after_receive_ps(bytes(i)) >= 0) ++operations[program_.src[i]];  // acknowledged
+            if (program_.dependencies[i] == 0) ++first_root_[program_.src[i] + 1];
         }
         std::partial_sum(first_root_.begin(), first_root_.end(), first_root_.begin());
         roots_.resize(first_root_.back());
         auto next = first_root_;
-        for (std::uint32_t i = 0; i < M_; ++i) {
-            if (p_.dependencies[i] == 0) roots_[next[p_.src[i]]++] = i;
+        for (std::uint32_t i = 0; i < call_messages_; ++i) {
+            if (program_.dependencies[i] == 0) roots_[next[program_.src[i]]++] = i;
         }
-        call_cost_.resize(p_.num_ranks);
-        for (std::uint32_t r = 0; r < p_.num_ranks; ++r) call_cost_[r] = ps(start[r]);
-        outstanding_.resize(std::size_t{p_.num_ranks} * K_);
-        for (std::uint32_t r = 0; r < p_.num_ranks; ++r) {
-            for (std::uint32_t k = 0; k < K_; ++k) outstanding_[slot(r, k)] = operations[r];
+        call_cost_.resize(program_.num_ranks);
+        for (std::uint32_t r = 0; r < program_.num_ranks; ++r) call_cost_[r] = ps(start[r]);
+        outstanding_.resize(std::size_t{program_.num_ranks} * calls_);
+        for (std::uint32_t r = 0; r < program_.num_ranks; ++r) {
+            for (std::uint32_t k = 0; k < calls_; ++k) outstanding_[slot(r, k)] = operations[r];
         }
         call_end_.assign(outstanding_.size(), 0);
         call_done_.assign(outstanding_.size(), kUnknown);
         early_.resize(outstanding_.size());
     }
-    [[nodiscard]] std::size_t slot(std::uint32_t rank, std::uint32_t k) const { return std::size_t{rank} * K_ + k; }
-    [[nodiscard]] std::uint32_t iteration(std::uint32_t i) const { return i / M_; }
+    [[nodiscard]] std::size_t slot(std::uint32_t rank, std::uint32_t k) const { return std::size_t{rank} * calls_ + k; }
+    [[nodiscard]] std::uint32_t iteration(std::uint32_t i) const { return i / call_messages_; }
 
     /// Whether the receiver of message i has entered the message's call; if not, the event
     /// waits until it has (a message of the next call, or for a late rank).
@@ -323,37 +346,39 @@ private:
     // BSP one per call; a gate counts per step the receives still missing and holds the sends
     // of later steps, in the order they became ready.
     [[nodiscard]] std::uint32_t send_step(std::uint32_t i) const {
-        return p_.send_step.empty() ? 0 : p_.send_step[i % M_];
+        return program_.send_step.empty() ? 0 : program_.send_step[i % call_messages_];
     }
     [[nodiscard]] std::uint32_t recv_step(std::uint32_t i) const {
-        return p_.recv_step.empty() ? 0 : p_.recv_step[i % M_];
+        return program_.recv_step.empty() ? 0 : program_.recv_step[i % call_messages_];
     }
     [[nodiscard]] std::size_t gate_of(std::uint32_t rank, std::uint32_t i) const {
         return rule_ == ExecutionRule::bsp ? iteration(i) : slot(rank, iteration(i));
     }
 
     void prepare_step_gates() {
-        for (std::uint32_t i = 0; i < M_; ++i) steps_ = std::max({steps_, send_step(i) + 1, recv_step(i) + 1});
-        const std::size_t gates = rule_ == ExecutionRule::bsp ? K_ : std::size_t{p_.num_ranks} * K_;
+        for (std::uint32_t i = 0; i < call_messages_; ++i)
+            steps_ = std::max({steps_, send_step(i) + 1, recv_step(i) + 1});
+        const std::size_t gates = rule_ == ExecutionRule::bsp ? calls_ : std::size_t{program_.num_ranks} * calls_;
         left_.assign(gates * steps_, 0);
-        for (std::uint32_t i = 0; i < p_.num_messages(); ++i) ++left_[gate_of(p_.dst[i], i) * steps_ + recv_step(i)];
+        for (std::uint32_t i = 0; i < program_.num_messages(); ++i)
+            ++left_[gate_of(program_.dst[i], i) * steps_ + recv_step(i)];
         low_.assign(gates, 0);
         for (std::size_t g = 0; g < gates; ++g) {
             advance_low(g);
         }
         held_head_.assign(gates * steps_, kNone);
         held_tail_.assign(gates * steps_, kNone);
-        held_next_.assign(p_.num_messages(), kNone);
+        held_next_.assign(program_.num_messages(), kNone);
         if (rule_ == ExecutionRule::bsp) barrier_ = barrier_ps();
     }
 
     /// A dissemination barrier: ceil(log2 P) rounds of an empty message across the farthest
     /// distance class the placement has.
     [[nodiscard]] Time barrier_ps() const {
-        const auto rounds = static_cast<double>(std::bit_width(std::max(1U, p_.num_ranks) - 1));
+        const auto rounds = static_cast<double>(std::bit_width(std::max(1U, program_.num_ranks) - 1));
         DistanceClass far = DistanceClass::socket;
-        for (const auto k : klass_) far = std::max(far, k);
-        const LinkCost& c = m_.cost(far);
+        for (const auto k : class_of_) far = std::max(far, k);
+        const LinkCost& c = machine_.cost(far);
         return ps(rounds * (c.latency_and_byte_ps(0).first + c.send_overhead_at(0) + c.recv_overhead_at(0)));
     }
 
@@ -363,10 +388,10 @@ private:
     }
 
     [[nodiscard]] bool step_ready(std::uint32_t i) const {
-        return rule_ == ExecutionRule::event || send_step(i) <= low_[gate_of(p_.src[i], i)];
+        return rule_ == ExecutionRule::event || send_step(i) <= low_[gate_of(program_.src[i], i)];
     }
     void hold_send(std::uint32_t i) {
-        const auto at = gate_of(p_.src[i], i) * steps_ + send_step(i);
+        const auto at = gate_of(program_.src[i], i) * steps_ + send_step(i);
         if (held_tail_[at] == kNone) {
             held_head_[at] = i;
         } else {
@@ -385,7 +410,7 @@ private:
     /// Message i is received at `time`: the sends its step held may go.
     void step_received(std::uint32_t i, Time time) {
         if (rule_ == ExecutionRule::event) return;
-        const auto g = gate_of(p_.dst[i], i);
+        const auto g = gate_of(program_.dst[i], i);
         const auto s = recv_step(i);
         if (--left_[g * steps_ + s] != 0 || s != low_[g]) return;
         const auto before = low_[g];
@@ -404,39 +429,42 @@ private:
         return (place.num_nodes() + m.nodes_per_switch - 1) / m.nodes_per_switch;
     }
 
-    [[nodiscard]] DistanceClass distance(std::uint32_t a, std::uint32_t b) const { return m_.distance(place_, a, b); }
-    [[nodiscard]] bool off_node(std::uint32_t i) const { return klass_[i] >= DistanceClass::leaf; }
-    [[nodiscard]] std::uint64_t bytes(std::uint32_t i) const { return std::uint64_t{p_.units[i]} * block_; }
+    [[nodiscard]] DistanceClass distance(std::uint32_t a, std::uint32_t b) const {
+        return machine_.distance(placement_, a, b);
+    }
+    [[nodiscard]] bool off_node(std::uint32_t i) const { return class_of_[i] >= DistanceClass::leaf; }
+    [[nodiscard]] std::uint64_t bytes(std::uint32_t i) const { return std::uint64_t{program_.units[i]} * block_; }
     /// A copy of `blocks` blocks, `b` bytes in all (packing or unpacking).
     [[nodiscard]] double copy_ps(std::uint64_t b, std::uint32_t blocks) const {
-        return copy_byte_ps_ * static_cast<double>(b) + m_.copy_block_ps * static_cast<double>(blocks);
+        return copy_byte_ps_ * static_cast<double>(b) + machine_.copy_block_ps * static_cast<double>(blocks);
     }
-    [[nodiscard]] const LinkCost& cost(std::uint32_t i) const { return m_.cost(klass_[i]); }
+    [[nodiscard]] const LinkCost& cost(std::uint32_t i) const { return machine_.cost(class_of_[i]); }
     /// v-variants: the size header sent ahead of a staged message (one uint64 per block).
     [[nodiscard]] std::uint64_t header_bytes(std::uint32_t i) const {
-        return p_.size_headers && p_.packed[i] ? std::uint64_t{p_.units[i]} * sizeof(std::uint64_t) : 0;
+        return program_.size_headers && program_.packed[i] ? std::uint64_t{program_.units[i]} * sizeof(std::uint64_t)
+                                                           : 0;
     }
     /// Time a message occupies a NIC: a message never crosses the NIC faster than its
     /// class's byte time (measured point to point, through the NIC) allows.
     [[nodiscard]] Time nic_transfer(std::uint32_t i) const {
         const auto b = bytes(i);
         const auto h = header_bytes(i);
-        const double byte = std::max(m_.nic_byte_ps, cost(i).latency_and_byte_ps(b).second);
-        return ps(byte * static_cast<double>(b + h) + (h > 0 ? m_.nic_gap_ps : 0.0));
+        const double byte = std::max(machine_.nic_byte_ps, cost(i).latency_and_byte_ps(b).second);
+        return ps(byte * static_cast<double>(b + h) + (h > 0 ? machine_.nic_gap_ps : 0.0));
     }
 
     /// Time one message takes through one uplink, and the time it occupies its leaf's
     /// uplinks (shared by uplinks_per_switch of them).
     [[nodiscard]] std::pair<Time, Time> uplink_transfer(std::uint32_t i) const {
         const auto b = bytes(i) + header_bytes(i);
-        const double byte = std::max(m_.uplink_byte_ps, cost(i).latency_and_byte_ps(bytes(i)).second);
+        const double byte = std::max(machine_.uplink_byte_ps, cost(i).latency_and_byte_ps(bytes(i)).second);
         const double alone = byte * static_cast<double>(b);
-        return {ps(alone), ps((alone + m_.uplink_gap_ps) / m_.uplinks_per_switch)};
+        return {ps(alone), ps((alone + machine_.uplink_gap_ps) / machine_.uplinks_per_switch)};
     }
     /// L of message i's class at its size.
     [[nodiscard]] Time latency(std::uint32_t i) const { return ps(cost(i).latency_and_byte_ps(bytes(i)).first); }
     [[nodiscard]] bool via_uplinks(std::uint32_t i) const {
-        return m_.uplinks_per_switch > 0 && klass_[i] == DistanceClass::network;
+        return models_.uplinks && class_of_[i] == DistanceClass::network;
     }
 
     void push(Stage stage, Time time, std::uint32_t message, Time aux = 0) {
@@ -453,7 +481,7 @@ private:
         }
         const auto s = slot(rank, k);
         call_end_[s] = std::max(call_end_[s], time);
-        if (--outstanding_[s] == 0 && k + 1 < K_) {
+        if (--outstanding_[s] == 0 && k + 1 < calls_) {
             push(Stage::call, call_end_[s] + noise_.entry_delay(rank, k + 1), rank, k + 1);
         }
     }
@@ -471,14 +499,14 @@ private:
         const Time rank_tail = start + ps(byte * static_cast<double>(b));
         if (!off_node(i)) return tail ? rank_tail : rank_tail + latency(i);
         const Time x = nic_transfer(i);
-        const Time gap = ps(m_.nic_gap_ps);
-        const Time out_tail = std::max(start + x + (shared_out_.empty() ? 0 : gap), rank_tail);
+        const Time gap = ps(machine_.nic_gap_ps);
+        const Time out_tail = std::max(start + x + (!models_.fair_nic_out ? 0 : gap), rank_tail);
         if (tail) return out_tail;
-        Time in_aux = shared_out_.empty() ? out_tail : rank_tail;
+        Time in_aux = !models_.fair_nic_out ? out_tail : rank_tail;
         if (via_uplinks(i)) in_aux = std::max(start + uplink_transfer(i).first, in_aux);  // up and down alike
         const Time head = start + latency(i);
-        Time arrival = std::max(head + x + (shared_in_.empty() ? 0 : gap), in_aux + latency(i));
-        if (!shared_out_.empty()) arrival = std::max(arrival, out_tail + latency(i));
+        Time arrival = std::max(head + x + (!models_.fair_nic_in ? 0 : gap), in_aux + latency(i));
+        if (!!models_.fair_nic_out) arrival = std::max(arrival, out_tail + latency(i));
         return arrival;
     }
 
@@ -488,13 +516,16 @@ private:
             case Stage::send: on_send(e); break;
             case Stage::request: on_request(e); break;
             case Stage::inject: on_inject(e); break;
-            case Stage::nic_out: shared_out_.empty() ? on_nic_out(e) : on_nic_out_fair(e); break;
+            case Stage::nic_out: !models_.fair_nic_out ? on_nic_out(e) : on_nic_out_fair(e); break;
             case Stage::nic_out_leave: on_nic_out_leave(e); break;
-            case Stage::up: on_uplink(e, up_[place_.node(p_.src[e.message]) / m_.nodes_per_switch], Stage::down); break;
-            case Stage::down:
-                on_uplink(e, down_[place_.node(p_.dst[e.message]) / m_.nodes_per_switch], Stage::nic_in);
+            case Stage::up:
+                on_uplink(e, up_[placement_.node(program_.src[e.message]) / machine_.nodes_per_switch], Stage::down);
                 break;
-            case Stage::nic_in: shared_in_.empty() ? on_nic_in(e) : on_nic_in_fair(e); break;
+            case Stage::down:
+                on_uplink(e, down_[placement_.node(program_.dst[e.message]) / machine_.nodes_per_switch],
+                          Stage::nic_in);
+                break;
+            case Stage::nic_in: !models_.fair_nic_in ? on_nic_in(e) : on_nic_in_fair(e); break;
             case Stage::nic_in_leave: on_nic_in_leave(e); break;
             case Stage::arrive: on_arrive(e); break;
         }
@@ -502,17 +533,17 @@ private:
 
     void on_send(const Event& e) {
         const auto i = e.message;
-        const auto s = p_.src[i];
+        const auto s = program_.src[i];
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
         const auto h = header_bytes(i);
         Time& cpu = cpu_[core_[s]];
         const Time start = std::max(e.time, cpu);
-        const double pack = p_.packed[i] ? copy_ps(b, p_.units[i]) : 0.0;
+        const double pack = program_.packed[i] ? copy_ps(b, program_.units[i]) : 0.0;
         const double header = h > 0 ? c.send_overhead_at(h) + c.send_byte_ps * static_cast<double>(h) : 0.0;
         cpu = noise_.advance(s, start,
                              ps(pack) + ps(header + c.send_overhead_at(b) + c.send_byte_ps * static_cast<double>(b)));
-        if (!sent_at_.empty()) sent_at_[i] = start;
+        if (models_.eager_buffers) sent_at_[i] = start;
         if (trace_) trace_->send(i, core_[s], e.time, start, cpu);
         if (b > c.eager_limit) {
             push(Stage::request, cpu + latency(i), i);
@@ -524,7 +555,7 @@ private:
     // Rendezvous: the receiver's CPU answers the request; the data moves when the answer is back.
     void on_request(const Event& e) {
         const auto i = e.message;
-        const auto d = p_.dst[i];
+        const auto d = program_.dst[i];
         if (!entered(e, d)) return;
         const LinkCost& c = cost(i);
         Time& cpu = cpu_[core_[d]];
@@ -536,12 +567,12 @@ private:
 
     void on_inject(const Event& e) {
         const auto i = e.message;
-        const auto s = p_.src[i];
+        const auto s = program_.src[i];
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
         // Streams that cross: a message queued behind its sender's last one while its receiver
         // is injecting too moves its bytes at the exchange's rate.
-        const bool crossing = !c.concurrent_injection && inject_[s] > e.time && inject_[p_.dst[i]] > e.time;
+        const bool crossing = !c.concurrent_injection && inject_[s] > e.time && inject_[program_.dst[i]] > e.time;
         const double byte = crossing ? c.exchange_byte_ps_at(b) : c.latency_and_byte_ps(b).second;
         const auto h = header_bytes(i);
         // The header leaves first: the payload follows it after a gap.
@@ -559,12 +590,12 @@ private:
 
     void on_nic_out(const Event& e) {
         const auto i = e.message;
-        const auto node = place_.node(p_.src[i]);
+        const auto node = placement_.node(program_.src[i]);
         const Time start = std::max(e.time, nic_out_[node]);
         const Time transfer = nic_transfer(i);
-        nic_out_[node] = start + ps(m_.nic_gap_ps) + transfer;
+        nic_out_[node] = start + ps(machine_.nic_gap_ps) + transfer;
         const Time tail = std::max(start + transfer, e.aux);
-        complete(p_.src[i], iteration(i), tail, depth_[i], {Op::Kind::tail, i});
+        complete(program_.src[i], iteration(i), tail, depth_[i], {Op::Kind::tail, i});
         if (via_uplinks(i)) {
             push(Stage::up, start, i, tail);
             return;
@@ -586,10 +617,10 @@ private:
 
     void on_nic_in(const Event& e) {
         const auto i = e.message;
-        const auto node = place_.node(p_.dst[i]);
+        const auto node = placement_.node(program_.dst[i]);
         const Time start = std::max(e.time, nic_in_[node]);
         const Time transfer = nic_transfer(i);
-        nic_in_[node] = start + ps(m_.nic_gap_ps) + transfer;
+        nic_in_[node] = start + ps(machine_.nic_gap_ps) + transfer;
         arrive_off_node(i, std::max(start + transfer, e.aux));
     }
 
@@ -597,9 +628,9 @@ private:
     /// time its head arrives; its tail arrives when its share has carried it and the NIC's
     /// per-message gap.
     void on_nic_in_fair(const Event& e) {
-        const auto node = place_.node(p_.dst[e.message]);
+        const auto node = placement_.node(program_.dst[e.message]);
         auto& link = shared_in_[node];
-        link.join(e.time, static_cast<double>(nic_transfer(e.message)) + m_.nic_gap_ps, e.message, e.aux);
+        link.join(e.time, static_cast<double>(nic_transfer(e.message)) + machine_.nic_gap_ps, e.message, e.aux);
         schedule_departure(shared_in_, node, Stage::nic_in_leave);
     }
 
@@ -623,8 +654,8 @@ private:
     /// tail), its tail leaves when its share has carried it.
     void on_nic_out_fair(const Event& e) {
         const auto i = e.message;
-        const auto node = place_.node(p_.src[i]);
-        shared_out_[node].join(e.time, static_cast<double>(nic_transfer(i)) + m_.nic_gap_ps, i, e.aux);
+        const auto node = placement_.node(program_.src[i]);
+        shared_out_[node].join(e.time, static_cast<double>(nic_transfer(i)) + machine_.nic_gap_ps, i, e.aux);
         schedule_departure(shared_out_, node, Stage::nic_out_leave);
         if (via_uplinks(i)) {
             push(Stage::up, e.time, i, e.aux);
@@ -639,7 +670,7 @@ private:
         const auto job = link.leave(e.time);
         const auto i = job.message;
         const Time tail = std::max(e.time, job.aux);
-        complete(p_.src[i], iteration(i), tail, depth_[i], {Op::Kind::tail, i});
+        complete(program_.src[i], iteration(i), tail, depth_[i], {Op::Kind::tail, i});
         send_tail_[i] = tail;
         if (held_arrival_[i] != kUnknown) arrive_off_node(i, held_arrival_[i]);
         schedule_departure(shared_out_, e.message, Stage::nic_out_leave);
@@ -649,7 +680,7 @@ private:
     /// with a fair sending NIC, not before its tail left the sending NIC plus the latency
     /// (held until that is known).
     void arrive_off_node(std::uint32_t i, Time t) {
-        if (shared_out_.empty()) {
+        if (!models_.fair_nic_out) {
             push(Stage::arrive, t, i);
         } else if (send_tail_[i] == kUnknown) {
             held_arrival_[i] = t;
@@ -660,11 +691,11 @@ private:
 
     void on_arrive(const Event& e) {
         const auto i = e.message;
-        const auto d = p_.dst[i];
+        const auto d = program_.dst[i];
         if (!entered(e, d)) return;
         const auto b = bytes(i);
         const LinkCost& c = cost(i);
-        const double unpack = copy_ps(std::uint64_t{p_.unpack_units[i]} * block_, p_.unpack_units[i]);
+        const double unpack = copy_ps(std::uint64_t{program_.unpack_units[i]} * block_, program_.unpack_units[i]);
         // With a size header: its completion, then posting the payload's receive.
         const auto h = header_bytes(i);
         const double header =
@@ -677,17 +708,18 @@ private:
             ps(header) + ps(c.recv_overhead_at(b) + overflow_recv_ps(i) + c.recv_byte_ps * static_cast<double>(b)) +
                 ps(unpack));
         cpu = done;
-        if (!buffered_.empty() && buffered_[i] == Buffered::held) buffers_.release(pair_slot_[i], footprint(i), done);
+        if (models_.eager_buffers && buffered_[i] == Buffered::held)
+            buffers_.release(pair_slot_[i], footprint(i), done);
         if (trace_) trace_->receive(i, core_[d], e.time, start, done);
         ++delivered_;
         complete(d, iteration(i), done, depth_[i], {Op::Kind::receive, i});
         // The transport acknowledges once the message is in the receive buffer: before libnbr
         // unpacks it.
         if (const double ack = c.ack_after_receive_ps(b); ack >= 0) {
-            complete(p_.src[i], iteration(i), done - ps(unpack) + ps(ack), depth_[i], {Op::Kind::ack, i});
+            complete(program_.src[i], iteration(i), done - ps(unpack) + ps(ack), depth_[i], {Op::Kind::ack, i});
         }
-        for (auto k = p_.first_dependent[i]; k < p_.first_dependent[i + 1]; ++k) {
-            const auto next = p_.dependents[k];
+        for (auto k = program_.first_dependent[i]; k < program_.first_dependent[i + 1]; ++k) {
+            const auto next = program_.dependents[k];
             if (--waiting_[next] == 0) {
                 depth_[next] = depth_[i] + 1;  // the receive that released it is on its critical path
                 if (trace_) trace_->released(next, i);
@@ -697,13 +729,14 @@ private:
         step_received(i, done);
     }
 
-    const SimProgram& p_;
+    const SimProgram& program_;
+    const NetworkModels models_;  // which of the optional network models the machine states
     ExecutionRule rule_;
-    std::uint32_t K_;  // calls back to back
-    std::uint32_t M_;  // messages per call
+    std::uint32_t calls_;          // calls back to back
+    std::uint32_t call_messages_;  // messages per call
     internal::CpuNoise noise_;
-    const Machine& m_;
-    const Placement& place_;
+    const Machine& machine_;
+    const Placement& placement_;
     std::uint64_t block_;
     double copy_byte_ps_;              ///< the machine's copy per byte at this block size
     std::vector<std::uint32_t> core_;  // per rank
@@ -724,7 +757,7 @@ private:
     std::vector<std::uint32_t> pair_slot_;  // per message: its pair's buffer, or kUntracked (always fits)
     internal::EagerBuffers buffers_;
     std::vector<std::uint32_t> waiting_, depth_;
-    std::vector<DistanceClass> klass_;
+    std::vector<DistanceClass> class_of_;
     internal::MonotoneEventQueue<Event> queue_;
     std::unique_ptr<internal::PathTrace> trace_;  // with SimOptions::critical_path
     // Calls: per rank, the call's CPU cost and its sends waiting for no receive (of call 0);
@@ -789,7 +822,7 @@ double quantile(const std::vector<Time>& sorted, double q) {
 SimResult Simulation::result() const {
     SimResult r;
     r.bytes = block_;
-    r.messages = p_.num_messages();
+    r.messages = program_.num_messages();
     r.events = events_;
     r.finish_us.reserve(finish_.size());
     for (const Time t : finish_) r.finish_us.push_back(us(t));
@@ -809,19 +842,19 @@ SimResult Simulation::result() const {
         r.completion_p99_us = quantile(sorted, 0.99);
         if (trace_) {
             r.path = trace_->walk(
-                r.last_rank, finish_[r.last_rank], wake_, p_.src, p_.dst, klass_,
+                r.last_rank, finish_[r.last_rank], wake_, program_.src, program_.dst, class_of_,
                 [this](std::uint32_t i) { return bytes(i); },
                 [this](std::uint32_t i, bool tail) { return unloaded(i, tail); });
         }
     }
     // Traffic by distance class, per sending rank.
-    std::vector<std::array<std::uint64_t, 2 * kDistanceClasses>> per_rank(p_.num_ranks);
-    for (std::uint32_t i = 0; i < p_.num_messages(); ++i) {
-        const auto k = static_cast<std::size_t>(klass_[i]);
-        per_rank[p_.src[i]][2 * k] += 1;
-        per_rank[p_.src[i]][2 * k + 1] += bytes(i);
+    std::vector<std::array<std::uint64_t, 2 * kDistanceClasses>> per_rank(program_.num_ranks);
+    for (std::uint32_t i = 0; i < program_.num_messages(); ++i) {
+        const auto k = static_cast<std::size_t>(class_of_[i]);
+        per_rank[program_.src[i]][2 * k] += 1;
+        per_rank[program_.src[i]][2 * k + 1] += bytes(i);
     }
-    const double n = std::max<double>(1, p_.num_ranks);
+    const double n = std::max<double>(1, program_.num_ranks);
     for (const auto& counts : per_rank) {
         for (std::size_t k = 0; k < kDistanceClasses; ++k) {
             auto& t = r.traffic[k];

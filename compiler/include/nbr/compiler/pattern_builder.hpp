@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "nbr/compiler/engine.hpp"
+#include "nbr/compiler/words.hpp"
 #include "nbr/graphs/topology.hpp"
 #include "nbr_pattern.pb.h"
 
@@ -23,6 +24,37 @@ struct SendOp {
     std::uint32_t peer = 0;
     std::vector<Item> items;
 };
+
+namespace internal {
+
+/// @brief derive_receives' message: a send's step and items, told to its peer, which records
+/// the matching receive.
+struct SendAnnouncement {
+    std::uint32_t step = 0;
+    std::vector<Item> items;
+
+    [[nodiscard]] static std::vector<std::uint32_t> encode(std::uint32_t step, std::span<const Item> items) {
+        WordWriter w;
+        w.put(step).put_list(items, [](WordWriter& o, const Item& i) { o.put(i.origin).put(i.slot); });
+        return w.take();
+    }
+    static SendAnnouncement decode(std::span<const std::uint32_t> words) {
+        SendAnnouncement a;
+        WordReader r(words);
+        a.step = r.get();
+        r.get_list([&](WordReader& in) {
+            Item i;
+            i.origin = in.get();
+            i.slot = in.get();
+            a.items.push_back(i);
+        });
+        r.finish();
+        return a;
+    }
+    friend bool operator==(const SendAnnouncement&, const SendAnnouncement&) = default;
+};
+
+}  // namespace internal
 
 /// @brief Collects the send operations algorithms choose for the local virtual ranks and
 /// turns them into RankPattern messages. Algorithms only decide sends: the matching
