@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Regenerates the tables and plots of the studies whose data are kept, and the generated parts
-of docs/performance.md, from the data alone (bench/STUDY/results).
+of docs/performance.md and of the studies' READMEs, from the data alone (bench/STUDY/results).
 
   usage: python3 bench/report.py [--check]
 
 Each study's table.py turns its results/ into its tables (results/*.md), as it does at the end
-of its run.sh. docs/performance.md holds blocks
+of its run.sh. docs/performance.md and bench/STUDY/README.md hold blocks
 
     <!-- report: STUDY/results/FILE.md -->  ...  <!-- end report -->
 
@@ -26,39 +26,39 @@ ROOT = BENCH.parent
 DOC = ROOT / "docs" / "performance.md"
 PLOTS = ROOT / "docs" / "plots"
 
-# Per study: table.py's arguments (relative to the study's folder) and the file its output is.
-TABLES = {
-    "bound_table": (["results/bound.csv"], "results/bound.md"),
-    "measure_real": (["results/measure_real.txt"], "results/measure_real.md"),
-    "segment_real": (["results/segment_real.txt"], "results/segment_real.md"),
-    "smpi_segment": (["results/segment.csv"], "results/segment.md"),
-    "noise_table": (["results"], "results/table.md"),
-    "noise_real": (["results"], "results/noise_real.md"),
-    "open_grid": (["results", "niagara"], "results/table.md"),
-    "cache_cost": (["results"], "results/cache_cost.md"),
-    "apps": (["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
-}
+# (study, table.py's arguments relative to the study's folder, the file its output is).
+TABLES = [
+    ("bound_table", ["results/bound.csv"], "results/bound.md"),
+    ("measure_real", ["results/measure_real.txt"], "results/measure_real.md"),
+    ("segment_real", ["results/segment_real.txt"], "results/segment_real.md"),
+    ("smpi_segment", ["results/segment.csv"], "results/segment.md"),
+    ("smpi_segment", ["results/512/segment.csv"], "results/512/segment.md"),
+    ("smpi_segment", ["results/1024/segment.csv"], "results/1024/segment.md"),
+    ("noise_table", ["results"], "results/table.md"),
+    ("noise_real", ["results"], "results/noise_real.md"),
+    ("open_grid", ["results", "niagara"], "results/table.md"),
+    ("cache_cost", ["results"], "results/cache_cost.md"),
+    ("apps", ["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
+]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)
 
 
-def study_table(study):
+def study_table(study, args):
     """What the study's table.py prints for its kept data."""
-    args, _ = TABLES[study]
     folder = BENCH / study
     return subprocess.run([sys.executable, str(folder / "table.py"), *[str(folder / a) if a.startswith("results") else a for a in args]],
                           check=True, capture_output=True, text=True, cwd=folder).stdout
 
 
-def performance_doc(tables):
-    """docs/performance.md with every report block holding its file's current contents."""
+def filled(doc, tables):
+    """The document `doc` with every report block holding its file's current contents."""
     def fill(match):
         path = match.group("file")
-        study, file = path.split("/", 1)
-        if study not in TABLES or TABLES[study][1] != file:
-            raise SystemExit(f"docs/performance.md: report block {path}: no such generated table (bench/report.py)")
+        if path not in tables:
+            raise SystemExit(f"{doc.relative_to(ROOT)}: report block {path}: no such generated table (bench/report.py)")
         return match.group(1) + tables[path] + match.group(4)
-    return BLOCK.sub(fill, DOC.read_text())
+    return BLOCK.sub(fill, doc.read_text())
 
 
 def bound_plot():
@@ -102,11 +102,12 @@ def main():
         raise SystemExit(__doc__)
     wanted = {}
     tables = {}
-    for study, (_, file) in TABLES.items():
-        text = study_table(study)
+    for study, args, file in TABLES:
+        text = study_table(study, args)
         tables[f"{study}/{file}"] = text
         wanted[BENCH / study / file] = text
-    wanted[DOC] = performance_doc(tables)
+    for doc in [DOC, *sorted(BENCH.glob("*/README.md"))]:
+        wanted[doc] = filled(doc, tables)
     wanted[PLOTS / "bound.svg"] = bound_plot()
     stale = [path for path, text in wanted.items() if not path.exists() or path.read_text() != text]
     if check:

@@ -89,10 +89,34 @@ void check_range(const std::string& name, const char* what, std::uint32_t value,
                                 std::to_string(value));
 }
 
+/// Takes a trailing "-segSIZE" (SIZE: 1 to 8 digits and an optional K, M or G) off `rest`:
+/// its bytes, or nullopt, `rest` untouched, if it has none.
+std::optional<std::uint64_t> take_segment(const std::string& name, std::string& rest) {
+    const std::size_t at = rest.rfind("-seg");
+    if (at == std::string::npos) return std::nullopt;
+    std::string size = rest.substr(at + 4);
+    unsigned shift = 0;
+    if (!size.empty() && (size.back() == 'K' || size.back() == 'M' || size.back() == 'G')) {
+        shift = size.back() == 'K' ? 10 : size.back() == 'M' ? 20 : 30;
+        size.pop_back();
+    }
+    if (size.empty() || size.size() > 8 || size.find_first_not_of("0123456789") != std::string::npos) {
+        return std::nullopt;
+    }
+    const std::uint64_t bytes = std::stoull(size) << shift;
+    if (bytes == 0) throw std::invalid_argument(name + ": the segment size must be above 0");
+    rest.erase(at);
+    return bytes;
+}
+
 /// The configuration after the algorithm's name: `rest` is what follows it.
 std::optional<Configuration> parse_suffix(const std::string& name, AlgorithmKind kind, std::string rest) {
     Configuration out;
     out.kind = kind;
+    out.segment_bytes = take_segment(name, rest);
+    if (out.segment_bytes && kind == AlgorithmKind::naive) {
+        throw std::invalid_argument(name + ": naive forwards nothing, so it has no segments");
+    }
     if (kind == AlgorithmKind::kgroup && !rest.empty()) {
         out.group_size = take_number(rest, "-k");
         if (!out.group_size) return std::nullopt;

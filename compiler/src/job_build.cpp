@@ -119,6 +119,7 @@ JobBuildReport build_single(MPI_Comm comm, const Topology& topology, const Place
     CompileOptions compile_options;
     compile_options.algorithm = configuration->kind;
     configuration->apply(compile_options.algorithm_options);
+    compile_options.segment_bytes = configuration->segment_bytes.value_or(0);
     compile_options.algorithm_options.placement = placement;
     compile_options.output = entry;
     compile_options.quiet = true;

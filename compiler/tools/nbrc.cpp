@@ -284,6 +284,9 @@ int run_compile(const Options& o) {
     options.source = o.source.empty() ? o.input : o.source;
     options.layout = o.layout;
     options.segment_bytes = segment_bytes(o);
+    if (const auto c = nbr::compiler::parse_configuration(o.algorithm); c && c->segment_bytes) {
+        options.segment_bytes = *c->segment_bytes;  // --algo NAME-segSIZE (resolve_algorithm refused --segment too)
+    }
     const auto report = nbr::compiler::compile(MPI_COMM_WORLD, topology, options);
     if (!radix_note.empty()) print_note(radix_note);
     for (const auto& note : report.notes) print_note(note);

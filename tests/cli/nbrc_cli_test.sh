@@ -72,6 +72,12 @@ expect 0 '"segment_blocks": 4' -- $nbrc simulate sg --machine niagara --sizes 25
 expect 2 "--segment needs one size above 0" -- $nbrc compile random.el --segment 0 -o sg2
 expect 2 "--segment needs one size above 0" -- $nbrc compile random.el --segment 1K,2K -o sg2
 expect 2 "--segment is for one algorithm" -- $nbrc compile random.el --algo auto --machine niagara --segment 1K -o sg2
+# --algo NAME-segSIZE (the names auto gives its segmented candidates) compiles what
+# --algo NAME --segment SIZE does, byte for byte; not both, and naive has nothing to segment.
+expect 0 "" -- $nbrc compile random.el --algo distance-halving-seg1K --ranks-per-node 4 --ranks-per-socket 2 -q -o sg3
+if diff -r sg sg3 >/dev/null; then pass; else fail "--algo distance-halving-seg1K differs from --segment 1K"; fi
+expect 2 "already sets --segment" -- $nbrc compile random.el --algo hierarchical-seg1K --segment 1K -o sg2
+expect 2 "naive forwards nothing" -- $nbrc compile random.el --algo naive-seg1K -o sg2
 expect 2 "--layout" -- $nbrc compile moore.el -o k3 --layout zip
 expect 0 "" -- $nbrc compile random.el --algo auto --machine niagara --sizes 1,4K -q --layout packed -o ak
 expect 0 "variants, each proven" -- $nbrc verify ak --topology random.el

@@ -719,9 +719,37 @@ TEST(AutoCandidates, AConfigurationNameFixesOnlyWhatItSpells) {
         << "a manifest without aggregate_by: by node";
     EXPECT_EQ(nbr::compiler::configuration_of("kgroup", {}), "kgroup");
     EXPECT_EQ(nbr::compiler::configuration_of("future-algorithm", {}), "future-algorithm");
-    for (const char* name : {"kgroup-k1", "kgroup-k1025", "hierarchical-bruck-r0", "hierarchical-bruck-r1",
-                             "hierarchical-cube-k1", "hierarchical-bruck-r16777217"}) {
+    for (const char* name :
+         {"kgroup-k1", "kgroup-k1025", "hierarchical-bruck-r0", "hierarchical-bruck-r1", "hierarchical-cube-k1",
+          "hierarchical-bruck-r16777217", "naive-seg16K", "hierarchical-seg0"}) {
         EXPECT_THROW((void)parse_configuration(name), std::invalid_argument) << name;
+    }
+}
+
+TEST(AutoCandidates, ASegmentSuffixNamesSegmentedForwarding) {
+    using nbr::compiler::parse_configuration;
+    EXPECT_EQ(parse_configuration("hierarchical")->segment_bytes, std::nullopt);
+    EXPECT_EQ(parse_configuration("hierarchical-seg16K")->segment_bytes, 16384U);
+    EXPECT_EQ(parse_configuration("distance-halving-seg4096")->segment_bytes, 4096U);
+    EXPECT_EQ(parse_configuration("common-neighbor-seg2G")->segment_bytes, std::uint64_t{2} << 30);
+    const auto c = parse_configuration("hierarchical-cube-k0-bruck-r3-seg1M");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->node_radix, 0U);
+    EXPECT_EQ(c->intra_radix, 3U);
+    EXPECT_EQ(c->segment_bytes, std::uint64_t{1} << 20);
+    EXPECT_EQ(parse_configuration("kgroup-k3-aware-seg64K")->group_size, 3U);
+    // Every segmented candidate auto names is a name --algo takes, with its size.
+    nbr::compiler::AlgorithmOptions base;
+    base.placement = nbr::Placement::block(64, 8, 4);
+    for (const auto& candidate : nbr::compiler::segmented_candidates(nbr::compiler::auto_candidates(base), 16384)) {
+        const auto parsed = parse_configuration(candidate.name);
+        ASSERT_TRUE(parsed) << candidate.name;
+        EXPECT_EQ(parsed->kind, candidate.kind) << candidate.name;
+        EXPECT_EQ(parsed->segment_bytes, candidate.segment_bytes) << candidate.name;
+    }
+    for (const char* name : {"hierarchical-seg", "hierarchical-segK", "hierarchical-seg16T", "hierarchical-seg-16K",
+                             "hierarchical-seg16K-bruck-r3", "hierarchical-seg123456789"}) {
+        EXPECT_FALSE(parse_configuration(name)) << "'" << name << "' follows none of the forms";
     }
 }
 

@@ -109,6 +109,9 @@ struct Configuration {
     std::optional<std::uint32_t> node_radix;   ///< -cube-kK: across nodes along a cube of radix K (0: one round)
     std::optional<std::uint32_t> intra_radix;  ///< -bruck-rR: inside the node in Bruck rounds of radix R
     bool by_socket = false;                    ///< hierarchical-socket: aggregation by socket
+    /// -segSIZE (last, any algorithm but naive): segmented forwarding in segments of SIZE bytes
+    /// (K, M, G suffixes; CompileOptions::segment_bytes, `nbrc compile --segment`).
+    std::optional<std::uint64_t> segment_bytes;
 
     /// @brief Sets the options the name spells.
     void apply(AlgorithmOptions& options) const;

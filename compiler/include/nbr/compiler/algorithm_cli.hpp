@@ -97,7 +97,8 @@ inline void add_algorithm_options(CLI::App* app, AlgorithmOptions& options) {
 }
 
 /// @brief Adds `--algo NAME` to `app`: an algorithm, a configuration name (parse_configuration:
-/// `kgroup-k3-aware`, `hierarchical-cube-k0-bruck-r7`, the names auto gives its candidates) or
+/// `kgroup-k3-aware`, `hierarchical-cube-k0-bruck-r7`, `hierarchical-seg16K`, the names auto
+/// gives its candidates) or
 /// one of `extra` (nbrc's `auto`). Resolve it after parsing with resolve_algorithm.
 inline CLI::Option* add_algorithm_name_option(CLI::App* app, std::string& name, const std::vector<std::string>& extra,
                                               const std::string& description) {
@@ -112,7 +113,8 @@ inline CLI::Option* add_algorithm_name_option(CLI::App* app, std::string& name, 
             return error.what();
         }
         return "unknown algorithm '" + value + "': one of " + names +
-               ", or a configuration kgroup-kK[-aware], hierarchical[-socket][-cube-kK][-bruck-rR]";
+               ", or a configuration kgroup-kK[-aware], hierarchical[-socket][-cube-kK][-bruck-rR], each "
+               "with -segSIZE for segmented forwarding";
     };
     return app->add_option("--algo", name, description)->check(CLI::Validator(check, "NAME"))->capture_default_str();
 }
@@ -137,6 +139,7 @@ inline AlgorithmKind resolve_algorithm(const CLI::App& app, const std::string& n
     refuse(configuration->by_socket, {"--aggregate-by"});
     refuse(configuration->node_radix.has_value(), {"--across-nodes", "--node-radix"});
     refuse(configuration->intra_radix.has_value(), {"--intra-node", "--radix"});
+    refuse(configuration->segment_bytes.has_value(), {"--segment"});
     configuration->apply(options);
     return configuration->kind;
 }
