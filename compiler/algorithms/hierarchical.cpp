@@ -108,12 +108,15 @@ std::size_t power(std::size_t radix, std::uint32_t digit) {
     return place;
 }
 
-class HierarchicalRun {
-public:
+/// What lanes and the cube of nodes share: the nodes (the placement's groups) and their ranks,
+/// every local rank's state, the Bruck rounds inside a node, the direct delivery and the
+/// statistics.
+class NodeRouting {
+protected:
     /// `placement`: the groups the pattern aggregates by (nodes, or sockets as nodes); `where`:
     /// where the ranks run, for the statistics.
-    HierarchicalRun(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement,
-                    const Placement& where, const HierarchicalShape& shape)
+    NodeRouting(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement,
+                const Placement& where, const HierarchicalShape& shape)
         : engine_(engine),
           topology_(topology),
           out_(out),
@@ -121,7 +124,6 @@ public:
           where_(where),
           intra_(shape.intra),
           radix_(shape.radix),
-          across_(shape.across),
           first_(engine.local_begin()),
           states_(engine.local_count()),
           members_(placement.num_nodes()),
@@ -139,46 +141,6 @@ public:
             nodes_.push_back(node);
         }
         rounds_ = bruck_rounds(largest, radix_);
-        node_radix_ = shape.node_radix == 0 ? std::max<std::size_t>(nodes_.size(), 2) : shape.node_radix;
-        node_rounds_ = bruck_rounds(nodes_.size(), node_radix_);
-    }
-
-    /// Direct: steps 0 (hand off), 1 (forward), 2 (deliver). Bruck: steps 0..R-1 (hand-off
-    /// rounds), R (forward), R+1..2R (delivery rounds), R = ⌈log_r(largest node)⌉.
-    void execute() {
-        if (across_ == AcrossNodes::cube) {
-            execute_cube();
-            return;
-        }
-        report();
-        plan_forwarders();
-        plan_receivers();
-        inform();
-        if (intra_ == IntraNode::direct) {
-            hand_off();
-            forward(1);
-            deliver_held(2);
-        } else {
-            hand_off_held();
-            for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(k, k);
-            forward(rounds_);
-            for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(rounds_ + 1 + k, k);
-        }
-        record_metrics();
-    }
-
-private:
-    /// Cube: steps 0..D−1 across nodes (D = ⌈log_k m⌉), then the delivery: direct in step D
-    /// (edges inside the node directly in step 0), or Bruck rounds in steps D..D+R−1.
-    void execute_cube() {
-        start_cube();
-        for (std::uint32_t t = 0; t < node_rounds_; ++t) cube_round(t);
-        if (intra_ == IntraNode::direct) {
-            deliver_held(node_rounds_);
-        } else {
-            for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(node_rounds_ + k, k);
-        }
-        record_metrics();
     }
 
     RankState& state(std::uint32_t v) { return states_[v - first_]; }
@@ -189,51 +151,6 @@ private:
         std::sort(items.begin(), items.end());
         out_.add_send(v, step, peer, items_of(items));
         outbox.post(peer, RoutedItems::encode(items));
-    }
-
-    /// Cube: every item starts held at its origin, its next stop inside a node its destination.
-    /// Self-loops are sent at once, in step 0; with direct delivery so are the edges inside the
-    /// node.
-    void start_cube() {
-        engine_.superstep([&](std::uint32_t v, auto, auto&) {
-            RankState& s = state(v);
-            std::vector<Routed> self;
-            std::map<std::uint32_t, std::vector<Routed>> direct;
-            const auto targets = topology_.out_neighbors(v);
-            for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
-                const std::uint32_t d = targets[slot];
-                const Routed item{d, v, slot, 0, d};
-                if (d == v) {
-                    self.push_back(item);
-                } else if (intra_ == IntraNode::direct && placement_.same_node(d, v)) {
-                    direct[d].push_back(item);
-                } else {
-                    s.held.push_back(item);
-                }
-            }
-            if (!self.empty()) out_.add_send(v, 0, v, items_of(self));
-            for (auto& [d, items] : direct) out_.add_send(v, 0, d, items_of(items));
-        });
-    }
-
-    /// Cube round t (step t): items whose node distance has base-k digit t = j ≠ 0 go to the
-    /// rank of v's node index on the node j·k^t further, one message per j.
-    void cube_round(std::uint32_t t) {
-        const std::size_t place = power(node_radix_, t);
-        engine_.superstep([&, t, place](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
-            RankState& s = state(v);
-            for (const Message& m : inbox) RoutedItems::decode_into(m.payload, s.held);
-            const std::size_t m = nodes_.size();
-            const std::size_t here = node_index_[placement_.node(v)];
-            auto moving =
-                take_digit(s.held, place, node_radix_, [&](const Routed& r) { return node_distance(v, r.target); });
-            for (auto& [j, items] : moving) {
-                const auto& ranks = members_[nodes_[(here + j * place) % m]];
-                const std::uint32_t partner = ranks[index_[v] % ranks.size()];
-                for (const Routed& r : items) s.items_forwarded += r.origin != v ? 1 : 0;
-                send_held(v, t, partner, items, outbox);
-            }
-        });
     }
 
     /// Direct delivery in `step` (lanes: step 2, by the receivers; cube: after the rounds): one
@@ -253,6 +170,97 @@ private:
         });
     }
 
+    /// One round of Bruck's index scheme inside every node, radix r: a rank sends the items
+    /// whose distance to their next stop (in node indices, cyclically) has digit `digit` = j ≠ 0
+    /// in base r to the rank j·r^digit indices after it, one message per j; the others stay.
+    void bruck_round(std::uint32_t step, std::uint32_t digit) {
+        const std::size_t place = power(radix_, digit);
+        engine_.superstep([&, step, place](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
+            auto& held = state(v).held;
+            for (const Message& m : inbox) RoutedItems::decode_into(m.payload, held);
+            const auto& ranks = members_[placement_.node(v)];
+            const std::size_t n = ranks.size();
+            auto moving =
+                take_digit(held, place, radix_, [&](const Routed& r) { return (index_[r.via] + n - index_[v]) % n; });
+            for (auto& [j, items] : moving) send_held(v, step, ranks[(index_[v] + j * place) % n], items, outbox);
+        });
+    }
+
+    /// How many nodes (with ranks, cyclically in node order) w's node lies after v's.
+    [[nodiscard]] std::uint32_t node_distance(std::uint32_t v, std::uint32_t w) const {
+        const auto m = static_cast<std::uint32_t>(nodes_.size());
+        return (node_index_[placement_.node(w)] + m - node_index_[placement_.node(v)]) % m;
+    }
+
+    /// Per rank: messages by distance class, the items it puts on the network, its roles.
+    void record_metrics() {
+        for (std::uint32_t v = engine_.local_begin(); v < engine_.local_end(); ++v) {
+            const RankState& s = state(v);
+            double off_node = 0, on_node = 0, on_socket = 0, items_off_node = 0;
+            for (const auto& op : out_.sends(v)) {
+                if (!where_.same_node(v, op.peer)) {
+                    ++off_node;
+                    items_off_node += static_cast<double>(op.items.size());
+                } else {
+                    ++(where_.same_socket(v, op.peer) ? on_socket : on_node);
+                }
+            }
+            out_.add_metric(v, "sends_off_node", off_node);
+            out_.add_metric(v, "sends_other_socket", on_node);
+            out_.add_metric(v, "sends_same_socket", on_socket);
+            out_.add_metric(v, "items_off_node", items_off_node);
+            out_.add_metric(v, "lanes_forwarded", s.lanes_forwarded);
+            out_.add_metric(v, "lanes_received", s.lanes_received);
+            out_.add_metric(v, "items_forwarded", static_cast<double>(s.items_forwarded));
+        }
+    }
+
+    Engine& engine_;
+    const Topology& topology_;
+    PatternBuilder& out_;
+    const Placement& placement_;  // the groups aggregated by
+    const Placement& where_;      // where the ranks run
+    IntraNode intra_;
+    std::size_t radix_;  // of the Bruck rounds
+    std::uint32_t first_;
+    std::vector<RankState> states_;
+    std::vector<std::vector<std::uint32_t>> members_;  // node -> its ranks, increasing
+    std::vector<std::uint32_t> index_;                 // rank -> its index among its node's ranks
+    std::uint32_t rounds_ = 0;                         // Bruck rounds: ⌈log_r(largest node)⌉
+    std::vector<std::uint32_t> node_index_;            // node -> its index among the nodes with ranks
+    std::vector<std::uint32_t> nodes_;                 // the nodes with ranks, increasing
+};
+
+/// Across nodes in lanes: coordinators split every node pair's traffic into lanes and assign
+/// their forwarders and receivers (report, forwarders, receivers, inform), then the items go
+/// hand-off, forward, deliver (the file's comment).
+class LanesRun : public NodeRouting {
+public:
+    LanesRun(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement,
+             const Placement& where, const HierarchicalShape& shape)
+        : NodeRouting(engine, topology, out, placement, where, shape) {}
+
+    /// Direct: steps 0 (hand off), 1 (forward), 2 (deliver). Bruck: steps 0..R-1 (hand-off
+    /// rounds), R (forward), R+1..2R (delivery rounds), R = ⌈log_r(largest node)⌉.
+    void execute() {
+        report();
+        plan_forwarders();
+        plan_receivers();
+        inform();
+        if (intra_ == IntraNode::direct) {
+            hand_off();
+            forward(1);
+            deliver_held(2);
+        } else {
+            hand_off_held();
+            for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(k, k);
+            forward(rounds_);
+            for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(rounds_ + 1 + k, k);
+        }
+        record_metrics();
+    }
+
+private:
     [[nodiscard]] std::uint32_t coordinator(std::uint32_t node) const { return members_[node].front(); }
 
     /// What v sends to and receives from other nodes, by node.
@@ -416,40 +424,6 @@ private:
         }
     }
 
-    /// Bruck: every item starts held at its origin, its next stop its destination (inside the
-    /// node) or its lane's forwarder; self-loops are sent at once, in step 0.
-    void hand_off_held() {
-        engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, auto&) {
-            RankState& s = state(v);
-            learn_roles(s, inbox);
-            std::vector<Routed> self;
-            const auto targets = topology_.out_neighbors(v);
-            for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
-                const std::uint32_t d = targets[slot];
-                const std::uint32_t m = placement_.node(d);
-                const auto [lane, via] = m == placement_.node(v) ? std::pair{0U, d} : s.forwarder_for.at(m);
-                (d == v ? self : s.held).push_back({d, v, slot, lane, via});
-            }
-            if (!self.empty()) out_.add_send(v, 0, v, items_of(self));
-        });
-    }
-
-    /// One round of Bruck's index scheme inside every node, radix r: a rank sends the items
-    /// whose distance to their next stop (in node indices, cyclically) has digit `digit` = j ≠ 0
-    /// in base r to the rank j·r^digit indices after it, one message per j; the others stay.
-    void bruck_round(std::uint32_t step, std::uint32_t digit) {
-        const std::size_t place = power(radix_, digit);
-        engine_.superstep([&, step, place](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
-            auto& held = state(v).held;
-            for (const Message& m : inbox) RoutedItems::decode_into(m.payload, held);
-            const auto& ranks = members_[placement_.node(v)];
-            const std::size_t n = ranks.size();
-            auto moving =
-                take_digit(held, place, radix_, [&](const Routed& r) { return (index_[r.via] + n - index_[v]) % n; });
-            for (auto& [j, items] : moving) send_held(v, step, ranks[(index_[v] + j * place) % n], items, outbox);
-        });
-    }
-
     /// Step 0: edges inside the node directly, the others to their lane's forwarder.
     void hand_off() {
         engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
@@ -474,10 +448,22 @@ private:
         });
     }
 
-    /// How many nodes (with ranks, cyclically in node order) w's node lies after v's.
-    [[nodiscard]] std::uint32_t node_distance(std::uint32_t v, std::uint32_t w) const {
-        const auto m = static_cast<std::uint32_t>(nodes_.size());
-        return (node_index_[placement_.node(w)] + m - node_index_[placement_.node(v)]) % m;
+    /// Bruck: every item starts held at its origin, its next stop its destination (inside the
+    /// node) or its lane's forwarder; self-loops are sent at once, in step 0.
+    void hand_off_held() {
+        engine_.superstep([&](std::uint32_t v, std::span<const Message> inbox, auto&) {
+            RankState& s = state(v);
+            learn_roles(s, inbox);
+            std::vector<Routed> self;
+            const auto targets = topology_.out_neighbors(v);
+            for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
+                const std::uint32_t d = targets[slot];
+                const std::uint32_t m = placement_.node(d);
+                const auto [lane, via] = m == placement_.node(v) ? std::pair{0U, d} : s.forwarder_for.at(m);
+                (d == v ? self : s.held).push_back({d, v, slot, lane, via});
+            }
+            if (!self.empty()) out_.add_send(v, 0, v, items_of(self));
+        });
     }
 
     /// One message per receiver of the lanes a forwarder serves, in `step`, in the order of
@@ -517,47 +503,80 @@ private:
         });
     }
 
-    /// Per rank: messages by distance class, the items it puts on the network, its roles.
-    void record_metrics() {
-        for (std::uint32_t v = engine_.local_begin(); v < engine_.local_end(); ++v) {
-            const RankState& s = state(v);
-            double off_node = 0, on_node = 0, on_socket = 0, items_off_node = 0;
-            for (const auto& op : out_.sends(v)) {
-                if (!where_.same_node(v, op.peer)) {
-                    ++off_node;
-                    items_off_node += static_cast<double>(op.items.size());
-                } else {
-                    ++(where_.same_socket(v, op.peer) ? on_socket : on_node);
-                }
-            }
-            out_.add_metric(v, "sends_off_node", off_node);
-            out_.add_metric(v, "sends_other_socket", on_node);
-            out_.add_metric(v, "sends_same_socket", on_socket);
-            out_.add_metric(v, "items_off_node", items_off_node);
-            out_.add_metric(v, "lanes_forwarded", s.lanes_forwarded);
-            out_.add_metric(v, "lanes_received", s.lanes_received);
-            out_.add_metric(v, "items_forwarded", static_cast<double>(s.items_forwarded));
+    std::map<std::uint32_t, Coordinator> coordinators_;  // local coordinators that heard from their node
+};
+
+/// Across nodes along a virtual k-ary n-cube of the nodes (the file's comment): no lanes and
+/// no coordinators.
+class CubeRun : public NodeRouting {
+public:
+    CubeRun(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement,
+            const Placement& where, const HierarchicalShape& shape)
+        : NodeRouting(engine, topology, out, placement, where, shape),
+          node_radix_(shape.node_radix == 0 ? std::max<std::size_t>(nodes_.size(), 2) : shape.node_radix),
+          node_rounds_(bruck_rounds(nodes_.size(), node_radix_)) {}
+
+    /// Cube: steps 0..D−1 across nodes (D = ⌈log_k m⌉), then the delivery: direct in step D
+    /// (edges inside the node directly in step 0), or Bruck rounds in steps D..D+R−1.
+    void execute() {
+        start_cube();
+        for (std::uint32_t t = 0; t < node_rounds_; ++t) cube_round(t);
+        if (intra_ == IntraNode::direct) {
+            deliver_held(node_rounds_);
+        } else {
+            for (std::uint32_t k = 0; k < rounds_; ++k) bruck_round(node_rounds_ + k, k);
         }
+        record_metrics();
     }
 
-    Engine& engine_;
-    const Topology& topology_;
-    PatternBuilder& out_;
-    const Placement& placement_;  // the groups aggregated by
-    const Placement& where_;      // where the ranks run
-    IntraNode intra_;
-    std::size_t radix_;  // of the Bruck rounds
-    AcrossNodes across_;
-    std::uint32_t first_;
-    std::vector<RankState> states_;
-    std::vector<std::vector<std::uint32_t>> members_;    // node -> its ranks, increasing
-    std::vector<std::uint32_t> index_;                   // rank -> its index among its node's ranks
-    std::uint32_t rounds_ = 0;                           // Bruck rounds: ⌈log_r(largest node)⌉
-    std::vector<std::uint32_t> node_index_;              // node -> its index among the nodes with ranks
-    std::vector<std::uint32_t> nodes_;                   // the nodes with ranks, increasing
-    std::size_t node_radix_ = 2;                         // cube: k (the node count for one round)
-    std::uint32_t node_rounds_ = 0;                      // cube rounds: ⌈log_k(nodes)⌉
-    std::map<std::uint32_t, Coordinator> coordinators_;  // local coordinators that heard from their node
+private:
+    /// Cube: every item starts held at its origin, its next stop inside a node its destination.
+    /// Self-loops are sent at once, in step 0; with direct delivery so are the edges inside the
+    /// node.
+    void start_cube() {
+        engine_.superstep([&](std::uint32_t v, auto, auto&) {
+            RankState& s = state(v);
+            std::vector<Routed> self;
+            std::map<std::uint32_t, std::vector<Routed>> direct;
+            const auto targets = topology_.out_neighbors(v);
+            for (std::uint32_t slot = 0; slot < targets.size(); ++slot) {
+                const std::uint32_t d = targets[slot];
+                const Routed item{d, v, slot, 0, d};
+                if (d == v) {
+                    self.push_back(item);
+                } else if (intra_ == IntraNode::direct && placement_.same_node(d, v)) {
+                    direct[d].push_back(item);
+                } else {
+                    s.held.push_back(item);
+                }
+            }
+            if (!self.empty()) out_.add_send(v, 0, v, items_of(self));
+            for (auto& [d, items] : direct) out_.add_send(v, 0, d, items_of(items));
+        });
+    }
+
+    /// Cube round t (step t): items whose node distance has base-k digit t = j ≠ 0 go to the
+    /// rank of v's node index on the node j·k^t further, one message per j.
+    void cube_round(std::uint32_t t) {
+        const std::size_t place = power(node_radix_, t);
+        engine_.superstep([&, t, place](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
+            RankState& s = state(v);
+            for (const Message& m : inbox) RoutedItems::decode_into(m.payload, s.held);
+            const std::size_t m = nodes_.size();
+            const std::size_t here = node_index_[placement_.node(v)];
+            auto moving =
+                take_digit(s.held, place, node_radix_, [&](const Routed& r) { return node_distance(v, r.target); });
+            for (auto& [j, items] : moving) {
+                const auto& ranks = members_[nodes_[(here + j * place) % m]];
+                const std::uint32_t partner = ranks[index_[v] % ranks.size()];
+                for (const Routed& r : items) s.items_forwarded += r.origin != v ? 1 : 0;
+                send_held(v, t, partner, items, outbox);
+            }
+        });
+    }
+
+    std::size_t node_radix_;     // k (the node count for one round)
+    std::uint32_t node_rounds_;  // ⌈log_k(nodes)⌉
 };
 
 }  // namespace
@@ -584,11 +603,17 @@ std::vector<std::pair<std::string, std::string>> HierarchicalAlgorithm::paramete
 
 void HierarchicalAlgorithm::build(Engine& engine, const Topology& topology, PatternBuilder& out) {
     placement_.require_ranks(topology.num_ranks(), "hierarchical");
+    const auto run = [&](const Placement& groups) {
+        if (shape_.across == AcrossNodes::cube) {
+            CubeRun(engine, topology, out, groups, placement_, shape_).execute();
+        } else {
+            LanesRun(engine, topology, out, groups, placement_, shape_).execute();
+        }
+    };
     if (shape_.aggregate_by == AggregateBy::socket) {
-        const Placement sockets = placement_.socket_groups();
-        HierarchicalRun(engine, topology, out, sockets, placement_, shape_).execute();
+        run(placement_.socket_groups());
     } else {
-        HierarchicalRun(engine, topology, out, placement_, placement_, shape_).execute();
+        run(placement_);
     }
 }
 
