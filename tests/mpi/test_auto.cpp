@@ -738,14 +738,14 @@ TEST(AutoCandidates, ASegmentSuffixNamesSegmentedForwarding) {
     EXPECT_EQ(c->intra_radix, 3U);
     EXPECT_EQ(c->segment_bytes, std::uint64_t{1} << 20);
     EXPECT_EQ(parse_configuration("kgroup-k3-aware-seg64K")->group_size, 3U);
-    // Every segmented candidate auto names is a name --algo takes, with its size.
+    // Every candidate auto names, whole or segmented, is a name --algo takes, with its size.
     nbr::compiler::AlgorithmOptions base;
     base.placement = nbr::Placement::block(64, 8, 4);
     for (const auto& candidate : nbr::compiler::segmented_candidates(nbr::compiler::auto_candidates(base), 16384)) {
         const auto parsed = parse_configuration(candidate.name);
         ASSERT_TRUE(parsed) << candidate.name;
         EXPECT_EQ(parsed->kind, candidate.kind) << candidate.name;
-        EXPECT_EQ(parsed->segment_bytes, candidate.segment_bytes) << candidate.name;
+        EXPECT_EQ(parsed->segment_bytes.value_or(0), candidate.segment_bytes) << candidate.name;
     }
     for (const char* name : {"hierarchical-seg", "hierarchical-segK", "hierarchical-seg16T", "hierarchical-seg-16K",
                              "hierarchical-seg16K-bruck-r3", "hierarchical-seg123456789"}) {
