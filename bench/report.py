@@ -34,6 +34,7 @@ TABLES = [
     ("smpi_segment", ["results/segment.csv"], "results/segment.md"),
     ("smpi_segment", ["results/512/segment.csv"], "results/512/segment.md"),
     ("smpi_segment", ["results/1024/segment.csv"], "results/1024/segment.md"),
+    ("smpi_segment", ["results/alltoall/segment.csv"], "results/alltoall/segment.md"),
     ("noise_table", ["results"], "results/table.md"),
     ("noise_real", ["results"], "results/noise_real.md"),
     ("open_grid", ["results", "niagara"], "results/table.md"),
