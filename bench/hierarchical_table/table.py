@@ -87,9 +87,9 @@ def messages(out):
         naive = json.load(open(case / "naive.inspect.json"))
         dh = json.load(open(case / "distance-halving.inspect.json"))
         hi = json.load(open(case / "hierarchical.inspect.json"))
-        br = json.load(open(case / "hierarchical-bruck-r2.inspect.json"))
-        cube = case / "hierarchical-cube-k4.inspect.json"
-        ck = json.load(open(cube)) if cube.exists() else None
+        # Configurations --algos left out are "–".
+        br, ck = (json.load(open(p)) if p.exists() else None
+                  for p in (case / "hierarchical-bruck-r2.inspect.json", case / "hierarchical-cube-k4.inspect.json"))
         off, fwd = hi["metrics"]["sends_off_node"], hi["metrics"]["items_forwarded"]
         names = ("distance-halving", "hierarchical", "hierarchical-bruck-r2", "hierarchical-cube-k4")
         seconds = [f"{float((case / f'{a}.compile-seconds').read_text()):.1f}"
@@ -103,7 +103,7 @@ def messages(out):
         print(f"| {case_name(case)} | {naive['sends_per_rank']['mean']:.1f} | "
               f"{dh['sends_per_rank']['mean']:.1f}, {dh['sends_per_rank']['max']:.0f} | "
               f"{hi['sends_per_rank']['mean']:.1f}, {hi['sends_per_rank']['max']:.0f} | "
-              f"{br['sends_per_rank']['mean']:.1f}, {br['sends_per_rank']['max']:.0f} | {sends(ck)} | "
+              f"{sends(br)} | {sends(ck)} | "
               f"{off['mean']:.2f}, {off['max']:.0f} | {sends(ck, 'sends_off_node')} | "
               f"{fwd['mean']:.1f}, {fwd['max']:.0f} | {', '.join(seconds)} |")
     print()
