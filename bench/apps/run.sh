@@ -27,8 +27,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../scripts/env.sh
-source "$root/scripts/env.sh"
 ranks=${NBR_RANKS:-2048}
 machine=${NBR_MACHINE:-niagara}
 IFS=: read -r per_node per_socket <<<"${NBR_PLACEMENT:-32:16}"
@@ -38,8 +36,6 @@ examples=$build/examples
 read -r -a compile_launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 matrices=$root/../shared/matrices
 placement=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 # Cases: "NAME|PROGRAM ARGS" at cluster scale (inputs sized for about 2048 ranks: 8 to 128
 # rows or vertices per rank), the papers' SpMM matrix dwt_193 as it is.

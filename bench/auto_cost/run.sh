@@ -13,15 +13,12 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
-source "$root/bench/lib/cases.sh"
 read -r -a cells <<<"$(study_words "${NBR_CASES:-random-0.2:4096 moore-3-2:4096}")"
 machine=${NBR_MACHINE:-niagara}
 placement=$(study_placement "${NBR_PLACEMENT:-40:20}")
 read -r -a launch <<<"${NBR_COMPILE_LAUNCH:-mpirun -np 2 --bind-to core}"
 nbrc=$build/compiler/nbrc
 bench=$build/bench/nbr-compile-bench
-mkdir -p "$out"
 
 # bench_topology CASE RANKS: nbr-compile-bench's generator options for a case.
 bench_topology() {

@@ -25,7 +25,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 launches=${NBR_LAUNCHES:-5}
 sizes=${NBR_SIZES:-1,4,16,64,256,1024,4096,16384,65536}
 iters=${NBR_ITERS:-2000}
@@ -37,8 +36,6 @@ mpiexec=${NBR_MPIEXEC:-mpirun}
 bind_core=${NBR_BIND:---bind-to core}
 nbrc=$build/compiler/nbrc
 cores=$(nproc)
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 # A calibration during which the machine's state changed (nbr-calibrate warns: the smallest
 # one-way time moved while it measured) is made again, up to three times.

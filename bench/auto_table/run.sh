@@ -22,10 +22,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../scripts/env.sh
-source "$root/scripts/env.sh"
-# shellcheck source=cases.sh
-source "$root/bench/lib/cases.sh"
 machines=$(study_words "${NBR_MACHINE:-niagara smpi-fat-tree-32c}")
 default_cases=""
 for ranks in 1024 4096; do
@@ -36,8 +32,6 @@ default_cases+=" random-0.05:2160:36:18 random-0.1:2160:36:18 random-0.3:2160:36
 cases=$(study_words "${NBR_CASES:-$default_cases}")
 nbrc=$build/compiler/nbrc
 launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 for spec in $cases; do
   for machine in $machines; do

@@ -17,10 +17,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../scripts/env.sh
-source "$root/scripts/env.sh"
-# shellcheck source=cases.sh
-source "$root/bench/lib/cases.sh"
 nbrc=$build/compiler/nbrc
 machine=${NBR_MACHINE:-niagara}
 IFS=: read -r per_node per_socket <<<"${NBR_PLACEMENT:-40:20}"
@@ -29,7 +25,6 @@ read -r -a algos <<<"$(study_words "${NBR_ALGOS:-common-neighbor kgroup distance
 export NBR_COMPILE_LAUNCH=${NBR_COMPILE_LAUNCH-mpirun -np 2}
 export NBR_COMPILE_ARGS="--ranks-per-node $per_node --ranks-per-socket $per_socket --machine $machine"
 place=(--ranks-per-node "$per_node" --ranks-per-socket "$per_socket")
-mkdir -p "$out"
 echo "case,ranks,collective,bytes,pattern,variant,per_call_us,bound_us,bound_latency_us,bound_bytes_us,achieved" \
   >"$out/bound.csv"
 for spec in $(study_words "${NBR_CASES:-moore-2-2:2048 random-0.05:2160}"); do

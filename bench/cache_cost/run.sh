@@ -19,7 +19,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 read -r -a ranks <<<"$(study_words "${NBR_RANKS:-4 8 16 32}")"
 repeats=${NBR_REPEATS:-3}
 per_node=${NBR_PLACEMENT:-4}

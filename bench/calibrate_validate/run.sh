@@ -30,7 +30,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 launches=${NBR_LAUNCHES:-5}
 sizes=${NBR_SIZES:-1,16,256,1024,4096,16384,65536}
 iters=${NBR_ITERS:-2000}
@@ -38,8 +37,6 @@ selected=${NBR_CASES:-pe1 pe32 fan3 bip4}
 mpiexec=${NBR_MPIEXEC:-mpirun}
 bind_core=${NBR_BIND:---bind-to core}
 nbrc=$build/compiler/nbrc
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 bind() { if [ "$1" -le "$(nproc)" ]; then echo "$bind_core"; else echo "--bind-to none --oversubscribe"; fi; }
 

@@ -6,7 +6,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 out=$out/compile_cost.jsonl
 : >"$out"
 bench=$build/bench/nbr-compile-bench

@@ -15,18 +15,12 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../scripts/env.sh
-source "$root/scripts/env.sh"
-# shellcheck source=cases.sh
-source "$root/bench/lib/cases.sh"
 cases=$(study_words "${NBR_CASES:-random-0.05:1024:40:20 moore-3-1:2048:32:16}")
 algos=$(study_words "${NBR_ALGOS:-common-neighbor distance-halving kgroup-k2 hierarchical-bruck-r4 hierarchical-socket-bruck-r4 hierarchical-socket-bruck-r5 hierarchical-cube-k0}")
 sizes=$(study_commas "${NBR_SIZES:-8,1K,64K}")
 machine=${NBR_MACHINE:-niagara}
 collectives=$(study_words "${NBR_COLLECTIVES:-allgather alltoall}")
 nbrc=$build/compiler/nbrc
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 for spec in $cases; do
   IFS=: read -r case ranks per_node per_socket <<<"$spec"

@@ -15,12 +15,9 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 nbrc=$build/compiler/nbrc
 launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
 sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 # compile_all DIR PER_NODE PER_SOCKET: naive, common-neighbor and distance-halving of DIR/topology.el,
 # each proven by nbrc verify

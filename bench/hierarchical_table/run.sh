@@ -17,10 +17,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../scripts/env.sh
-source "$root/scripts/env.sh"
-# shellcheck source=cases.sh
-source "$root/bench/lib/cases.sh"
 default_cases="random-0.05:2160:36:18 random-0.1:2160:36:18 random-0.3:2160:36:18 random-0.7:2160:36:18"
 default_cases+=" moore-2-2:2048:32:16 moore-3-1:2048:32:16 moore-3-2:2048:32:16"
 default_cases+=" random-0.05:1024:40:20 random-0.1:1024:40:20 random-0.2:1024:40:20 random-0.05:4096:40:20"
@@ -28,8 +24,6 @@ cases=$(study_words "${NBR_CASES:-$default_cases}")
 nbrc=$build/compiler/nbrc
 read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 sizes=8,32,128,512,2K,8K,32K,128K,512K,2M,4M
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 for spec in $cases; do
   IFS=: read -r case ranks per_node per_socket <<<"$spec"

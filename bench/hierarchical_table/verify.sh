@@ -19,15 +19,10 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../scripts/env.sh
-source "$root/scripts/env.sh"
-# shellcheck source=cases.sh
-source "$root/bench/lib/cases.sh"
 nbrc=$build/compiler/nbrc
 read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
 shared=${NBR_SHARED_DIR:-$root/../shared}
 configs=${NBR_ALGOS:-$(hierarchical_configs "$nbrc" 8/4 36/18 40/20)}  # the node sizes below
-mkdir -p "$out"
 failures=0
 
 round_robin() {  # round_robin RANKS NODES FILE: rank r on node r mod NODES

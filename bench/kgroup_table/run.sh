@@ -22,12 +22,9 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 nbrc=$build/compiler/nbrc
 launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
 sizes=4,16,64,256,1K,4K,16K,64K,256K,1M,4M
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 # variant DIR NAME PER_NODE SIMULATE ARGS...: compiles DIR/topology.el into DIR/NAME with ARGS,
 # verifies it, records inspect --json and the compiler's notes, simulates it against DIR/naive

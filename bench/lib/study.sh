@@ -13,7 +13,8 @@
 # states its defaults in its header (`run.sh --help`) and README. LIST: words separated by
 # spaces or commas. After `--`, arguments go to the study itself (study_rest).
 #
-# Sets: root (the project), study (its name), build, out (created), study_rest (array).
+# Sets: root (the project), study (its name), build, out (created), study_rest (array); sources
+# scripts/env.sh (mpirun as root, oversubscribed) and bench/lib/cases.sh (the case generator).
 
 # study_usage FILE: the header comment of a study's run.sh.
 study_usage() {
@@ -23,6 +24,10 @@ study_usage() {
 study_init() {
   local script=${BASH_SOURCE[1]}
   root=$(cd "$(dirname "$script")/../.." && pwd)
+  # shellcheck source=../../scripts/env.sh
+  source "$root/scripts/env.sh"
+  # shellcheck source=cases.sh
+  source "$root/bench/lib/cases.sh"
   study=$(basename "$(dirname "$(cd "$(dirname "$script")" && pwd)/x")")
   out=""
   study_rest=()

@@ -19,13 +19,11 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 launches=${NBR_LAUNCHES:-3}
 sizes=${NBR_SIZES:-8,64,1024,16384}
 iters=${NBR_ITERS:-20000}
 iters16=${NBR_ITERS16:-500}
 nbrc=$build/compiler/nbrc
-mkdir -p "$out"
 "$nbrc" gen pairs --ranks 2 --edges 32 -o "$out/pe32.el" >/dev/null
 "$nbrc" gen moore --ranks 16 --dims 2 --radius 1 -o "$out/moore-r1.el" >/dev/null
 "$nbrc" gen random --ranks 16 --density 0.3 --seed 1 -o "$out/random-0.3.el" >/dev/null

@@ -16,16 +16,12 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../scripts/env.sh
-source "$root/scripts/env.sh"
 launches=${NBR_LAUNCHES:-3}
 delay=${NBR_DELAY_US:-20000}
 iters=${NBR_ITERS:-20}
 sizes=${NBR_SIZES:-64,65536}
 nbrc=$build/compiler/nbrc
 late=5
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 "$nbrc" gen moore --ranks 16 --dims 2 --radius 1 -o "$out/moore.el" >/dev/null
 for algo in naive hierarchical distance-halving; do

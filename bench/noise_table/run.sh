@@ -15,10 +15,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../scripts/env.sh
-source "$root/scripts/env.sh"
-# shellcheck source=cases.sh
-source "$root/bench/lib/cases.sh"
 cases=$(study_words "${NBR_CASES:-moore-2-2:1024:32:16 random-0.05:1024:40:20 moore-2-2:4096:32:16}")
 algos=$(study_words "${NBR_ALGOS:-common-neighbor kgroup distance-halving hierarchical}")
 sizes=$(study_commas "${NBR_SIZES:-8,4K,64K}")
@@ -26,8 +22,6 @@ iterations=${NBR_ITERS:-10}
 seeds=${NBR_SEEDS:-2}
 nbrc=$build/compiler/nbrc
 read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 # Settings: name and nbrc simulate options. Long rare detours: 10 Hz, mean 2.5/5/10 ms;
 # short frequent ones: 1 kHz, mean 25/50/100 us; both uniform on [0, 2 x mean].

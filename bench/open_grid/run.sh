@@ -17,7 +17,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 ranks=${NBR_RANKS:-2048}
 cases=$(study_words "${NBR_CASES:-2-1 2-2 3-1}")
 algos=$(study_words "${NBR_ALGOS:-common-neighbor distance-halving kgroup-k3 hierarchical auto}")
@@ -26,8 +25,6 @@ sizes=$(study_commas "${NBR_SIZES:-8,64,512,4K,32K,256K}")
 nbrc=$build/compiler/nbrc
 launch=${NBR_COMPILE_LAUNCH:-}
 [ -x "$nbrc" ] || { echo "open_grid: $nbrc not found (build the project first)" >&2; exit 1; }
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 # The machine's own block placement, for the node-aware algorithms and auto's model.
 placement=$("$nbrc" simulate --print-machine --machine "$machine" |
   /usr/bin/python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["ranks_per_node"], m["ranks_per_socket"])')

@@ -11,14 +11,11 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 launches=${NBR_LAUNCHES:-5}
 edges=${NBR_EDGES:-32}
 sizes=${NBR_SIZES:-1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384}
 iters=${NBR_ITERS:-2000}
 collectives=$(study_words "${NBR_COLLECTIVES:-$("$build/bench/nbr-bench" --list-collectives 2>/dev/null || echo allgather alltoall)}")
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 "$build/compiler/nbrc" gen pairs --ranks 2 --edges "$edges" -o "$out/pe$edges.el" >/dev/null
 "$build/compiler/nbrc" compile "$out/pe$edges.el" --algo naive -q -o "$out/pe$edges.naive"

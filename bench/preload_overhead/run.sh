@@ -11,12 +11,9 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 launches=${NBR_LAUNCHES:-5}
 iterations=${NBR_ITERS:-2000}
 app=${NBR_APP:-$build/tests/neighbor_app}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 rm -rf "$out/capture" "$out/patterns"
 launch=(mpirun -np 2 --bind-to core)
 "${launch[@]}" env LD_PRELOAD="$build/interpose/libnbr-capture.so" NBR_CAPTURE="$out/capture" "$app" 1 >/dev/null

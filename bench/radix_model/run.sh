@@ -17,17 +17,11 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../scripts/env.sh
-source "$root/scripts/env.sh"
-# shellcheck source=cases.sh
-source "$root/bench/lib/cases.sh"
 cases=$(study_words "${NBR_CASES:-random-0.05:1024:40:20 random-0.2:1024:40:20 random-0.05:2160:36:18 moore-2-2:2048:32:16 moore-3-2:2048:32:16}")
 machines=$(study_words "${NBR_MACHINE:-niagara smpi-fat-tree-32c}")
 sizes=$(study_commas "${NBR_SIZES:-8,128,2048}")
 nbrc=$build/compiler/nbrc
 read -r -a launch <<<"${NBR_COMPILE_LAUNCH-mpirun -np 2}"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 sweep="hierarchical"
 for r in 2 3 4 5 6 7 8; do sweep+=" hierarchical-bruck-r$r"; done
 for k in 2 3 4 5 6 8 0; do sweep+=" hierarchical-cube-k$k"; done

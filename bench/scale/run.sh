@@ -14,10 +14,8 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 exponents=$(study_words "${NBR_RANKS:-16 18 20}")
 algos=$(study_words "${NBR_ALGOS:-naive common-neighbor distance-halving}")
-mkdir -p "$out"
 nbrc=$build/compiler/nbrc
 timed() { /usr/bin/time -f "%e s %M KiB" "$@"; }
 for e in $exponents; do

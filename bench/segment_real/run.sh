@@ -13,13 +13,11 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 launches=${NBR_LAUNCHES:-3}
 sizes=$(study_commas "${NBR_SIZES:-64K,256K,1M,4M}")
 iters=${NBR_ITERS:-100}
 nbrc=$build/compiler/nbrc
 place=(--ranks-per-node 2 --ranks-per-socket 2)
-mkdir -p "$out"
 "$nbrc" gen pairs --ranks 2 --edges 32 -o "$out/pe32.el" >/dev/null
 [ -f "$out/whole/manifest.pb" ] || "$nbrc" compile "$out/pe32.el" --algo distance-halving "${place[@]}" -q \
     -o "$out/whole"

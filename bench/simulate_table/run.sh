@@ -15,17 +15,12 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"  # mpirun as root, for NBR_COMPILE_LAUNCH
 read -r -a ranks_list <<<"$(study_words "${NBR_RANKS:-1024 4096 16384}")"
-# shellcheck source=cases.sh
-source "$root/bench/lib/cases.sh"
 cases=$(study_words "${NBR_CASES:-$BENCH_CASES}")
 machines=$(study_words "${NBR_MACHINE:-niagara smpi-fat-tree-32c}")
 sizes=$(study_commas "${NBR_SIZES:-4,16,64,256,1K,4K,16K,64K,256K,1M,4M}")
 nbrc=$build/compiler/nbrc
 [ -x "$nbrc" ] || { echo "simulate_table: $nbrc not found (build the project first)" >&2; exit 1; }
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 for ranks in "${ranks_list[@]}"; do
   for case in $cases; do

@@ -16,15 +16,10 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-# shellcheck source=../../scripts/env.sh
-source "$root/scripts/env.sh"
 ranks=${NBR_RANKS:-512}
 nbrc=$build/compiler/nbrc
 sizes=$(study_commas "${NBR_SIZES:-64,1024,16384}")
 warmup=${NBR_WARMUP:-40}
-# shellcheck source=../cases.sh
-source "$root/bench/lib/cases.sh"
-mkdir -p "$out"
 report=$out/measure.md
 echo "| case | ranks | machine file | collective | bytes | model's choice | measured choice | SMPI's best of the band's candidates | SMPI's best kept variant | found (band's best / measured choice, each timed alone) |" >"$report"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$report"

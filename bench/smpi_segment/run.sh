@@ -24,7 +24,6 @@ place=(--ranks-per-node 32 --ranks-per-socket 32)
 # shellcheck source=common.sh
 source "$root/bench/smpi/common.sh"
 smpi_build "$root" "${NBR_SMPI_BUILD:-$root/build-smpi}"
-mkdir -p "$out"
 bytes=$(study_bytes "$sizes")
 "$nbrc" gen moore --ranks "$ranks" --dims 2 --radius 2 -o "$out/moore.el" >/dev/null
 "$nbrc" compile "$out/moore.el" -q -o "$out/naive"

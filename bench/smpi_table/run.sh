@@ -22,11 +22,7 @@ sizes=$(study_words "${NBR_SIZES:-4 1024}")
 algos=$(study_words "${NBR_ALGOS:-common-neighbor}")
 nbrc=$build/compiler/nbrc
 [ -x "$nbrc" ] || { echo "smpi_table: $nbrc not found (build the project first)" >&2; exit 1; }
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
-# shellcheck source=../cases.sh
-source "$root/bench/lib/cases.sh"
 prepare() { prepare_case "$nbrc" "$out" "$1" "$2" $algos; }
 cases=${cases:-$BENCH_CASES}
 

@@ -33,11 +33,7 @@ tag=""
 [ "$collective" = allgather ] || tag=".$collective"
 nbrc=$build/compiler/nbrc
 [ -x "$nbrc" ] || { echo "smpi_validate: $nbrc not found (build the project first)" >&2; exit 1; }
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 export NBR_SMPI_RUNS=${NBR_SMPI_RUNS:-1}
-# shellcheck source=../cases.sh
-source "$root/bench/lib/cases.sh"
 
 for cell in $cells; do
   IFS=: read -r case ranks per_node <<<"$cell"

@@ -12,14 +12,12 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 ranks=${NBR_RANKS:-16}
 launches=${NBR_LAUNCHES:-3}
 iters=${NBR_ITERS:-1000}
 max_busy=${NBR_MAX_BUSY:-10}
 sizes=$(study_commas "${NBR_SIZES:-1,4,16,64,256,1024,4096,16384}")
 nbrc=$build/compiler/nbrc
-mkdir -p "$out"
 # CPU use (percent) over one second, from /proc/stat.
 load() {
   local a b

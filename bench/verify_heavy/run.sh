@@ -11,11 +11,9 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
-source "$root/scripts/env.sh"
 algo=${NBR_ALGOS:-distance-halving}
 nbrc=$build/compiler/nbrc
 launch=${NBR_COMPILE_LAUNCH-mpirun -np 2}
-mkdir -p "$out"
 
 check() {  # check NAME: compile OUT/NAME.el with each placement and verify
   local name=$1 placement placements=("40 20" "36 18")

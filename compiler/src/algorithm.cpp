@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "nbr/common/json_text.hpp"
+#include "nbr/simulator/sizes.hpp"
 
 #include "../algorithms/common_neighbor.hpp"
 #include "../algorithms/distance_halving.hpp"
@@ -89,21 +90,17 @@ void check_range(const std::string& name, const char* what, std::uint32_t value,
                                 std::to_string(value));
 }
 
-/// Takes a trailing "-segSIZE" (SIZE: 1 to 8 digits and an optional K, M or G) off `rest`:
-/// its bytes, or nullopt, `rest` untouched, if it has none.
+/// Takes a trailing "-segSIZE" (SIZE: 1 to 8 digits and an optional K, M or G, as
+/// simulator::parse_sizes reads it) off `rest`: its bytes, or nullopt, `rest` untouched, if it
+/// has none.
 std::optional<std::uint64_t> take_segment(const std::string& name, std::string& rest) {
     const std::size_t at = rest.rfind("-seg");
     if (at == std::string::npos) return std::nullopt;
-    std::string size = rest.substr(at + 4);
-    unsigned shift = 0;
-    if (!size.empty() && (size.back() == 'K' || size.back() == 'M' || size.back() == 'G')) {
-        shift = size.back() == 'K' ? 10 : size.back() == 'M' ? 20 : 30;
-        size.pop_back();
-    }
-    if (size.empty() || size.size() > 8 || size.find_first_not_of("0123456789") != std::string::npos) {
-        return std::nullopt;
-    }
-    const std::uint64_t bytes = std::stoull(size) << shift;
+    const std::string size = rest.substr(at + 4);
+    const std::size_t digits = std::min(size.find_first_not_of("0123456789"), size.size());
+    const bool suffix = digits + 1 == size.size() && std::string_view("KMG").find(size.back()) != std::string_view::npos;
+    if (digits == 0 || digits > 8 || (digits != size.size() && !suffix)) return std::nullopt;
+    const std::uint64_t bytes = simulator::parse_sizes(size).front();
     if (bytes == 0) throw std::invalid_argument(name + ": the segment size must be above 0");
     rest.erase(at);
     return bytes;

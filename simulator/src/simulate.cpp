@@ -500,13 +500,13 @@ private:
         if (!off_node(i)) return tail ? rank_tail : rank_tail + latency(i);
         const Time x = nic_transfer(i);
         const Time gap = ps(machine_.nic_gap_ps);
-        const Time out_tail = std::max(start + x + (!models_.fair_nic_out ? 0 : gap), rank_tail);
+        const Time out_tail = std::max(start + x + (models_.fair_nic_out ? gap : 0), rank_tail);
         if (tail) return out_tail;
-        Time in_aux = !models_.fair_nic_out ? out_tail : rank_tail;
+        Time in_aux = models_.fair_nic_out ? rank_tail : out_tail;
         if (via_uplinks(i)) in_aux = std::max(start + uplink_transfer(i).first, in_aux);  // up and down alike
         const Time head = start + latency(i);
-        Time arrival = std::max(head + x + (!models_.fair_nic_in ? 0 : gap), in_aux + latency(i));
-        if (!!models_.fair_nic_out) arrival = std::max(arrival, out_tail + latency(i));
+        Time arrival = std::max(head + x + (models_.fair_nic_in ? gap : 0), in_aux + latency(i));
+        if (models_.fair_nic_out) arrival = std::max(arrival, out_tail + latency(i));
         return arrival;
     }
 
@@ -516,7 +516,7 @@ private:
             case Stage::send: on_send(e); break;
             case Stage::request: on_request(e); break;
             case Stage::inject: on_inject(e); break;
-            case Stage::nic_out: !models_.fair_nic_out ? on_nic_out(e) : on_nic_out_fair(e); break;
+            case Stage::nic_out: models_.fair_nic_out ? on_nic_out_fair(e) : on_nic_out(e); break;
             case Stage::nic_out_leave: on_nic_out_leave(e); break;
             case Stage::up:
                 on_uplink(e, up_[placement_.node(program_.src[e.message]) / machine_.nodes_per_switch], Stage::down);
@@ -525,7 +525,7 @@ private:
                 on_uplink(e, down_[placement_.node(program_.dst[e.message]) / machine_.nodes_per_switch],
                           Stage::nic_in);
                 break;
-            case Stage::nic_in: !models_.fair_nic_in ? on_nic_in(e) : on_nic_in_fair(e); break;
+            case Stage::nic_in: models_.fair_nic_in ? on_nic_in_fair(e) : on_nic_in(e); break;
             case Stage::nic_in_leave: on_nic_in_leave(e); break;
             case Stage::arrive: on_arrive(e); break;
         }
