@@ -52,7 +52,7 @@ public:
     void finished(std::uint32_t rank, Op op) { finish_op_[rank] = op; }
 
     /// @brief The operations that lead to `rank`'s completion at `finish`, earliest first.
-    /// `wake`: per rank, the delay before a rank gets its core back (see Simulation).
+    /// `wake`: per rank, the delay before a rank gets its core back (internal::Cores).
     /// `src`, `dst`, `klass`, `bytes(i)`: per message; `unloaded(i, tail)`: message i's time
     /// from its post (with rendezvous: from the answer) to its arrival (`tail`: to its tail
     /// leaving the sender) with nothing else on its way.
