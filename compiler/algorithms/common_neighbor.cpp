@@ -371,7 +371,7 @@ private:
                 if (i >= 0) --s.count[static_cast<std::size_t>(i)];
             };
             for (const Message& m : engine_.inbox(v)) {
-                const std::span<const std::uint32_t> left = m.payload.subspan(1);
+                const auto left = Departures::decode(m.payload);
                 if (std::binary_search(left.begin(), left.end(), v)) {
                     // Our edge to m.source left: its whole (old) row leaves our counts.
                     for (auto q : rows_[m.source]) {
@@ -407,7 +407,7 @@ private:
                      deltas.end());
         for (const Message& m : deltas) {
             auto& row = rows_[m.source];
-            const auto left = m.payload.subspan(1);
+            const auto left = Departures::decode(m.payload);
             std::vector<std::uint32_t> remaining;
             remaining.reserve(row.size());
             std::set_difference(row.begin(), row.end(), left.begin(), left.end(), std::back_inserter(remaining));

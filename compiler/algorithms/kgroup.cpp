@@ -33,6 +33,7 @@
 #include <stdexcept>
 
 #include "friend_groups.hpp"
+#include "kgroup_messages.hpp"
 #include "neighbor_rows.hpp"
 
 namespace nbr::compiler::internal {
@@ -205,8 +206,7 @@ private:
         engine_.superstep([&](std::uint32_t v, auto, Engine::Outbox& outbox) { share(v, kept[v - first_], outbox); });
         for (std::uint32_t v = engine_.local_begin(); v < engine_.local_end(); ++v) {
             auto& groups = kept[v - first_];
-            for (const Message& msg : engine_.inbox(v))
-                groups.insert(groups.end(), msg.payload.begin() + 1, msg.payload.end());
+            for (const Message& msg : engine_.inbox(v)) GroupShare::decode(k_, msg.payload, groups);
             hold(v, state(v), groups, m);
         }
     }
@@ -256,14 +256,12 @@ private:
             }
         }
         std::sort(to.begin(), to.end());
+        std::vector<std::size_t> offsets;
         for (std::size_t i = 0; i < to.size();) {
-            std::vector<std::uint32_t> payload{kShare};
             const std::uint32_t member = to[i].first;
-            for (; i < to.size() && to[i].first == member; ++i) {
-                const auto at = groups.begin() + static_cast<std::ptrdiff_t>(to[i].second);
-                payload.insert(payload.end(), at, at + k_ + 1);
-            }
-            outbox.post(member, payload);
+            offsets.clear();
+            for (; i < to.size() && to[i].first == member; ++i) offsets.push_back(to[i].second);
+            outbox.post(member, GroupShare::encode(kShare, k_, groups, offsets));
         }
     }
 
@@ -386,10 +384,7 @@ private:
         for (auto u : before) std::erase(local_choosers_[u], v);
         s.choice = next;
         if (next == kNone) return;
-        std::vector<std::uint32_t> payload{kRequest, s.groups.weight[next]};
-        const auto members = s.groups.members_of(next);
-        payload.insert(payload.end(), members.begin(), members.end());
-        outbox.multicast(after, payload);
+        outbox.multicast(after, GroupRequest::encode(kRequest, s.groups.weight[next], s.groups.members_of(next)));
         for (auto u : after) local_choosers_[u].push_back(v);
     }
 
@@ -402,8 +397,8 @@ private:
                 s.requests.erase(m.source);
                 continue;
             }
-            const auto group = m.payload.subspan(1);  // [weight, members]
-            if (s.groups.find(group[0], group.subspan(1)) == kNone) {
+            const auto group = GroupRequest::decode(k_, m.payload);  // [weight, members]
+            if (s.groups.find(group[0], std::span(group).subspan(1)) == kNone) {
                 throw std::logic_error("kgroup: rank " + std::to_string(v) + " was asked for a group it does not hold");
             }
             s.requests.set(m.source, group);
@@ -525,7 +520,7 @@ private:
                 const auto col = std::lower_bound(s.cols.begin(), s.cols.end(), m.source);
                 if (col == s.cols.end() || *col != m.source) continue;
                 const auto j = static_cast<std::size_t>(col - s.cols.begin());
-                for (const auto f : m.payload.subspan(1)) {
+                for (const auto f : Departures::decode(m.payload)) {
                     const auto row = std::lower_bound(s.friends.begin(), s.friends.end(), f);
                     if (row != s.friends.end() && *row == f) {
                         s.rows.clear(static_cast<std::size_t>(row - s.friends.begin()), j);

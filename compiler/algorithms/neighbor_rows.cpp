@@ -41,12 +41,19 @@ void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin,
     for (; it != pairs.end() && it->first == w; ++it) items.push_back({origin, it->second});
 }
 
+std::vector<std::uint32_t> Departures::decode(std::span<const std::uint32_t> words) {
+    std::vector<std::uint32_t> left;
+    WordReader r(words);
+    r.get();  // the tag
+    r.get_list([&](WordReader& in) { left.push_back(in.get()); });
+    r.finish();
+    return left;
+}
+
 void announce_departures(Engine::Outbox& outbox, std::uint32_t tag, std::span<const std::uint32_t> left,
                          std::vector<std::uint32_t>& in_active) {
     if (left.empty()) return;
-    std::vector<std::uint32_t> delta{tag};
-    delta.insert(delta.end(), left.begin(), left.end());
-    outbox.multicast(in_active, delta);
+    outbox.multicast(in_active, Departures::encode(tag, left));
     std::vector<std::uint32_t> remaining;
     std::set_difference(in_active.begin(), in_active.end(), left.begin(), left.end(), std::back_inserter(remaining));
     in_active.swap(remaining);

@@ -40,9 +40,20 @@ struct SlotExchange {
 /// several).
 void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin, std::vector<Item>& items);
 
-/// @brief The matrix update of Mirsadeghi et al. Sec. IV-B3: a rank whose active in-set lost
-/// the ranks `left` (sorted) posts [tag, left...] to its old active in-set `in_active` and
-/// removes them from it.
+/// @brief The departure message of the matrix update (Mirsadeghi et al. Sec. IV-B3): after
+/// the algorithm's tag, the ranks that left the sender's active in-set, sorted.
+struct Departures {
+    [[nodiscard]] static std::vector<std::uint32_t> encode(std::uint32_t tag, std::span<const std::uint32_t> left) {
+        WordWriter w;
+        w.put(tag).put_list(left, [](WordWriter& o, std::uint32_t u) { o.put(u); });
+        return w.take();
+    }
+    /// The ranks that left (the tag is the caller's: it read it to tell the message's kind).
+    static std::vector<std::uint32_t> decode(std::span<const std::uint32_t> words);
+};
+
+/// @brief The matrix update: a rank whose active in-set lost the ranks `left` (sorted) posts
+/// their Departures to its old active in-set `in_active` and removes them from it.
 void announce_departures(Engine::Outbox& outbox, std::uint32_t tag, std::span<const std::uint32_t> left,
                          std::vector<std::uint32_t>& in_active);
 

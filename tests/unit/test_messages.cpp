@@ -9,6 +9,7 @@
 
 #include "distance_halving_messages.hpp"
 #include "hierarchical_messages.hpp"
+#include "kgroup_messages.hpp"
 #include "nbr/compiler/pattern_builder.hpp"
 #include "nbr/compiler/words.hpp"
 #include "neighbor_rows.hpp"
@@ -87,6 +88,32 @@ TEST(Messages, SlotExchangeRoundTripsSorted) {
     SlotPairs sorted = pairs;
     std::sort(sorted.begin(), sorted.end());
     EXPECT_EQ(SlotExchange::decode(words), sorted);
+}
+
+TEST(Messages, DeparturesRoundTrip) {
+    const std::vector<std::uint32_t> left{0, 3, kMax};
+    const auto words = Departures::encode(6, left);
+    EXPECT_EQ(words.front(), 6u);
+    EXPECT_EQ(Departures::decode(words), left);
+}
+
+TEST(Messages, KGroupKindsRoundTrip) {
+    // Two groups of k = 3 ([weight, members] each); the share carries the second and the first.
+    const std::vector<std::uint32_t> groups{9, 1, 4, 7, 5, 0, 2, kMax};
+    const std::vector<std::size_t> offsets{4, 0};
+    const auto share = GroupShare::encode(7, 3, groups, offsets);
+    EXPECT_EQ(share.front(), 7u);
+    std::vector<std::uint32_t> got{kMax};  // appended to
+    GroupShare::decode(3, share, got);
+    EXPECT_EQ(got, (std::vector<std::uint32_t>{kMax, 5, 0, 2, kMax, 9, 1, 4, 7}));
+
+    const std::vector<std::uint32_t> members{1, 4, 7};
+    const auto request = GroupRequest::encode(1, 9, members);
+    EXPECT_EQ(GroupRequest::decode(3, request), (std::vector<std::uint32_t>{9, 1, 4, 7}));
+    EXPECT_THROW((void)GroupRequest::decode(2, request), std::logic_error);  // not of k ranks
+    auto cut = request;
+    cut.pop_back();
+    EXPECT_THROW((void)GroupRequest::decode(3, cut), std::logic_error);  // truncated
 }
 
 TEST(Messages, SendAnnouncementRoundTrips) {
