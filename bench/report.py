@@ -39,6 +39,7 @@ TABLES = [
     ("noise_real", ["results"], "results/noise_real.md"),
     ("open_grid", ["results", "niagara"], "results/table.md"),
     ("cache_cost", ["results"], "results/cache_cost.md"),
+    ("critical_path", ["results/critical_path.csv"], "results/critical_path.md"),
     ("apps", ["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
 ]
 

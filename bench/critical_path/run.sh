@@ -2,7 +2,8 @@
 # Where each algorithm's time goes in the model: per case, algorithm, collective and size, the
 # split of the last rank's critical path (`nbrc simulate --critical-path`, docs/simulate.md)
 # into CPU work (sends and receives), messages on their way, and queueing at the ranks'
-# injection, the NICs and the uplinks. table.py writes OUT/table.md.
+# injection, the NICs and the uplinks. table.py writes OUT/critical_path.csv (the rows,
+# what results/ keeps) and OUT/table.md.
 #
 #   usage: bench/critical_path/run.sh [OUT] [options of bench/lib/study.sh]
 #     --cases  "case:ranks:ranks_per_node:ranks_per_socket ..." (default: random δ = 0.05 at
@@ -38,4 +39,5 @@ for spec in $cases; do
     done
   done
 done
-/usr/bin/python3 "$root/bench/critical_path/table.py" "$out" "$machine" | tee "$out/table.md"
+/usr/bin/python3 "$root/bench/critical_path/table.py" "$out" "$machine" --csv "$out/critical_path.csv" |
+  tee "$out/table.md"
