@@ -6,8 +6,11 @@
 
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/rank_blocks.hpp"
+#include "nbr/plan/plan.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/pattern_io.hpp"
+#include "nbr/simulator/simulate.hpp"
+#include "segment_proof.hpp"
 
 namespace nbr::compiler {
 
@@ -469,6 +472,63 @@ std::vector<schema::RankPattern> read_all_rank_patterns(const std::filesystem::p
 
 namespace {
 
+// ---- Segmented forms ------------------------------------------------------------------------
+// A pattern with a segment size runs its staged messages in segments of
+// segment_units(segment_bytes, block) blocks, a power of two for every block size
+// (nbr/plan/plan.hpp), so the forms are finitely many: one per power of two below the longest
+// staged message. Each is proven for both collectives: per rank (each process its block),
+// every segment sends only units that are the rank's own or that a receive it waits for
+// brings, its count of waits is the number of receives that release it, and every in-slot is
+// delivered once; over the ranks (process 0, reading rank by rank), every segment matches one
+// receive of the same blocks (simulator::load_program) and no chain of waits closes on itself.
+
+constexpr nbr::internal::Collective kPlanCollectives[] = {nbr::internal::Collective::allgather,
+                                                          nbr::internal::Collective::alltoall};
+
+/// Every rank's segmented forms (its block of ranks, from `begin`); returns the longest staged
+/// message of the block.
+std::uint32_t check_local_segments(const std::vector<schema::RankPattern>& local, std::uint32_t begin) {
+    std::uint32_t most = 0;
+    for (std::uint32_t i = 0; i < local.size(); ++i) {
+        for (const auto collective : kPlanCollectives) {
+            const auto plan = nbr::internal::build_plan(local[i], collective);
+            const auto longest = internal::longest_staged(plan);
+            most = std::max(most, longest);
+            for (std::uint32_t units = 1; units < longest; units *= 2) {
+                internal::check_segmented_plan(nbr::internal::segment_plan(plan, units),
+                                               static_cast<std::uint32_t>(local[i].in_neighbors_size()),
+                                               "rank " + std::to_string(begin + i) + " in segments of " +
+                                                   std::to_string(units) + (units == 1 ? " block" : " blocks"));
+            }
+        }
+    }
+    return most;
+}
+
+/// The proof of the segmented forms of one pattern directory; the number of forms.
+std::uint32_t verify_segments(MPI_Comm comm, const std::filesystem::path& dir, const schema::Manifest& manifest,
+                              const std::vector<schema::RankPattern>& local, std::uint32_t begin) {
+    std::uint32_t longest = 0;
+    internal::collective_try(comm, [&] { longest = check_local_segments(local, begin); });
+    MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_UINT32_T, MPI_MAX, comm);
+    std::uint32_t forms = 0;
+    for (std::uint32_t units = 1; units < longest; units *= 2) ++forms;
+    internal::collective_try(comm, [&] {
+        int process = 0;
+        MPI_Comm_rank(comm, &process);
+        if (process != 0) return;
+        for (const auto collective : {simulator::Collective::allgather, simulator::Collective::alltoall}) {
+            for (std::uint32_t units = 1; units < longest; units *= 2) {
+                internal::check_acyclic(
+                    simulator::load_program(dir, manifest, collective, units),
+                    std::string(collective == simulator::Collective::allgather ? "allgather" : "alltoall") +
+                        " in segments of " + std::to_string(units) + (units == 1 ? " block" : " blocks"));
+            }
+        }
+    });
+    return forms;
+}
+
 VerifyReport verify_single(MPI_Comm comm, const std::filesystem::path& dir, const schema::Manifest& manifest,
                            const Topology* expected) {
     const auto [begin, end] = verify_block(comm, manifest.num_ranks());
@@ -483,6 +543,14 @@ VerifyReport verify_single(MPI_Comm comm, const std::filesystem::path& dir, cons
         report.violation = (dir / manifest_file_name()).string() + ": declares " +
                            std::to_string(manifest.num_edges()) + " edges, rank files hold " +
                            std::to_string(report.edges);
+    }
+    if (report.ok && manifest.segment_bytes() != 0) {
+        try {
+            report.segment_forms = verify_segments(comm, dir, manifest, local, begin);
+        } catch (const std::runtime_error& error) {  // the same on every process (collective_try)
+            report.ok = false;
+            report.violation = std::string("segmented: ") + error.what();
+        }
     }
     return report;
 }
@@ -505,6 +573,7 @@ VerifyReport verify_variants(MPI_Comm comm, const std::filesystem::path& dir, co
         report.messages += one.messages;
         report.items_moved += one.items_moved;
         report.steps = std::max(report.steps, one.steps);
+        report.segment_forms = std::max(report.segment_forms, one.segment_forms);
         report.variants.push_back(name);
     }
     report.ok = true;

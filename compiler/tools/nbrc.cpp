@@ -406,6 +406,10 @@ int run_verify(const Options& o) {
               << " edges each delivered exactly once; " << report.messages << " messages, " << report.items_moved
               << " items, " << report.steps << (report.steps == 1 ? " step" : " steps")
               << (expected ? "; matches " + o.topology : "");
+    if (report.segment_forms > 0) {
+        std::cout << "; in segments of 1 to " << (1U << (report.segment_forms - 1))
+                  << " blocks: " << report.segment_forms << " forms proven";
+    }
     if (!report.variants.empty()) {
         std::cout << "; " << report.variants.size()
                   << " variants, each proven: " << nbr::common::internal::join(report.variants);

@@ -23,6 +23,9 @@ struct VerifyReport {
     std::uint64_t items_moved = 0;      ///< items carried over all messages
     std::uint32_t steps = 0;            ///< longest schedule
     std::vector<std::string> variants;  ///< auto directories: the variants proven (figures summed over them)
+    /// Patterns with a segment size: the segmented forms proven, one per power of two of blocks
+    /// per segment below the longest staged message (the most over the variants).
+    std::uint32_t segment_forms = 0;
 };
 
 /// @brief Proves a set of rank patterns correct by executing them symbolically:
