@@ -482,6 +482,10 @@ namespace {
 // delivered once; over the ranks (process 0, reading rank by rank), every segment matches one
 // receive of the same blocks (simulator::load_program) and no chain of waits closes on itself.
 
+std::string in_segments(std::uint32_t units) {
+    return " in segments of " + std::to_string(units) + (units == 1 ? " block" : " blocks");
+}
+
 constexpr nbr::internal::Collective kPlanCollectives[] = {nbr::internal::Collective::allgather,
                                                           nbr::internal::Collective::alltoall};
 
@@ -497,15 +501,15 @@ std::uint32_t check_local_segments(const std::vector<schema::RankPattern>& local
             for (std::uint32_t units = 1; units < longest; units *= 2) {
                 internal::check_segmented_plan(nbr::internal::segment_plan(plan, units),
                                                static_cast<std::uint32_t>(local[i].in_neighbors_size()),
-                                               "rank " + std::to_string(begin + i) + " in segments of " +
-                                                   std::to_string(units) + (units == 1 ? " block" : " blocks"));
+                                               "rank " + std::to_string(begin + i) + in_segments(units));
             }
         }
     }
     return most;
 }
 
-/// The proof of the segmented forms of one pattern directory; the number of forms.
+/// The proof of the segmented forms of one pattern directory; the number of forms. Process 0
+/// reads the rank files once per form rather than holding every rank's pattern.
 std::uint32_t verify_segments(MPI_Comm comm, const std::filesystem::path& dir, const schema::Manifest& manifest,
                               const std::vector<schema::RankPattern>& local, std::uint32_t begin) {
     std::uint32_t longest = 0;
@@ -521,8 +525,7 @@ std::uint32_t verify_segments(MPI_Comm comm, const std::filesystem::path& dir, c
             for (std::uint32_t units = 1; units < longest; units *= 2) {
                 internal::check_acyclic(
                     simulator::load_program(dir, manifest, collective, units),
-                    std::string(collective == simulator::Collective::allgather ? "allgather" : "alltoall") +
-                        " in segments of " + std::to_string(units) + (units == 1 ? " block" : " blocks"));
+                    (collective == simulator::Collective::allgather ? "allgather" : "alltoall") + in_segments(units));
             }
         }
     });

@@ -104,8 +104,7 @@ public:
           call_messages_(program.num_messages() / iterations),
           cores_(machine, placement),
           noise_(options.perturbation, placement),
-          rule_(options.perturbation.rule),
-          gates_(program, rule_, calls_, call_messages_),
+          gates_(program, options.perturbation.rule, calls_, call_messages_),
           network_(models_, machine, placement, program.num_messages()),
           inject_(program.num_ranks, 0),
           finish_(program.num_ranks, 0),
@@ -115,7 +114,7 @@ public:
         if (models_.eager_buffers) eager_.emplace(program, costs_);
         check_range();
         prepare_calls();
-        if (rule_ == ExecutionRule::bsp) barrier_ = barrier_ps();
+        if (options.perturbation.rule == ExecutionRule::bsp) barrier_ = barrier_ps();
         if (options.critical_path) {
             trace_ = std::make_unique<internal::PathTrace>(program.num_messages(), program.num_ranks, cores_.count());
         }
@@ -286,7 +285,7 @@ private:
         queue_.push(Event{time, order_++, aux, message, stage});
     }
 
-    [[nodiscard]] std::size_t leaf_of_node(std::uint32_t rank) const {
+    [[nodiscard]] std::size_t leaf_of(std::uint32_t rank) const {
         return placement_.node(rank) / machine_.nodes_per_switch;
     }
 
@@ -298,11 +297,9 @@ private:
             case Stage::inject: on_inject(e); break;
             case Stage::nic_out: models_.fair_nic_out ? on_nic_out_fair(e) : on_nic_out(e); break;
             case Stage::nic_out_leave: on_nic_out_leave(e); break;
-            case Stage::up:
-                on_uplink(e, network_.uplinks->up, leaf_of_node(program_.src[e.message]), Stage::down);
-                break;
+            case Stage::up: on_uplink(e, network_.uplinks->up, leaf_of(program_.src[e.message]), Stage::down); break;
             case Stage::down:
-                on_uplink(e, network_.uplinks->down, leaf_of_node(program_.dst[e.message]), Stage::nic_in);
+                on_uplink(e, network_.uplinks->down, leaf_of(program_.dst[e.message]), Stage::nic_in);
                 break;
             case Stage::nic_in: models_.fair_nic_in ? on_nic_in_fair(e) : on_nic_in(e); break;
             case Stage::nic_in_leave: on_nic_in_leave(e); break;
@@ -513,7 +510,6 @@ private:
     std::uint32_t call_messages_;  // messages per call
     internal::Cores cores_;
     internal::CpuNoise noise_;
-    ExecutionRule rule_;
     internal::StepGates gates_;
     Time barrier_ = 0;  // BSP: the barrier between steps
     Network network_;
