@@ -9,44 +9,53 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/env.sh"
 bash "$root/scripts/install_deps.sh"
 jobs=$(nproc)
+# Compile time is most of CI's time: the sanitized and fuzzing builds keep line tables only
+# (-g1: their reports still name file and line), the MPICH build no debug information at all.
+lines_only=(-DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1)
+fuzz_lines_only=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
+no_debug_info=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG"
+  -DCMAKE_Fortran_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG")
+stage() {  # stage TITLE: the title with the minutes and seconds since the start
+  printf '== [%02d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$1"
+}
 
-echo "== Open MPI, sanitized build (all tests but the heavy sweeps and the algorithms' 2-process compiles)"
+stage "Open MPI, sanitized build (all tests but the heavy sweeps and the algorithms' 2-process compiles)"
 # Each algorithm's MPI test runs once per MPI: here on 3 processes, under MPICH below on 2
 # (each also compiles on one process and compares, so both process counts are checked).
 cmake -S "$root" -B "$root/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNBR_SANITIZE=ON -DNBR_WERROR=ON \
-  -DNBR_BUILD_BENCH=OFF >/dev/null
+  -DNBR_BUILD_BENCH=OFF "${lines_only[@]}" >/dev/null
 cmake --build "$root/build-asan" -j "$jobs"
 (cd "$root/build-asan" && ctest -j "$jobs" --output-on-failure --timeout 900 -LE heavy \
   -E '^test_(common_neighbor|distance_halving|kgroup|hierarchical)[.]2ranks$')
 
-echo "== MPICH build (all tests but the 7- and 16-rank replays, the 6-rank Cartesian grids, the 5-rank API replay, the 3-process compiles, the 7-rank applications and in-job builds and the 9-rank demo)"
+stage "MPICH build (all tests but the 7- and 16-rank replays, the 6-rank Cartesian grids, the 5-rank API replay, the 3-process compiles, the 7-rank applications and in-job builds and the 9-rank demo)"
 # MPICH busy-polls when ranks outnumber cores: the 16-rank replay takes about 9 minutes on
 # 2 cores there, the 7-rank one about 3.5, the 6-rank Cartesian grids minutes, the 5-rank API replay about 2, each algorithm's
 # 3-process compile test 35-47 s (5 s on 2 processes), the example applications on 7 ranks
 # 38 s, the README's demo (eight 9-rank launches) minutes. They run against Open MPI above;
 # MPICH replays (and runs the Cartesian grids) at 4 ranks, the API at 3, runs the applications on 1 and 4, and compiles the
 # algorithms on 2 processes.
-cmake -S "$root" -B "$root/build-mpich" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBR_WERROR=ON \
+cmake -S "$root" -B "$root/build-mpich" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBR_WERROR=ON "${no_debug_info[@]}" \
   -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_Fortran_COMPILER=mpif90.mpich \
   -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 cmake --build "$root/build-mpich" -j "$jobs"
 (cd "$root/build-mpich" && ctest -j "$jobs" --output-on-failure --timeout 900 \
   -E '^(test_replay[.](7|16)ranks|test_cartesian[.]6ranks|test_replay_api[.]5ranks|test_(common_neighbor|distance_halving|kgroup|hierarchical)[.]3ranks|(example_applications|in_job_build)[.]7ranks|readme_demo)$')
 
-echo "== MPICH, sanitized build of the long runs (10^5 persistent and nonblocking iterations)"
-cmake -S "$root" -B "$root/build-mpich-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNBR_SANITIZE=ON -DNBR_WERROR=ON \
+stage "MPICH, sanitized build of the long runs (10^5 persistent and nonblocking iterations)"
+cmake -S "$root" -B "$root/build-mpich-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNBR_SANITIZE=ON -DNBR_WERROR=ON "${lines_only[@]}" \
   -DNBR_BUILD_BENCH=OFF -DNBR_BUILD_EXAMPLES=OFF -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich \
   -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 cmake --build "$root/build-mpich-asan" -j "$jobs" --target test_long_run
 (cd "$root/build-mpich-asan" && ctest --output-on-failure -R '^test_long_run[.]')
 
-echo "== Fuzzing (clang, libFuzzer with ASan and UBSan): each target for NBR_FUZZ_SECONDS"
+stage "Fuzzing (clang, libFuzzer with ASan and UBSan): each target for NBR_FUZZ_SECONDS"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBR_FUZZ=ON \
-  -DNBR_BUILD_BENCH=OFF -DNBR_BUILD_EXAMPLES=OFF -DNBR_FUZZ_SECONDS="${NBR_FUZZ_SECONDS:-12}" >/dev/null
+  -DNBR_BUILD_BENCH=OFF -DNBR_BUILD_EXAMPLES=OFF -DNBR_FUZZ_SECONDS="${NBR_FUZZ_SECONDS:-12}" "${fuzz_lines_only[@]}" >/dev/null
 cmake --build "$root/build-fuzz" -j "$jobs" --target fuzz_targets
 (cd "$root/build-fuzz" && ctest -j "$jobs" --output-on-failure -L fuzz)
 
-echo "== SimGrid SMPI build (simulated benchmarks: build and a small simulated run)"
+stage "SimGrid SMPI build (simulated benchmarks: build and a small simulated run)"
 # shellcheck source=../bench/smpi/common.sh
 source "$root/bench/smpi/common.sh"
 smpi_build "$root" "$root/build-smpi-ci"
@@ -74,4 +83,4 @@ NBR_SMPI_BUILD="$root/build-smpi-ci" bash "$root/bench/smpi_startup/run.sh" "$sm
   --patterns "$smoke/r.cn" | tee "$smoke/startup.txt"
 [ "$(grep -cE '^ +(4|31) ' "$smoke/startup.txt")" -eq 2 ]
 grep -q "(load only: $smoke/r.cn)" "$smoke/startup.txt"
-echo "== all tests passed"
+stage "all tests passed"
