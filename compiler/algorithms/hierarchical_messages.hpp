@@ -94,14 +94,15 @@ struct LaneItems {
 
     [[nodiscard]] std::vector<std::uint32_t> encode() const {
         WordWriter w;
-        w.put(node).put_list(items, [](WordWriter& o, std::uint32_t i) { o.put(i); });
+        w.put(node).put_words(items);
         return w.take();
     }
     static LaneItems decode(std::span<const std::uint32_t> words) {
         LaneItems lanes;
         WordReader r(words);
         lanes.node = r.get();
-        r.get_list([&](WordReader& in) { lanes.items.push_back(in.get()); });
+        const auto items = r.get_words();
+        lanes.items.assign(items.begin(), items.end());
         r.finish();
         return lanes;
     }
@@ -116,14 +117,15 @@ struct LaneReceivers {
 
     [[nodiscard]] std::vector<std::uint32_t> encode() const {
         WordWriter w;
-        w.put(node).put_list(receivers, [](WordWriter& o, std::uint32_t g) { o.put(g); });
+        w.put(node).put_words(receivers);
         return w.take();
     }
     static LaneReceivers decode(std::span<const std::uint32_t> words) {
         LaneReceivers lanes;
         WordReader r(words);
         lanes.node = r.get();
-        r.get_list([&](WordReader& in) { lanes.receivers.push_back(in.get()); });
+        const auto receivers = r.get_words();
+        lanes.receivers.assign(receivers.begin(), receivers.end());
         r.finish();
         return lanes;
     }

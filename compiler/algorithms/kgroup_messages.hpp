@@ -41,7 +41,7 @@ struct GroupRequest {
     [[nodiscard]] static std::vector<std::uint32_t> encode(std::uint32_t tag, std::uint32_t weight,
                                                            std::span<const std::uint32_t> members) {
         WordWriter w;
-        w.put(tag).put(weight).put_list(members, [](WordWriter& o, std::uint32_t u) { o.put(u); });
+        w.put(tag).put(weight).put_words(members);
         return w.take();
     }
     /// The group as [weight, k members].
@@ -49,7 +49,8 @@ struct GroupRequest {
         WordReader r(words);
         r.get();  // the tag
         std::vector<std::uint32_t> group{r.get()};
-        r.get_list([&](WordReader& in) { group.push_back(in.get()); });
+        const auto members = r.get_words();
+        group.insert(group.end(), members.begin(), members.end());
         r.finish();
         if (group.size() != std::size_t{k} + 1) throw std::logic_error("kgroup: a requested group is not of k ranks");
         return group;

@@ -41,11 +41,10 @@ void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin,
     for (; it != pairs.end() && it->first == w; ++it) items.push_back({origin, it->second});
 }
 
-std::vector<std::uint32_t> Departures::decode(std::span<const std::uint32_t> words) {
-    std::vector<std::uint32_t> left;
+std::span<const std::uint32_t> Departures::decode(std::span<const std::uint32_t> words) {
     WordReader r(words);
     r.get();  // the tag
-    r.get_list([&](WordReader& in) { left.push_back(in.get()); });
+    const auto left = r.get_words();
     r.finish();
     return left;
 }

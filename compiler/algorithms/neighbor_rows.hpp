@@ -45,11 +45,12 @@ void append_items(const SlotPairs& pairs, std::uint32_t w, std::uint32_t origin,
 struct Departures {
     [[nodiscard]] static std::vector<std::uint32_t> encode(std::uint32_t tag, std::span<const std::uint32_t> left) {
         WordWriter w;
-        w.put(tag).put_list(left, [](WordWriter& o, std::uint32_t u) { o.put(u); });
+        w.put(tag).put_words(left);
         return w.take();
     }
-    /// The ranks that left (the tag is the caller's: it read it to tell the message's kind).
-    static std::vector<std::uint32_t> decode(std::span<const std::uint32_t> words);
+    /// The ranks that left (the tag is the caller's: it read it to tell the message's kind), a
+    /// view into `words`.
+    static std::span<const std::uint32_t> decode(std::span<const std::uint32_t> words);
 };
 
 /// @brief The matrix update: a rank whose active in-set lost the ranks `left` (sorted) posts

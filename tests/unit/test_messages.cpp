@@ -33,10 +33,28 @@ TEST(Messages, WordsReadBackInOrderWithListsCarryingTheirLength) {
     EXPECT_NO_THROW(r.finish());
 }
 
+TEST(Messages, PlainWordListsAreWrittenAsListsAndReadAsViews) {
+    const std::vector<std::uint32_t> list{4, kMax, 0};
+    WordWriter w;
+    w.put(1).put_words(list).put_words({}).put(2);
+    const auto words = w.take();
+    EXPECT_EQ(words, (std::vector<std::uint32_t>{1, 3, 4, kMax, 0, 0, 2}));
+    WordReader r(words);
+    EXPECT_EQ(r.get(), 1u);
+    const auto view = r.get_words();
+    EXPECT_EQ(std::vector<std::uint32_t>(view.begin(), view.end()), list);
+    EXPECT_EQ(view.data(), words.data() + 2) << "a view into the message, not a copy";
+    EXPECT_TRUE(r.get_words().empty());
+    EXPECT_EQ(r.get(), 2u);
+    EXPECT_NO_THROW(r.finish());
+}
+
 TEST(Messages, AReaderRefusesToReadPastTheEndOrToLeaveWordsUnread) {
     const std::vector<std::uint32_t> words{5, 1, 2};
     WordReader past(words);
     EXPECT_THROW(past.get_list([](WordReader& in) { in.get(); }), std::logic_error);  // 5 items, 2 words
+    WordReader past_words(words);
+    EXPECT_THROW(past_words.get_words(), std::logic_error);
     WordReader unread(words);
     unread.get();
     EXPECT_THROW(unread.finish(), std::logic_error);
@@ -94,7 +112,8 @@ TEST(Messages, DeparturesRoundTrip) {
     const std::vector<std::uint32_t> left{0, 3, kMax};
     const auto words = Departures::encode(6, left);
     EXPECT_EQ(words.front(), 6u);
-    EXPECT_EQ(Departures::decode(words), left);
+    const auto decoded = Departures::decode(words);
+    EXPECT_EQ(std::vector<std::uint32_t>(decoded.begin(), decoded.end()), left);
 }
 
 TEST(Messages, KGroupKindsRoundTrip) {

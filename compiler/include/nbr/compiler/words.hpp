@@ -21,7 +21,14 @@ public:
     template <class Items, class PutItem>
     WordWriter& put_list(const Items& items, PutItem put_item) {
         put(static_cast<std::uint32_t>(items.size()));
+        words_.reserve(words_.size() + items.size());  // at least a word per item
         for (const auto& item : items) put_item(*this, item);
+        return *this;
+    }
+    /// A list of plain words: its length, then the words (one copy, no call per word).
+    WordWriter& put_words(std::span<const std::uint32_t> words) {
+        put(static_cast<std::uint32_t>(words.size()));
+        words_.insert(words_.end(), words.begin(), words.end());
         return *this;
     }
     [[nodiscard]] std::vector<std::uint32_t> take() { return std::move(words_); }
@@ -45,6 +52,14 @@ public:
         const std::uint32_t n = get();
         if (n > words_.size() - at_) throw std::logic_error("engine message: a list longer than the message");
         for (std::uint32_t i = 0; i < n; ++i) get_item(*this);
+    }
+    /// A list put_words wrote, as a view into the message (valid while the message is).
+    std::span<const std::uint32_t> get_words() {
+        const std::uint32_t n = get();
+        if (n > words_.size() - at_) throw std::logic_error("engine message: a list longer than the message");
+        const auto list = words_.subspan(at_, n);
+        at_ += n;
+        return list;
     }
     /// The words not read yet.
     [[nodiscard]] std::size_t left() const { return words_.size() - at_; }
