@@ -40,6 +40,7 @@ TABLES = [
     ("open_grid", ["results", "niagara"], "results/table.md"),
     ("cache_cost", ["results"], "results/cache_cost.md"),
     ("critical_path", ["results/critical_path.csv"], "results/critical_path.md"),
+    ("compile_cost", ["results/compile_cost.jsonl"], "results/compile_cost.md"),
     ("apps", ["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
 ]
 
