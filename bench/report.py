@@ -41,6 +41,7 @@ TABLES = [
     ("cache_cost", ["results"], "results/cache_cost.md"),
     ("critical_path", ["results/critical_path.csv"], "results/critical_path.md"),
     ("compile_cost", ["results/compile_cost.jsonl"], "results/compile_cost.md"),
+    ("preload_overhead", ["results"], "results/preload_overhead.md"),
     ("apps", ["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
 ]
 

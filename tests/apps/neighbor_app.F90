@@ -10,7 +10,8 @@
 ! boundary slots (MPI_PROC_NULL) must stay untouched. Every received byte is checked.
 !
 !   mpirun -np N neighbor_app_f [ITERATIONS]    (N >= 2, with 2 the r+2 edge is a self-loop;
-!                                               ITERATIONS per size, default 100)
+!                                               ITERATIONS per size, default 100; under Open
+!                                               MPI the alltoallw part needs N >= 3)
 !
 ! Prints "neighbor_app_f: data OK" on rank 0 when every check passed (exit code 1 otherwise)
 ! and one timing line per size. NEIGHBOR_ALLGATHER_INIT names the MPI library's persistent
@@ -49,7 +50,14 @@ program neighbor_app_f
                                         MPI_UNWEIGHTED, MPI_INFO_NULL, .false., graph, ierr)
     errors = timed_allgather(iterations)
     errors = errors + alltoallv()
+#ifdef NEIGHBOR_ALLTOALLW_TYPES_PER_RANK
+    ! This MPI's binding converts as many datatypes as the communicator has ranks, not as the
+    ! rank has neighbors (Open MPI 4.1, open-mpi/ompi#10740): with fewer ranks than the 3
+    ! neighbors, the last type would be garbage.
+    if (nranks >= 3) errors = errors + alltoallw()
+#else
     errors = errors + alltoallw()
+#endif
     do round = 0, rounds - 1
         errors = errors + mixed_round(round)
     end do
