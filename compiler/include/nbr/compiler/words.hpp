@@ -49,14 +49,12 @@ public:
     /// Reads a list's length, then calls `get_item(reader)` that many times.
     template <class GetItem>
     void get_list(GetItem get_item) {
-        const std::uint32_t n = get();
-        if (n > words_.size() - at_) throw std::logic_error("engine message: a list longer than the message");
+        const std::uint32_t n = list_length();
         for (std::uint32_t i = 0; i < n; ++i) get_item(*this);
     }
     /// A list put_words wrote, as a view into the message (valid while the message is).
     std::span<const std::uint32_t> get_words() {
-        const std::uint32_t n = get();
-        if (n > words_.size() - at_) throw std::logic_error("engine message: a list longer than the message");
+        const std::uint32_t n = list_length();
         const auto list = words_.subspan(at_, n);
         at_ += n;
         return list;
@@ -69,6 +67,13 @@ public:
     }
 
 private:
+    /// A list's length, which no list may have beyond the words left (at least one each).
+    std::uint32_t list_length() {
+        const std::uint32_t n = get();
+        if (n > words_.size() - at_) throw std::logic_error("engine message: a list longer than the message");
+        return n;
+    }
+
     std::span<const std::uint32_t> words_;
     std::size_t at_ = 0;
 };
