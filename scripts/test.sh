@@ -36,6 +36,7 @@ stage "MPICH build (all tests but the 7- and 16-rank replays, the 6-rank Cartesi
 # MPICH replays (and runs the Cartesian grids) at 4 ranks, the API at 3, runs the applications on 1 and 4, and compiles the
 # algorithms on 2 processes.
 cmake -S "$root" -B "$root/build-mpich" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBR_WERROR=ON "${no_debug_info[@]}" \
+  -DNBR_AROUND_LIBRARIES_FLAGS=-O0 \
   -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_Fortran_COMPILER=mpif90.mpich \
   -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 cmake --build "$root/build-mpich" -j "$jobs"

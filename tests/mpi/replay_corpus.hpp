@@ -3,6 +3,7 @@
 // awkward ones with duplicate edges, self-loops and isolated ranks), every algorithm's
 // patterns for them, dist-graph communicators, and the MPI-4.1 reference alltoall(v).
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -183,9 +184,6 @@ inline MPI_Comm dist_graph(const Topology& t) {
                                    static_cast<int>(out.size()), out.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
     return comm;
 }
-
-/// Compiles `topology` with every algorithm (and the relay test algorithm) into dir/<name>.*;
-/// returns the pattern directories.
 /// @brief Compiles `topology` with the test's relay algorithm (every process of the world) into `dir`.
 inline void compile_relay(const Topology& topology, const std::filesystem::path& dir) {
     RelayAlgorithm relay;
@@ -302,6 +300,32 @@ inline std::vector<std::filesystem::path> compile_every_algorithm(const std::fil
     std::vector<std::size_t> all(corpus_algorithms().size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
     return compile_algorithms(dir, name, topology, all);
+}
+
+/// @brief The corpus algorithms (indices into corpus_algorithms()) that the replay tests' product
+/// of every topology and every algorithm runs on topology number `t` of corpus_topologies().
+///
+/// Every one, unless NBR_TEST_CORPUS_STRIDE=S (S > 1) asks for every S-th pair of the product:
+/// algorithm i on topology t when (t + i) % S == 0, so that every algorithm still runs on several
+/// topologies and every topology with several algorithms. tests/CMakeLists.txt sets it for
+/// MPICH's registrations above two ranks: MPICH busy-polls when its ranks outnumber the cores, and
+/// every collective then costs scheduler time slices (the product took over a minute there); the
+/// whole product runs against Open MPI.
+inline std::vector<std::size_t> corpus_sample(std::size_t t) {
+    const char* value = std::getenv("NBR_TEST_CORPUS_STRIDE");
+    const std::size_t stride = value ? std::max<std::size_t>(1, std::strtoul(value, nullptr, 10)) : 1;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < corpus_algorithms().size(); ++i) {
+        if ((t + i) % stride == 0) which.push_back(i);
+    }
+    return which;
+}
+
+/// @brief How many (topology, algorithm) pairs corpus_sample selects over `topologies` topologies.
+inline std::size_t corpus_sample_size(std::size_t topologies) {
+    std::size_t pairs = 0;
+    for (std::size_t t = 0; t < topologies; ++t) pairs += corpus_sample(t).size();
+    return pairs;
 }
 
 }  // namespace nbr::test
