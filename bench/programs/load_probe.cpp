@@ -44,7 +44,7 @@ Probe probe(const std::filesystem::path& dir, std::uint32_t rank) {
         probe_single(dir, manifest, rank, result);
     } else {
         for (int i = 0; i < manifest.variants_size(); ++i) {
-            const auto sub = dir / manifest.variants(i).name();
+            const auto sub = nbr::variant_directory(dir, manifest, i);
             const auto variant_manifest = nbr::read_variant_manifest(dir, manifest, i);  // with libnbr's checks
             result.bytes += std::filesystem::file_size(sub / nbr::manifest_file_name());
             probe_single(sub, variant_manifest, rank, result);

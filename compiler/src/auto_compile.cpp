@@ -52,8 +52,8 @@ bool over_budget(MPI_Comm comm, double seconds, std::optional<double> budget) {
     return seconds > *budget;
 }
 
-/// Builds one candidate and writes it to `dir` / its name, and once more for each of its
-/// segmented copies (same schedules, their segment size in the manifest).
+/// Builds one candidate and writes it to `dir` / its name; its segmented copies (same
+/// schedules, their own segment size) share those files (Variant.files) and write none.
 std::vector<Built> build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& candidate,
                                    const std::vector<Candidate>& copies, const fs::path& dir,
                                    const AutoOptions& options, std::size_t index) {
@@ -77,14 +77,23 @@ std::vector<Built> build_candidate(MPI_Comm comm, const Topology& topology, cons
             written.schedule = nbr::internal::checksum64(std::to_string(built.schedule) + "/segment " +
                                                          std::to_string(written_as.segment_bytes));
         }
-        written.compile_id =
-            internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir / written_as.name,
-                                          options.source, options.layout, written_as.segment_bytes);
+        if (base == SIZE_MAX) {
+            written.compile_id =
+                internal::write_pattern_files(comm, engine, builder, topology, *algorithm, dir / written_as.name,
+                                              options.source, options.layout, written_as.segment_bytes);
+        } else {
+            written.compile_id = out.front().compile_id;  // its base's files
+        }
         out.push_back(std::move(written));
     };
     write(candidate, SIZE_MAX);
     for (const auto& copy : copies) write(copy, index);
     return out;
+}
+
+/// The subdirectory holding candidate i's pattern files: its own, or its base's (a segmented copy).
+const std::string& files_of(const std::vector<Built>& built, std::size_t i) {
+    return built[i].base == SIZE_MAX ? built[i].candidate.name : built[built[i].base].candidate.name;
 }
 
 /// For every candidate, the first candidate with the same schedules (itself if none): only
@@ -175,7 +184,7 @@ double simulate_units(const fs::path& dir, const std::vector<Built>& built, cons
         if (key == loaded) return;
         const auto collective =
             unit.collective == 0 ? simulator::Collective::allgather : simulator::Collective::alltoall;
-        const auto path = dir / built[unit.candidate].candidate.name;
+        const auto path = dir / files_of(built, unit.candidate);
         program.reset();  // one program in memory at a time
         program = simulator::load_program(path, read_manifest(path), collective, segment_units);
         loaded = key;
@@ -419,6 +428,11 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
         variant->set_algorithm(built[i].algorithm);
         add_parameters(variant->mutable_parameters(), built[i].parameters);
         variant->set_compile_id(built[i].compile_id);
+        if (built[i].base != SIZE_MAX) {
+            variant->set_files(files_of(built, i));
+            variant->set_segment_bytes(built[i].candidate.segment_bytes);
+            manifest.set_format_version(kSharedFilesFormatVersion);
+        }
     }
     add_bands(manifest, schema::ALLGATHER, options.sizes, choice.winner[0], choice.alternatives[0], variant_of);
     add_bands(manifest, schema::ALLTOALL, options.sizes, choice.winner[1], choice.alternatives[1], variant_of);
@@ -625,8 +639,9 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     collective_try(comm, [&] {
         if (process != 0) return;
         for (const auto& b : built) {
-            bool kept = false;
-            for (const auto& v : report.variants) kept = kept || v == b.candidate.name;
+            bool kept = false;  // a variant's files, or those a variant shares
+            for (const auto& v : manifest.variants())
+                kept = kept || v.name() == b.candidate.name || v.files() == b.candidate.name;
             std::error_code ec;
             if (!kept) fs::remove_all(staged.dir() / b.candidate.name, ec);
         }

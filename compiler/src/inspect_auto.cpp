@@ -262,7 +262,11 @@ std::string format_auto(const schema::Manifest& manifest) {
     out << "source: " << manifest.source() << "\n";
     if (manifest.candidate_selectors_size() > 0) out << "candidates: " << selectors_text(manifest) << "\n";
     out << "variants (each a pattern directory: nbrc inspect DIR/NAME):";
-    for (const auto& v : manifest.variants()) out << " " << v.name();
+    for (const auto& v : manifest.variants()) {
+        out << " " << v.name();
+        if (!v.files().empty())
+            out << " (DIR/" << v.files() << " in segments of " << byte_text(v.segment_bytes()) << ")";
+    }
     out << "\n";
     if (const auto same = same_schedules_text(manifest); !same.empty()) {
         out << "same schedules (simulated once, the same predictions): " << same << "\n";
@@ -304,6 +308,14 @@ std::string format_auto_json(const schema::Manifest& manifest) {
     out << "],\n  \"variants\": [";
     for (int v = 0; v < manifest.variants_size(); ++v)
         out << (v ? ", " : "") << json_string(manifest.variants(v).name());
+    out << "],\n  \"shared_files\": [";  // variants forwarding another's schedules in segments
+    bool first = true;
+    for (const auto& v : manifest.variants()) {
+        if (v.files().empty()) continue;
+        out << (first ? "" : ", ") << "{\"variant\": " << json_string(v.name())
+            << ", \"files\": " << json_string(v.files()) << ", \"segment_bytes\": " << v.segment_bytes() << "}";
+        first = false;
+    }
     out << "],\n  \"bands\": [";
     for (int b = 0; b < manifest.bands_size(); ++b) {
         const auto& band = manifest.bands(b);
@@ -395,7 +407,8 @@ std::string format_wisdom(const schema::Manifest& manifest, const schema::Wisdom
                     : byte_text(std::uint64_t{1} << (shape.size_class() - 1)) + "-" +
                           byte_text(shape.size_class() >= 64 ? UINT64_MAX
                                                              : (std::uint64_t{1} << shape.size_class()) - 1);
-            out << "  " << kCollectiveNames[(shape.collective() == schema::ALLGATHER ? 0 : 1) + (shape.variable() ? 2 : 0)]
+            out << "  "
+                << kCollectiveNames[(shape.collective() == schema::ALLGATHER ? 0 : 1) + (shape.variable() ? 2 : 0)]
                 << " " << mode_text(shape.mode()) << " " << bytes << ": measured " << shape.winner() << "\n";
             for (const auto& candidate : shape.candidates()) {
                 char line[160];

@@ -566,7 +566,7 @@ VerifyReport verify_variants(MPI_Comm comm, const std::filesystem::path& dir, co
         const auto& name = manifest.variants(i).name();
         schema::Manifest inner;
         internal::collective_try(comm, [&] { inner = read_variant_manifest(dir, manifest, i); });
-        const auto one = verify_single(comm, dir / name, inner, expected);
+        const auto one = verify_single(comm, variant_directory(dir, manifest, i), inner, expected);
         if (!one.ok) {
             report.violation = "variant '" + name + "': " + one.violation;
             return report;

@@ -365,7 +365,8 @@ int run_inspect(const Options& o) {
                 throw nbr::InputError("--rank: " + o.dir +
                                       " is an auto directory; inspect a variant's schedule with "
                                       "nbrc inspect " +
-                                      o.dir + "/NAME --rank R");
+                                      o.dir + "/NAME --rank R (NAME: the directory nbrc inspect " + o.dir +
+                                      " names for the variant)");
             }
             std::cout << (o.json ? nbr::compiler::format_auto_json(manifest) : nbr::compiler::format_auto(manifest));
             if (!o.wisdom.empty()) std::cout << nbr::compiler::format_wisdom(manifest, nbr::read_wisdom(o.wisdom));

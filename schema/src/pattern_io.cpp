@@ -102,8 +102,7 @@ void check_alternatives(const schema::Manifest& manifest, const std::string& sou
     const auto check = [&](std::uint32_t winner, const auto& alternatives, const std::string& where) {
         if (alternatives.empty()) return;
         if (manifest.format_version() < kCandidatesFormatVersion) {
-            fail(where + " lists alternatives in a format-" + std::to_string(manifest.format_version()) +
-                 " manifest");
+            fail(where + " lists alternatives in a format-" + std::to_string(manifest.format_version()) + " manifest");
         }
         std::vector<std::uint32_t> seen{winner};
         for (const auto v : alternatives) {
@@ -121,6 +120,23 @@ void check_alternatives(const schema::Manifest& manifest, const std::string& sou
     check(manifest.alltoallv_variant(), manifest.alltoallv_alternatives(), "alltoallv");
 }
 
+/// A variant that forwards another subdirectory's schedules in its own segments: format 5, a
+/// usable subdirectory name other than its own, a segment size (and none without `files`).
+void check_shared_files(const schema::Manifest& manifest, const schema::Variant& variant, const std::string& source) {
+    auto fail = [&](const std::string& why) {
+        throw PatternError(PatternErrorKind::corrupt, source + ": variant '" + variant.name() + "' " + why);
+    };
+    if (variant.files().empty()) {
+        if (variant.segment_bytes() != 0) fail("has a segment size but no files of another variant");
+        return;
+    }
+    if (manifest.format_version() < kSharedFilesFormatVersion) {
+        fail("shares another's files in a format-" + std::to_string(manifest.format_version()) + " manifest");
+    }
+    if (!is_safe_name(variant.files()) || variant.files() == variant.name()) fail("names no usable files");
+    if (variant.segment_bytes() == 0) fail("shares another's files without a segment size");
+}
+
 /// A multi-variant manifest: format 2, no rank checksums, variants with distinct safe names,
 /// bands for both collectives, v-variant choices in range.
 void check_multi_variant(const schema::Manifest& manifest, const std::string& source) {
@@ -135,6 +151,7 @@ void check_multi_variant(const schema::Manifest& manifest, const std::string& so
         for (std::uint32_t j = 0; j < i; ++j) {
             if (manifest.variants(static_cast<int>(j)).name() == name) fail("variant '" + name + "' listed twice");
         }
+        check_shared_files(manifest, manifest.variants(static_cast<int>(i)), source);
     }
     for (const auto& band : manifest.bands()) {
         if (band.collective() != schema::ALLGATHER && band.collective() != schema::ALLTOALL) {
@@ -162,9 +179,14 @@ void check_packed_manifest(const schema::Manifest& manifest, const std::string& 
 
 }  // namespace
 
+std::filesystem::path variant_directory(const std::filesystem::path& dir, const schema::Manifest& manifest, int index) {
+    const auto& variant = manifest.variants(index);
+    return dir / (variant.files().empty() ? variant.name() : variant.files());
+}
+
 schema::Manifest read_variant_manifest(const std::filesystem::path& dir, const schema::Manifest& manifest, int index) {
     const auto& variant = manifest.variants(index);
-    const auto sub = dir / variant.name();
+    const auto sub = variant_directory(dir, manifest, index);
     auto inner = read_manifest(sub);
     const std::string source = (sub / manifest_file_name()).string();
     if (is_multi_variant(inner)) {
@@ -184,6 +206,7 @@ schema::Manifest read_variant_manifest(const std::filesystem::path& dir, const s
                                                         "' of another compile than the directory's manifest; "
                                                         "recompile or copy the whole directory");
     }
+    if (!variant.files().empty()) inner.set_segment_bytes(variant.segment_bytes());
     return inner;
 }
 
@@ -208,7 +231,7 @@ RankSlice read_rank_slice(const std::filesystem::path& dir, std::uint32_t rank, 
         return slice;
     }
     for (int i = 0; i < slice.manifest.variants_size(); ++i) {
-        add(dir / slice.manifest.variants(i).name(), read_variant_manifest(dir, slice.manifest, i),
+        add(variant_directory(dir, slice.manifest, i), read_variant_manifest(dir, slice.manifest, i),
             slice.manifest.variants(i).name());
     }
     return slice;
@@ -234,7 +257,8 @@ schema::Wisdom parse_wisdom(const std::string& bytes, const std::string& source)
         throw PatternError(PatternErrorKind::corrupt, source + ": not a valid wisdom file (truncated or corrupted)");
     }
     if (wisdom.format_version() == 0) {
-        throw PatternError(PatternErrorKind::version, source + ": wisdom format version missing (not an nbr wisdom file?)");
+        throw PatternError(PatternErrorKind::version,
+                           source + ": wisdom format version missing (not an nbr wisdom file?)");
     }
     if (wisdom.format_version() > kWisdomFormatVersion) {
         throw PatternError(PatternErrorKind::version, source + ": wisdom format version " +

@@ -67,7 +67,7 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
         auto it = programs.find(v);
         if (it == programs.end() || it->second.first != units) {
             const auto start = std::chrono::steady_clock::now();
-            const auto sub = multi ? dir / manifest.variants(static_cast<int>(v)).name() : dir;
+            const auto sub = multi ? variant_directory(dir, manifest, static_cast<int>(v)) : dir;
             programs.erase(v);
             it = programs.emplace(v, std::pair{units, load_program(sub, known->second, request.collective, units)})
                      .first;

@@ -331,6 +331,57 @@ TEST_F(AutoDirectoryTest, VVariantsBlockingNonblockingAndPersistentDeliverWhatMp
     }
 }
 
+/// Adds variant `name` to the hand-built directory: cn2's files forwarded in segments of
+/// `segment_bytes` (format 5); every band of `collective` and the alltoallv choice run it.
+void add_shared_variant(const fs::path& dir, const std::string& name, std::uint64_t segment_bytes) {
+    if (world_rank() == 0) {
+        auto manifest = nbr::read_manifest(dir);
+        auto* variant = manifest.add_variants();
+        variant->set_name(name);
+        variant->set_files("cn2");
+        variant->set_segment_bytes(segment_bytes);
+        variant->set_compile_id(nbr::read_manifest(dir / "cn2").compile_id());
+        for (auto& band : *manifest.mutable_bands()) {
+            if (band.collective() == nbr::schema::ALLTOALL) band.set_variant(3);
+        }
+        manifest.set_alltoallv_variant(3);
+        manifest.set_format_version(nbr::kSharedFilesFormatVersion);
+        nbr::write_file(dir / nbr::manifest_file_name(), nbr::serialize_deterministic(manifest));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(SharedFiles, AVariantForwardingAnothersFilesInSegmentsDeliversWhatMpiDelivers) {
+    nbr::test::SharedTempDir tmp;
+    const auto topology = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.7, 5});
+    const auto dir = tmp.path() / "auto";
+    assemble_auto(topology, dir, kBands, 1, 2);
+    add_shared_variant(dir, "cn2-seg8", 8);  // 8 B: two 4-byte blocks to a segment, one of 8 or more
+    const auto manifest = nbr::read_manifest(dir);
+    EXPECT_FALSE(fs::exists(dir / "cn2-seg8")) << "a variant sharing files has no directory of its own";
+    EXPECT_EQ(nbr::variant_directory(dir, manifest, 3), dir / "cn2");
+    EXPECT_EQ(nbr::read_variant_manifest(dir, manifest, 3).segment_bytes(), 8U) << "its own segment size";
+    EXPECT_EQ(nbr::read_variant_manifest(dir, manifest, 2).segment_bytes(), 0U) << "cn2 itself whole";
+    if (world_rank() == 0) {
+        const auto verified = nbr::compiler::verify_directory(dir, &topology);
+        EXPECT_TRUE(verified.ok) << verified.violation;
+        EXPECT_EQ(verified.variants, (std::vector<std::string>{"naive", "relay", "cn2", "cn2-seg8"}));
+        const auto text = nbr::compiler::format_auto(manifest);
+        EXPECT_NE(text.find("cn2-seg8 (DIR/cn2 in segments of 8 B)"), std::string::npos) << text;
+    }
+    MPI_Comm graph = nbr::test::dist_graph(topology);
+    nbr_pattern_t pattern = NBR_PATTERN_NULL;
+    ASSERT_EQ(nbr_load_pattern(dir.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
+    const char* name = nullptr;
+    ASSERT_EQ(nbr_pattern_variant(pattern, NBR_ALLTOALL, 4, &name), NBR_SUCCESS);
+    EXPECT_STREQ(name, "common-neighbor");  // the variant's algorithm
+    for (const bool alltoall : {false, true}) {
+        for (const int count : {1, 2, 3, 8, 100}) expect_fixed_matches(graph, pattern, alltoall, count);
+    }
+    EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    MPI_Comm_free(&graph);
+}
+
 // ---- load errors ----------------------------------------------------------------------------
 
 class AutoLoadErrorTest : public testing::Test {
@@ -393,6 +444,31 @@ TEST_F(AutoLoadErrorTest, BandsThatDoNotStartAtZeroOrNameNoVariantAreCorrupt) {
         m.mutable_variants(2)->set_name("../cn2");
     });
     EXPECT_EQ(load(), NBR_ERR_CORRUPT);
+}
+
+TEST_F(AutoLoadErrorTest, SharedFilesNeedFormatFiveAnotherDirectoryThatExistsAndASegmentSize) {
+    add_shared_variant(dir(), "cn2-seg8", 8);
+    EXPECT_EQ(load(), NBR_SUCCESS) << message_;
+    edit_manifest([](auto& m) { m.set_format_version(nbr::kCandidatesFormatVersion); });
+    EXPECT_EQ(load(), NBR_ERR_CORRUPT);
+    EXPECT_NE(message_.find("format-4"), std::string::npos) << message_;
+    edit_manifest([](auto& m) {
+        m.set_format_version(nbr::kSharedFilesFormatVersion);
+        m.mutable_variants(3)->set_segment_bytes(0);
+    });
+    EXPECT_EQ(load(), NBR_ERR_CORRUPT);
+    EXPECT_NE(message_.find("without a segment size"), std::string::npos) << message_;
+    edit_manifest([](auto& m) {
+        m.mutable_variants(3)->set_segment_bytes(8);
+        m.mutable_variants(3)->set_files("../cn2");
+    });
+    EXPECT_EQ(load(), NBR_ERR_CORRUPT);
+    edit_manifest([](auto& m) { m.mutable_variants(3)->set_files("cn3"); });
+    EXPECT_EQ(load(), NBR_ERR_IO);
+    EXPECT_NE(message_.find("cn3"), std::string::npos) << message_;
+    edit_manifest([](auto& m) { m.mutable_variants(3)->clear_files(); });  // a segment size alone
+    EXPECT_EQ(load(), NBR_ERR_CORRUPT);
+    EXPECT_NE(message_.find("a segment size but no files"), std::string::npos) << message_;
 }
 
 TEST_F(AutoLoadErrorTest, NewerFormatIsAVersionErrorAndAFormatOneManifestMayNotHoldVariants) {
@@ -791,11 +867,19 @@ TEST(CompileAuto, OnlyTheSelectedCandidatesAreTriedAndTheSelectionIsRecorded) {
         split = split || copy.alltoall_us(1) != base.alltoall_us(1);
     }
     EXPECT_TRUE(split) << "some copy's segments cut a message at 4 KiB";
+    bool shares = false;
     for (int v = 0; v < manifest.variants_size(); ++v) {
         const auto variant = nbr::read_variant_manifest(options.output, manifest, v);
-        const bool segmented = manifest.variants(v).name().ends_with("-seg16K");
-        EXPECT_EQ(variant.segment_bytes(), segmented ? 16384U : 0U) << manifest.variants(v).name();
+        const auto& name = manifest.variants(v).name();
+        const bool segmented = name.ends_with("-seg16K");
+        EXPECT_EQ(variant.segment_bytes(), segmented ? 16384U : 0U) << name;
+        // A segmented copy writes no files: it forwards its base's in its segments.
+        EXPECT_EQ(manifest.variants(v).files(), segmented ? name.substr(0, name.size() - 7) : "") << name;
+        EXPECT_EQ(fs::exists(options.output / name), !segmented) << name;
+        shares = shares || segmented;
     }
+    EXPECT_TRUE(shares) << "a segmented copy among the variants";
+    EXPECT_EQ(manifest.format_version(), nbr::kSharedFilesFormatVersion);
     EXPECT_EQ(std::vector<std::string>(manifest.candidate_selectors().begin(), manifest.candidate_selectors().end()),
               options.candidates);
     for (const auto& v : manifest.variants()) EXPECT_NE(std::find(tried.begin(), tried.end(), v.name()), tried.end());

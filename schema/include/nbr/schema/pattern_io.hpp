@@ -12,7 +12,7 @@
 namespace nbr {
 
 /// @brief Newest pattern format this build reads.
-inline constexpr std::uint32_t kFormatVersion = 4;
+inline constexpr std::uint32_t kFormatVersion = 5;
 /// @brief Format of rank files and single-algorithm manifests (what readers since 0.1 read).
 inline constexpr std::uint32_t kSingleFormatVersion = 1;
 /// @brief Format of multi-variant (auto) manifests: older readers reject them.
@@ -23,6 +23,9 @@ inline constexpr std::uint32_t kPackedFormatVersion = 3;
 /// @brief Format of multi-variant manifests that keep candidates beside each band's winner
 /// (Band.alternatives, for measured selection): older readers reject them.
 inline constexpr std::uint32_t kCandidatesFormatVersion = 4;
+/// @brief Format of multi-variant manifests whose variants may share another subdirectory's
+/// pattern files (Variant.files: the same schedules in segments): older readers reject them.
+inline constexpr std::uint32_t kSharedFilesFormatVersion = 5;
 /// @brief Newest wisdom format this build reads and the one it writes.
 inline constexpr std::uint32_t kWisdomFormatVersion = 1;
 
@@ -122,9 +125,16 @@ private:
     return manifest.variants_size() > 0;
 }
 
+/// @brief The subdirectory holding the pattern files of variant `index` of a multi-variant
+/// directory: its own (dir/NAME), or the one whose schedules it forwards in other segments
+/// (dir/FILES, Variant.files).
+[[nodiscard]] std::filesystem::path variant_directory(const std::filesystem::path& dir,
+                                                      const schema::Manifest& manifest, int index);
+
 /// @brief Reads and checks the manifest of variant `index` of a multi-variant directory: a
 /// single-algorithm manifest of the same ranks and topology whose compile id is the one the
-/// top manifest records. Throws PatternError naming the file.
+/// top manifest records, in variant_directory(); a variant sharing another's files gets its
+/// own segment size. Throws PatternError naming the file.
 [[nodiscard]] schema::Manifest read_variant_manifest(const std::filesystem::path& dir, const schema::Manifest& manifest,
                                                      int index);
 
