@@ -2,7 +2,9 @@
 # Replay overhead of libnbr against the native MPI call: 2 ranks bound to cores, 32 parallel
 # edges each way (the naive pattern sends 32 messages each way per call), the naive pattern
 # replayed by nbr beside the native neighborhood collective, in one nbr-bench run per launch.
-# table.py writes OUT/overhead.md: medians over the launches and native / nbr.
+# Each launch's times go to OUT/overhead.COLLECTIVE.L.json (what results/ keeps); table.py
+# writes OUT/overhead.md: medians over the launches and the ratios (table.py OUT without
+# --ratios: the times too).
 #
 #   usage: bench/overhead/run.sh [OUT] [options of bench/lib/study.sh]
 #     --launches (default 5), --sizes (default 1,2,4,...,16384), --iters (default 2000),
@@ -17,15 +19,18 @@ sizes=${NBR_SIZES:-1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384}
 iters=${NBR_ITERS:-2000}
 collectives=$(study_words "${NBR_COLLECTIVES:-$("$build/bench/nbr-bench" --list-collectives 2>/dev/null || echo allgather alltoall)}")
 
-"$build/compiler/nbrc" gen pairs --ranks 2 --edges "$edges" -o "$out/pe$edges.el" >/dev/null
-"$build/compiler/nbrc" compile "$out/pe$edges.el" --algo naive -q -o "$out/pe$edges.naive"
+pattern=$(mktemp -d)
+trap 'rm -rf "$pattern"' EXIT
+"$build/compiler/nbrc" gen pairs --ranks 2 --edges "$edges" -o "$pattern/pe$edges.el" >/dev/null
+"$build/compiler/nbrc" compile "$pattern/pe$edges.el" --algo naive -q -o "$pattern/pe$edges.naive"
+rm -f "$out"/overhead.*.json
 
 for ((l = 1; l <= launches; ++l)); do
   for collective in $collectives; do
-    mpirun -np 2 --bind-to core "$build/bench/nbr-bench" --patterns "$out/pe$edges.naive" \
+    mpirun -np 2 --bind-to core "$build/bench/nbr-bench" --patterns "$pattern/pe$edges.naive" \
       --collective "$collective" --sizes "$sizes" --iters "$iters" \
       --json "$out/overhead.$collective.$l.json" >/dev/null
   done
   echo "# launch $l of $launches done ($(date +%T))"
 done
-/usr/bin/python3 "$root/bench/overhead/table.py" "$out" | tee "$out/overhead.md"
+/usr/bin/python3 "$root/bench/overhead/table.py" "$out" --ratios | tee "$out/overhead.md"
