@@ -520,7 +520,7 @@ int nbr_pattern_variant(nbr_pattern_t handle, nbr_collective_t collective, size_
             }
         }
     }
-    *name = pattern->variants[variant].algorithm.c_str();
+    *name = pattern->variants[variant].name.c_str();
     return NBR_SUCCESS;
 }
 
