@@ -1,7 +1,7 @@
 // distance-halving on the topologies the issue lists, each with several placements: every
 // shared matrix at 16 and 64 ranks, Moore d = 2..4 with r = 1..3 at N = 64..4096, random
-// graphs with δ = 0.05..0.8 at 256, 1024 and 2160 ranks. Each pattern is proven by verify
-// against its topology.
+// graphs with δ = 0.05..0.8 at 256 ranks, 0.05 and 0.2 at 1024, 0.05 at 2160 (the dense ones
+// at 2160: bench/verify_heavy/run.sh). Each pattern is proven by verify against its topology.
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -57,13 +57,14 @@ TEST(DistanceHalvingSweep, RandomGraphs) {
     int cases = 0;
     for (std::uint32_t n : {256u, 1024u, 2160u}) {
         for (double density : {0.05, 0.2, 0.8}) {
-            if (n == 2160 && density > 0.05) continue;  // bench/ covers the dense ones at 2160
+            // bench/verify_heavy/run.sh covers the dense ones at 2160 (at 1024 δ = 0.8 costs 15 s here)
+            if ((n == 2160 && density > 0.05) || (n == 1024 && density > 0.2)) continue;
             sweep(nbr::generate_random({n, density, 7}),
                   "random N=" + std::to_string(n) + " density=" + std::to_string(density), tmp.path() / "r");
             ++cases;
         }
     }
-    EXPECT_EQ(cases, 7);
+    EXPECT_EQ(cases, 6);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // kgroup on common-neighbor's verification corpus for k = 2..4 (auto's candidates),
 // topology-agnostic and -aware: every shared matrix at 16 and 64 ranks, Moore d = 2..4 with
-// r = 1..3 at 64 and 256 ranks and d = 2 at 1024, random graphs with δ = 0.05..0.8, irregular
-// graphs. Each pattern is proven by verify against its topology. k = 5 and 6 are proven on the
-// irregular graphs of test_kgroup; Moore d = 3, 4 at 4096 ranks by bench/kgroup_table/run.sh
+// r = 1..3 at 64 and 256 ranks and d = 2 at 1024, random graphs with δ = 0.05..0.8 at 256
+// ranks and 0.05 at 1024, irregular graphs. Each pattern is proven by verify against its
+// topology. k = 5 and 6 are proven on the irregular graphs of test_kgroup; Moore d = 3, 4 at 4096 ranks by bench/kgroup_table/run.sh
 // (k = 2..6, 8, 16) and bench/verify_heavy/run.sh --algos kgroup.
 #include <filesystem>
 
@@ -63,13 +63,14 @@ TEST(KGroupSweep, RandomGraphs) {
     int cases = 0;
     for (std::uint32_t n : {256u, 1024u}) {
         for (double density : {0.05, 0.2, 0.8}) {
-            if (n == 1024 && density > 0.2) continue;  // bench/kgroup_table/run.sh covers δ = 0.4 at 1024
+            // bench/kgroup_table/run.sh covers δ = 0.4 at 1024 (δ = 0.2 there costs 30 s here)
+            if (n == 1024 && density > 0.05) continue;
             sweep(nbr::generate_random({n, density, 7}),
                   "random N=" + std::to_string(n) + " density=" + std::to_string(density), tmp.path() / "r");
             ++cases;
         }
     }
-    EXPECT_EQ(cases, 5);
+    EXPECT_EQ(cases, 4);
 }
 
 TEST(KGroupSweep, IsolatedRanksDuplicatesAndSelfLoops) {
