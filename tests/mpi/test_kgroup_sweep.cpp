@@ -2,8 +2,9 @@
 // topology-agnostic and -aware: every shared matrix at 16 and 64 ranks, Moore d = 2..4 with
 // r = 1..3 at 64 and 256 ranks and d = 2 at 1024, random graphs with δ = 0.05..0.8 at 256
 // ranks and 0.05 at 1024, irregular graphs. Each pattern is proven by verify against its
-// topology. k = 5 and 6 are proven on the irregular graphs of test_kgroup; Moore d = 3, 4 at 4096 ranks by bench/kgroup_table/run.sh
-// (k = 2..6, 8, 16) and bench/verify_heavy/run.sh --algos kgroup.
+// topology. k = 5 and 6 are proven on the irregular graphs of test_kgroup; Moore d = 3, 4 at
+// 4096 ranks by bench/kgroup_table/run.sh (k = 2..6, 8, 16) and bench/verify_heavy/run.sh
+// --algos kgroup.
 #include <filesystem>
 
 #include <gtest/gtest.h>
