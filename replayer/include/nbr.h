@@ -246,7 +246,7 @@ typedef enum { NBR_ALLGATHER = 0, NBR_ALLTOALL = 1, NBR_ALLGATHERV = 2, NBR_ALLT
 /**
  * Name of the variant a call runs (owned by the pattern): an auto pattern's variant as its
  * manifest names it (`nbrc inspect` lists them, e.g. "hierarchical-cube-k0-seg16K"; the names
- * nbr_pattern_shape_candidate and NBR_REPORT use), a single-algorithm pattern's algorithm.
+ * nbr_pattern_shape_candidate and the drop-in's report use), a single-algorithm pattern's algorithm.
  * A pattern of one algorithm has one variant; an auto pattern chooses per call:
  *  - fixed-size calls (blocking, nonblocking, persistent) by their block size in bytes
  *    (count times the type's size; `bytes`), from the size bands in the pattern;
