@@ -3,7 +3,8 @@
 # case (32 parallel edges between 2 ranks bound to cores; 16-rank Moore and random graphs),
 # replayed by nbr-bench --measure beside the
 # native collective: nbr (the model's choice), nbr-measured (NBR_LOAD_MEASURE, its trials inside
-# the warm-up) and every variant the directory keeps alone (cand-NAME), one launch per line set,
+# the warm-up) and every variant the directory keeps alone (cand-NAME, segmented copies
+# included: DIR/NAME loads any variant), one launch per line set,
 # every variant timed in turn in each launch (medians of rounds). Data: OUT/COLLECTIVE.L.json and
 # the log OUT/measure_real.txt; table.py summarizes it into OUT/measure_real.md
 # (measured against the best candidate alone and native, and the trials' cost in 10,000 calls).
@@ -32,7 +33,8 @@ for case in ${NBR_CASES:-pe32 moore-r1 random-0.3}; do
         -q -o "$out/$case-auto"
 done
 for case in ${NBR_CASES:-pe32 moore-r1 random-0.3}; do
-    candidates=$(find "$out/$case-auto" -mindepth 1 -maxdepth 1 -type d -printf 'cand-%f\n' | sort | paste -sd,)
+    candidates=$("$nbrc" inspect "$out/$case-auto" --json |
+        python3 -c 'import json, sys; print(",".join("cand-" + v for v in json.load(sys.stdin)["variants"]))')
     if [ "$case" = pe32 ]; then
         launch=(mpirun -np 2 --bind-to core) n=$iters
     else

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summarizes bench/measure_real/run.sh's log: per case, collective and size, over the launches, the
-median of nbr-measured against the best kept candidate timed alone and against native, and what
+median of nbr-measured against the best of its shape's candidates (those its "# measured:" line
+names; all kept variants where it names none) timed alone and against native, and what
 the trials cost against a run of 10,000 calls of the chosen candidate (rank 0's trial time minus
 its trial calls at the chosen candidate's time alone).
 
@@ -14,7 +15,7 @@ CALLS = 10000
 
 
 def parse(path):
-    """[(case, collective, {bytes: {variant: us}}, [(lo, hi, trial_calls, trial_us)])] per launch
+    """[(case, collective, {bytes: {variant: us}}, [(lo, hi, trial_calls, trial_us, names, chosen)])] per launch
     (logs without a case name: case pe32)."""
     launches, current = [], None
     names = None
@@ -31,9 +32,12 @@ def parse(path):
             names = [f for f in fields[1:] if f != "us" and "/" not in f]
         elif fields[0].isdigit() and names:
             current[2][int(fields[0])] = dict(zip(names, map(float, fields[1:1 + len(names)])))
-        m = re.match(r"# measured: \w+ blocking (\d+)-(\d+) B: \S+ \([^;]+; trials (\d+) calls, ([\d.]+) us", line)
+        m = re.match(r"# measured: \w+ blocking (\d+)-(\d+) B: (\S+) \([^;]+; trials (\d+) calls, ([\d.]+) us;(.*)\)",
+                     line)
         if m:
-            current[3].append((int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))))
+            names = re.findall(r"([\w.-]+) [\d.]+ us", m.group(6))
+            current[3].append((int(m.group(1)), int(m.group(2)), int(m.group(4)), float(m.group(5)), names,
+                               m.group(3)))
     return launches
 
 
@@ -42,22 +46,26 @@ def main():
     rows = {}
     for case, collective, table, trials in launches:
         for size, times in table.items():
+            shape = next((t for t in trials if t[0] <= size <= t[1]), None)
             candidates = {k: v for k, v in times.items() if k.startswith("cand-")}
-            best = min(candidates.values())
+            named = {k: v for k, v in candidates.items() if shape and k[len("cand-"):] in shape[4]}
+            best = min((named or candidates).values())
             measured = times["nbr-measured"]
-            cost = next(((t_us - calls * measured) / (CALLS * measured) for lo, hi, calls, t_us in trials
-                         if lo <= size <= hi), float("nan"))
+            cost = (shape[3] - shape[2] * measured) / (CALLS * measured) if shape else float("nan")
+            chosen = candidates.get("cand-" + shape[5], float("nan")) if shape else float("nan")
             rows.setdefault((case, collective, size), []).append(
-                (best / measured, times["native"] / measured, times["native"] / times["nbr"], cost,
-                 next((calls for lo, hi, calls, _ in trials if lo <= size <= hi), float("nan"))))
-    print("| case | collective | bytes | launches | measured / best candidate alone | native / measured | "
-          "native / model's choice | trials' cost in 10,000 calls | trial calls |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+                (best / measured, best / chosen, chosen / measured, times["native"] / measured,
+                 times["native"] / times["nbr"], cost, shape[2] if shape else float("nan")))
+    print("| case | collective | bytes | launches | measured / best candidate alone | choice: best / chosen, alone | "
+          "run: chosen alone / measured | native / measured | native / model's choice | "
+          "trials' cost in 10,000 calls | trial calls |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for (case, collective, size), values in sorted(rows.items()):
-        med = [statistics.median(v[i] for v in values) for i in range(5)]
-        lo = [min(v[i] for v in values) for i in range(5)]
-        print(f"| {case} | {collective} | {size} | {len(values)} | {med[0]:.2f} (min {lo[0]:.2f}) | {med[1]:.2f} (min {lo[1]:.2f}) "
-              f"| {med[2]:.2f} | {100 * med[3]:.2f} % | {med[4]:.0f} (max {max(v[4] for v in values):.0f}) |")
+        med = [statistics.median(v[i] for v in values) for i in range(7)]
+        lo = [min(v[i] for v in values) for i in range(7)]
+        print(f"| {case} | {collective} | {size} | {len(values)} | {med[0]:.2f} (min {lo[0]:.2f}) | {med[1]:.2f} "
+              f"| {med[2]:.2f} | {med[3]:.2f} (min {lo[3]:.2f}) | {med[4]:.2f} | {100 * med[5]:.2f} % "
+              f"| {med[6]:.0f} (max {max(v[6] for v in values):.0f}) |")
 
 
 if __name__ == "__main__":

@@ -385,7 +385,7 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
     app.add_option("--json", o.json, "Write all results to this JSON file");
     app.add_flag("--measure", o.measure,
                  "Also time nbr-measured (measured selection, its trials inside the warm-up) and, for an auto "
-                 "directory, each variant it keeps alone (cand-NAME)");
+                 "directory, variants alone (cand-NAME): those --only names, else each subdirectory");
     app.add_option("--only", o.only, "Time only these variants (comma-separated names, as in the output)")
         ->delimiter(',');
     app.add_flag("--control", o.control,
@@ -440,7 +440,7 @@ struct Setup {
     nbr_pattern_t plain = nullptr;   // --patterns on MPI_COMM_WORLD
     nbr_pattern_t pattern = nullptr;
     nbr_pattern_t naive = nullptr;
-    nbr_pattern_t measured = nullptr;                              // --measure
+    nbr_pattern_t measured = nullptr;                               // --measure
     std::vector<std::pair<std::string, nbr_pattern_t>> candidates;  // --measure: each variant alone
 #if !defined(NBR_SMPI)
     MPI_Comm graph = MPI_COMM_NULL;  // the dist-graph communicator of the pattern's neighbors
@@ -471,11 +471,17 @@ struct Setup {
     }
     void load_measured(const Options& o) {
         check(nbr_load_pattern_flags(o.patterns.c_str(), comm, NBR_LOAD_MEASURE, &measured), "loading --measure");
-        // An auto directory's variants: its subdirectories that hold a manifest, in name order.
+        // The variants --only names (cand-NAME: AUTO/NAME, also a variant sharing another's
+        // files), else the auto directory's subdirectories that hold a manifest, in name order.
         std::vector<std::filesystem::path> variants;
-        for (const auto& entry : std::filesystem::directory_iterator(o.patterns)) {
-            if (entry.is_directory() && std::filesystem::exists(entry.path() / "manifest.pb")) {
-                variants.push_back(entry.path());
+        for (const auto& name : o.only) {
+            if (name.rfind("cand-", 0) == 0) variants.push_back(std::filesystem::path(o.patterns) / name.substr(5));
+        }
+        if (variants.empty()) {
+            for (const auto& entry : std::filesystem::directory_iterator(o.patterns)) {
+                if (entry.is_directory() && std::filesystem::exists(entry.path() / "manifest.pb")) {
+                    variants.push_back(entry.path());
+                }
             }
         }
         std::sort(variants.begin(), variants.end());
@@ -670,7 +676,8 @@ Row run_size(const Options& o, const Setup& s, int bytes, int warmup, std::vecto
 #endif
     if (s.naive != nullptr) add_nbr_forms(run, o, "nbr-naive", s.naive);
     if (s.measured != nullptr) {
-        run.add("nbr-measured", [&run, &s](auto* b) { check(nbr_blocking(run.args, b->data(), s.measured), "replay"); });
+        run.add("nbr-measured",
+                [&run, &s](auto* b) { check(nbr_blocking(run.args, b->data(), s.measured), "replay"); });
         for (const auto& [name, p] : s.candidates) {
             run.add(name, [&run, p = p](auto* b) { check(nbr_blocking(run.args, b->data(), p), "replay"); });
         }
@@ -840,8 +847,7 @@ void print_measured(nbr_pattern_t pattern) {
         nbr_shape_stats_t s;
         if (nbr_pattern_shape_stats(pattern, i, &s) != NBR_SUCCESS) continue;
         std::printf("# measured: %s %s %zu-%zu B: %s (%s; trials %llu calls, %.1f us;", kCollectives[s.collective],
-                    kModes[s.mode], s.min_bytes, s.max_bytes, s.variant, kStates[s.state], s.trial_calls,
-                    s.trial_us);
+                    kModes[s.mode], s.min_bytes, s.max_bytes, s.variant, kStates[s.state], s.trial_calls, s.trial_us);
         for (int c = 0; c < s.candidates; ++c) {
             const char* name = nullptr;
             double median = 0;

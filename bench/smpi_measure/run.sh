@@ -31,7 +31,8 @@ for case in $(study_words "${NBR_CASES:-moore-2-2 random-0.05}"); do
     dir=$work/auto-$machine
     [ -f "$dir/manifest.pb" ] || mpirun -np 2 "$nbrc" compile "$work/topology.el" --algo auto --machine "$machine" \
       --ranks-per-node 32 --sizes "$sizes" --keep 3 -q -o "$dir"
-    candidates=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -printf 'cand-%f\n' | sort | paste -sd,)
+    candidates=$("$nbrc" inspect "$dir" --json |  # every variant, segmented copies too (DIR/NAME)
+      python3 -c 'import json, sys; print(",".join("cand-" + v for v in json.load(sys.stdin)["variants"]))')
     for collective in $(study_words "${NBR_COLLECTIVES:-allgather alltoall}"); do
       alone=$work/$machine.$collective.alone.txt
       measured=$work/$machine.$collective.measured.txt

@@ -551,6 +551,20 @@ std::vector<std::uint32_t> ranked(const std::vector<Prediction>& predictions, Be
     return order;
 }
 
+/// `order` (sorted by `key`) without the candidates but naive whose key equals the winner's or
+/// that of one kept before them: at this size the same schedule in the model (a segmented copy
+/// whose messages are not cut there), which measurement could only tell apart by noise.
+template <class Key>
+std::vector<std::uint32_t> distinct_at(const std::vector<std::uint32_t>& order, std::uint32_t winner, Key key) {
+    std::vector<std::uint32_t> out;
+    for (const auto i : order) {
+        const bool same = (i != winner && key(i) == key(winner)) ||
+                          std::any_of(out.begin(), out.end(), [&](std::uint32_t j) { return key(j) == key(i); });
+        if (i == 0 || !same) out.push_back(i);
+    }
+    return out;
+}
+
 }  // namespace
 
 void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predictions, std::size_t keep,
@@ -559,10 +573,10 @@ void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predicti
     for (std::size_t c = 0; c < 2; ++c) {
         choice.alternatives[c].assign(sizes, {});
         for (std::size_t s = 0; s < sizes && keep > 1; ++s) {
-            const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) {
-                return predictions[a].latency_us[c][s] < predictions[b].latency_us[c][s];
-            });
-            choice.alternatives[c][s] = kept_beside(choice.winner[c][s], order, keep);
+            const auto at = [&](std::uint32_t i) { return predictions[i].latency_us[c][s]; };
+            const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return at(a) < at(b); });
+            const auto winner = choice.winner[c][s];
+            choice.alternatives[c][s] = kept_beside(winner, distinct_at(order, winner, at), keep);
         }
         const auto& naive = predictions[0].latency_us[2 + c];
         const auto judged = judged_sizes(naive, variable_sizes);
@@ -572,7 +586,9 @@ void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predicti
                 score[i] = variable_score(naive, predictions[i].latency_us[2 + c], judged).first;
         }
         const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return score[a] > score[b]; });
-        choice.variable_alternatives[c] = kept_beside(choice.variable[c], order, keep);
+        const auto by_score = [&](std::uint32_t i) { return score[i]; };
+        choice.variable_alternatives[c] =
+            kept_beside(choice.variable[c], distinct_at(order, choice.variable[c], by_score), keep);
     }
 }
 

@@ -114,8 +114,20 @@ bool same_predictions(const schema::Manifest& manifest, int i, int j) {
     return true;
 }
 
+/// Whether candidates i and j predict collective c alike at the sizes [first, last) of a band
+/// (a segmented copy where its segments cut nothing: its base's schedule).
+bool same_in_band(const schema::Manifest& manifest, int i, int j, int c, int first, int last) {
+    const auto& a = latencies(manifest.candidates(i), c);
+    const auto& b = latencies(manifest.candidates(j), c);
+    if (first >= last) return false;
+    for (int s = first; s < last; ++s) {
+        if (s >= a.size() || s >= b.size() || a[s] != b[s]) return false;
+    }
+    return true;
+}
+
 /// Why band `band` runs its variant: its speedup over naive and the best other candidate (not
-/// one that predicts what the winner, or naive, predicts: that is the same schedule again).
+/// one that predicts what the winner, or naive, predicts there: that is the same schedule again).
 std::string band_reason(const schema::Manifest& manifest, int band) {
     const auto& b = manifest.bands(band);
     const int c = b.collective() == schema::ALLGATHER ? 0 : 1;
@@ -125,18 +137,22 @@ std::string band_reason(const schema::Manifest& manifest, int band) {
     double runner_speedup = 0;
     for (int i = 0; i < manifest.candidates_size(); ++i) {
         if (i == winner || i == 0 || same_predictions(manifest, i, 0)) continue;
-        if (winner > 0 && same_predictions(manifest, i, winner)) continue;
+        if (winner > 0 && same_in_band(manifest, i, winner, c, first, last)) continue;
         const double x = speedup(manifest, i, c, first, last);
         if (x > runner_speedup) runner_speedup = x, runner = i;
     }
+    char runner_text[160] = "no candidate but naive differs here";
+    if (runner >= 0) {
+        std::snprintf(runner_text, sizeof runner_text, "%s %s %.2fx",
+                      winner <= 0 ? "best:" : "next best:", manifest.candidates(runner).name().c_str(), runner_speedup);
+    }
     char text[256];
-    const char* runner_name = runner < 0 ? "none" : manifest.candidates(runner).name().c_str();
     if (winner <= 0) {
-        std::snprintf(text, sizeof text, "no candidate beats naive by the %s margin (best: %s %.2fx)",
-                      margin_range(manifest, first, last).c_str(), runner_name, runner_speedup);
+        std::snprintf(text, sizeof text, "no candidate beats naive by the %s margin (%s)",
+                      margin_range(manifest, first, last).c_str(), runner_text);
     } else {
-        std::snprintf(text, sizeof text, "%.2fx faster than naive (next best: %s %.2fx)",
-                      speedup(manifest, winner, c, first, last), runner_name, runner_speedup);
+        std::snprintf(text, sizeof text, "%.2fx faster than naive (%s)", speedup(manifest, winner, c, first, last),
+                      runner_text);
     }
     return text;
 }

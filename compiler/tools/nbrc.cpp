@@ -32,6 +32,15 @@ namespace {
 
 using nbr::compiler::internal::collective_try;
 
+/// A pattern directory, or AUTO/NAME naming a variant of an auto directory that shares
+/// another variant's files (nbr::pattern_files).
+const CLI::Validator kPatternDirectory(
+    [](const std::string& path) -> std::string {
+        if (std::filesystem::is_directory(path) || nbr::pattern_files(path) != std::filesystem::path(path)) return {};
+        return "Pattern directory does not exist: " + path;
+    },
+    "DIR");
+
 struct Options {
     // gen
     nbr::MooreParams moore;
@@ -665,7 +674,7 @@ CLI::App* add_candidates(CLI::App& app, Options& o) {
 
 CLI::App* add_inspect(CLI::App& app, Options& o) {
     auto* inspect = app.add_subcommand("inspect", "Summarize a pattern directory or dump a rank's schedule");
-    inspect->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
+    inspect->add_option("dir", o.dir, "Pattern directory")->required()->check(kPatternDirectory);
     inspect->add_option("--rank", o.rank, "Dump this rank's schedule");
     inspect->add_flag("--json", o.json, "JSON output");
     inspect
@@ -679,7 +688,7 @@ CLI::App* add_inspect(CLI::App& app, Options& o) {
 
 CLI::App* add_verify(CLI::App& app, Options& o) {
     auto* verify = app.add_subcommand("verify", "Prove that a pattern delivers every edge exactly once");
-    verify->add_option("dir", o.dir, "Pattern directory")->required()->check(CLI::ExistingDirectory);
+    verify->add_option("dir", o.dir, "Pattern directory")->required()->check(kPatternDirectory);
     verify
         ->add_option("--topology", o.topology,
                      "Also prove the pattern belongs to this topology (a file or a capture directory)")
@@ -724,8 +733,7 @@ void add_noise_options(CLI::App* simulate, Options& o) {
 
 CLI::App* add_simulate(CLI::App& app, Options& o) {
     auto* simulate = app.add_subcommand("simulate", "Predict a pattern's replay latency on a modeled cluster");
-    simulate->add_option("dir", o.dir, "Pattern directory (required unless --print-machine)")
-        ->check(CLI::ExistingDirectory);
+    simulate->add_option("dir", o.dir, "Pattern directory (required unless --print-machine)")->check(kPatternDirectory);
     simulate->add_option("--machine", o.machine, "Machine: a preset (" + machine_names() + ") or a JSON machine file")
         ->required();
     simulate->add_option("--sizes", o.sizes, "Block sizes in bytes per neighbor (K, M suffixes)")
@@ -742,7 +750,7 @@ CLI::App* add_simulate(CLI::App& app, Options& o) {
         ->add_option("--baseline", o.baseline,
                      "Also simulate this pattern (e.g. the naive one) and report "
                      "the speedup")
-        ->check(CLI::ExistingDirectory);
+        ->check(kPatternDirectory);
     simulate->add_flag("--json", o.json, "JSON output");
     simulate->add_flag("--critical-path", o.critical_path,
                        "Also show, per size, the chain of operations the last rank waited for (about 100 bytes "

@@ -118,7 +118,8 @@ const char* nbr_strerror(int error);
 const char* nbr_last_error(void);
 
 /**
- * Loads a pattern directory for `comm`. Collective over comm.
+ * Loads a pattern directory for `comm`. Collective over comm. A variant of an auto directory
+ * is a pattern of its own at DIR/NAME (a segmented copy too, though it has no directory).
  *
  * Each rank reads the manifest and only its own rank file, checks format version,
  * checksum, topology hash, communicator size and rank and, when comm has a topology, that

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <system_error>
+#include <utility>
 
 #include <unistd.h>
 
@@ -179,6 +181,42 @@ void check_packed_manifest(const schema::Manifest& manifest, const std::string& 
 
 }  // namespace
 
+namespace {
+
+/// DIR/NAME, when it has no manifest of its own and names a variant of the auto directory DIR
+/// that shares another variant's files: DIR's manifest and the variant's index.
+std::optional<std::pair<schema::Manifest, int>> shared_variant_of(const std::filesystem::path& path) {
+    auto normal = path.lexically_normal();
+    if (!normal.has_filename()) normal = normal.parent_path();
+    const auto parent = normal.parent_path();
+    std::error_code ec;
+    if (std::filesystem::exists(normal / manifest_file_name(), ec) ||
+        !std::filesystem::is_regular_file(parent / manifest_file_name(), ec)) {
+        return std::nullopt;
+    }
+    schema::Manifest top;
+    try {
+        top = read_manifest(parent);
+    } catch (const PatternError&) {
+        return std::nullopt;  // the error names DIR/NAME/manifest.pb, which was asked for
+    }
+    if (!is_multi_variant(top)) return std::nullopt;
+    for (int i = 0; i < top.variants_size(); ++i) {
+        if (top.variants(i).name() == normal.filename().string() && !top.variants(i).files().empty()) {
+            return std::make_pair(std::move(top), i);
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::filesystem::path pattern_files(const std::filesystem::path& dir) {
+    const auto shared = shared_variant_of(dir);
+    if (!shared) return dir;
+    return variant_directory(dir.lexically_normal().parent_path(), shared->first, shared->second);
+}
+
 std::filesystem::path variant_directory(const std::filesystem::path& dir, const schema::Manifest& manifest, int index) {
     const auto& variant = manifest.variants(index);
     return dir / (variant.files().empty() ? variant.name() : variant.files());
@@ -218,16 +256,21 @@ RankSlice read_rank_slice(const std::filesystem::path& dir, std::uint32_t rank, 
                                                        std::to_string(slice.manifest.num_ranks()) +
                                                        " ranks, communicator has " + std::to_string(ranks));
     }
+    std::vector<std::filesystem::path> read_from;  // per variant: where its pattern was read
     const auto add = [&](const std::filesystem::path& sub, schema::Manifest manifest, const std::string& name) {
         VariantSlice variant;
         variant.name = name;
-        variant.pattern = read_rank_pattern(sub, rank, manifest);
+        // A segmented copy and its base share their files: the rank's pattern is read once.
+        const auto same = std::find(read_from.begin(), read_from.end(), sub);
+        variant.pattern = same != read_from.end() ? slice.variants[same - read_from.begin()].pattern
+                                                  : read_rank_pattern(sub, rank, manifest);
         variant.source = rank_pattern_source(sub, rank, manifest);
         variant.manifest = std::move(manifest);
+        read_from.push_back(sub);
         slice.variants.push_back(std::move(variant));
     };
     if (!is_multi_variant(slice.manifest)) {
-        add(dir, slice.manifest, slice.manifest.algorithm());
+        add(pattern_files(dir), slice.manifest, slice.manifest.algorithm());
         return slice;
     }
     for (int i = 0; i < slice.manifest.variants_size(); ++i) {
@@ -335,6 +378,9 @@ void write_file(const std::filesystem::path& path, const std::string& bytes) {
 }
 
 schema::Manifest read_manifest(const std::filesystem::path& dir) {
+    if (auto shared = shared_variant_of(dir)) {
+        return read_variant_manifest(dir.lexically_normal().parent_path(), shared->first, shared->second);
+    }
     const auto path = dir / manifest_file_name();
     return parse_manifest(read_file(path), path.string());
 }
@@ -448,14 +494,16 @@ void check_rank_in_range(std::uint32_t rank, const schema::Manifest& manifest, c
 
 }  // namespace
 
-std::string rank_pattern_source(const std::filesystem::path& dir, std::uint32_t rank,
+std::string rank_pattern_source(const std::filesystem::path& path, std::uint32_t rank,
                                 const schema::Manifest& manifest) {
+    const auto dir = pattern_files(path);
     if (!is_packed(manifest)) return (dir / rank_file_name(rank)).string();
     return (dir / packed_file_name()).string() + " (rank " + std::to_string(rank) + ")";
 }
 
-schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uint32_t rank,
+schema::RankPattern read_rank_pattern(const std::filesystem::path& path, std::uint32_t rank,
                                       const schema::Manifest& manifest, std::uint64_t* bytes_read) {
+    const auto dir = pattern_files(path);
     const std::string source = rank_pattern_source(dir, rank, manifest);
     check_rank_in_range(rank, manifest, source);
     if (is_packed(manifest)) {
@@ -493,9 +541,10 @@ struct RankPatternReader::State {
 
 RankPatternReader::RankPatternReader(const std::filesystem::path& dir, const schema::Manifest& manifest,
                                      std::uint32_t begin, std::uint32_t end)
-    : state_(std::make_unique<State>(State{dir, manifest, begin, std::min(end, manifest.num_ranks()), nullptr})) {
+    : state_(std::make_unique<State>(
+          State{pattern_files(dir), manifest, begin, std::min(end, manifest.num_ranks()), nullptr})) {
     if (is_packed(manifest) && state_->next < state_->end) {
-        state_->packed = std::make_unique<PackedReader>(dir, manifest, kReadBlockBytes);
+        state_->packed = std::make_unique<PackedReader>(state_->dir, manifest, kReadBlockBytes);
     }
 }
 

@@ -125,6 +125,28 @@ TEST(KeepCandidates, BesideEachWinnerTheNextFastestAndNaiveAlwaysRepeatsLeftOut)
     EXPECT_TRUE(choice.variable_alternatives[1].empty());
 }
 
+TEST(KeepCandidates, ACopyPredictedLikeItsBaseAtASizeIsNotKeptThere) {
+    // "a-seg" is a's segmented copy: the same at size 0 (nothing cut), faster at size 1.
+    const std::vector<nbr::compiler::Prediction> predictions{
+        prediction("naive", {10, 40}, {10, 40}),
+        prediction("a", {5, 30}, {5, 30}),
+        prediction("b", {8, 35}, {8, 35}),
+        prediction("a-seg", {5, 20}, {5, 20}),
+    };
+    auto choice = nbr::compiler::choose_variants(predictions, 0.01);
+    nbr::compiler::keep_candidates(choice, predictions, 3);
+    EXPECT_EQ(choice.winner[0], (std::vector<std::uint32_t>{1, 3}));
+    EXPECT_EQ(choice.alternatives[0][0], (std::vector<std::uint32_t>{2, 0}));  // b, not a-seg
+    EXPECT_EQ(choice.alternatives[0][1], (std::vector<std::uint32_t>{1, 0}));
+    // The copy wins where it ties its base (index order) and the base is then passed over.
+    const std::vector<nbr::compiler::Prediction> swapped{predictions[0], predictions[3], predictions[2],
+                                                         predictions[1]};
+    auto tied = nbr::compiler::choose_variants(swapped, 0.01);
+    nbr::compiler::keep_candidates(tied, swapped, 3);
+    EXPECT_EQ(tied.winner[0][0], 1U);
+    EXPECT_EQ(tied.alternatives[0][0], (std::vector<std::uint32_t>{2, 0}));
+}
+
 TEST(DealLongestFirst, CostliestFirstToTheLeastLoadedProcessTiesToTheLower) {
     using nbr::compiler::internal::deal_longest_first;
     // 5 -> 0; 4 -> 1; 3 -> 1 (4 < 5); 3 -> 0 (5 < 7); 3 -> 1 (7 < 8).
@@ -380,6 +402,22 @@ TEST(SharedFiles, AVariantForwardingAnothersFilesInSegmentsDeliversWhatMpiDelive
         for (const int count : {1, 2, 3, 8, 100}) expect_fixed_matches(graph, pattern, alltoall, count);
     }
     EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    // AUTO/NAME is the variant alone, though it has no directory: its base's files in its segments.
+    const auto alone = dir / "cn2-seg8";
+    EXPECT_EQ(nbr::pattern_files(alone), dir / "cn2");
+    EXPECT_EQ(nbr::pattern_files(dir / "cn2"), dir / "cn2");
+    EXPECT_EQ(nbr::read_manifest(alone).segment_bytes(), 8U);
+    if (world_rank() == 0) {
+        const auto verified = nbr::compiler::verify_directory(alone, &topology);
+        EXPECT_TRUE(verified.ok) << verified.violation;
+    }
+    ASSERT_EQ(nbr_load_pattern(alone.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
+    ASSERT_EQ(nbr_pattern_variant(pattern, NBR_ALLGATHER, 4, &name), NBR_SUCCESS);
+    EXPECT_STREQ(name, "common-neighbor");  // a single-algorithm pattern names its algorithm
+    for (const int count : {1, 3, 100}) expect_fixed_matches(graph, pattern, true, count);
+    EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    EXPECT_EQ(nbr_load_pattern((dir / "cn3-seg8").c_str(), graph, &pattern), NBR_ERR_IO) << "no such variant";
+    EXPECT_NE(std::string(nbr_last_error()).find("cn3-seg8"), std::string::npos) << nbr_last_error();
     MPI_Comm_free(&graph);
 }
 
@@ -549,6 +587,28 @@ TEST(CompileAuto, ATinyMachineGivesTheBandsItsCostsImply) {
         EXPECT_EQ(text.find("next best: " + c.name() + " "), std::string::npos) << text;
     }
     EXPECT_GT(naive_twins, 0) << text;
+}
+
+TEST(CompileAuto, ASegmentedCopyIsNotKeptOrNamedWhereItCutsNothing) {
+    if (world_rank() != 0) return;
+    nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
+    // The tiny machine's segments are 1 MiB: 16 blocks of 128 KiB are cut, of 1 or 16 B not.
+    const auto manifest = compile_tiny(tmp.path(), {1, 16, 131072});
+    const auto text = nbr::compiler::format_auto(manifest);
+    const auto& small = manifest.bands(0);
+    const auto winner = manifest.variants(static_cast<int>(small.variant())).name();
+    ASSERT_NE(winner, "naive") << text;
+    EXPECT_EQ(text.find("next best: " + winner + "-seg"), std::string::npos) << text;
+    for (const auto a : small.alternatives()) {
+        EXPECT_NE(manifest.variants(static_cast<int>(a)).name().rfind(winner + "-seg", 0), 0U) << text;
+    }
+    bool copy = false;  // kept for the large blocks, where it is a schedule of its own
+    for (const auto& band : manifest.bands()) {
+        for (const auto a : band.alternatives())
+            copy |= manifest.variants(static_cast<int>(a)).name() == winner + "-seg1M";
+        copy |= manifest.variants(static_cast<int>(band.variant())).name() == winner + "-seg1M";
+    }
+    EXPECT_TRUE(copy) << text;
 }
 
 /// The variant name `manifest`'s bands give `collective` at `bytes`.

@@ -121,6 +121,9 @@ struct AutoChoice {
 /// keep − 1 more candidates with schedules of their own, naive always among them (it takes the
 /// last place when the model's next fastest would crowd it out), the others the model's next
 /// fastest; for the v-variants ranked by geometric-mean speedup over naive at the sizes judged.
+/// At each size (for the v-variants: by their score) a candidate predicted exactly like the
+/// winner or like one kept before it is passed over: there it runs the same schedule (a
+/// segmented copy whose messages are not cut at that size).
 /// Ordered fastest first by the model; ties by candidate index. keep <= 1 keeps none.
 void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predictions, std::size_t keep,
                      std::pair<std::size_t, std::size_t> variable_sizes = {0, SIZE_MAX});

@@ -62,8 +62,16 @@ private:
 /// @brief Serializes a message deterministically (same message, same bytes).
 [[nodiscard]] std::string serialize_deterministic(const google::protobuf::MessageLite& message);
 
-/// @brief Reads and checks DIR/manifest.pb (format version, internal consistency).
+/// @brief Reads and checks DIR/manifest.pb (format version, internal consistency). Every
+/// variant of an auto directory is a pattern directory of its own, AUTO/NAME, also one that
+/// shares another variant's files (Variant.files) and so has no directory: for that path the
+/// variant's manifest (read_variant_manifest), whose rank files pattern_files() finds.
 [[nodiscard]] schema::Manifest read_manifest(const std::filesystem::path& dir);
+
+/// @brief Where the rank files of the pattern at `dir` are: `dir`, or for AUTO/NAME naming a
+/// variant that shares another's files, that variant's directory (AUTO/FILES). The readers
+/// below resolve it themselves.
+[[nodiscard]] std::filesystem::path pattern_files(const std::filesystem::path& dir);
 
 /// @brief Reads rank `rank`'s pattern (DIR/rank-NNNNNN.pb, or its slice of DIR/ranks.pack in a
 /// packed directory) and checks it against the manifest: checksum, format version, rank,
