@@ -44,7 +44,7 @@ for cell in "${cells[@]}"; do
   for name in $("$nbrc" inspect "$dir/auto" --json |
                 python3 -c 'import json,sys; print(" ".join(c["name"] for c in json.load(sys.stdin)["candidates"]))'); do
     grep -qs "\"candidate\": \"$name\"" "$dir/candidates.jsonl" && continue
-    # A segmented copy (NAME-segSIZE) is its base's build written once more: nothing to time.
+    # A segmented copy (NAME-segSIZE) shares its base's build and files: nothing to time.
     [[ $name == *-seg[0-9]* ]] && continue
     echo "$cell: $name ..." >&2
     rm -f "$dir/one.jsonl"
