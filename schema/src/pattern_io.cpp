@@ -183,12 +183,20 @@ void check_packed_manifest(const schema::Manifest& manifest, const std::string& 
 
 namespace {
 
+/// A variant of an auto directory that shares another variant's files: the directory, its
+/// manifest and the variant's index.
+struct SharedVariant {
+    std::filesystem::path auto_dir;
+    schema::Manifest top;
+    int index = 0;
+};
+
 /// DIR/NAME, when it has no manifest of its own and names a variant of the auto directory DIR
-/// that shares another variant's files: DIR's manifest and the variant's index.
-std::optional<std::pair<schema::Manifest, int>> shared_variant_of(const std::filesystem::path& path) {
+/// that shares another variant's files.
+std::optional<SharedVariant> shared_variant_of(const std::filesystem::path& path) {
     auto normal = path.lexically_normal();
     if (!normal.has_filename()) normal = normal.parent_path();
-    const auto parent = normal.parent_path();
+    auto parent = normal.parent_path();
     std::error_code ec;
     if (std::filesystem::exists(normal / manifest_file_name(), ec) ||
         !std::filesystem::is_regular_file(parent / manifest_file_name(), ec)) {
@@ -203,18 +211,34 @@ std::optional<std::pair<schema::Manifest, int>> shared_variant_of(const std::fil
     if (!is_multi_variant(top)) return std::nullopt;
     for (int i = 0; i < top.variants_size(); ++i) {
         if (top.variants(i).name() == normal.filename().string() && !top.variants(i).files().empty()) {
-            return std::make_pair(std::move(top), i);
+            return SharedVariant{std::move(parent), std::move(top), i};
         }
     }
     return std::nullopt;
 }
+
+/// read_manifest and pattern_files of one resolution: the manifest and where the rank files are.
+schema::Manifest manifest_at(const std::filesystem::path& dir, std::filesystem::path* files) {
+    if (auto shared = shared_variant_of(dir)) {
+        if (files != nullptr) *files = variant_directory(shared->auto_dir, shared->top, shared->index);
+        return read_variant_manifest(shared->auto_dir, shared->top, shared->index);
+    }
+    if (files != nullptr) *files = dir;
+    const auto path = dir / manifest_file_name();
+    return parse_manifest(read_file(path), path.string());
+}
+
+// rank_pattern_source and read_rank_pattern in `dir` as it is (pattern_files resolved).
+std::string source_in(const std::filesystem::path& dir, std::uint32_t rank, const schema::Manifest& manifest);
+schema::RankPattern read_rank_pattern_in(const std::filesystem::path& dir, std::uint32_t rank,
+                                         const schema::Manifest& manifest, std::uint64_t* bytes_read);
 
 }  // namespace
 
 std::filesystem::path pattern_files(const std::filesystem::path& dir) {
     const auto shared = shared_variant_of(dir);
     if (!shared) return dir;
-    return variant_directory(dir.lexically_normal().parent_path(), shared->first, shared->second);
+    return variant_directory(shared->auto_dir, shared->top, shared->index);
 }
 
 std::filesystem::path variant_directory(const std::filesystem::path& dir, const schema::Manifest& manifest, int index) {
@@ -250,7 +274,8 @@ schema::Manifest read_variant_manifest(const std::filesystem::path& dir, const s
 
 RankSlice read_rank_slice(const std::filesystem::path& dir, std::uint32_t rank, std::uint32_t ranks) {
     RankSlice slice;
-    slice.manifest = read_manifest(dir);
+    std::filesystem::path files;
+    slice.manifest = manifest_at(dir, &files);
     if (slice.manifest.num_ranks() != ranks) {
         throw PatternError(PatternErrorKind::size, dir.string() + ": pattern is for " +
                                                        std::to_string(slice.manifest.num_ranks()) +
@@ -263,14 +288,14 @@ RankSlice read_rank_slice(const std::filesystem::path& dir, std::uint32_t rank, 
         // A segmented copy and its base share their files: the rank's pattern is read once.
         const auto same = std::find(read_from.begin(), read_from.end(), sub);
         variant.pattern = same != read_from.end() ? slice.variants[same - read_from.begin()].pattern
-                                                  : read_rank_pattern(sub, rank, manifest);
-        variant.source = rank_pattern_source(sub, rank, manifest);
+                                                  : read_rank_pattern_in(sub, rank, manifest, nullptr);
+        variant.source = source_in(sub, rank, manifest);
         variant.manifest = std::move(manifest);
         read_from.push_back(sub);
         slice.variants.push_back(std::move(variant));
     };
     if (!is_multi_variant(slice.manifest)) {
-        add(pattern_files(dir), slice.manifest, slice.manifest.algorithm());
+        add(files, slice.manifest, slice.manifest.algorithm());
         return slice;
     }
     for (int i = 0; i < slice.manifest.variants_size(); ++i) {
@@ -378,11 +403,7 @@ void write_file(const std::filesystem::path& path, const std::string& bytes) {
 }
 
 schema::Manifest read_manifest(const std::filesystem::path& dir) {
-    if (auto shared = shared_variant_of(dir)) {
-        return read_variant_manifest(dir.lexically_normal().parent_path(), shared->first, shared->second);
-    }
-    const auto path = dir / manifest_file_name();
-    return parse_manifest(read_file(path), path.string());
+    return manifest_at(dir, nullptr);
 }
 
 schema::Manifest parse_manifest(const std::string& bytes, const std::string& source) {
@@ -492,19 +513,14 @@ void check_rank_in_range(std::uint32_t rank, const schema::Manifest& manifest, c
     }
 }
 
-}  // namespace
-
-std::string rank_pattern_source(const std::filesystem::path& path, std::uint32_t rank,
-                                const schema::Manifest& manifest) {
-    const auto dir = pattern_files(path);
+std::string source_in(const std::filesystem::path& dir, std::uint32_t rank, const schema::Manifest& manifest) {
     if (!is_packed(manifest)) return (dir / rank_file_name(rank)).string();
     return (dir / packed_file_name()).string() + " (rank " + std::to_string(rank) + ")";
 }
 
-schema::RankPattern read_rank_pattern(const std::filesystem::path& path, std::uint32_t rank,
-                                      const schema::Manifest& manifest, std::uint64_t* bytes_read) {
-    const auto dir = pattern_files(path);
-    const std::string source = rank_pattern_source(dir, rank, manifest);
+schema::RankPattern read_rank_pattern_in(const std::filesystem::path& dir, std::uint32_t rank,
+                                         const schema::Manifest& manifest, std::uint64_t* bytes_read) {
+    const std::string source = source_in(dir, rank, manifest);
     check_rank_in_range(rank, manifest, source);
     if (is_packed(manifest)) {
         const auto slice = read_packed_slice(dir, rank, manifest);
@@ -516,6 +532,18 @@ schema::RankPattern read_rank_pattern(const std::filesystem::path& path, std::ui
     const auto bytes = read_file(dir / rank_file_name(rank));
     if (bytes_read != nullptr) *bytes_read += bytes.size();
     return parse_rank_pattern(bytes, source, rank, manifest);
+}
+
+}  // namespace
+
+std::string rank_pattern_source(const std::filesystem::path& dir, std::uint32_t rank,
+                                const schema::Manifest& manifest) {
+    return source_in(pattern_files(dir), rank, manifest);
+}
+
+schema::RankPattern read_rank_pattern(const std::filesystem::path& dir, std::uint32_t rank,
+                                      const schema::Manifest& manifest, std::uint64_t* bytes_read) {
+    return read_rank_pattern_in(pattern_files(dir), rank, manifest, bytes_read);
 }
 
 schema::RankPattern parse_rank_pattern(const std::string& bytes, const std::string& file, std::uint32_t rank,
@@ -554,7 +582,7 @@ bool RankPatternReader::next(schema::RankPattern& pattern) {
     State& s = *state_;
     if (s.next >= s.end) return false;
     const std::uint32_t rank = s.next;
-    const std::string source = rank_pattern_source(s.dir, rank, s.manifest);
+    const std::string source = source_in(s.dir, rank, s.manifest);
     if (s.packed) {
         parse_checked(s.packed->slice(rank), source, rank, s.manifest, true, pattern);
     } else {
