@@ -5,10 +5,16 @@
 // A Binding names its request handle and status types, how a handle maps to its C request
 // (the proxies' key), its null handle, and the MPI library's own (PMPI) completion calls in
 // that binding, each returning an MPI error code. Flags and indices are ints in both
-// bindings (MPI_Fint is int, a Fortran LOGICAL false is 0). The logic: while the nbr request
+// bindings (MPI_Fint is int, a Fortran LOGICAL false is 0); indices count from
+// Binding::kFirstIndex (C: 0, Fortran: 1). The logic: while the nbr request
 // behind a proxy is incomplete, the proxy is hidden from MPI (passed as the null handle) and
 // the nbr request is progressed; once it is complete the proxy is handed to MPI, which
-// completes, releases or deactivates it as it would any request. MPI writes every status.
+// completes it as it would any request (a persistent proxy is a started persistent
+// MPI_PROC_NULL send, a nonblocking call's an inactive one, which MPI completes at once) and
+// writes every status. MPI_Testany and MPI_Testsome skip inactive requests, so they report a
+// complete nonblocking proxy here, with the empty status. A nonblocking call's proxy, once
+// completed, goes back to the pool and the application's handle becomes the null handle
+// (`retire`), as MPI does for its own requests.
 #include <vector>
 
 #include "preload.hpp"
@@ -25,7 +31,9 @@ public:
         Proxy* proxy = find(*request);
         if (proxy == nullptr) return Binding::wait(request, status);
         progress(*proxy, true);
-        return settle(request, [&] { return Binding::wait(request, status); });
+        const int code = Binding::wait(request, status);
+        if (code == MPI_SUCCESS) retire(*proxy, request);
+        return code;
     }
 
     static int test(Handle* request, int* flag, Status* status) {
@@ -35,7 +43,9 @@ public:
             *flag = 0;
             return MPI_SUCCESS;
         }
-        return settle(request, [&] { return Binding::test(request, flag, status); });
+        const int code = Binding::test(request, flag, status);
+        if (code == MPI_SUCCESS && *flag != 0) retire(*proxy, request);
+        return code;
     }
 
     static int request_get_status(Handle request, int* flag, Status* status) {
@@ -53,9 +63,8 @@ public:
         for (const MPI_Request key : keys) {
             if (Proxy* proxy = proxy_of(key)) progress(*proxy, true);
         }
-        const std::vector<Handle> before(requests, requests + count);
         const int code = Binding::waitall(count, requests, statuses);
-        forget_released(keys, before, requests);
+        if (code == MPI_SUCCESS) retire_all(keys, requests);
         return code;
     }
 
@@ -66,15 +75,22 @@ public:
             *flag = 0;
             return MPI_SUCCESS;
         }
-        const std::vector<Handle> before(requests, requests + count);
         const int code = Binding::testall(count, requests, flag, statuses);
-        forget_released(view.keys, before, requests);
+        if (code == MPI_SUCCESS && *flag != 0) retire_all(view.keys, requests);
         return code;
     }
 
     static int testany(int count, Handle requests[], int* index, int* flag, Status* status) {
         if (!any(count, requests)) return Binding::testany(count, requests, index, flag, status);
         const View view = visible(count, requests);
+        for (int i = 0; i < count; ++i) {  // a complete nonblocking proxy, which MPI would not report
+            Proxy* proxy = completed_nonblocking(view, i);
+            if (proxy == nullptr) continue;
+            *index = i + Binding::kFirstIndex;
+            *flag = 1;
+            retire(*proxy, &requests[i]);
+            return empty_status(status);
+        }
         auto after = view.handles;
         const int code = Binding::testany(count, after.data(), index, flag, status);
         write_back(view, after, requests);
@@ -98,8 +114,19 @@ public:
         auto after = view.handles;
         const int code = Binding::testsome(count, after.data(), outcount, indices, statuses);
         write_back(view, after, requests);
-        if (code == MPI_SUCCESS && *outcount == MPI_UNDEFINED && view.pending) *outcount = 0;  // not all inactive
-        return code;
+        if (code != MPI_SUCCESS) return code;
+        int done = *outcount == MPI_UNDEFINED ? 0 : *outcount;
+        for (int i = 0; i < count; ++i) {  // complete nonblocking proxies, which MPI does not report
+            Proxy* proxy = completed_nonblocking(view, i);
+            if (proxy == nullptr) continue;
+            indices[done] = i + Binding::kFirstIndex;
+            const int status_code = empty_status(Binding::status_at(statuses, done));
+            if (status_code != MPI_SUCCESS) return status_code;
+            retire(*proxy, &requests[i]);
+            ++done;
+        }
+        if (done > 0 || view.pending) *outcount = done;  // else MPI's answer: all inactive
+        return MPI_SUCCESS;
     }
 
     static int waitsome(int count, Handle requests[], int* outcount, int indices[], Status statuses[]) {
@@ -112,7 +139,8 @@ public:
 
     static int start(Handle* request) {
         Proxy* proxy = find(*request);
-        if (proxy != nullptr && proxy->persistent) {  // a nonblocking proxy: MPI reports the error
+        if (proxy != nullptr && !proxy->persistent) return MPI_ERR_REQUEST;  // a nonblocking call's request
+        if (proxy != nullptr) {
             const int code = start_proxy(*proxy);
             if (code != MPI_SUCCESS) return code;
         }
@@ -129,7 +157,11 @@ public:
     }
 
     static int request_free(Handle* request) {
-        if (Proxy* proxy = find(*request)) free_proxy(*proxy);
+        Proxy* proxy = find(*request);
+        if (proxy != nullptr && !free_proxy(*proxy)) {
+            *request = Binding::null();  // a nonblocking call's proxy: pooled, not freed
+            return MPI_SUCCESS;
+        }
         return Binding::request_free(request);
     }
 
@@ -171,28 +203,42 @@ private:
         return view;
     }
 
-    /// Runs `call` on one proxy's handle and forgets the proxy if MPI released it.
-    template <class Call>
-    static int settle(Handle* request, Call&& call) {
-        const Handle before = *request;
-        const MPI_Request key = Binding::key(before);
-        const int code = call();
-        if (*request != before) forget(key);
-        return code;
+    /// A proxy MPI has just completed: a nonblocking call's goes back to the pool and the
+    /// application's handle becomes the null handle; a persistent one stays (inactive).
+    static void retire(Proxy& proxy, Handle* request) {
+        if (proxy.persistent) return;
+        release(proxy);
+        *request = Binding::null();
     }
 
-    static void forget_released(const std::vector<MPI_Request>& keys, const std::vector<Handle>& before,
-                                const Handle after[]) {
+    /// retire for every proxy among `keys` (the handles' C requests before a call that
+    /// completed them all).
+    static void retire_all(const std::vector<MPI_Request>& keys, Handle requests[]) {
         for (std::size_t i = 0; i < keys.size(); ++i) {
-            if (before[i] != after[i]) forget(keys[i]);
+            if (Proxy* proxy = proxy_of(keys[i])) retire(*proxy, &requests[i]);
         }
+    }
+
+    /// The nonblocking call's proxy at `i` of `view` if its nbr request is complete (visible).
+    /// It is an inactive persistent request to MPI, which MPI_Testany and MPI_Testsome skip
+    /// as they skip null handles, so those report it here.
+    static Proxy* completed_nonblocking(const View& view, int i) {
+        const auto at = static_cast<std::size_t>(i);
+        if (view.handles[at] == Binding::null()) return nullptr;  // pending (hidden) or null
+        Proxy* proxy = proxy_of(view.keys[at]);
+        return proxy != nullptr && !proxy->persistent ? proxy : nullptr;
+    }
+
+    /// Writes the empty status (what MPI writes for a null handle) to `status`.
+    static int empty_status(Status* status) {
+        Handle none = Binding::null();
+        return Binding::wait(&none, status);
     }
 
     /// Copies back what MPI did to the visible requests.
     static void write_back(const View& view, const std::vector<Handle>& after, Handle requests[]) {
         for (std::size_t i = 0; i < after.size(); ++i) {
             if (view.handles[i] == Binding::null()) continue;  // hidden, or null already
-            if (after[i] != view.handles[i]) forget(view.keys[i]);
             requests[i] = after[i];
         }
     }

@@ -12,15 +12,15 @@
 // fails, rank 0 prints one line saying why and the communicator runs natively.
 //
 // Requests. The application gets, for each nonblocking or persistent nbr request, a proxy:
-// a real MPI request. For a nonblocking call it is a generalized request (MPI_Grequest_start),
-// marked complete when the nbr request completes; for a persistent one, a persistent
-// zero-byte send to MPI_PROC_NULL (MPI_Send_init: a distinct handle each, which MPI completes
-// at once when started). The completion calls are wrapped: while the nbr request behind a
-// proxy is incomplete, the proxy is hidden from MPI (passed as MPI_REQUEST_NULL) and the nbr
-// request is progressed; once it is complete, the proxy is handed to MPI, which completes,
-// releases or deactivates it as it would any request (completion.hpp). So proxies mix with
-// the application's own requests in every completion call, and MPI_Start, MPI_Startall and
-// MPI_Request_free act on both. Single-threaded use (MPI_THREAD_SINGLE or FUNNELED).
+// a real MPI request, a persistent zero-byte send to MPI_PROC_NULL (MPI_Send_init: a distinct
+// handle each, which MPI completes at once when started). A persistent call gets one of its
+// own; a nonblocking call one from a pool, never started (an inactive request, which completion
+// calls complete at once), which returns to the pool when a completion call completes it (the application's handle then
+// becomes MPI_REQUEST_NULL, as for any nonblocking request). The completion calls are wrapped: while the nbr request
+// behind a proxy is incomplete, the proxy is hidden from MPI (passed as MPI_REQUEST_NULL) and the nbr request is
+// progressed; once it is complete, the proxy is handed to MPI, which completes it as it would any request
+// (completion.hpp). So proxies mix with the application's own requests in every completion call, and MPI_Start,
+// MPI_Startall and MPI_Request_free act on both. Single-threaded use (MPI_THREAD_SINGLE or FUNNELED).
 //
 // Fortran: where the MPI library's Fortran binding calls PMPI_* directly (Open MPI), the same
 // calls are wrapped at their Fortran entry points too (preload_fortran.cpp); where it calls the
@@ -164,10 +164,20 @@ void import_wisdom_once(int rank) {
     }
 }
 
+/// Every proxy, in use or pooled, by its C handle.
 std::unordered_map<MPI_Request, Proxy>& proxies() {
     static std::unordered_map<MPI_Request, Proxy> map;
     return map;
 }
+
+/// The nonblocking calls' proxies not in use (inactive, ready to start).
+std::vector<MPI_Request>& proxy_pool() {
+    static std::vector<MPI_Request> pool;
+    return pool;
+}
+
+/// The proxies the application holds.
+std::size_t proxies_in_use = 0;
 
 // ---- attaching patterns ----------------------------------------------------------------------
 
@@ -382,19 +392,21 @@ void attach(MPI_Comm comm, const char* function) {
 
 // ---- proxies ---------------------------------------------------------------------------------
 
-// A generalized request's status: empty, as for a collective.
-int query_proxy(void*, MPI_Status* status) {
-    PMPI_Status_set_elements(status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(status, 0);
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG = MPI_UNDEFINED;
+/// A nonblocking call's proxy: one from the pool, or a new one.
+int pooled_proxy(MPI_Request* out) {
+    if (proxy_pool().empty()) return PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, out);
+    *out = proxy_pool().back();
+    proxy_pool().pop_back();
     return MPI_SUCCESS;
 }
-int free_generalized(void*) {
-    return MPI_SUCCESS;
-}
-int cancel_generalized(void*, int) {
-    return MPI_SUCCESS;
+
+/// At MPI_Finalize: frees the pooled proxies.
+void free_proxy_pool() {
+    for (MPI_Request handle : proxy_pool()) {
+        proxies().erase(handle);
+        PMPI_Request_free(&handle);
+    }
+    proxy_pool().clear();
 }
 
 }  // namespace
@@ -428,20 +440,23 @@ int mpi_result(int nbr_code, const char* call) {
 }
 
 int make_proxy(nbr_request_t request, bool persistent, MPI_Request* out) {
-    const int code = persistent ? PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, out)
-                                : PMPI_Grequest_start(query_proxy, free_generalized, cancel_generalized, nullptr, out);
-    if (code == MPI_SUCCESS) proxies()[*out] = Proxy{*out, request, persistent, !persistent};
-    return code;
+    // A nonblocking call's proxy is never started: inactive, so complete at once for MPI.
+    const int code =
+        persistent ? PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, out) : pooled_proxy(out);
+    if (code != MPI_SUCCESS) return code;
+    proxies()[*out] = Proxy{*out, request, persistent, !persistent, true};
+    ++proxies_in_use;
+    return MPI_SUCCESS;
 }
 
 bool proxies_live() {
-    return inside_nbr == 0 && !proxies().empty();
+    return inside_nbr == 0 && proxies_in_use > 0;
 }
 
 Proxy* proxy_of(MPI_Request request) {
     if (!proxies_live() || request == MPI_REQUEST_NULL) return nullptr;
     const auto it = proxies().find(request);
-    return it == proxies().end() ? nullptr : &it->second;
+    return it == proxies().end() || !it->second.in_use ? nullptr : &it->second;
 }
 
 bool progress(Proxy& proxy, bool block) {
@@ -452,16 +467,15 @@ bool progress(Proxy& proxy, bool block) {
     (void)mpi_result(code, block ? "MPI_Wait" : "MPI_Test");
     if (block || done != 0 || code != NBR_SUCCESS) {
         proxy.pending = false;
-        if (!proxy.persistent) {
-            proxy.request = NBR_REQUEST_NULL;  // nbr released it at completion (also after a failure)
-            PMPI_Grequest_complete(proxy.handle);
-        }
+        if (!proxy.persistent) proxy.request = NBR_REQUEST_NULL;  // nbr released it (also after a failure)
     }
     return !proxy.pending;
 }
 
-void forget(MPI_Request request) {
-    if (request != MPI_REQUEST_NULL) proxies().erase(request);
+void release(Proxy& proxy) {
+    proxy.in_use = false;
+    --proxies_in_use;
+    proxy_pool().push_back(proxy.handle);
 }
 
 int start_proxy(Proxy& proxy) {
@@ -471,14 +485,20 @@ int start_proxy(Proxy& proxy) {
     return code;
 }
 
-void free_proxy(Proxy& proxy) {
+bool free_proxy(Proxy& proxy) {
     // MPI lets an active request be freed and complete on its own; nbr completes it here.
     progress(proxy, true);
-    if (proxy.persistent) {
+    if (!proxy.persistent) {
+        release(proxy);
+        return false;
+    }
+    {
         const InsideNbr guard;
         (void)mpi_result(nbr_request_free(&proxy.request), "MPI_Request_free");
     }
-    forget(proxy.handle);
+    --proxies_in_use;
+    proxies().erase(proxy.handle);
+    return true;
 }
 
 /// Every process's part of the report, gathered on world rank 0 (collective over MPI_COMM_WORLD).
@@ -553,10 +573,11 @@ void print_report(int rank, int size) {
 namespace nbr::interpose {
 
 void finalize_report() {
-    if (!proxies().empty()) {
+    if (proxies_in_use > 0) {
         std::fprintf(stderr, "nbr: %zu nonblocking or persistent requests were not completed or freed\n",
-                     proxies().size());
+                     proxies_in_use);
     }
+    free_proxy_pool();
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -595,7 +616,11 @@ using nbr::interpose::start_with_proxy;
 struct CBinding {
     using Handle = MPI_Request;
     using Status = MPI_Status;
+    static constexpr int kFirstIndex = 0;
     static MPI_Request key(Handle handle) { return handle; }
+    static Status* status_at(Status* statuses, int k) {
+        return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + k;
+    }
     static Handle null() { return MPI_REQUEST_NULL; }
     static int wait(Handle* r, Status* s) { return PMPI_Wait(r, s); }
     static int test(Handle* r, int* flag, Status* s) { return PMPI_Test(r, flag, s); }

@@ -132,11 +132,23 @@ void replay_request(F* request, F* ierr, bool persistent, const char* call, Star
     set_error(ierr, code);
 }
 
+/// Fortran's MPI_STATUS_SIZE (MPI-4's MPI_F_STATUS_SIZE; Open MPI 4.1 lacks it): a Fortran
+/// status holds a C one's words.
+#ifdef MPI_F_STATUS_SIZE
+constexpr int kStatusSize = MPI_F_STATUS_SIZE;
+#else
+constexpr int kStatusSize = static_cast<int>(sizeof(MPI_Status) / sizeof(MPI_Fint));
+#endif
+
 /// The Fortran binding's completion calls, for Completion<>.
 struct FortranBinding {
     using Handle = F;
     using Status = F;
+    static constexpr int kFirstIndex = 1;  // Waitany's and Waitsome's indices
     static MPI_Request key(Handle handle) { return PMPI_Request_f2c(handle); }
+    static Status* status_at(Status* statuses, int k) {
+        return statuses == MPI_F_STATUSES_IGNORE ? MPI_F_STATUS_IGNORE : statuses + k * kStatusSize;
+    }
     static Handle null() {
         static const F null_handle = PMPI_Request_c2f(MPI_REQUEST_NULL);
         return null_handle;

@@ -111,6 +111,10 @@ static int one_round(MPI_Comm a, const int* in_a, int da, MPI_Comm b, const int*
     MPI_Wait(&requests[3], MPI_STATUS_IGNORE);
 #endif
     *persistent = requests[3];
+    /* Completed nonblocking requests are released (the neighborhood collectives' too, whatever
+     * nbr hands out for them); the persistent one stays. */
+    for (int k = 0; k < 6; ++k) errors += k != 3 && requests[k] != MPI_REQUEST_NULL;
+    errors += *persistent == MPI_REQUEST_NULL;
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, a); /* a native collective on the same communicator */
     errors += count_errors(gather_a, in_a, da, 1, round);
     errors += count_errors(gather_b, in_b, db, 1, round);
