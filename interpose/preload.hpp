@@ -66,7 +66,8 @@ int start_proxy(Proxy& proxy);
 /// application's handle to the null handle (a nonblocking one, back in the pool).
 bool free_proxy(Proxy& proxy);
 
-/// At MPI_Finalize: warns about requests left behind and, with NBR_REPORT=1, prints the report.
+/// At MPI_Finalize: warns about requests left behind, frees the pooled proxies and, with
+/// NBR_REPORT=1, prints the report.
 void finalize_report();
 
 /// Runs a blocking replay inside libnbr; its result as an MPI error code.
