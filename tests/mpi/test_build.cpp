@@ -199,6 +199,17 @@ TEST_F(BuildTest, MeasuredBuildKeepsCandidates) {
     EXPECT_EQ(shapes, 2);  // measured: one shape per collective called
 }
 
+// Load flags pass through to the load: a step-synchronized engine replays the entry built
+// without them, exactly.
+TEST_F(BuildTest, LoadFlagsApplyToTheEntryLoaded) {
+    if (!worth()) GTEST_SKIP() << "one rank: nothing to build";
+    ASSERT_EQ(build({{"nbr_algo", "common-neighbor"}}), NBR_SUCCESS) << nbr_last_error();
+    ASSERT_EQ(build({{"nbr_algo", "common-neighbor"}}, NBR_LOAD_STEP_SYNC | NBR_LOAD_NO_NATIVE), NBR_SUCCESS)
+        << nbr_last_error();
+    EXPECT_EQ(origin(), "loaded from the cache");
+    expect_replays_like_mpi();
+}
+
 TEST_F(BuildTest, PlainCommunicatorWithItsNeighborsGiven) {
     if (!worth()) GTEST_SKIP() << "one rank: nothing to build";
     const auto lists = nbr::test::neighbors_of(graph_);
