@@ -262,7 +262,23 @@ void Execution::step_received(std::uint32_t step) {
     }
 }
 
+namespace {
+
+/// Equal consecutive blocks of one datatype, `count` elements each (fixed-size calls on a
+/// layout without remapped slots): a block's address is one multiplication away.
+bool uniform(const BlockBuffer& buffer) {
+    return buffer.slots == nullptr && buffer.counts == nullptr && buffer.counts_c == nullptr &&
+           buffer.displs == nullptr && buffer.displs_c == nullptr && buffer.types == nullptr &&
+           buffer.byte_displs == nullptr && buffer.count <= INT_MAX;
+}
+
+}  // namespace
+
 void Execution::post_direct() {
+    if (uniform(recv_) && uniform(send_)) {
+        post_direct_uniform();
+        return;
+    }
     MPI_Request* request = requests_.data();
     for (const DirectOp& op : plan_->direct_recvs) {
         irecv(recv_.address(op.block), recv_.count_of(op.block), recv_.type_of(op.block), op.peer, tag(op.tag), comm_,
@@ -274,6 +290,26 @@ void Execution::post_direct() {
         isend(send_.address(op.block), send_.count_of(op.block), send_.type_of(op.block), op.peer, tag(op.tag), comm_,
               request);
         ++request;
+        ++posted_;
+    }
+}
+
+void Execution::post_direct_uniform() {
+    MPI_Request* request = requests_.data();
+    const int recv_count = static_cast<int>(recv_.count);
+    const MPI_Aint recv_stride = static_cast<MPI_Aint>(recv_.count) * recv_.extent;
+    for (const DirectOp& op : plan_->direct_recvs) {
+        const int code = MPI_Irecv(recv_.base + static_cast<MPI_Aint>(op.block) * recv_stride, recv_count, recv_.type,
+                                   op.peer, tag(op.tag), comm_, request++);
+        if (code != MPI_SUCCESS) check_mpi(code, "MPI_Irecv");
+        ++posted_;
+    }
+    const int send_count = static_cast<int>(send_.count);
+    const MPI_Aint send_stride = static_cast<MPI_Aint>(send_.count) * send_.extent;
+    for (const DirectOp& op : plan_->direct_sends) {
+        const int code = MPI_Isend(send_.base + static_cast<MPI_Aint>(op.block) * send_stride, send_count, send_.type,
+                                   op.peer, tag(op.tag), comm_, request++);
+        if (code != MPI_SUCCESS) check_mpi(code, "MPI_Isend");
         ++posted_;
     }
 }
