@@ -264,19 +264,40 @@ void Execution::step_received(std::uint32_t step) {
 
 namespace {
 
-/// Equal consecutive blocks of one datatype, `count` elements each (fixed-size calls on a
-/// layout without remapped slots): a block's address is one multiplication away.
-bool uniform(const BlockBuffer& buffer) {
-    return buffer.slots == nullptr && buffer.counts == nullptr && buffer.counts_c == nullptr &&
-           buffer.displs == nullptr && buffer.displs_c == nullptr && buffer.types == nullptr &&
-           buffer.byte_displs == nullptr && buffer.count <= INT_MAX;
+/// The blocks of a buffer whose addresses need no lookup beyond MPI's own int arrays: equal
+/// consecutive blocks of `count` elements (fixed-size calls), or the v-variants' int counts and
+/// displacements, one datatype, on a layout without remapped slots (the common cases).
+struct PlainBlocks {
+    char* base;
+    MPI_Aint extent;
+    MPI_Aint count;     // per block, without counts
+    const int* counts;  // v-variants
+    const int* displs;  // v-variants, in extents
+    MPI_Datatype type;
+
+    [[nodiscard]] char* address(std::uint32_t block) const {
+        return base + (counts != nullptr ? displs[block] : static_cast<MPI_Aint>(block) * count) * extent;
+    }
+    [[nodiscard]] int count_of(std::uint32_t block) const {
+        return counts != nullptr ? counts[block] : static_cast<int>(count);
+    }
+};
+
+bool plain(const BlockBuffer& buffer) {
+    return buffer.slots == nullptr && buffer.counts_c == nullptr && buffer.displs_c == nullptr &&
+           buffer.types == nullptr && buffer.byte_displs == nullptr && buffer.count <= INT_MAX;
+}
+
+PlainBlocks plain_blocks(const BlockBuffer& buffer) {
+    return PlainBlocks{buffer.base,   buffer.extent, static_cast<MPI_Aint>(buffer.count),
+                       buffer.counts, buffer.displs, buffer.type};
 }
 
 }  // namespace
 
 void Execution::post_direct() {
-    if (uniform(recv_) && uniform(send_)) {
-        post_direct_uniform();
+    if (plain(recv_) && plain(send_)) {
+        post_direct_plain();
         return;
     }
     MPI_Request* request = requests_.data();
@@ -294,21 +315,19 @@ void Execution::post_direct() {
     }
 }
 
-void Execution::post_direct_uniform() {
+void Execution::post_direct_plain() {
     MPI_Request* request = requests_.data();
-    const int recv_count = static_cast<int>(recv_.count);
-    const MPI_Aint recv_stride = static_cast<MPI_Aint>(recv_.count) * recv_.extent;
+    const PlainBlocks recv = plain_blocks(recv_);
     for (const DirectOp& op : plan_->direct_recvs) {
-        const int code = MPI_Irecv(recv_.base + static_cast<MPI_Aint>(op.block) * recv_stride, recv_count, recv_.type,
-                                   op.peer, tag(op.tag), comm_, request++);
+        const int code = MPI_Irecv(recv.address(op.block), recv.count_of(op.block), recv.type, op.peer, tag(op.tag),
+                                   comm_, request++);
         if (code != MPI_SUCCESS) check_mpi(code, "MPI_Irecv");
         ++posted_;
     }
-    const int send_count = static_cast<int>(send_.count);
-    const MPI_Aint send_stride = static_cast<MPI_Aint>(send_.count) * send_.extent;
+    const PlainBlocks send = plain_blocks(send_);
     for (const DirectOp& op : plan_->direct_sends) {
-        const int code = MPI_Isend(send_.base + static_cast<MPI_Aint>(op.block) * send_stride, send_count, send_.type,
-                                   op.peer, tag(op.tag), comm_, request++);
+        const int code = MPI_Isend(send.address(op.block), send.count_of(op.block), send.type, op.peer, tag(op.tag),
+                                   comm_, request++);
         if (code != MPI_SUCCESS) check_mpi(code, "MPI_Isend");
         ++posted_;
     }

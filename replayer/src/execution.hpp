@@ -93,7 +93,7 @@ private:
     void layout_sized();
     void check_delivery_sizes() const;
     void post_direct();
-    void post_direct_uniform();  ///< post_direct for equal consecutive blocks (the common case)
+    void post_direct_plain();  ///< post_direct where block addresses need no lookup (the common case)
     void post_recv(std::uint32_t index);
     void post_send(std::uint32_t index);
     void post_staged_send(std::uint32_t index, char* message, std::size_t bytes);
