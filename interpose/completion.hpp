@@ -59,12 +59,12 @@ public:
 
     static int waitall(int count, Handle requests[], Status statuses[]) {
         if (!any(count, requests)) return Binding::waitall(count, requests, statuses);
-        const auto keys = keys_of(count, requests);
-        for (const MPI_Request key : keys) {
-            if (Proxy* proxy = proxy_of(key)) progress(*proxy, true);
+        const auto found = proxies_of(count, requests);
+        for (Proxy* proxy : found) {
+            if (proxy != nullptr) progress(*proxy, true);
         }
         const int code = Binding::waitall(count, requests, statuses);
-        if (code == MPI_SUCCESS) retire_all(keys, requests);
+        if (code == MPI_SUCCESS) retire_all(found, requests);
         return code;
     }
 
@@ -76,7 +76,7 @@ public:
             return MPI_SUCCESS;
         }
         const int code = Binding::testall(count, requests, flag, statuses);
-        if (code == MPI_SUCCESS && *flag != 0) retire_all(view.keys, requests);
+        if (code == MPI_SUCCESS && *flag != 0) retire_all(view.proxies, requests);
         return code;
     }
 
@@ -170,17 +170,18 @@ private:
     /// (after progressing every proxy once), their C requests, and whether any was hidden.
     struct View {
         std::vector<Handle> handles;
-        std::vector<MPI_Request> keys;
+        std::vector<Proxy*> proxies;  // per handle, its proxy or nullptr
         bool pending = false;
     };
 
     // proxies_live() first: without proxies, no Fortran handle is converted (the common path).
     static Proxy* find(Handle handle) { return proxies_live() ? proxy_of(Binding::key(handle)) : nullptr; }
 
-    static std::vector<MPI_Request> keys_of(int count, const Handle requests[]) {
-        std::vector<MPI_Request> keys(static_cast<std::size_t>(count));
-        for (int i = 0; i < count; ++i) keys[static_cast<std::size_t>(i)] = Binding::key(requests[i]);
-        return keys;
+    /// Per handle, its proxy or nullptr.
+    static std::vector<Proxy*> proxies_of(int count, const Handle requests[]) {
+        std::vector<Proxy*> found(static_cast<std::size_t>(count));
+        for (int i = 0; i < count; ++i) found[static_cast<std::size_t>(i)] = proxy_of(Binding::key(requests[i]));
+        return found;
     }
 
     static bool any(int count, const Handle requests[]) {
@@ -192,9 +193,9 @@ private:
     }
 
     static View visible(int count, const Handle requests[]) {
-        View view{std::vector<Handle>(requests, requests + count), keys_of(count, requests), false};
+        View view{std::vector<Handle>(requests, requests + count), proxies_of(count, requests), false};
         for (std::size_t i = 0; i < view.handles.size(); ++i) {
-            Proxy* proxy = proxy_of(view.keys[i]);
+            Proxy* proxy = view.proxies[i];
             if (proxy != nullptr && !progress(*proxy, false)) {
                 view.handles[i] = Binding::null();
                 view.pending = true;
@@ -211,11 +212,11 @@ private:
         *request = Binding::null();
     }
 
-    /// retire for every proxy among `keys` (the handles' C requests before a call that
-    /// completed them all).
-    static void retire_all(const std::vector<MPI_Request>& keys, Handle requests[]) {
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-            if (Proxy* proxy = proxy_of(keys[i])) retire(*proxy, &requests[i]);
+    /// retire for every proxy among `found` (the handles' proxies before a call that completed
+    /// them all).
+    static void retire_all(const std::vector<Proxy*>& found, Handle requests[]) {
+        for (std::size_t i = 0; i < found.size(); ++i) {
+            if (found[i] != nullptr) retire(*found[i], &requests[i]);
         }
     }
 
@@ -225,7 +226,7 @@ private:
     static Proxy* completed_nonblocking(const View& view, int i) {
         const auto at = static_cast<std::size_t>(i);
         if (view.handles[at] == Binding::null()) return nullptr;  // pending (hidden) or null
-        Proxy* proxy = proxy_of(view.keys[at]);
+        Proxy* proxy = view.proxies[at];
         return proxy != nullptr && !proxy->persistent ? proxy : nullptr;
     }
 

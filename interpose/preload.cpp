@@ -14,13 +14,15 @@
 // Requests. The application gets, for each nonblocking or persistent nbr request, a proxy:
 // a real MPI request, a persistent zero-byte send to MPI_PROC_NULL (MPI_Send_init: a distinct
 // handle each, which MPI completes at once when started). A persistent call gets one of its
-// own; a nonblocking call one from a pool, never started (an inactive request, which completion
-// calls complete at once), which returns to the pool when a completion call completes it (the application's handle then
-// becomes MPI_REQUEST_NULL, as for any nonblocking request). The completion calls are wrapped: while the nbr request
-// behind a proxy is incomplete, the proxy is hidden from MPI (passed as MPI_REQUEST_NULL) and the nbr request is
-// progressed; once it is complete, the proxy is handed to MPI, which completes it as it would any request
-// (completion.hpp). So proxies mix with the application's own requests in every completion call, and MPI_Start,
-// MPI_Startall and MPI_Request_free act on both. Single-threaded use (MPI_THREAD_SINGLE or FUNNELED).
+// own; a nonblocking call one from a pool, never started (an inactive request, which
+// completion calls complete at once), which returns to the pool when a completion call
+// completes it (the application's handle then becomes MPI_REQUEST_NULL, as for any
+// nonblocking request). The completion calls are wrapped: while the nbr request behind a proxy
+// is incomplete, the proxy is hidden from MPI (passed as MPI_REQUEST_NULL) and the nbr request
+// is progressed; once it is complete, the proxy is handed to MPI, which completes it as it
+// would any request (completion.hpp). So proxies mix with the application's own requests in
+// every completion call, and MPI_Start, MPI_Startall and MPI_Request_free act on both.
+// Single-threaded use (MPI_THREAD_SINGLE or FUNNELED).
 //
 // Fortran: where the MPI library's Fortran binding calls PMPI_* directly (Open MPI), the same
 // calls are wrapped at their Fortran entry points too (preload_fortran.cpp); where it calls the
@@ -170,7 +172,7 @@ std::unordered_map<MPI_Request, Proxy>& proxies() {
     return map;
 }
 
-/// The nonblocking calls' proxies not in use (inactive, ready to start).
+/// The nonblocking calls' proxies not in use (inactive), handed out again by pooled_proxy.
 std::vector<MPI_Request>& proxy_pool() {
     static std::vector<MPI_Request> pool;
     return pool;

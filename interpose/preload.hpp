@@ -40,8 +40,8 @@ nbr_pattern_t pattern_of(MPI_Comm comm);
 int mpi_result(int nbr_code, const char* call);
 
 /// Hands the application a proxy for `request`: a new persistent MPI_PROC_NULL send for a
-/// persistent one; for a nonblocking one a pooled one, never started (a generalized request would cost
-/// about 100 ns more per call).
+/// persistent one; for a nonblocking one a pooled one, never started (a generalized request
+/// would cost about 100 ns more per call).
 int make_proxy(nbr_request_t request, bool persistent, MPI_Request* out);
 
 /// The proxy behind a C request handle the application holds, or nullptr.
