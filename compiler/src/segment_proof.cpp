@@ -6,13 +6,6 @@
 
 namespace nbr::compiler::internal {
 
-std::uint32_t longest_staged(const nbr::internal::Plan& plan) {
-    std::size_t most = 0;
-    for (const auto& r : plan.recvs) most = r.direct ? most : std::max(most, r.units.size());
-    for (const auto& s : plan.sends) most = s.direct ? most : std::max(most, s.units.size());
-    return static_cast<std::uint32_t>(most);
-}
-
 namespace {
 
 /// Per receive, the sends it releases, sorted.

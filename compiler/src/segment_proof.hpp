@@ -10,9 +10,6 @@
 
 namespace nbr::compiler::internal {
 
-/// @brief The most blocks in one staged (not direct) message of `plan`.
-[[nodiscard]] std::uint32_t longest_staged(const nbr::internal::Plan& plan);
-
 /// @brief Checks one rank's plan (segmented or not): every send packs only units that are
 /// the rank's own or that a receive it waits for brings, its count of waits is the number of
 /// receives that release it, and each of the rank's `in_slots` in-slots is delivered once.

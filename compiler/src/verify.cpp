@@ -476,7 +476,7 @@ namespace {
 // A pattern with a segment size runs its staged messages in segments of
 // segment_units(segment_bytes, block) blocks, a power of two for every block size
 // (nbr/plan/plan.hpp), so the forms are finitely many: one per power of two below the longest
-// staged message. Each is proven for both collectives: per rank (each process its block),
+// message segment_plan may split (longest_segmentable). Each is proven for both collectives: per rank (each process its block),
 // every segment sends only units that are the rank's own or that a receive it waits for
 // brings, its count of waits is the number of receives that release it, and every in-slot is
 // delivered once; over the ranks (process 0, reading rank by rank), every segment matches one
@@ -496,7 +496,7 @@ std::uint32_t check_local_segments(const std::vector<schema::RankPattern>& local
     for (std::uint32_t i = 0; i < local.size(); ++i) {
         for (const auto collective : kPlanCollectives) {
             const auto plan = nbr::internal::build_plan(local[i], collective);
-            const auto longest = internal::longest_staged(plan);
+            const auto longest = nbr::internal::longest_segmentable(plan);
             most = std::max(most, longest);
             for (std::uint32_t units = 1; units < longest; units *= 2) {
                 internal::check_segmented_plan(nbr::internal::segment_plan(plan, units),

@@ -170,7 +170,8 @@ private:
             to_peer = to_peer && (origin != me_ || pattern_.out_neighbors(static_cast<int>(slot)) == op.peer());
             carry(u, send.units, t, i);
         }
-        send.direct = own_only && to_peer && send.units.size() == 1;
+        send.one_hop = own_only && to_peer;
+        send.direct = send.one_hop && send.units.size() == 1;
         std::sort(providers_.begin(), providers_.end());
         providers_.erase(std::unique(providers_.begin(), providers_.end()), providers_.end());
         send.dependencies = static_cast<std::uint32_t>(providers_.size());
@@ -212,7 +213,8 @@ private:
             const bool mine = deliver(origin, slot, seen_at_[u], recv, t, i);
             from_peer_to_me = from_peer_to_me && mine && origin == op.peer();
         }
-        recv.direct = from_peer_to_me && recv.units.size() == 1;
+        recv.one_hop = from_peer_to_me;
+        recv.direct = recv.one_hop && recv.units.size() == 1;
         recv.first = plan_.recv_units;
         plan_.recv_units += static_cast<std::uint32_t>(recv.units.size());
         if (!recv.direct) plan_.staged_recvs = true;

@@ -19,8 +19,8 @@ std::uint32_t segment_units(std::uint64_t segment_bytes, std::uint64_t block_byt
 namespace {
 
 /// Segments of a message of `units` blocks.
-std::uint32_t pieces(std::size_t units, bool direct, std::uint32_t max_units) {
-    if (direct || units <= max_units) return 1;
+std::uint32_t pieces(std::size_t units, bool one_hop, std::uint32_t max_units) {
+    if (one_hop || units <= max_units) return 1;
     return static_cast<std::uint32_t>((units + max_units - 1) / max_units);
 }
 
@@ -61,6 +61,7 @@ private:
         piece.peer = message.peer;
         piece.tag = next_tag(tags, message.peer);
         piece.direct = message.direct;
+        piece.one_hop = message.one_hop;
         piece.step = message.step;
         piece.units.assign(message.units.begin() + static_cast<std::ptrdiff_t>(begin),
                            message.units.begin() + static_cast<std::ptrdiff_t>(end));
@@ -71,7 +72,7 @@ private:
         first_piece_.reserve(in_.recvs.size() + 1);
         for (const RecvPlan& recv : in_.recvs) {
             first_piece_.push_back(static_cast<std::uint32_t>(out_.recvs.size()));
-            const std::uint32_t count = pieces(recv.units.size(), recv.direct, max_units_);
+            const std::uint32_t count = pieces(recv.units.size(), recv.one_hop, max_units_);
             for (std::uint32_t k = 0; k < count; ++k) {
                 RecvPlan piece = segment_of(recv, k, count, recv_tags_);
                 const std::size_t begin = std::size_t{k} * max_units_;
@@ -105,7 +106,7 @@ private:
     void split_sends() {
         std::vector<std::uint32_t> providers;
         for (const SendPlan& send : in_.sends) {
-            const std::uint32_t count = pieces(send.units.size(), send.direct, max_units_);
+            const std::uint32_t count = pieces(send.units.size(), send.one_hop, max_units_);
             for (std::uint32_t k = 0; k < count; ++k) {
                 SendPlan piece = segment_of(send, k, count, send_tags_);
                 providers.clear();
@@ -133,15 +134,15 @@ private:
 
 }  // namespace
 
+std::uint32_t longest_segmentable(const Plan& plan) {
+    std::size_t longest = 0;
+    for (const auto& r : plan.recvs) longest = r.one_hop ? longest : std::max(longest, r.units.size());
+    for (const auto& s : plan.sends) longest = s.one_hop ? longest : std::max(longest, s.units.size());
+    return static_cast<std::uint32_t>(longest);
+}
+
 Plan segment_plan(const Plan& plan, std::uint32_t max_units) {
-    if (max_units == kWholeMessages || plan.all_direct) return plan;
-    const auto longer = [max_units](const auto& message) {
-        return !message.direct && message.units.size() > max_units;
-    };
-    if (std::none_of(plan.recvs.begin(), plan.recvs.end(), longer) &&
-        std::none_of(plan.sends.begin(), plan.sends.end(), longer)) {
-        return plan;
-    }
+    if (max_units == kWholeMessages || plan.all_direct || longest_segmentable(plan) <= max_units) return plan;
     return Segmenter(plan, max_units).run();
 }
 
@@ -151,7 +152,7 @@ int segmented_max_tag(const Plan& plan, std::uint32_t max_units) {
     const auto count = [&](const auto& messages, std::unordered_map<std::uint32_t, int>& per_peer) {
         for (const auto& message : messages) {
             int& segments = per_peer[message.peer];
-            segments += static_cast<int>(pieces(message.units.size(), message.direct, max_units));
+            segments += static_cast<int>(pieces(message.units.size(), message.one_hop, max_units));
             max_tag = std::max(max_tag, segments - 1);
         }
     };

@@ -36,7 +36,7 @@ struct Variant {
     /// blocks make some staged message longer than a segment runs a segmented plan
     /// (segment_plan), built on first use per blocks-per-segment, with executions of its own.
     std::uint64_t segment_bytes = 0;
-    std::uint32_t longest[2] = {0, 0};  // per collective: blocks of the longest staged message
+    std::uint32_t longest[2] = {0, 0};  // per collective: longest_segmentable of its plan
     struct Segmented {
         Plan plan;
         std::unique_ptr<Execution> blocking;

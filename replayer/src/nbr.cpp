@@ -84,14 +84,6 @@ nbr::schema::Collective schema_collective(int index) {
     return index == 0 ? nbr::schema::ALLGATHER : nbr::schema::ALLTOALL;
 }
 
-/// Blocks of the longest staged message of a plan (direct ones are never segmented).
-std::uint32_t longest_staged(const nbr::internal::Plan& plan) {
-    std::size_t longest = 0;
-    for (const auto& r : plan.recvs) longest = std::max(longest, r.direct ? 0 : r.units.size());
-    for (const auto& s : plan.sends) longest = std::max(longest, s.direct ? 0 : s.units.size());
-    return static_cast<std::uint32_t>(longest);
-}
-
 /// The variant of one rank file: its plans for both collectives, and the segment size its
 /// manifest gives.
 Variant make_variant(const nbr::schema::RankPattern& file, const std::string& where, const std::string& name,
@@ -106,7 +98,7 @@ Variant make_variant(const nbr::schema::RankPattern& file, const std::string& wh
         throw NbrError(NBR_ERR_PATTERN, where + ": " + error.what());
     }
     variant.segment_bytes = segment_bytes;
-    for (int c = 0; c < 2; ++c) variant.longest[c] = longest_staged(variant.plans[c]);
+    for (int c = 0; c < 2; ++c) variant.longest[c] = nbr::internal::longest_segmentable(variant.plans[c]);
     return variant;
 }
 

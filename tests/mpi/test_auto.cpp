@@ -533,21 +533,30 @@ constexpr const char* kTinyMachine = R"({
 
 /// `compile_auto` of 16 parallel edges each way between two ranks on the tiny machine (with
 /// `ratio_error` stated and `margin`) at `sizes`, into `dir`/auto; its manifest.
+/// `ranks` ranks, each sending 16 blocks to every other rank (parallel edges), one per node.
+nbr::Topology tiny_topology(std::uint32_t ranks) {
+    std::vector<nbr::Edge> edges;
+    for (std::uint32_t a = 0; a < ranks; ++a) {
+        for (std::uint32_t b = 0; b < ranks; ++b) {
+            for (std::uint32_t e = 0; a != b && e < 16 / (ranks - 1); ++e) edges.push_back({a, b});
+        }
+    }
+    return nbr::Topology::from_edges(ranks, edges);
+}
+
 nbr::schema::Manifest compile_tiny(const std::filesystem::path& dir, std::vector<std::uint64_t> sizes,
                                    double ratio_error = 0, double margin = 0.01,
-                                   std::vector<nbr::simulator::RatioPoint> ratio_errors = {}) {
-    std::vector<nbr::Edge> edges;
-    for (int e = 0; e < 16; ++e) edges.insert(edges.end(), {{0, 1}, {1, 0}});
+                                   std::vector<nbr::simulator::RatioPoint> ratio_errors = {}, std::uint32_t ranks = 2) {
     nbr::compiler::AutoOptions options;
     options.machine = nbr::simulator::parse_machine(kTinyMachine, "tiny.json");
     options.machine.ratio_error = ratio_error;
     options.machine.ratio_errors = std::move(ratio_errors);
     options.margin = margin;
-    options.placement = nbr::Placement::block(2, 1, 1);
+    options.placement = nbr::Placement::block(ranks, 1, 1);
     options.sizes = std::move(sizes);
     options.output = dir / "auto";
     options.quiet = true;
-    (void)nbr::compiler::compile_auto(MPI_COMM_SELF, nbr::Topology::from_edges(2, edges), options);
+    (void)nbr::compiler::compile_auto(MPI_COMM_SELF, tiny_topology(ranks), options);
     nbr::schema::Manifest manifest;
     EXPECT_TRUE(manifest.ParseFromString(nbr::read_file(options.output / nbr::manifest_file_name())));
     return manifest;
@@ -592,8 +601,16 @@ TEST(CompileAuto, ATinyMachineGivesTheBandsItsCostsImply) {
 TEST(CompileAuto, ASegmentedCopyIsNotKeptOrNamedWhereItCutsNothing) {
     if (world_rank() != 0) return;
     nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
-    // The tiny machine's segments are 1 MiB: 16 blocks of 128 KiB are cut, of 1 or 16 B not.
-    const auto manifest = compile_tiny(tmp.path(), {1, 16, 131072});
+    std::filesystem::create_directories(tmp.path() / "2");
+    std::filesystem::create_directories(tmp.path() / "5");
+    // Two ranks: every message is one hop, never cut, so no segmented copy is kept anywhere.
+    const auto pairs = compile_tiny(tmp.path() / "2", {1, 16, 131072});
+    for (const auto& variant : pairs.variants()) {
+        EXPECT_EQ(variant.name().find("-seg"), std::string::npos) << nbr::compiler::format_auto(pairs);
+    }
+    // The tiny machine's segments are 1 MiB: relayed messages of 128 KiB blocks are cut, of 1
+    // or 16 B not (5 ranks: distance halving relays).
+    const auto manifest = compile_tiny(tmp.path() / "5", {1, 16, 131072}, 0, 0.01, {}, 5);
     const auto text = nbr::compiler::format_auto(manifest);
     const auto& small = manifest.bands(0);
     const auto winner = manifest.variants(static_cast<int>(small.variant())).name();
@@ -602,13 +619,20 @@ TEST(CompileAuto, ASegmentedCopyIsNotKeptOrNamedWhereItCutsNothing) {
     for (const auto a : small.alternatives()) {
         EXPECT_NE(manifest.variants(static_cast<int>(a)).name().rfind(winner + "-seg", 0), 0U) << text;
     }
-    bool copy = false;  // kept for the large blocks, where it is a schedule of its own
-    for (const auto& band : manifest.bands()) {
-        for (const auto a : band.alternatives())
-            copy |= manifest.variants(static_cast<int>(a)).name() == winner + "-seg1M";
-        copy |= manifest.variants(static_cast<int>(band.variant())).name() == winner + "-seg1M";
-    }
-    EXPECT_TRUE(copy) << text;
+    // At 128 KiB the copy is a schedule of its own: predicted apart from the whole one.
+    const auto candidate = [&](const std::string& name) {
+        const auto& all = manifest.candidates();
+        const auto it = std::find_if(all.begin(), all.end(), [&](const auto& c) { return c.name() == name; });
+        EXPECT_NE(it, all.end()) << name;
+        return it == all.end() ? std::vector<double>{}
+                               : std::vector<double>(it->alltoall_us().begin(), it->alltoall_us().end());
+    };
+    const auto whole = candidate(winner);
+    const auto segmented = candidate(winner + "-seg1M");
+    ASSERT_EQ(whole.size(), 3U);
+    ASSERT_EQ(segmented.size(), 3U);
+    EXPECT_EQ(whole[1], segmented[1]);
+    EXPECT_NE(whole[2], segmented[2]) << text;
 }
 
 /// The variant name `manifest`'s bands give `collective` at `bytes`.

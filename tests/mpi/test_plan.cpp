@@ -86,6 +86,39 @@ TEST(Plan, RelayLayoutsAndDependencies) {
     EXPECT_EQ(aa_units, 3u);
 }
 
+TEST(Plan, OneHopCombinedMessagesStayWholeAndRelayedOnesSplit) {
+    // Distance halving between two ranks with four parallel edges each way combines each
+    // rank's four alltoall blocks into one message the peer only delivers: one hop, whole.
+    std::vector<nbr::Edge> edges;
+    for (int k = 0; k < 4; ++k) edges.insert(edges.end(), {{0, 1}, {1, 0}});
+    const auto pairs = nbr::Topology::from_edges(2, edges);
+    nbr::compiler::AlgorithmOptions options;
+    options.placement = nbr::Placement::block(2, 2, 1);
+    const auto dh = nbr::compiler::make_algorithm(nbr::compiler::AlgorithmKind::distance_halving, options);
+    for (const auto& p : compile(pairs, dh.get())) {
+        const auto plan = nbr::internal::build_plan(p, Collective::alltoall);
+        ASSERT_EQ(plan.sends.size(), 1u);
+        ASSERT_EQ(plan.recvs.size(), 1u);
+        EXPECT_EQ(plan.sends[0].units.size(), 4u);
+        EXPECT_TRUE(plan.sends[0].one_hop && !plan.sends[0].direct);
+        EXPECT_TRUE(plan.recvs[0].one_hop && !plan.recvs[0].direct);
+        EXPECT_EQ(nbr::internal::longest_segmentable(plan), 0u);
+        EXPECT_EQ(nbr::internal::segment_plan(plan, 1).sends.size(), 1u);
+        EXPECT_EQ(nbr::internal::segmented_max_tag(plan, 1), 0);
+    }
+    // Rank 0 relays its two blocks for rank 2 through rank 1: relayed on both hops, split.
+    const auto t = nbr::Topology::from_edges(3, std::vector<nbr::Edge>{{0, 2}, {0, 2}, {1, 2}});
+    nbr::test::RelayAlgorithm relay;
+    const auto patterns = compile(t, &relay);
+    const auto sender = nbr::internal::build_plan(patterns[0], Collective::alltoall);
+    const auto relay_plan = nbr::internal::build_plan(patterns[1], Collective::alltoall);
+    ASSERT_EQ(sender.sends.size(), 1u);
+    EXPECT_FALSE(sender.sends[0].one_hop);
+    EXPECT_FALSE(relay_plan.recvs.at(0).one_hop);
+    EXPECT_EQ(nbr::internal::segment_plan(sender, 1).sends.size(), 2u);
+    EXPECT_EQ(nbr::internal::segment_plan(relay_plan, 1).recvs.size(), relay_plan.recvs.size() + 1);
+}
+
 /// Every message of every rank's plan, keyed (sender, receiver, tag): its blocks.
 using Messages = std::map<std::tuple<std::uint32_t, std::uint32_t, int>, std::size_t>;
 
@@ -112,7 +145,7 @@ TEST(Plan, SegmentedPlansSplitStagedMessagesIntoMatchingSegmentsOfWholeBlocks) {
                     EXPECT_EQ(plan.send_units, whole.send_units);
                     std::multiset<std::uint32_t> slots, whole_slots;
                     for (const auto& r : plan.recvs) {
-                        EXPECT_TRUE(r.direct || r.units.size() <= max_units);
+                        EXPECT_TRUE(r.one_hop || r.units.size() <= max_units);
                         EXPECT_LE(r.tag, plan.max_tag);
                         received[{r.peer, p.rank(), r.tag}] = r.units.size();
                         for (const auto& [position, slot] : r.deliveries) {
@@ -126,7 +159,7 @@ TEST(Plan, SegmentedPlansSplitStagedMessagesIntoMatchingSegmentsOfWholeBlocks) {
                     EXPECT_EQ(slots, whole_slots);
                     for (std::uint32_t s = 0; s < plan.sends.size(); ++s) {
                         const auto& send = plan.sends[s];
-                        EXPECT_TRUE(send.direct || send.units.size() <= max_units);
+                        EXPECT_TRUE(send.one_hop || send.units.size() <= max_units);
                         sent[{p.rank(), send.peer, send.tag}] = send.units.size();
                         // Every block the segment forwards is in a receive it waits for, and those are all.
                         std::uint32_t waits = 0;

@@ -47,7 +47,7 @@ std::string violation(const Plan& plan, std::uint32_t in_slots = 1) {
 TEST(SegmentProof, AcceptsAPlanAndEachOfItsSegmentedForms) {
     const auto plan = forwarder();
     EXPECT_EQ(violation(plan), "");
-    EXPECT_EQ(nbr::compiler::internal::longest_staged(plan), 2u);
+    EXPECT_EQ(nbr::internal::longest_segmentable(plan), 2u);
     const auto segmented = nbr::internal::segment_plan(plan, 1);
     EXPECT_EQ(segmented.sends.size(), 2u);  // really split
     EXPECT_EQ(violation(segmented), "");

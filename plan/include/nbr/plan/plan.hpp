@@ -32,6 +32,9 @@ struct RecvPlan {
     int tag = 0;
     /// Typed message: one unit from the peer's own buffer, received straight into recvbuf.
     bool direct = false;
+    /// Every block is the peer's own and delivered here: nothing relays it, so it is never
+    /// segmented (the sender's SendPlan::one_hop says the same of it).
+    bool one_hop = false;
     std::vector<std::uint32_t> units;  ///< message layout
     /// (position in message, in-slot) for every in-edge this message delivers.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> deliveries;
@@ -46,6 +49,9 @@ struct SendPlan {
     int tag = 0;
     /// Typed message: one unit of this rank's own data, sent straight from sendbuf.
     bool direct = false;
+    /// Every block is this rank's own and addressed to the peer: nothing relays it, so it is
+    /// never segmented (the receiver's RecvPlan::one_hop says the same of it).
+    bool one_hop = false;
     std::vector<std::uint32_t> units;  ///< message layout
     std::uint32_t dependencies = 0;    ///< number of receives it waits for
     std::uint32_t first = 0;           ///< index of units[0] among all sends' units
@@ -100,10 +106,16 @@ struct Plan {
 inline constexpr std::uint32_t kWholeMessages = std::numeric_limits<std::uint32_t>::max();
 [[nodiscard]] std::uint32_t segment_units(std::uint64_t segment_bytes, std::uint64_t block_bytes);
 
-/// @brief `plan` with every staged message of more than `max_units` blocks split into
-/// segments of `max_units` consecutive blocks (the last one shorter), each a message of its
-/// own: a segment of a send waits only for the segments of receives that bring its blocks,
-/// so a forwarder sends what has arrived while the rest arrives. Direct messages stay whole.
+/// @brief Blocks of the longest message of `plan` that segment_plan may split (not one-hop);
+/// segment_plan(plan, units) returns `plan` for any `units` at or above it.
+[[nodiscard]] std::uint32_t longest_segmentable(const Plan& plan);
+
+/// @brief `plan` with every relayed message (not one-hop: its sender forwards some block or
+/// its receiver does) of more than `max_units` blocks split into segments of `max_units`
+/// consecutive blocks (the last one shorter), each a message of its own: a segment of a send
+/// waits only for the segments of receives that bring its blocks, so a forwarder sends what
+/// has arrived while the rest arrives. One-hop messages (direct ones among them) stay whole:
+/// with no relay there is nothing to overlap, and each segment would pay a message's costs.
 /// Tags are renumbered per peer in the same order on both sides (a message's segments take
 /// consecutive tags), so matching and tag windows hold. kWholeMessages returns `plan`.
 [[nodiscard]] Plan segment_plan(const Plan& plan, std::uint32_t max_units);
