@@ -44,6 +44,7 @@ TABLES = [
     ("preload_overhead", ["results"], "results/preload_overhead.md"),
     ("overhead", ["results", "--ratios"], "results/overhead.md"),
     ("apps", ["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
+    ("radix_model", ["results/radix.csv"], "results/table.md"),
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)

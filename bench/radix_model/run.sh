@@ -7,7 +7,8 @@
 #   - across nodes: along a cube of nodes of radix 2..8 or every node in one round (k0), direct
 #     delivery (the sweep), or of the radix the model chooses.
 # The pick is compiled with --model-bytes at each size and simulated at that size (alltoall,
-# what the estimate counts). table.py writes OUT/table.md.
+# what the estimate counts). Writes OUT/radix.csv (every simulated latency: table.py --collect)
+# and OUT/table.md (table.py).
 #
 #   usage: bench/radix_model/run.sh [OUT] [options of bench/lib/study.sh]
 #     --cases "case:ranks:per_node:per_socket ..." (cases as in bench/lib/cases.sh)
@@ -65,4 +66,5 @@ for spec in $cases; do
     done
   done
 done
-/usr/bin/python3 "$root/bench/radix_model/table.py" "$out" | tee "$out/table.md"
+/usr/bin/python3 "$root/bench/radix_model/table.py" --collect "$out" >"$out/radix.csv"
+/usr/bin/python3 "$root/bench/radix_model/table.py" "$out/radix.csv" | tee "$out/table.md"

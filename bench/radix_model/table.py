@@ -7,8 +7,15 @@ for the best of the radices auto tries (the sweep's configurations that `nbrc ca
 lists for the case: inside the node direct, r2-r4 and, on nodes of more than 16 ranks, the
 radix that takes two rounds; across nodes k4, k0).
 
-usage: bench/radix_model/table.py OUT_DIR
+usage: bench/radix_model/table.py --collect OUT_DIR   (run.sh's patterns and simulations ->
+                                                        the data, radix.csv, on stdout)
+       bench/radix_model/table.py radix.csv           (the data -> the tables)
+
+radix.csv has one row per machine, case, level, block size and configuration: `config` is the
+sweep's radix (direct, r2..r8 inside the node; k2..k8, k0 across nodes) or `pick:RADIX` for the
+closed form's pick, `menu` is 1 where auto's menu holds the configuration.
 """
+import csv
 import json
 import pathlib
 import sys
@@ -16,20 +23,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "lib"))
 from table_support import placed_case_label, size_label  # noqa: E402
 
-
-def case_name(directory):
-    """"random-0.05-2160-36" -> "random δ=0.05, 2160 (36/node)"; Moore likewise."""
-    return placed_case_label(directory.name)[0]
-
-
-def latency(case, name, machine, size):
-    path = case / f"sim.{name}.{machine}.json"
-    if not path.exists():
-        return None
-    for r in json.load(open(path))["results"]:
-        if r["bytes"] == size:
-            return r["latency_us"]
-    return None
+FIELDS = ["machine", "case", "level", "bytes", "config", "latency_us", "menu"]
 
 
 def sweep_label(name):
@@ -40,52 +34,65 @@ def sweep_label(name):
     return rest[len("-bruck-"):] if rest.startswith("-bruck-") else "direct"
 
 
-def auto_menu(case):
-    """The configurations auto tries on the case's placement (nbrc candidates, candidates.txt)."""
-    return set((case / "candidates.txt").read_text().split())
-
-
 def pick_label(case, name, level):
+    """The radix the pattern `name` was compiled with (its inspect.json's parameters)."""
     params = json.load(open(case / f"{name}.inspect.json"))["parameters"]
     if level == "cube":
         return "k" + params["node_radix"]
     return "r" + params["radix"] if params["intra_node"] == "bruck" else "direct"
 
 
-def level_rows(case, machine, level, sizes):
-    names = sorted({p.name[len("sim."):-len(f".{machine}.json")] for p in case.glob(f"sim.hierarchical*.{machine}.json")})
-    names = [n for n in names if ("-cube-" in n) == (level == "cube")]
-    tried = auto_menu(case)
-    for size in sizes:
-        times = {n: latency(case, n, machine, size) for n in names}
-        times = {n: t for n, t in times.items() if t is not None}
-        pick = f"pick-{'cube' if level == 'cube' else 'lanes'}-{machine}-{size}"
-        picked = latency(case, pick, machine, size)
-        if not times or picked is None:
+def simulated(path):
+    """{bytes: latency in µs} of one `nbrc simulate --json` result."""
+    return {r["bytes"]: r["latency_us"] for r in json.load(open(path))["results"]}
+
+
+def collect(out):
+    """The rows of radix.csv from run.sh's output directory."""
+    rows = []
+    for case in sorted(p for p in out.iterdir() if p.is_dir()):
+        menu = set((case / "candidates.txt").read_text().split())
+        for path in sorted(case.glob("sim.*.json")):
+            name, machine = path.name[len("sim."):-len(".json")].rsplit(".", 1)
+            if name.startswith("pick-"):
+                level = "cube" if name.startswith("pick-cube-") else "lanes"
+                config, in_menu = "pick:" + pick_label(case, name, level), 0
+            else:
+                level = "cube" if "-cube-" in name else "lanes"
+                config, in_menu = sweep_label(name), int(name in menu)
+            for size, latency in sorted(simulated(path).items()):
+                rows.append({"machine": machine, "case": case.name, "level": level, "bytes": size,
+                             "config": config, "latency_us": latency, "menu": in_menu})
+    return rows
+
+
+def cell_rows(rows, machine, case, level):
+    """(bytes, sweep's best, its µs, pick, its µs, best of auto's menu in µs) per size."""
+    mine = [r for r in rows if (r["machine"], r["case"], r["level"]) == (machine, case, level)]
+    for size in sorted({int(r["bytes"]) for r in mine}):
+        at = [r for r in mine if int(r["bytes"]) == size]
+        sweep = {r["config"]: float(r["latency_us"]) for r in at if not r["config"].startswith("pick:")}
+        picks = [r for r in at if r["config"].startswith("pick:")]
+        if not sweep or not picks:
             continue
-        best = min(times, key=lambda n: (times[n], n))
-        menu = min(t for n, t in times.items() if n in tried)
-        yield size, sweep_label(best), times[best], pick_label(case, pick, level), picked, menu
+        best = min(sweep, key=lambda c: (sweep[c], c))
+        menu = min(float(r["latency_us"]) for r in at if r["menu"] == "1")
+        yield size, best, sweep[best], picks[0]["config"][len("pick:"):], float(picks[0]["latency_us"]), menu
 
 
-def main():
-    out = pathlib.Path(sys.argv[1])
-    cases = sorted(p for p in out.iterdir() if p.is_dir())
-    machines = sorted({p.name.split(".")[-2] for c in cases for p in c.glob("sim.pick-*.json")})
+def tables(rows):
     ratios, menus = [], []
-    for machine in machines:
-        print(f"### {machine}\n")
+    for machine in sorted({r["machine"] for r in rows}):
+        print(f"#### {machine}\n")
         print("| case | level | bytes | sweep's fastest | µs | model's pick | µs | best / pick | best / auto's menu |")
         print("| --- | --- | ---: | --- | ---: | --- | ---: | ---: | ---: |")
-        for case in cases:
-            sizes = sorted({r["bytes"] for p in case.glob(f"sim.pick-*.{machine}.json")
-                            for r in json.load(open(p))["results"]})
+        for case in sorted({r["case"] for r in rows if r["machine"] == machine}):
             for level, title in (("lanes", "inside the node (lanes)"), ("cube", "across nodes (cube)")):
-                for size, best, best_us, pick, pick_us, menu_us in level_rows(case, machine, level, sizes):
+                for size, best, best_us, pick, pick_us, menu_us in cell_rows(rows, machine, case, level):
                     ratios.append(best_us / pick_us)
                     menus.append(best_us / menu_us)
-                    print(f"| {case_name(case)} | {title} | {size_label(size)} | {best} | {best_us:.2f} | {pick} | "
-                          f"{pick_us:.2f} | {ratios[-1]:.3f} | {menus[-1]:.3f} |")
+                    print(f"| {placed_case_label(case)[0]} | {title} | {size_label(size)} | {best} | {best_us:.2f} | "
+                          f"{pick} | {pick_us:.2f} | {ratios[-1]:.3f} | {menus[-1]:.3f} |")
         print()
     if ratios:
         exact = sum(1 for r in ratios if r > 0.9999)
@@ -93,6 +100,17 @@ def main():
               f"worst {min(ratios):.3f} of the sweep's fastest; auto's menu: "
               f"{sum(1 for r in menus if r > 0.9999)} the fastest, worst {min(menus):.3f}; the menu with the pick "
               f"added: worst {min(max(a, b) for a, b in zip(ratios, menus)):.3f}.")
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--collect":
+        writer = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(collect(pathlib.Path(sys.argv[2])))
+    elif len(sys.argv) == 2:
+        tables(list(csv.DictReader(open(sys.argv[1]))))
+    else:
+        sys.exit(__doc__)
 
 
 if __name__ == "__main__":
