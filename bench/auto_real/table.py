@@ -53,6 +53,28 @@ def variant_at(inspect_text, collective, size):
     return chosen
 
 
+def size_text(size):
+    return f"{size >> 10} KiB" if size >= 1024 else f"{size} B"
+
+
+def summary(rows):
+    """Per case and collective: the variants auto runs (each from the size it starts at), native
+    / auto's smallest, median and largest ratio over the sizes, and the control's range."""
+    print("\n| case | collective | variants auto runs | native / auto: min | median | max | native / native-control |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
+    for (topo, collective), cells in sorted(rows.items()):
+        runs = []
+        for size, variant, _, _ in cells:
+            if not runs or runs[-1][1] != variant:
+                runs.append((size, variant))
+        variants = "; ".join(v if i == 0 else f"{v} from {size_text(s)}" for i, (s, v) in enumerate(runs))
+        ratios = [r for _, _, r, _ in cells]
+        controls = [c for _, _, _, c in cells if c is not None]
+        span = f"{min(controls):.2f}–{max(controls):.2f}" if controls else "-"
+        print(f"| {topo} | {collective} | {variants} | {min(ratios):.2f} | {statistics.median(ratios):.2f} | "
+              f"{max(ratios):.2f} | {span} |")
+
+
 def main(directory):
     samples = load(directory)
     median = {k: statistics.median(v.values()) for k, v in samples.items()}
@@ -63,6 +85,7 @@ def main(directory):
     print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |")
     worst = None
     controls = []
+    rows = collections.defaultdict(list)
     for topo, collective, size in cells:
         nbr, native = median.get((topo, collective, size, "nbr")), median.get((topo, collective, size, "native"))
         if nbr is None or native is None:
@@ -75,12 +98,14 @@ def main(directory):
         if control is not None:
             controls.append(control)
         shown = f"{control:.2f}" if control is not None else "-"
-        print(f"| {topo} | {collective} | {size} | {variant_at(inspect, collective, size)} | "
-              f"{nbr * 1e6:.2f} | {native * 1e6:.2f} | {mark} | {shown} |")
+        variant = variant_at(inspect, collective, size)
+        rows[(topo, collective)].append((size, variant, ratio, control))
+        print(f"| {topo} | {collective} | {size} | {variant} | {nbr * 1e6:.2f} | {native * 1e6:.2f} | {mark} | {shown} |")
     if worst is not None:
         print(f"\nworst ratio: {worst:.2f}")
     if controls:
         print(f"native / native-control: {min(controls):.2f} to {max(controls):.2f}")
+    summary(rows)
 
 
 if __name__ == "__main__":
