@@ -45,6 +45,8 @@ TABLES = [
     ("overhead", ["results", "--ratios"], "results/overhead.md"),
     ("apps", ["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
     ("radix_model", ["results/radix.csv"], "results/table.md"),
+    ("auto_real", ["results"], "results/auto_real.md"),
+    ("auto_real", ["results", "--summary"], "results/summary.md"),
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)

@@ -6,9 +6,12 @@ by side in one run, so a launch slowed as a whole cancels out); the variant the 
 directory's bands run at that size; and native / native-control likewise: the same native call
 timed again in the same runs, the noise floor of the ratio.
 
-usage: bench/auto_real/table.py OUT_DIR
+usage: bench/auto_real/table.py OUT_DIR [--summary]   (--summary: the summary per case and
+       collective alone)
 """
 import collections
+import contextlib
+import io
 import json
 import pathlib
 import re
@@ -60,7 +63,7 @@ def size_text(size):
 def summary(rows):
     """Per case and collective: the variants auto runs (each from the size it starts at), native
     / auto's smallest, median and largest ratio over the sizes, and the control's range."""
-    print("\n| case | collective | variants auto runs | native / auto: min | median | max | native / native-control |")
+    print("| case | collective | variants auto runs | native / auto: min | median | max | native / native-control |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
     for (topo, collective), cells in sorted(rows.items()):
         runs = []
@@ -75,7 +78,12 @@ def summary(rows):
               f"{max(ratios):.2f} | {span} |")
 
 
-def main(directory):
+def main(directory, summary_only=False):
+    if summary_only:
+        with contextlib.redirect_stdout(io.StringIO()):
+            rows = main(directory)
+        summary(rows)
+        return rows
     samples = load(directory)
     median = {k: statistics.median(v.values()) for k, v in samples.items()}
     launches = max((len(v) for v in samples.values()), default=0)
@@ -105,8 +113,10 @@ def main(directory):
         print(f"\nworst ratio: {worst:.2f}")
     if controls:
         print(f"native / native-control: {min(controls):.2f} to {max(controls):.2f}")
+    print()
     summary(rows)
+    return rows
 
 
 if __name__ == "__main__":
-    main(pathlib.Path(sys.argv[1]))
+    main(pathlib.Path(sys.argv[1]), "--summary" in sys.argv[2:])
