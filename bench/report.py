@@ -47,6 +47,7 @@ TABLES = [
     ("radix_model", ["results/radix.csv"], "results/table.md"),
     ("auto_real", ["results"], "results/auto_real.md"),
     ("auto_real", ["results", "--summary"], "results/summary.md"),
+    ("calibrate_validate", ["results"], "results/validation.md"),
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)
