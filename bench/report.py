@@ -48,6 +48,7 @@ TABLES = [
     ("auto_real", ["results"], "results/auto_real.md"),
     ("auto_real", ["results", "--summary"], "results/summary.md"),
     ("calibrate_validate", ["results"], "results/validation.md"),
+    ("sweep", ["results", "--readme"], "results/readme.md"),
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)

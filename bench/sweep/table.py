@@ -2,7 +2,11 @@
 """Summarize nbr-bench JSON results: medians and spread per (topology, collective, variant,
 size) over launches, and plots of latency and speedup against message size.
 
-usage: bench/sweep/table.py RESULT_DIR   (reads *.json written by bench/sweep/run.sh)
+usage: bench/sweep/table.py RESULT_DIR   (reads *.json written by bench/sweep/run.sh; writes
+                                          RESULT_DIR/summary.md and latency_speedup.png)
+       bench/sweep/table.py RESULT_DIR --readme   (the README's table on stdout, nothing written:
+                                                   per topology and collective at 1 B, 256 B
+                                                   and 4 KiB, the patterns against native)
 """
 import collections
 import json
@@ -14,8 +18,13 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "lib"))
 from table_support import data_mismatch  # noqa: E402
 
 
-def main(directory):
-    directory = pathlib.Path(directory)
+TOPOLOGIES = {"moore-r1": "Moore d=2 r=1", "random-0.3": "random δ=0.3", "random-0.6": "random δ=0.6"}
+README_VARIANTS = ["native", "nbr", "nbr-persistent", "nbr-naive"]
+
+
+def load(directory):
+    """Seconds per (topology, collective, variant, bytes) over the launches, and how many
+    launches started on a busy machine, of how many."""
     runs = [json.load(open(p)) for p in sorted(directory.glob("*.json"))]
     if not runs:
         sys.exit(f"summarize: no results in {directory}")
@@ -28,8 +37,33 @@ def main(directory):
             samples[key].append(r["seconds"])
             if data_mismatch(r, run["patterns"]):
                 print(f"DATA MISMATCH in {run['patterns']}: {r}")
+    return samples, busy, len(runs)
+
+
+def readme_table(samples):
+    """Per topology and collective at 1 B, 256 B and 4 KiB: µs per call (median over the
+    launches) of native and the patterns, and native / nbr, native / nbr-persistent."""
+    median = {k: statistics.median(v) for k, v in samples.items()}
+    print("| topology | collective | bytes | " + " | ".join(README_VARIANTS) + " | native/nbr | native/nbr-persistent |")
+    print("| --- | --- | ---: | " + " | ".join("---:" for _ in README_VARIANTS) + " | ---: | ---: |")
+    for topo, coll in sorted({(t, c) for (t, c, _, _) in median}):
+        for size in (1, 256, 4096):
+            times = [median.get((topo, coll, v, size)) for v in README_VARIANTS]
+            if None in times:
+                continue
+            cells = " | ".join(f"{t * 1e6:.1f}" for t in times)
+            print(f"| {TOPOLOGIES.get(topo, topo)} | {coll} | {size} | {cells} | {times[0] / times[1]:.2f} | "
+                  f"{times[0] / times[2]:.2f} |")
+
+
+def main(directory, readme=False):
+    directory = pathlib.Path(directory)
+    samples, busy, launches = load(directory)
+    if readme:
+        readme_table(samples)
+        return
     if busy:
-        print(f"note: {busy} of {len(runs)} launches started on a busy machine (see cpu_busy_percent_before)")
+        print(f"note: {busy} of {launches} launches started on a busy machine (see cpu_busy_percent_before)")
     lines = ["| topology | collective | bytes | variant | median us | min us | max us | native / variant |",
              "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
     table = {}
@@ -75,4 +109,4 @@ def main(directory):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "build/bench/sweep")
+    main(sys.argv[1] if len(sys.argv) > 1 else "build/bench/sweep", "--readme" in sys.argv[2:])
