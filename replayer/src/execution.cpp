@@ -130,6 +130,12 @@ void Execution::check_delivery_sizes() const {
 }
 
 void Execution::bind_in_band(const BlockBuffer& send, const BlockBuffer& recv) {
+    if (plan_->all_direct) {
+        // Typed messages only, each sized by the caller's counts: no size travels in band and
+        // nothing is staged, so there is nothing to lay out (completion unpacks nothing).
+        bind_buffers(send, recv, SizeMode::uniform);
+        return;
+    }
     bind_buffers(send, recv, SizeMode::in_band);
     const Plan& plan = *plan_;
     layout_bytes_ = SIZE_MAX;

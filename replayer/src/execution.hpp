@@ -47,7 +47,8 @@ public:
     /// @brief Binds the buffers of a fixed-size collective (SizeMode::uniform).
     /// @throws NbrError(NBR_ERR_DATATYPE) if send and receive blocks differ in size.
     void bind(const BlockBuffer& send, const BlockBuffer& recv);
-    /// @brief Binds the buffers of a v-variant; the sizes learned from messages (in_band).
+    /// @brief Binds the buffers of a v-variant; the sizes learned from messages (in_band), or,
+    /// for an all-direct plan, none needed (its typed messages take the call's counts).
     void bind_in_band(const BlockBuffer& send, const BlockBuffer& recv);
     /// @brief Binds the buffers of a v-variant with every unit's byte size known (table).
     /// @throws NbrError(NBR_ERR_DATATYPE) naming the in-neighbor whose block does not fit.
