@@ -79,11 +79,16 @@ def summary(rows):
 
 
 def main(directory, summary_only=False):
-    if summary_only:
-        with contextlib.redirect_stdout(io.StringIO()):
-            rows = main(directory)
-        summary(rows)
-        return rows
+    out = io.StringIO() if summary_only else sys.stdout
+    with contextlib.redirect_stdout(out):
+        rows = full_table(directory)
+    if not summary_only:
+        print()
+    summary(rows)
+
+
+def full_table(directory):
+    """Prints the table per size; returns its rows per case and collective for summary()."""
     samples = load(directory)
     median = {k: statistics.median(v.values()) for k, v in samples.items()}
     launches = max((len(v) for v in samples.values()), default=0)
@@ -113,8 +118,6 @@ def main(directory, summary_only=False):
         print(f"\nworst ratio: {worst:.2f}")
     if controls:
         print(f"native / native-control: {min(controls):.2f} to {max(controls):.2f}")
-    print()
-    summary(rows)
     return rows
 
 
