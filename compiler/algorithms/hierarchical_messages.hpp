@@ -75,9 +75,9 @@ struct TrafficReport {
         TrafficReport report;
         WordReader r(words);
         for (auto* list : {&report.out, &report.in}) {
-            r.get_list([&](WordReader& in) {
-                const std::uint32_t node = in.get();
-                list->push_back({node, in.get()});
+            r.get_list([&](WordReader& entry) {
+                const std::uint32_t node = entry.get();
+                list->push_back({node, entry.get()});
             });
         }
         r.finish();

@@ -534,7 +534,8 @@ std::uint32_t verify_segments(MPI_Comm comm, const std::filesystem::path& dir, c
 
 VerifyReport verify_single(MPI_Comm comm, const std::filesystem::path& dir, const schema::Manifest& manifest,
                            const Topology* expected) {
-    const auto [begin, end] = verify_block(comm, manifest.num_ranks());
+    const auto block = verify_block(comm, manifest.num_ranks());
+    const std::uint32_t begin = block.first, end = block.second;  // the lambda captures them (clang 14: no bindings)
     std::vector<schema::RankPattern> local(end - begin);
     internal::collective_try(comm, [&] {
         RankPatternReader reader(dir, manifest, begin, end);
