@@ -218,6 +218,8 @@ struct Options {
     bool control = false;           // a second, identical native variant: the noise floor of a ratio
     bool measure = false;           // --measure: nbr-measured (NBR_LOAD_MEASURE) and each kept candidate alone
     std::string calibrate;          // machine file measured in this launch before the timing
+    std::vector<std::uint64_t> calibrate_sizes;  // --calibrate's message sizes (default: nbr-calibrate's)
+    int calibrate_repeat = nbr::simulator::MeasureOptions{}.repeat;  // --calibrate's repetitions per quantity
 #if defined(NBR_SMPI)
     bool persistent = false;   // --persistent: same messages as the blocking variants
     bool nonblocking = false;  // --nonblocking: same messages as the blocking variants
@@ -395,8 +397,20 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
     app.add_option("--calibrate", o.calibrate,
                    "First measure ranks 0 and 1 as nbr-calibrate does and write the machine file here: a "
                    "prediction from it shares this launch's state of the machine with the times");
+    std::string calibrate_sizes = nbr::simulator::kCalibrationSizes;
+    app.add_option("--calibrate-sizes", calibrate_sizes, "--calibrate's message sizes (K, M suffixes; as nbr-calibrate --sizes)")
+        ->capture_default_str();
+    app.add_option("--calibrate-repeat", o.calibrate_repeat,
+                   "--calibrate's repetitions per quantity (median kept; as nbr-calibrate --repeat)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
     try {
         app.parse(argc, argv);
+        try {
+            o.calibrate_sizes = nbr::simulator::parse_sizes_up_to(calibrate_sizes, 1ULL << 30);
+        } catch (const std::invalid_argument& error) {
+            throw CLI::ValidationError("--calibrate-sizes", error.what());
+        }
     } catch (const CLI::ParseError& e) {
         std::ostringstream sink;
         const int code = rank_of(MPI_COMM_WORLD) == 0 ? app.exit(e) : app.exit(e, sink, sink);
@@ -813,10 +827,12 @@ Probe calibration_probe(const nbr::simulator::Calibration& c) {
 
 /// --calibrate: the same-socket class between ranks 0 and 1, measured now and written by rank 0.
 /// Returns (on rank 0) the calibration's one-way times at kProbeBytes.
-Probe calibrate(const std::string& path) {
+Probe calibrate(const Options& o) {
+    const std::string& path = o.calibrate;
     try {
         nbr::simulator::MeasureOptions measure;
-        measure.sizes = nbr::simulator::parse_sizes(nbr::simulator::kCalibrationSizes);
+        measure.sizes = o.calibrate_sizes;
+        measure.repeat = o.calibrate_repeat;
         const auto c = nbr::simulator::measure_link_with_libnbr_call(MPI_COMM_WORLD, measure);
         if (rank_of(MPI_COMM_WORLD) != 0) return kNoProbe;
         nbr::simulator::NewMachine node;
@@ -861,7 +877,7 @@ int run(const Options& o) {
     Probe calibration = kNoProbe;
 #if !defined(NBR_SMPI)
     const bool probing = !o.calibrate.empty();
-    if (probing) calibration = calibrate(o.calibrate);
+    if (probing) calibration = calibrate(o);
 #endif
     const int warmup = o.warmup >= 0 ? o.warmup : std::max(10, o.iters / 10);
     const Setup setup(o);

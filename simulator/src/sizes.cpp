@@ -29,4 +29,21 @@ std::vector<std::uint64_t> parse_sizes(const std::string& text) {
     return sizes;
 }
 
+std::vector<std::uint64_t> parse_sizes_up_to(const std::string& text, std::uint64_t max) {
+    auto sizes = parse_sizes(text);
+    for (const auto b : sizes) {
+        if (b == 0 || b > max) {
+            const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+            std::size_t unit = 0;
+            std::uint64_t shown = max;
+            while (shown >= 1024 && shown % 1024 == 0 && unit + 1 < std::size(units)) {
+                shown /= 1024;
+                ++unit;
+            }
+            throw std::invalid_argument("sizes must lie in 1 B .. " + std::to_string(shown) + " " + units[unit]);
+        }
+    }
+    return sizes;
+}
+
 }  // namespace nbr::simulator

@@ -321,25 +321,22 @@ int run(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("--ranks-per-socket", o.ranks_per_socket, "New machine: ranks per socket (default: per node)")
         ->check(CLI::PositiveNumber);
+    // A list of sizes in 1 B .. max, or the option's usage error.
+    const auto sizes_of = [](const char* option, const std::string& text, std::uint64_t max) {
+        try {
+            return nbr::simulator::parse_sizes_up_to(text, max);
+        } catch (const std::invalid_argument& error) {
+            throw CLI::ValidationError(option, error.what());
+        }
+    };
     try {
         app.parse(argc, argv);
-        o.measure.sizes = nbr::simulator::parse_sizes(o.sizes);
-        for (const auto b : o.measure.sizes) {
-            if (b == 0 || b > (1ULL << 30)) throw CLI::ValidationError("--sizes", "sizes must lie in 1 B .. 1 GiB");
-        }
-        if (o.check_sizes != "none") o.measure.check_sizes = nbr::simulator::parse_sizes(o.check_sizes);
-        for (const auto b : o.measure.check_sizes) {
-            if (b == 0 || b > (1ULL << 20)) {
-                throw CLI::ValidationError("--check-sizes", "sizes must lie in 1 B .. 1 MiB");
-            }
-        }
+        o.measure.sizes = sizes_of("--sizes", o.sizes, 1ULL << 30);
+        if (o.check_sizes != "none") o.measure.check_sizes = sizes_of("--check-sizes", o.check_sizes, 1ULL << 20);
     } catch (const CLI::ParseError& error) {
         std::ostringstream sink;
         const int code = rank == 0 ? app.exit(error) : app.exit(error, sink, sink);
         return code == 0 ? 0 : 2;
-    } catch (const std::invalid_argument& error) {
-        if (rank == 0) std::cerr << "nbr-calibrate: --sizes: " << error.what() << "\n";
-        return 2;
     }
     return calibrate(o, rank);
 }

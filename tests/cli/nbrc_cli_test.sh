@@ -447,7 +447,7 @@ s = json.load(open("cal.json"))["socket"]
 sys.exit(0 if int(s.get("eager_limit_bytes", 1 << 62)) >= 2048 or "ack_latency_us" in s else 1)' &&
   pass || fail "calibrated file without the acknowledgment above its eager limit: $(cat cal.json)"
 expect 0 "predicted" -- $launch2 $calibrate --class network --base cal.json --sizes 8 --check-sizes none --repeat 3 \
-  -o cal2.json
+  --passes 1 -o cal2.json
 grep -q '"network: measured by nbr-calibrate' cal2.json && grep -q '"socket: measured by nbr-calibrate' cal2.json &&
   pass || fail "calibrated classes not recorded: $(cat cal2.json)"
 python3 -c 'import json, sys
@@ -456,7 +456,8 @@ sys.exit(0 if a["ratio_error"] == b["ratio_error"] and a["ratio_errors"] == b["r
   pass || fail "a class calibrated without pattern checks changed the ratio error: $(cat cal2.json)"
 # --recheck: the pattern checks alone against the file's model, their errors joined to its own
 # (at each size at least the file's), the fit untouched.
-expect 0 "pattern checks" -- $launch2 $calibrate --recheck --base cal.json --check-sizes 16,2K --repeat 3 -o cal3.json
+expect 0 "pattern checks" -- $launch2 $calibrate --recheck --base cal.json --check-sizes 16,2K --repeat 3 --passes 1 \
+  -o cal3.json
 python3 -c 'import json, sys
 a, b = json.load(open("cal.json")), json.load(open("cal3.json"))
 pa = {x["bytes"]: x.get("error", 0) for x in a["ratio_errors"]}
@@ -476,8 +477,9 @@ test ! -e cal.json.tmp && pass || fail "calibrate left a temporary file"
 if [ -n "$bench" ]; then
   printf '# ranks 2\n0 1\n1 0\n' >two.el
   expect 0 "" -- $nbrc compile two.el -q -o two
+  # The calibration at the two sizes the state probes need (1 B, 4 KiB), not nbr-calibrate's 23.
   expect 0 "all variants correct" -- $launch2 $bench --patterns two --naive two --sizes 4,64 --iters 20 --only native \
-    --calibrate bench-cal.json --json bench-cal-times.json
+    --calibrate bench-cal.json --calibrate-sizes 1,4K --calibrate-repeat 3 --json bench-cal-times.json
   grep -q '"socket: measured by nbr-bench --calibrate: ' bench-cal.json && grep -q '"call_overhead_us"' bench-cal.json &&
     pass || fail "nbr-bench --calibrate: machine file or its costs missing: $(cat bench-cal.json)"
   # The state probed at the calibration and before and after each size's timing (1 B and 4 KiB).
@@ -491,6 +493,9 @@ assert all(len(s[k]) == 2 and all(t > 0 for t in s[k]) for s in state["sizes"] f
 PY
   expect 0 "machine calibrated" -- $nbrc simulate two --machine bench-cal.json --sizes 4
   expect 1 "needs two ranks" -- $bench --patterns p1 --sizes 4 --iters 20 --calibrate one.json
+  expect 2 "--calibrate-sizes: sizes must lie in 1 B .. 1 GiB" -- $bench --patterns p1 --calibrate one.json \
+    --calibrate-sizes 1,2G
+  expect 2 "--calibrate-sizes: 'x' is not a size" -- $bench --patterns p1 --calibrate one.json --calibrate-sizes x
   test ! -e one.json && test ! -e bench-cal.json.tmp && pass || fail "nbr-bench --calibrate left a file behind"
 fi
 

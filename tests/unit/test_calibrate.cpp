@@ -9,6 +9,7 @@
 #include "machine_support.hpp"
 #include "nbr/simulator/calibrate.hpp"
 #include "nbr/simulator/simulate.hpp"
+#include "nbr/simulator/sizes.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -745,6 +746,28 @@ TEST(Calibrate, RejectsEmptyOrUnsortedMeasurements) {
     auto machine = known_machine();
     c.points[1].bytes = 16;
     EXPECT_THROW(nbr::simulator::apply_calibration(machine, DistanceClass::leaf, c, "test"), std::invalid_argument);
+}
+
+/// The message of `parse_sizes_up_to(text, max)`'s exception ("" when it parses).
+std::string size_error(const std::string& text, std::uint64_t max) {
+    try {
+        (void)nbr::simulator::parse_sizes_up_to(text, max);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(Sizes, SuffixesAndTheLimitsOfTheCalibrationTools) {
+    EXPECT_EQ(nbr::simulator::parse_sizes("4,1K,4M,1G"),
+              (std::vector<std::uint64_t>{4, 1024, 4ULL << 20, 1ULL << 30}));
+    EXPECT_EQ(nbr::simulator::parse_sizes_up_to("1,1G", 1ULL << 30), (std::vector<std::uint64_t>{1, 1ULL << 30}));
+    EXPECT_EQ(size_error("1,2G", 1ULL << 30), "sizes must lie in 1 B .. 1 GiB");
+    EXPECT_EQ(size_error("0", 1ULL << 30), "sizes must lie in 1 B .. 1 GiB");
+    EXPECT_EQ(size_error("4M", 1ULL << 20), "sizes must lie in 1 B .. 1 MiB");
+    EXPECT_EQ(size_error("3000", 2000), "sizes must lie in 1 B .. 2000 B");
+    EXPECT_EQ(size_error("4,x", 1ULL << 30), "'x' is not a size (e.g. 4, 1K, 4M)");
+    EXPECT_EQ(size_error("", 1ULL << 30), "no sizes given");
 }
 
 }  // namespace
