@@ -49,6 +49,7 @@ TABLES = [
     ("auto_real", ["results", "--summary"], "results/summary.md"),
     ("calibrate_validate", ["results"], "results/validation.md"),
     ("sweep", ["results", "--readme"], "results/readme.md"),
+    ("kgroup_table", ["results", "--no-plots"], "results/table.md"),
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)

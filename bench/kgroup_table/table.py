@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Tables and plots of bench/kgroup_table/run.sh's results.
 
-usage: kgroup_table.py OUT_DIR
+usage: table.py OUT_DIR [--no-plots]
 Prints markdown: hyperedges per rank (the k-group paper's Figs. 4 and 8), k = 2 next to
 common-neighbor, simulated speedups over naive on niagara, compile cost; writes
-OUT_DIR/kgroup-hyperedges.png and OUT_DIR/kgroup-speedup-*.png when matplotlib is available.
+OUT_DIR/kgroup-hyperedges.png and OUT_DIR/kgroup-speedup-*.png when matplotlib is available
+(not with --no-plots, which writes nothing: bench/report.py's check).
 """
 import glob
 import json
@@ -165,7 +166,7 @@ def plots(out, names):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--no-plots"]):
         sys.exit(__doc__)
     out = sys.argv[1]
     names = cases(out)
@@ -173,7 +174,8 @@ def main():
     messages(out, names)
     speedups(out, names)
     compile_cost(out)
-    plots(out, names)
+    if sys.argv[2:] != ["--no-plots"]:
+        plots(out, names)
 
 
 if __name__ == "__main__":
