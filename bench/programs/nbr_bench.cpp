@@ -398,7 +398,8 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
                    "First measure ranks 0 and 1 as nbr-calibrate does and write the machine file here: a "
                    "prediction from it shares this launch's state of the machine with the times");
     std::string calibrate_sizes = nbr::simulator::kCalibrationSizes;
-    app.add_option("--calibrate-sizes", calibrate_sizes, "--calibrate's message sizes (K, M suffixes; as nbr-calibrate --sizes)")
+    app.add_option("--calibrate-sizes", calibrate_sizes,
+                   "--calibrate's message sizes (K, M suffixes; as nbr-calibrate --sizes)")
         ->capture_default_str();
     app.add_option("--calibrate-repeat", o.calibrate_repeat,
                    "--calibrate's repetitions per quantity (median kept; as nbr-calibrate --repeat)")

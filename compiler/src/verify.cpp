@@ -476,11 +476,12 @@ namespace {
 // A pattern with a segment size runs its staged messages in segments of
 // segment_units(segment_bytes, block) blocks, a power of two for every block size
 // (nbr/plan/plan.hpp), so the forms are finitely many: one per power of two below the longest
-// message segment_plan may split (longest_segmentable). Each is proven for both collectives: per rank (each process its block),
-// every segment sends only units that are the rank's own or that a receive it waits for
-// brings, its count of waits is the number of receives that release it, and every in-slot is
-// delivered once; over the ranks (process 0, reading rank by rank), every segment matches one
-// receive of the same blocks (simulator::load_program) and no chain of waits closes on itself.
+// message segment_plan may split (longest_segmentable). Each is proven for both collectives:
+// per rank (each process its block), every segment sends only units that are the rank's own or
+// that a receive it waits for brings, its count of waits is the number of receives that release
+// it, and every in-slot is delivered once; over the ranks (process 0, reading rank by rank),
+// every segment matches one receive of the same blocks (simulator::load_program) and no chain of
+// waits closes on itself.
 
 std::string in_segments(std::uint32_t units) {
     return " in segments of " + std::to_string(units) + (units == 1 ? " block" : " blocks");

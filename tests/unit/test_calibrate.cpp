@@ -759,8 +759,7 @@ std::string size_error(const std::string& text, std::uint64_t max) {
 }
 
 TEST(Sizes, SuffixesAndTheLimitsOfTheCalibrationTools) {
-    EXPECT_EQ(nbr::simulator::parse_sizes("4,1K,4M,1G"),
-              (std::vector<std::uint64_t>{4, 1024, 4ULL << 20, 1ULL << 30}));
+    EXPECT_EQ(nbr::simulator::parse_sizes("4,1K,4M,1G"), (std::vector<std::uint64_t>{4, 1024, 4ULL << 20, 1ULL << 30}));
     EXPECT_EQ(nbr::simulator::parse_sizes_up_to("1,1G", 1ULL << 30), (std::vector<std::uint64_t>{1, 1ULL << 30}));
     EXPECT_EQ(size_error("1,2G", 1ULL << 30), "sizes must lie in 1 B .. 1 GiB");
     EXPECT_EQ(size_error("0", 1ULL << 30), "sizes must lie in 1 B .. 1 GiB");
