@@ -218,8 +218,10 @@ struct Options {
     bool control = false;           // a second, identical native variant: the noise floor of a ratio
     bool measure = false;           // --measure: nbr-measured (NBR_LOAD_MEASURE) and each kept candidate alone
     std::string calibrate;          // machine file measured in this launch before the timing
+#if !defined(NBR_SMPI)
     std::vector<std::uint64_t> calibrate_sizes;  // --calibrate's message sizes (default: nbr-calibrate's)
     int calibrate_repeat = nbr::simulator::MeasureOptions{}.repeat;  // --calibrate's repetitions per quantity
+#endif
 #if defined(NBR_SMPI)
     bool persistent = false;   // --persistent: same messages as the blocking variants
     bool nonblocking = false;  // --nonblocking: same messages as the blocking variants
