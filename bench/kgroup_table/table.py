@@ -166,7 +166,7 @@ def plots(out, names):
 
 
 def main():
-    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--no-plots"]):
+    if len(sys.argv) < 2 or sys.argv[2:] not in ([], ["--no-plots"]):
         sys.exit(__doc__)
     out = sys.argv[1]
     names = cases(out)
