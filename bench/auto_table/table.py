@@ -32,7 +32,9 @@ def auto_latency(m, coll):
 def summarize(m, coll):
     auto = auto_latency(m, coll)
     naive = m["candidates"][0][coll + "_us"]
-    best = [min(c[coll + "_us"][s] for c in m["candidates"]) for s in range(len(m["sizes"]))]
+    # null: a segmented copy auto left unsimulated there (slower than the kept candidates)
+    best = [min(c[coll + "_us"][s] for c in m["candidates"] if c[coll + "_us"][s] is not None)
+            for s in range(len(m["sizes"]))]
     vs_best = min(b / a for (a, _), b in zip(auto, best))
     vs_naive = [n / a for (a, _), n in zip(auto, naive)]
     bands = [b for b in m["bands"] if b["collective"] == coll]
@@ -87,7 +89,8 @@ def plot(out, machine, cases):
         sizes = m["sizes"]
         naive = m["candidates"][0]["allgather_us"]
         for c in m["candidates"][1:]:
-            lines[c["name"]], = ax.plot(sizes, [n / t for n, t in zip(naive, c["allgather_us"])], lw=0.8, alpha=0.7,
+            lines[c["name"]], = ax.plot(sizes, [n / t if t else math.nan for n, t in zip(naive, c["allgather_us"])],
+                                        lw=0.8, alpha=0.7,
                                         color=colour[c["name"]])
         auto = [a for a, _ in auto_latency(m, "allgather")]
         lines["auto"], = ax.plot(sizes, [n / a for n, a in zip(naive, auto)], "k-", lw=2.2)

@@ -17,6 +17,7 @@
 #include "nbr/schema/file_io.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/pattern_io.hpp"
+#include "nbr/simulator/lower_bound.hpp"
 #include "nbr/simulator/simulate.hpp"
 
 namespace nbr::compiler {
@@ -146,16 +147,20 @@ std::vector<SimUnit> plan_units(const std::vector<Built>& built, const std::vect
 }
 
 /// A segmented copy's unit: its fixed-size call at the sizes where its segments split some
-/// message (its program then has more messages than its base's); NaN elsewhere and for the
-/// v-variant, which simulate_candidates fills with its base's predictions.
+/// message (its program then has more messages than its base's) and the bound left it in
+/// (`bounded`, per candidate, collective and size: 1 where segmented_bounds ruled it out,
+/// which simulate_candidates marks); NaN elsewhere and for the v-variant, which
+/// simulate_candidates fills with its base's predictions.
 template <class Load>
 void simulate_segmented(const SimUnit& unit, const Built& candidate, const AutoOptions& options, Load& load,
-                        std::optional<simulator::SimProgram>& program, std::vector<double>& table) {
+                        std::optional<simulator::SimProgram>& program, std::vector<double>& table,
+                        const std::vector<char>& bounded) {
     constexpr std::size_t kKinds = 4;
     const std::size_t sizes = options.sizes.size();
     const double same = std::numeric_limits<double>::quiet_NaN();
     for (std::size_t s = unit.first; s < unit.end; ++s) {
         table[(unit.candidate * kKinds + unit.collective + 2) * sizes + s] = same;
+        if (bounded[(unit.candidate * 2 + unit.collective) * sizes + s] != 0) continue;
         const auto units = nbr::internal::segment_units(candidate.candidate.segment_bytes, options.sizes[s]);
         double& cell = table[(unit.candidate * kKinds + unit.collective) * sizes + s];
         cell = same;
@@ -167,11 +172,19 @@ void simulate_segmented(const SimUnit& unit, const Built& candidate, const AutoO
     }
 }
 
+/// What simulate_units records besides the latencies: per candidate its messages (allgather's
+/// program), and per candidate and collective the blocks its busiest NIC carries
+/// (simulator::busiest_nic_blocks), each by the process that simulated its first size.
+struct ProgramFigures {
+    std::vector<std::uint64_t> messages;
+    std::vector<std::uint64_t> nic_blocks;  // candidate * 2 + collective
+};
+
 /// This process's simulations: its units in candidate order (a program loaded once for the
 /// runs of sizes it holds), progress reported from process 0 every half minute.
 double simulate_units(const fs::path& dir, const std::vector<Built>& built, const std::vector<SimUnit>& units,
-                      const AutoOptions& options, std::vector<double>& table, std::vector<std::uint64_t>& messages,
-                      const internal::Progress& progress) {
+                      const AutoOptions& options, std::vector<double>& table, ProgramFigures& figures,
+                      const std::vector<char>& bounded, const internal::Progress& progress) {
     constexpr std::size_t kKinds = 4;
     const std::size_t sizes = options.sizes.size();
     const std::clock_t cpu = std::clock();  // the process's CPU time: its share even when oversubscribed
@@ -193,10 +206,14 @@ double simulate_units(const fs::path& dir, const std::vector<Built>& built, cons
         const auto& unit = units[u];
         const auto& candidate = built[unit.candidate];
         if (candidate.base != SIZE_MAX) {
-            simulate_segmented(unit, candidate, options, load, program, table);
+            simulate_segmented(unit, candidate, options, load, program, table, bounded);
         } else {
             load(unit, nbr::internal::kWholeMessages);
-            if (unit.collective == 0 && unit.first == 0) messages[unit.candidate] = program->num_messages();
+            if (unit.first == 0) {
+                if (unit.collective == 0) figures.messages[unit.candidate] = program->num_messages();
+                figures.nic_blocks[unit.candidate * 2 + unit.collective] =
+                    simulator::busiest_nic_blocks(*program, *options.placement);
+            }
             for (const std::size_t kind : {unit.collective, unit.collective + 2}) {  // fixed-size, then the v-variant
                 program->size_headers = kind >= 2;
                 for (std::size_t s = unit.first; s < unit.end; ++s) {
@@ -215,39 +232,117 @@ double simulate_units(const fs::path& dir, const std::vector<Built>& built, cons
     return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
 }
 
-/// Simulates every written candidate for the four collectives at every size: the units
-/// (plan_units) are dealt longest first over the processes and the results summed.
-std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, const std::vector<Built>& built,
-                                            const AutoOptions& options, std::vector<std::uint64_t>& messages,
-                                            const internal::Progress& progress, AutoReport& report) {
+/// Deals `units` longest first over the processes of `comm`, simulates this process's share
+/// into `table` and `figures` and sums both over the processes (one process computed each
+/// entry, the others hold 0: the sums are exact); the CPU seconds are added to `report`.
+void simulate_dealt(MPI_Comm comm, const fs::path& dir, const std::vector<Built>& built,
+                    const std::vector<SimUnit>& units, const AutoOptions& options, std::vector<double>& table,
+                    ProgramFigures& figures, const std::vector<char>& bounded, const internal::Progress& progress,
+                    AutoReport& report) {
     int processes = 1;
     MPI_Comm_size(comm, &processes);
-    const int process = process_of(comm);
-    const std::size_t sizes = options.sizes.size();
-    constexpr std::size_t kKinds = 4;
-    std::vector<double> table(built.size() * kKinds * sizes, 0.0);
-    messages.assign(built.size(), 0);
-    const auto first = first_with_same_schedule(built, options.reuse_same_schedules);
-    std::vector<std::size_t> simulated;
-    for (std::size_t i = 0; i < built.size(); ++i) {
-        if (first[i] == i) simulated.push_back(i);
-    }
-    const auto units = plan_units(built, simulated, sizes, processes, options.units_per_process);
     std::vector<double> costs;
     for (const auto& unit : units) costs.push_back(unit.cost);
     const auto deal = internal::deal_longest_first(costs, processes);
+    const int process = process_of(comm);
     std::vector<SimUnit> mine;
     for (std::size_t u = 0; u < units.size(); ++u) {
         if (deal[u] == process) mine.push_back(units[u]);
     }
     double seconds = 0;
-    collective_try(comm, [&] { seconds = simulate_units(dir, built, mine, options, table, messages, progress); });
-    // One process computed each entry, the others hold 0: the sums are exact.
+    collective_try(comm,
+                   [&] { seconds = simulate_units(dir, built, mine, options, table, figures, bounded, progress); });
     MPI_Allreduce(MPI_IN_PLACE, table.data(), static_cast<int>(table.size()), MPI_DOUBLE, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, messages.data(), static_cast<int>(messages.size()), MPI_UINT64_T, MPI_SUM, comm);
-    report.simulation_units = units.size();
-    MPI_Allreduce(&seconds, &report.busiest_simulation_seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
-    MPI_Allreduce(&seconds, &report.total_simulation_seconds, 1, MPI_DOUBLE, MPI_SUM, comm);
+    for (auto* figure : {&figures.messages, &figures.nic_blocks}) {
+        MPI_Allreduce(MPI_IN_PLACE, figure->data(), static_cast<int>(figure->size()), MPI_UINT64_T, MPI_SUM, comm);
+    }
+    double busiest = 0, total = 0;
+    MPI_Allreduce(&seconds, &busiest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(&seconds, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+    report.busiest_simulation_seconds += busiest;
+    report.total_simulation_seconds += total;
+    report.simulation_units += units.size();
+}
+
+/// Per segmented copy, collective and size (candidate * 2 + collective, then size): 1 where
+/// the copy need not be simulated (docs/algorithms.md, "auto"): the time its busiest NIC needs
+/// for the blocks of its base's program (segments carry the same blocks) exceeds the keep-th
+/// smallest distinct prediction of the whole candidates there, so the model can neither choose
+/// nor keep it.
+std::vector<char> segmented_bounds(const std::vector<Built>& built, const std::vector<std::size_t>& first,
+                                   const std::vector<double>& table, const ProgramFigures& figures,
+                                   const AutoOptions& options) {
+    constexpr std::size_t kKinds = 4;
+    const std::size_t sizes = options.sizes.size();
+    std::vector<char> bounded(built.size() * 2 * sizes, 0);
+    for (std::size_t i = 0; i < built.size(); ++i) {
+        if (built[i].base == SIZE_MAX || first[i] != i) continue;
+        const std::size_t base = first[built[i].base];
+        for (std::size_t c = 0; c < 2; ++c) {
+            for (std::size_t s = 0; s < sizes; ++s) {
+                std::vector<double> whole;
+                for (std::size_t j = 0; j < built.size(); ++j) {
+                    if (built[j].base == SIZE_MAX && first[j] == j)
+                        whole.push_back(table[(j * kKinds + c) * sizes + s]);
+                }
+                const double bound = static_cast<double>(figures.nic_blocks[base * 2 + c]) *
+                                     static_cast<double>(options.sizes[s]) * options.machine.nic_byte_ps * 1e-6;
+                const double kept = internal::kth_smallest_distinct(whole, std::max<std::size_t>(options.keep, 1));
+                bounded[(i * 2 + c) * sizes + s] = bound > kept ? 1 : 0;
+            }
+        }
+    }
+    return bounded;
+}
+
+/// Simulates every written candidate for the four collectives at every size: the units
+/// (plan_units) are dealt longest first over the processes, the whole candidates first, then
+/// the segmented copies where segmented_bounds leaves them in (+infinity where it does not).
+std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, const std::vector<Built>& built,
+                                            const AutoOptions& options, std::vector<std::uint64_t>& messages,
+                                            const internal::Progress& progress, AutoReport& report) {
+    int processes = 1;
+    MPI_Comm_size(comm, &processes);
+    const std::size_t sizes = options.sizes.size();
+    constexpr std::size_t kKinds = 4;
+    std::vector<double> table(built.size() * kKinds * sizes, 0.0);
+    ProgramFigures figures{std::vector<std::uint64_t>(built.size(), 0),
+                           std::vector<std::uint64_t>(built.size() * 2, 0)};
+    const auto first = first_with_same_schedule(built, options.reuse_same_schedules);
+    std::vector<std::size_t> simulated;
+    for (std::size_t i = 0; i < built.size(); ++i) {
+        if (first[i] == i) simulated.push_back(i);
+    }
+    std::vector<SimUnit> whole, copies;
+    for (const auto& unit : plan_units(built, simulated, sizes, processes, options.units_per_process)) {
+        (built[unit.candidate].base == SIZE_MAX ? whole : copies).push_back(unit);
+    }
+    std::vector<char> bounded(built.size() * 2 * sizes, 0);
+    simulate_dealt(comm, dir, built, whole, options, table, figures, bounded, progress, report);
+    if (options.bound_segmented_copies) bounded = segmented_bounds(built, first, table, figures, options);
+    for (auto& unit : copies) {  // what is left of them to simulate
+        std::size_t left = 0;
+        for (std::size_t s = unit.first; s < unit.end; ++s)
+            left += bounded[(unit.candidate * 2 + unit.collective) * sizes + s] == 0 ? 1 : 0;
+        unit.cost = static_cast<double>(left) * static_cast<double>(built[unit.candidate].sends);
+    }
+    std::vector<double> copy_table(table.size(), 0.0);
+    ProgramFigures copy_figures{std::vector<std::uint64_t>(built.size(), 0),
+                                std::vector<std::uint64_t>(built.size() * 2, 0)};
+    simulate_dealt(comm, dir, built, copies, options, copy_table, copy_figures, bounded, progress, report);
+    messages = figures.messages;
+    for (std::size_t i = 0; i < built.size(); ++i) {
+        if (built[i].base == SIZE_MAX) continue;
+        std::copy_n(copy_table.begin() + static_cast<std::ptrdiff_t>(i * kKinds * sizes), kKinds * sizes,
+                    table.begin() + static_cast<std::ptrdiff_t>(i * kKinds * sizes));
+        for (std::size_t c = 0; c < 2; ++c) {
+            for (std::size_t s = 0; s < sizes; ++s) {
+                if (bounded[(i * 2 + c) * sizes + s] == 0) continue;
+                table[(i * kKinds + c) * sizes + s] = std::numeric_limits<double>::infinity();
+                ++report.bounded_cells;
+            }
+        }
+    }
     // A segmented copy runs as its base where it splits nothing (its cells NaN), and messages
     // counts its base's (what it sends when nothing splits).
     for (std::size_t i = 0; i < built.size(); ++i) {
@@ -647,6 +742,11 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     progress.say("simulated " + std::to_string(candidates.size()) + " candidates at " +
                  std::to_string(options.sizes.size()) + " sizes on " + options.machine.name + " (" +
                  std::to_string(report.simulation_units) + " units; " + balance_text(report) + ")");
+    if (report.bounded_cells > 0) {
+        progress.say(std::to_string(report.bounded_cells) +
+                     " sizes of segmented copies not simulated: there their NIC bound exceeds the predictions of the " +
+                     std::to_string(std::max<std::size_t>(options.keep, 1)) + " fastest whole candidates");
+    }
     const auto variable_sizes = variable_size_range(options.sizes, options.variable_bytes);
     auto choice = choose_variants(predictions, effective_margins(options), variable_sizes);
     keep_candidates(choice, predictions, options.keep, variable_sizes);
@@ -671,6 +771,12 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
 }
 
 namespace internal {
+
+double kth_smallest_distinct(std::vector<double> values, std::size_t k) {
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    return k >= 1 && k <= values.size() ? values[k - 1] : std::numeric_limits<double>::infinity();
+}
 
 std::vector<int> deal_longest_first(const std::vector<double>& costs, int processes) {
     if (processes < 1) throw std::invalid_argument("deal_longest_first: no processes");

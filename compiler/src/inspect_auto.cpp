@@ -225,6 +225,7 @@ void format_predictions(std::ostringstream& out, const schema::Manifest& manifes
     const bool margins = margins_per_size(manifest);
     if (margins) out << "   margin";
     char cell[64];
+    bool unsimulated = false;
     for (const auto& candidate : manifest.candidates()) {
         if (latencies(candidate, c).empty()) continue;
         std::snprintf(cell, sizeof cell, " %17s", candidate.name().c_str());
@@ -240,10 +241,20 @@ void format_predictions(std::ostringstream& out, const schema::Manifest& manifes
         }
         for (const auto& candidate : manifest.candidates()) {
             if (latencies(candidate, c).empty()) continue;
-            std::snprintf(cell, sizeof cell, " %17.3f", latencies(candidate, c)[s]);
+            const double us = latencies(candidate, c)[s];
+            unsimulated = unsimulated || std::isinf(us);
+            if (std::isinf(us)) {
+                std::snprintf(cell, sizeof cell, " %17s", "not simulated");
+            } else {
+                std::snprintf(cell, sizeof cell, " %17.3f", us);
+            }
             out << cell;
         }
         out << "\n";
+    }
+    if (unsimulated) {
+        out << "not simulated: a segmented copy's size where the blocks through its busiest NIC take longer than "
+               "the kept candidates' predictions (docs/algorithms.md, \"auto\")\n";
     }
 }
 

@@ -116,6 +116,19 @@ TopologyLoad topology_load(const SimProgram& program, const Placement& placement
     return load;
 }
 
+std::uint64_t busiest_nic_blocks(const SimProgram& program, const Placement& placement) {
+    std::vector<std::uint64_t> out(placement.num_nodes(), 0), in(placement.num_nodes(), 0);
+    for (std::uint64_t i = 0; i < program.num_messages(); ++i) {
+        const auto from = placement.node(program.src[i]), to = placement.node(program.dst[i]);
+        if (from == to) continue;
+        out[from] += program.units[i];
+        in[to] += program.units[i];
+    }
+    std::uint64_t most = 0;
+    for (std::size_t n = 0; n < out.size(); ++n) most = std::max({most, out[n], in[n]});
+    return most;
+}
+
 LowerBound lower_bound(const TopologyLoad& load, const Machine& machine, Collective collective,
                        std::uint64_t block_bytes) {
     LowerBound bound;

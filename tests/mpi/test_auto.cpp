@@ -2,6 +2,7 @@
 // whose bands are known (every call runs the variant its band names and delivers what MPI
 // delivers), compile_auto end to end, and the load errors of the format.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <numeric>
@@ -155,6 +156,16 @@ TEST(DealLongestFirst, CostliestFirstToTheLeastLoadedProcessTiesToTheLower) {
     EXPECT_EQ(deal_longest_first({2, 2}, 4), (std::vector<int>{0, 1}));
     EXPECT_TRUE(deal_longest_first({}, 3).empty());
     EXPECT_THROW((void)deal_longest_first({1}, 0), std::invalid_argument);
+}
+
+TEST(KthSmallestDistinct, RepeatsCountOnceAndTooFewValuesGiveInfinity) {
+    using nbr::compiler::internal::kth_smallest_distinct;
+    EXPECT_EQ(kth_smallest_distinct({5, 1, 3, 1, 3}, 1), 1);
+    EXPECT_EQ(kth_smallest_distinct({5, 1, 3, 1, 3}, 2), 3);
+    EXPECT_EQ(kth_smallest_distinct({5, 1, 3, 1, 3}, 3), 5);
+    EXPECT_TRUE(std::isinf(kth_smallest_distinct({5, 1, 3, 1, 3}, 4)));
+    EXPECT_TRUE(std::isinf(kth_smallest_distinct({2}, 0)));
+    EXPECT_TRUE(std::isinf(kth_smallest_distinct({}, 1)));
 }
 
 TEST(DealLongestFirst, TheBusiestProcessStaysWithinFourThirdsOfTheBound) {
@@ -1032,6 +1043,81 @@ TEST(CompileAuto, CandidatesWithTheSameSchedulesAreSimulatedOnceAndTheOutputIsTh
         ++files;
     }
     EXPECT_GT(files, 1U);
+}
+
+nbr::schema::Manifest read_top_manifest(const fs::path& dir) {
+    nbr::schema::Manifest manifest;
+    EXPECT_TRUE(manifest.ParseFromString(nbr::read_file(dir / nbr::manifest_file_name())));
+    return manifest;
+}
+
+/// A candidate's predictions of allgather (0) or alltoall (1).
+const google::protobuf::RepeatedField<double>& predictions(const nbr::schema::Candidate& candidate, int collective) {
+    return collective == 0 ? candidate.allgather_us() : candidate.alltoall_us();
+}
+google::protobuf::RepeatedField<double>& predictions(nbr::schema::Candidate& candidate, int collective) {
+    return collective == 0 ? *candidate.mutable_allgather_us() : *candidate.mutable_alltoall_us();
+}
+
+/// Where the copies' NIC bound leaves a segmented copy unsimulated (+infinity), simulating it
+/// anyway gives a time above the keep-th fastest whole candidate there, and the bands and the
+/// kept candidates are those of the compile that simulates every copy.
+TEST(CompileAuto, ASegmentedCopyIsLeftUnsimulatedOnlyWhereItCouldNeitherWinNorBeKept) {
+    if (world_rank() != 0) return;
+    nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
+    const auto topology = nbr::generate_random({48, 0.5, 5});
+    nbr::compiler::AutoOptions options;
+    options.machine = nbr::simulator::load_machine("niagara");
+    options.placement = nbr::Placement::block(48, 6, 3);
+    options.sizes = {64, 65536, 1 << 20};
+    options.candidates = {"common-neighbor", "distance-halving", "hierarchical", "hierarchical-cube-k0"};
+    options.keep = 2;
+    options.output = tmp.path() / "bounded";
+    options.quiet = true;
+    const auto bounded = nbr::compiler::compile_auto(MPI_COMM_SELF, topology, options);
+    auto all = options;
+    all.output = tmp.path() / "all";
+    all.bound_segmented_copies = false;
+    const auto simulated = nbr::compiler::compile_auto(MPI_COMM_SELF, topology, all);
+    EXPECT_GT(bounded.bounded_cells, 0U);
+    EXPECT_EQ(simulated.bounded_cells, 0U);
+    EXPECT_EQ(bounded.variants, simulated.variants);
+
+    auto with_bound = read_top_manifest(options.output);
+    auto without = read_top_manifest(all.output);
+    ASSERT_EQ(with_bound.candidates_size(), without.candidates_size());
+    std::size_t infinite = 0;
+    for (int c = 0; c < 2; ++c) {
+        for (std::size_t s = 0; s < options.sizes.size(); ++s) {
+            std::vector<double> whole;
+            for (const auto& candidate : without.candidates()) {
+                if (!candidate.name().ends_with("-seg16K")) whole.push_back(predictions(candidate, c)[s]);
+            }
+            const double kept = nbr::compiler::internal::kth_smallest_distinct(whole, options.keep);
+            for (int i = 0; i < with_bound.candidates_size(); ++i) {
+                const double mine = predictions(with_bound.candidates(i), c)[s];
+                auto* real = &predictions(*without.mutable_candidates(i), c);
+                if (!std::isinf(mine)) {
+                    EXPECT_EQ(mine, real->Get(static_cast<int>(s))) << with_bound.candidates(i).name();
+                    continue;
+                }
+                ++infinite;
+                EXPECT_TRUE(with_bound.candidates(i).name().ends_with("-seg16K"));
+                EXPECT_GT(real->Get(static_cast<int>(s)), kept)
+                    << with_bound.candidates(i).name() << " at " << options.sizes[s] << " B";
+                real->Set(static_cast<int>(s), mine);
+            }
+        }
+    }
+    EXPECT_EQ(infinite, bounded.bounded_cells);
+    // Beyond those cells the two directories are the same.
+    with_bound.clear_compile_id();
+    without.clear_compile_id();
+    EXPECT_EQ(nbr::serialize_deterministic(with_bound), nbr::serialize_deterministic(without));
+    // inspect names the cells, its JSON writes them as null.
+    const auto written = read_top_manifest(options.output);
+    EXPECT_NE(nbr::compiler::format_auto(written).find("not simulated"), std::string::npos);
+    EXPECT_EQ(nbr::compiler::format_auto_json(written).find("inf"), std::string::npos);
 }
 
 TEST(CompileAuto, OutputIsIdenticalForOneProcessVerifiesAndReplaysAtEverySize) {

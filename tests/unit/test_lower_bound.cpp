@@ -57,6 +57,23 @@ TEST(LowerBound, ANodesDistinctBlocksInAndOut) {
     EXPECT_DOUBLE_EQ(bound.us(), std::max(bound.latency_us, 10.0));
 }
 
+TEST(LowerBound, AProgramsOwnBlocksThroughItsBusiestNic) {
+    const auto machine = round_machine();
+    const auto placement = Placement::block(4, 2, 2);
+    const auto p = nbr::test::naive(4, two_nodes_complete());
+    for (const auto collective : {Collective::allgather, Collective::alltoall}) {
+        // Naive sends every edge on its own: node 0 sends out 0→2, 0→3, 1→2, 1→3 (4) and
+        // takes in 2→0 twice, 3→0, 2→1, 3→1 (5); the self-loop and the edges within a node
+        // cross no NIC. Its allgather moves more blocks than the topology's bound (2) needs.
+        const auto program = make_program(p, collective);
+        EXPECT_EQ(nbr::simulator::busiest_nic_blocks(program, placement), 5U);
+        // No run beats 5 blocks of 1000 B at 2 ns/B through one NIC.
+        EXPECT_GE(nbr::simulator::simulate(program, machine, placement, 1000).latency_us, 10.0);
+    }
+    // On one node nothing crosses a NIC.
+    EXPECT_EQ(nbr::simulator::busiest_nic_blocks(make_program(p, Collective::alltoall), Placement::block(4, 4, 4)), 0U);
+}
+
 TEST(LowerBound, OneMessageIsItsOwnLatencyBound) {
     const auto machine = round_machine();
     for (const std::uint32_t per_node : {1U, 2U}) {  // across the network, within a socket

@@ -1,6 +1,7 @@
 #pragma once
 // Small text and JSON formatting helpers shared by inspect and simulate reports.
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -21,10 +22,13 @@ std::string join(const Range& range, const std::string& separator = ", ", Projec
     return out;
 }
 
-/// @brief A number as JSON: integers without a fraction, others with 6 significant digits.
+/// @brief A number as JSON: integers without a fraction, others with 6 significant digits;
+/// null for infinity and NaN, which JSON cannot write (a segmented copy's size that auto did
+/// not simulate, say).
 inline std::string number(double value) {
+    if (!std::isfinite(value)) return "null";
     char buffer[64];
-    if (value == static_cast<double>(static_cast<long long>(value))) {
+    if (std::fabs(value) < 9e15 && value == std::trunc(value)) {
         std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(value));
     } else {
         std::snprintf(buffer, sizeof buffer, "%.6g", value);

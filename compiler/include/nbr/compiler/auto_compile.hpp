@@ -51,8 +51,15 @@ struct AutoOptions {
     /// Every candidate but naive also forwarding in segments of the machine's segment size
     /// (simulator::segment_size_for; `--whole-messages` turns it off): built once, written
     /// twice; the segmented copy is simulated only at the fixed-size calls' sizes where it
-    /// splits a message (elsewhere, and for v-calls, it runs as its base).
+    /// splits a message (elsewhere, and for v-calls, it runs as its base) and where its
+    /// NIC bound does not rule it out: where the blocks its busiest NIC carries take longer
+    /// than the keep-th fastest whole candidate's prediction, the model could neither choose
+    /// nor keep it, and its prediction there is +infinity (docs/algorithms.md, "auto").
     bool segmented_candidates = true;
+    /// Whether the copies' NIC bound leaves sizes unsimulated (above). Off, every copy is
+    /// simulated wherever it splits a message; the bands and kept candidates are the same,
+    /// only the predictions of the sizes the bound rules out differ (their values, not +infinity).
+    bool bound_segmented_copies = true;
     /// Candidates kept per band and for the v-variants, the winner and naive included
     /// (`--keep`): the model's next fastest beside its winner, for measured selection in the
     /// job (libnbr's NBR_LOAD_MEASURE) to time. 1: the winners only (a format-2 directory).
@@ -137,6 +144,11 @@ namespace internal {
 /// the same deal. @return the process of each unit
 [[nodiscard]] std::vector<int> deal_longest_first(const std::vector<double>& costs, int processes);
 
+/// @brief The k-th smallest distinct value of `values` (k from 1), or +infinity if they hold
+/// fewer than k distinct values (or k is 0): the prediction a segmented copy's NIC bound must
+/// exceed before auto leaves it unsimulated (k = the candidates kept per band).
+[[nodiscard]] double kth_smallest_distinct(std::vector<double> values, std::size_t k);
+
 }  // namespace internal
 
 /// @brief Figures of a finished auto compile (identical on every process).
@@ -146,7 +158,9 @@ struct AutoReport {
     std::vector<std::string> variants;  ///< kept, in manifest order
     std::vector<std::string> notes;     ///< candidates whose search limits bound (patterns exact all the same)
     double seconds = 0;
-    std::size_t simulation_units = 0;       ///< (candidate, collective, run of sizes) units dealt out
+    std::size_t simulation_units = 0;  ///< (candidate, collective, run of sizes) units dealt out
+    /// Sizes (per segmented copy and collective) left unsimulated by the copies' NIC bound
+    std::size_t bounded_cells = 0;
     double busiest_simulation_seconds = 0;  ///< CPU time the busiest process simulated
     double total_simulation_seconds = 0;    ///< CPU time simulating, summed over the processes
     /// (candidate, earlier candidate with the same schedules): predictions reused, not simulated

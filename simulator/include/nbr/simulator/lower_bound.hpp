@@ -26,6 +26,13 @@ struct TopologyLoad {
 /// @throws std::invalid_argument if the program carries no topology.
 [[nodiscard]] TopologyLoad topology_load(const SimProgram& program, const Placement& placement, const Machine& machine);
 
+/// @brief The most blocks the program's own messages carry through one node's NIC in one
+/// direction (out of the node or into it, the larger; messages within a node cross none):
+/// with `nic_byte_ps` per byte no run of this program at m bytes per block takes less than
+/// this × m × nic_byte_ps, however its messages are ordered or split (segments carry the
+/// blocks of the message they split). Self-loops and messages within a node count in neither.
+[[nodiscard]] std::uint64_t busiest_nic_blocks(const SimProgram& program, const Placement& placement);
+
 /// @brief The lower bound at one block size (LowerBound, simulate.hpp).
 [[nodiscard]] LowerBound lower_bound(const TopologyLoad& load, const Machine& machine, Collective collective,
                                      std::uint64_t block_bytes);
