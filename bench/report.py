@@ -50,6 +50,7 @@ TABLES = [
     ("calibrate_validate", ["results"], "results/validation.md"),
     ("sweep", ["results", "--readme"], "results/readme.md"),
     ("kgroup_table", ["results", "--no-plots"], "results/table.md"),
+    ("halving_table", ["results", "--no-plots"], "results/table.md"),
     ("hierarchical_table", ["results"], "results/table.md"),
 ]
 

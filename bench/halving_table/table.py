@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Tables and plots of bench/halving_table/run.sh's results.
 
-usage: halving_table.py OUT_DIR
+usage: halving_table.py OUT_DIR [--no-plots]
 Prints markdown: messages per rank next to the distance-halving paper's Sec. V model,
 simulated speedups of common-neighbor (cn) and distance halving (dh) over naive per case and
-size, and the compile cost; writes OUT_DIR/halving-CASES.png when matplotlib is available.
+size, and the compile cost; writes OUT_DIR/halving-CASES.png when matplotlib is available
+(not with --no-plots).
 """
 import glob
 import json
@@ -140,14 +141,15 @@ def plots(cases, out):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2 or sys.argv[2:] not in ([], ["--no-plots"]):
         sys.exit(__doc__)
     out = sys.argv[1]
     messages(out)
     cases = load_cases(out)
     speedups(cases)
     compile_cost(out)
-    plots(cases, out)
+    if sys.argv[2:] != ["--no-plots"]:
+        plots(cases, out)
 
 
 if __name__ == "__main__":
