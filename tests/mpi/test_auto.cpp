@@ -985,6 +985,13 @@ TEST(CompileAuto, OnlyTheSelectedCandidatesAreTriedAndTheSelectionIsRecorded) {
         << text;
 }
 
+/// The top manifest of the auto directory `dir`.
+nbr::schema::Manifest read_top_manifest(const fs::path& dir) {
+    nbr::schema::Manifest manifest;
+    EXPECT_TRUE(manifest.ParseFromString(nbr::read_file(dir / nbr::manifest_file_name())));
+    return manifest;
+}
+
 TEST(CompileAuto, CandidatesWithTheSameSchedulesAreSimulatedOnceAndTheOutputIsTheSame) {
     if (world_rank() != 0) return;
     nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
@@ -1010,12 +1017,7 @@ TEST(CompileAuto, CandidatesWithTheSameSchedulesAreSimulatedOnceAndTheOutputIsTh
     // Every candidate is one unit per collective here; those reused are not simulated.
     EXPECT_EQ(reused.simulation_units + 2 * reused.same_schedules.size(), simulated.simulation_units);
     // The top manifest records which candidates share schedules; everything else is the same.
-    const auto manifest_of = [](const fs::path& dir) {
-        nbr::schema::Manifest manifest;
-        EXPECT_TRUE(manifest.ParseFromString(nbr::read_file(dir / nbr::manifest_file_name())));
-        return manifest;
-    };
-    auto recorded = manifest_of(options.output);
+    auto recorded = read_top_manifest(options.output);
     std::size_t shared = 0;
     for (int i = 0; i < recorded.candidates_size(); ++i) {
         const auto same = recorded.candidates(i).same_schedules_as();
@@ -1030,7 +1032,7 @@ TEST(CompileAuto, CandidatesWithTheSameSchedulesAreSimulatedOnceAndTheOutputIsTh
         recorded.mutable_candidates(i)->clear_same_schedules_as();
     }
     EXPECT_EQ(shared, reused.same_schedules.size());
-    auto plain = manifest_of(again.output);
+    auto plain = read_top_manifest(again.output);
     recorded.clear_compile_id();
     plain.clear_compile_id();
     EXPECT_EQ(nbr::serialize_deterministic(recorded), nbr::serialize_deterministic(plain));
@@ -1043,12 +1045,6 @@ TEST(CompileAuto, CandidatesWithTheSameSchedulesAreSimulatedOnceAndTheOutputIsTh
         ++files;
     }
     EXPECT_GT(files, 1U);
-}
-
-nbr::schema::Manifest read_top_manifest(const fs::path& dir) {
-    nbr::schema::Manifest manifest;
-    EXPECT_TRUE(manifest.ParseFromString(nbr::read_file(dir / nbr::manifest_file_name())));
-    return manifest;
 }
 
 /// A candidate's predictions of allgather (0) or alltoall (1).
