@@ -51,6 +51,7 @@ TABLES = [
     ("sweep", ["results", "--readme"], "results/readme.md"),
     ("kgroup_table", ["results", "--no-plots"], "results/table.md"),
     ("halving_table", ["results", "--no-plots"], "results/table.md"),
+    ("simulate_table", ["results", "../smpi/reference.csv", "--no-plots"], "results/table.md"),
     ("hierarchical_table", ["results"], "results/table.md"),
 ]
 

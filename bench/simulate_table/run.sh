@@ -11,7 +11,9 @@
 #     --machine  (default: "niagara smpi-fat-tree-32c")
 #     --sizes    (default: 4 B to 4 MiB, powers of 4)
 #   env: NBR_COMPILE_LAUNCH  launcher for the compiler, e.g. "mpirun -np 2" (bench/lib/cases.sh)
-# Cases already simulated in OUT are skipped, so an interrupted run resumes.
+# Kept per case: both patterns' inspect --json and the simulations' JSON; the patterns and the
+# topology are removed once every machine has simulated the case. Cases already simulated in
+# OUT are skipped, so an interrupted run resumes.
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
@@ -22,11 +24,20 @@ sizes=$(study_commas "${NBR_SIZES:-4,16,64,256,1K,4K,16K,64K,256K,1M,4M}")
 nbrc=$build/compiler/nbrc
 [ -x "$nbrc" ] || { echo "simulate_table: $nbrc not found (build the project first)" >&2; exit 1; }
 
+# simulated WORK: whether every machine has simulated the case in WORK
+simulated() {
+  local machine
+  for machine in $machines; do
+    [ -f "$1/sim.$machine.json" ] || return 1
+  done
+}
+
 for ranks in "${ranks_list[@]}"; do
   for case in $cases; do
+    work="$out/$case-$ranks"
+    simulated "$work" && continue
     echo "# $case $ranks: preparing ($(date +%T))"
     prepare_case "$nbrc" "$out" "$case" "$ranks" common-neighbor
-    work="$out/$case-$ranks"
     for machine in $machines; do
       [ -f "$work/sim.$machine.json" ] && continue
       echo "# $case $ranks: simulating on $machine ($(date +%T))"
@@ -34,6 +45,7 @@ for ranks in "${ranks_list[@]}"; do
         --json >"$work/sim.$machine.json.tmp"
       mv "$work/sim.$machine.json.tmp" "$work/sim.$machine.json"
     done
+    rm -rf "${work:?}/naive" "$work/common-neighbor" "$work/topology.el"
   done
 done
 /usr/bin/python3 "$root/bench/simulate_table/table.py" "$out" "$root/bench/smpi/reference.csv" | tee "$out/table.md"

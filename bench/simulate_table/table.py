@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Tables and plots of bench/simulate_table/run.sh's results (OUT/CASE-RANKS/sim.MACHINE.json).
 
-usage: simulate_table.py OUT_DIR [SMPI_REFERENCE_CSV]
+usage: simulate_table.py OUT_DIR [SMPI_REFERENCE_CSV] [--no-plots]
 Prints markdown: the validation against SMPI (cells of the reference CSV), the speedup of
 common-neighbor over naive per machine, case, ranks and size, and the host cost; writes
-OUT_DIR/speedup-MACHINE.png when matplotlib is available.
+OUT_DIR/speedup-MACHINE.png when matplotlib is available (not with --no-plots).
 """
 import csv
 import glob
@@ -128,15 +128,19 @@ def plots(runs, out):
 
 
 def main():
-    out = sys.argv[1]
+    args = [a for a in sys.argv[1:] if a != "--no-plots"]
+    if not 1 <= len(args) <= 2 or any(a.startswith("-") for a in args):
+        sys.exit(__doc__)
+    out = args[0]
     runs = load(out)
     if not runs:
         sys.exit(f"no simulations in {out}")
-    if len(sys.argv) > 2:
-        validation(runs, sys.argv[2])
+    if len(args) > 1:
+        validation(runs, args[1])
     speedups(runs)
     host_cost(runs)
-    plots(runs, out)
+    if "--no-plots" not in sys.argv:
+        plots(runs, out)
 
 
 if __name__ == "__main__":
