@@ -274,22 +274,22 @@ std::vector<char> segmented_bounds(const std::vector<Built>& built, const std::v
                                    const AutoOptions& options) {
     constexpr std::size_t kKinds = 4;
     const std::size_t sizes = options.sizes.size();
+    std::vector<double> kept(2 * sizes);  // per collective and size: what a copy must beat
+    for (std::size_t cell = 0; cell < kept.size(); ++cell) {
+        std::vector<double> whole;
+        for (std::size_t j = 0; j < built.size(); ++j) {
+            if (built[j].base == SIZE_MAX && first[j] == j) whole.push_back(table[j * kKinds * sizes + cell]);
+        }
+        kept[cell] = internal::kth_smallest_distinct(whole, std::max<std::size_t>(options.keep, 1));
+    }
     std::vector<char> bounded(built.size() * 2 * sizes, 0);
     for (std::size_t i = 0; i < built.size(); ++i) {
         if (built[i].base == SIZE_MAX || first[i] != i) continue;
         const std::size_t base = first[built[i].base];
-        for (std::size_t c = 0; c < 2; ++c) {
-            for (std::size_t s = 0; s < sizes; ++s) {
-                std::vector<double> whole;
-                for (std::size_t j = 0; j < built.size(); ++j) {
-                    if (built[j].base == SIZE_MAX && first[j] == j)
-                        whole.push_back(table[(j * kKinds + c) * sizes + s]);
-                }
-                const double bound = static_cast<double>(figures.nic_blocks[base * 2 + c]) *
-                                     static_cast<double>(options.sizes[s]) * options.machine.nic_byte_ps * 1e-6;
-                const double kept = internal::kth_smallest_distinct(whole, std::max<std::size_t>(options.keep, 1));
-                bounded[(i * 2 + c) * sizes + s] = bound > kept ? 1 : 0;
-            }
+        for (std::size_t cell = 0; cell < kept.size(); ++cell) {
+            const double bound = static_cast<double>(figures.nic_blocks[base * 2 + cell / sizes]) *
+                                 static_cast<double>(options.sizes[cell % sizes]) * options.machine.nic_byte_ps * 1e-6;
+            bounded[i * 2 * sizes + cell] = bound > kept[cell] ? 1 : 0;
         }
     }
     return bounded;
