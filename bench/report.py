@@ -53,6 +53,7 @@ TABLES = [
     ("halving_table", ["results", "--no-plots"], "results/table.md"),
     ("simulate_table", ["results", "../smpi/reference.csv", "--no-plots"], "results/table.md"),
     ("hierarchical_table", ["results"], "results/table.md"),
+    ("auto_cost", ["results", "random-0.2:4096", "moore-3-2:4096"], "results/auto_cost.md"),
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)

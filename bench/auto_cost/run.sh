@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Compile cost of `nbrc compile --algo auto` against the sum of its candidates, with 2 compiler
 # processes: one auto compile (wall time and peak memory of each process, and its own split
-# into building the candidates and simulating them), then each candidate it built compiled
-# alone by nbr-compile-bench (build and write). Resumable; writes OUT/<case>-<ranks>/ (auto.log:
-# the compile's progress and /usr/bin/time lines; auto.inspect.json: what auto chose and
-# predicted; candidates.jsonl: the candidates alone; the topology and the auto directory are
-# removed once a case is done) and prints OUT/auto_cost.md.
+# into building the candidates and simulating them), the same with --whole-messages (no
+# segmented copies), then each candidate it built compiled alone by nbr-compile-bench (build
+# and write). Resumable; writes OUT/<case>-<ranks>/ (auto.log, auto-whole.log: the compiles'
+# progress and /usr/bin/time lines; auto.inspect.json: what auto chose and predicted;
+# candidates.jsonl: the candidates alone; the topology and the pattern directories are removed
+# once a case is done) and prints OUT/auto_cost.md.
 #   usage: bench/auto_cost/run.sh [OUT] [options of bench/lib/study.sh]
 #     --cases "CASE:RANKS ..."  (default: random-0.2:4096 moore-3-2:4096; CASE as in
 #                               bench/lib/cases.sh: moore-D-R, random-DELTA, seed 1)
@@ -35,16 +36,20 @@ for cell in "${cells[@]}"; do
   IFS=: read -r case ranks <<<"$cell"
   dir=$out/$case-$ranks
   mkdir -p "$dir"
-  if [ -f "$dir/auto.inspect.json" ] && [ ! -d "$dir/auto" ]; then continue; fi  # done
-  gen_case "$nbrc" "$case" "$ranks" "$dir/topology.el"
-  if ! grep -qs "^exit 0" "$dir/auto.log"; then
-    echo "$cell: auto ..." >&2
-    # shellcheck disable=SC2086
-    { "${launch[@]}" /usr/bin/time -f "process: wall %e s, peak %M KiB" "$nbrc" compile "$dir/topology.el" \
-        --ranks "$ranks" --algo auto --machine "$machine" -o "$dir/auto" 2>&1 && echo "exit 0" || echo "exit $?"; } \
-      >"$dir/auto.log"
+  if [ -f "$dir/auto.inspect.json" ] && [ ! -d "$dir/auto" ] && grep -qs "^exit 0" "$dir/auto-whole.log"; then
+    continue  # done
   fi
-  "$nbrc" inspect "$dir/auto" --json >"$dir/auto.inspect.json"
+  for kind in auto auto-whole; do
+    grep -qs "^exit 0" "$dir/$kind.log" && continue
+    gen_case "$nbrc" "$case" "$ranks" "$dir/topology.el"
+    echo "$cell: $kind ..." >&2
+    whole=()
+    [ "$kind" = auto-whole ] && whole=(--whole-messages)
+    { "${launch[@]}" /usr/bin/time -f "process: wall %e s, peak %M KiB" "$nbrc" compile "$dir/topology.el" \
+        --ranks "$ranks" --algo auto "${whole[@]}" --machine "$machine" -o "$dir/$kind" 2>&1 && echo "exit 0" ||
+        echo "exit $?"; } >"$dir/$kind.log"
+  done
+  [ -d "$dir/auto" ] && "$nbrc" inspect "$dir/auto" --json >"$dir/auto.inspect.json"
   for name in $(python3 -c 'import json,sys; print(" ".join(c["name"] for c in json.load(open(sys.argv[1]))["candidates"]))' \
                   "$dir/auto.inspect.json"); do
     grep -qs "\"candidate\": \"$name\"" "$dir/candidates.jsonl" && continue
@@ -58,6 +63,6 @@ for cell in "${cells[@]}"; do
     python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); r["candidate"]=sys.argv[2]; print(json.dumps(r))' \
       "$dir/one.jsonl" "$name" >>"$dir/candidates.jsonl"
   done
-  rm -rf "$dir/one.jsonl" "$dir/auto" "$dir/topology.el"
+  rm -rf "$dir/one.jsonl" "$dir/auto" "$dir/auto-whole" "$dir/topology.el"
 done
 python3 "$root/bench/auto_cost/table.py" "$out" "${cells[@]}" | tee "$out/auto_cost.md"
