@@ -21,8 +21,7 @@ def read_auto(log):
     # writing to one stderr may interleave their pieces, so walls and peaks are read apart.
     walls = [float(w) for w in re.findall(r"wall \D*?([\d.]+) s", text)]
     peaks = [int(k) for k in re.findall(r"peak (\d+) KiB", text)]
-    procs = list(zip(walls, peaks))
-    if not (built and sim and wrote and procs):
+    if not (built and sim and wrote and walls and peaks):
         raise SystemExit(f"{log}: not a finished auto compile")
     return {
         "build": built[-1],
@@ -30,8 +29,8 @@ def read_auto(log):
         "units": int(sim.group(2)),
         "busiest": float(sim.group(3)),
         "cpu": float(sim.group(4)),
-        "wall": max(w for w, _ in procs),
-        "peak_mib": max(k for _, k in procs) / 1024,
+        "wall": max(walls),
+        "peak_mib": max(peaks) / 1024,
         "skipped": int(skipped.group(1)) if skipped else 0,
     }
 
