@@ -307,12 +307,13 @@ nbr::internal::ShapeKey shape_key(const PatternState& pattern, Collective collec
 }
 
 /// Measured selection's pick for a call (patterns loaded with NBR_LOAD_MEASURE), else the
-/// model's variant untimed.
+/// model's variant untimed (`model_variant()`, not computed when measured).
+template <typename ModelVariant>
 Pick pick_for(PatternState& pattern, Collective collective, bool variable, CallMode mode, std::uint64_t bytes,
-              std::uint32_t model_variant) {
+              ModelVariant model_variant) {
     if (!pattern.tuner) {
         Pick pick;
-        pick.variant = model_variant;
+        pick.variant = model_variant();
         return pick;
     }
     const int shape = pattern.tuner->shape_for(pattern, index_of(collective), variable, mode, bytes,
@@ -462,7 +463,7 @@ void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, con
         const BlockBuffer recv = recv_buffer(a, a.recvtype, *pattern);
         if (!a.variable) nbr::internal::check_block_sizes(send, recv);
         const Pick pick = pick_for(*pattern, a.collective, a.variable, CallMode::blocking, block_bytes(a, send, recv),
-                                   variant_of_call(*pattern, a, send, recv));
+                                   [&] { return variant_of_call(*pattern, a, send, recv); });
         const double started = pick.timed ? MPI_Wtime() : 0.0;
         run_variant(*pattern, pattern->variants[pick.variant], a, send, recv);
         if (pick.timed) {
@@ -825,7 +826,7 @@ int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
         const BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
         if (!a.variable) nbr::internal::check_block_sizes(send, recv);
         request->pick = pick_for(*pattern, a.collective, a.variable, CallMode::nonblocking, block_bytes(a, send, recv),
-                                 variant_of_call(*pattern, a, send, recv));
+                                 [&] { return variant_of_call(*pattern, a, send, recv); });
         request->variant = request->pick.variant;
         const PlanUse use =
             plan_use(pattern->variants[request->variant], a.collective, a.variable, a.variable ? 0 : recv.bytes(0));

@@ -162,18 +162,14 @@ Pick Tuner::run(int index, const Shape& shape, bool trial, std::uint32_t candida
     return pick;
 }
 
-Pick Tuner::next(PatternState& pattern, int index) {
+Pick Tuner::next_in_trials(PatternState& pattern, int index) {
     Shape& shape = shapes[static_cast<std::size_t>(index)];
     ++shape.calls;
-    if (shape.state == Shape::State::trial) {
-        if (const auto pick = trial_call(pattern, index)) {
-            ++shape.trial_calls;
-            return *pick;
-        }
+    if (const auto pick = trial_call(pattern, index)) {
+        ++shape.trial_calls;
+        return *pick;
     }
-    Pick pick = run(index, shape, false, shape.chosen);
-    pick.timed = shape.after_calls++ % kRunSample == 0;
-    return pick;
+    return decided(index, shape);
 }
 
 std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {

@@ -131,8 +131,14 @@ public:
     /// (candidates_for, the model's order).
     int shape_of(const PatternState& pattern, const ShapeKey& key);
     /// @brief The candidate the shape's next call runs; may complete an agreement (collective over
-    /// the pattern's communicator: every rank reaches it at the same call of the shape).
-    Pick next(PatternState& pattern, int shape);
+    /// the pattern's communicator: every rank reaches it at the same call of the shape). A decided
+    /// shape's call, the one after its trials, is inline: a few counters, no other call.
+    Pick next(PatternState& pattern, int index) {
+        Shape& shape = shapes[static_cast<std::size_t>(index)];
+        if (shape.state == Shape::State::trial) return next_in_trials(pattern, index);
+        ++shape.calls;
+        return decided(index, shape);
+    }
     /// @brief Records a call's time (µs) as the pick said.
     void record(const PatternState& pattern, const Pick& pick, double us);
     /// @brief Fixes a shape's choice from wisdom, with the candidates' times the wisdom holds
@@ -146,6 +152,18 @@ private:
     };
     LastShape last_[2][2][3];  ///< per collective, v or not, and mode: the last call's shape
 
+    /// next() for a shape in its trials: a trial call, or the decided one if the agreement this
+    /// call completes decides.
+    Pick next_in_trials(PatternState& pattern, int index);
+    /// A decided shape's call: its choice, timed once in kRunSample calls.
+    static Pick decided(int index, Shape& shape) {
+        Pick pick;
+        pick.shape = index;
+        pick.candidate = shape.chosen;
+        pick.variant = shape.candidates[shape.chosen].variant;
+        pick.timed = shape.after_calls++ % kRunSample == 0;
+        return pick;
+    }
     /// The shape's next trial call, or nothing once the shape is decided (possibly by an
     /// agreement this call completes).
     std::optional<Pick> trial_call(PatternState& pattern, int shape);
