@@ -54,6 +54,7 @@ TABLES = [
     ("simulate_table", ["results", "../smpi/reference.csv", "--no-plots"], "results/table.md"),
     ("hierarchical_table", ["results"], "results/table.md"),
     ("auto_cost", ["results", "random-0.2:4096", "moore-3-2:4096"], "results/auto_cost.md"),
+    ("scale", ["results"], "results/scale.md"),
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)

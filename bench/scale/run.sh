@@ -3,7 +3,9 @@
 # algorithms, with 2 processes: compile time and peak memory per process (nbr-compile-bench),
 # the output's files and bytes, what one rank reads at load and how long its load takes
 # (nbr-load-probe, outside MPI), `nbrc verify` time and memory with 2 processes, and
-# `nbrc simulate` time and memory (one process). One line per case; logs in OUT.
+# `nbrc simulate` time and memory (one process). Data: OUT/CASE.log per case and
+# OUT/compile.jsonl (nbr-compile-bench's lines); table.py makes OUT/scale.md of them (the
+# pattern directories are removed once measured).
 #   usage: bench/scale/run.sh [OUT] [options of bench/lib/study.sh]
 #     --ranks  exponents e of 2^e ranks (default "16 18 20")
 #     --algos  --algo names or auto's candidate names (hierarchical-bruck-r4, hierarchical-cube-k0,
@@ -18,6 +20,7 @@ exponents=$(study_words "${NBR_RANKS:-16 18 20}")
 algos=$(study_words "${NBR_ALGOS:-naive common-neighbor distance-halving}")
 nbrc=$build/compiler/nbrc
 timed() { /usr/bin/time -f "%e s %M KiB" "$@"; }
+failures=0
 for e in $exponents; do
   n=$((1 << e))
   for shape in "3,1" "2,2"; do
@@ -31,8 +34,16 @@ for e in $exponents; do
         --ranks-per-node 40 --ranks-per-socket 20 --keep "$dir" --json "$out/compile.jsonl" >"$log" 2>&1
       {
         echo "files: $(find "$dir" -type f | wc -l), bytes: $(du -sb "$dir" | cut -f1)"
+        echo "ranks.pack: $(stat -c %s "$dir/ranks.pack" 2>/dev/null || echo 0) bytes"
         "$build/bench/nbr-load-probe" "$dir"
-        echo "verify: $( { timed mpirun -np 2 --bind-to core "$nbrc" verify "$dir" >/dev/null; } 2>&1 | tail -1)"
+        if timed mpirun -np 2 --bind-to core "$nbrc" verify "$dir" >"$out/verify.out" 2>"$out/verify.err"; then
+          echo "verify: $(tail -1 "$out/verify.err")"
+          echo "verified: $(cat "$out/verify.out")"
+        else
+          echo "verify: $(tail -1 "$out/verify.err")"
+          echo "verify FAILED: $(head -3 "$out/verify.err")"
+          failures=$((failures + 1))
+        fi
         timed "$nbrc" simulate "$dir" --machine niagara --ranks-per-node 40 --sizes 8 2>&1 | tail -2
       } >>"$log" 2>&1
       echo "== $name"; cat "$log"
@@ -40,3 +51,6 @@ for e in $exponents; do
     done
   done
 done
+rm -f "$out/verify.out" "$out/verify.err"
+python3 "$root/bench/scale/table.py" "$out" | tee "$out/scale.md"
+[ "$failures" -eq 0 ] || { echo "scale: $failures pattern(s) failed nbrc verify" >&2; exit 1; }
