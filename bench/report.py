@@ -55,6 +55,7 @@ TABLES = [
     ("hierarchical_table", ["results"], "results/table.md"),
     ("auto_cost", ["results", "random-0.2:4096", "moore-3-2:4096"], "results/auto_cost.md"),
     ("scale", ["results"], "results/scale.md"),
+    ("verify_heavy", ["results/verify.txt"], "results/verify.md"),
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)
