@@ -37,13 +37,13 @@ for e in $exponents; do
         echo "ranks.pack: $(stat -c %s "$dir/ranks.pack" 2>/dev/null || echo 0) bytes"
         "$build/bench/nbr-load-probe" "$dir"
         if timed mpirun -np 2 --bind-to core "$nbrc" verify "$dir" >"$out/verify.out" 2>"$out/verify.err"; then
-          echo "verify: $(tail -1 "$out/verify.err")"
-          echo "verified: $(cat "$out/verify.out")"
+          verdict="verified: $(cat "$out/verify.out")"
         else
-          echo "verify: $(tail -1 "$out/verify.err")"
-          echo "verify FAILED: $(head -3 "$out/verify.err")"
+          verdict="verify FAILED: $(head -3 "$out/verify.err")"
           failures=$((failures + 1))
         fi
+        echo "verify: $(tail -1 "$out/verify.err")"
+        echo "$verdict"
         timed "$nbrc" simulate "$dir" --machine niagara --ranks-per-node 40 --sizes 8 2>&1 | tail -2
       } >>"$log" 2>&1
       echo "== $name"; cat "$log"

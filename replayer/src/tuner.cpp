@@ -151,13 +151,13 @@ int Tuner::shape_of(const PatternState& pattern, const ShapeKey& key) {
     return static_cast<int>(shapes.size() - 1);
 }
 
-Pick Tuner::run(int index, const Shape& shape, bool trial, std::uint32_t candidate) const {
+Pick Tuner::trial_pick(int index, const Shape& shape, std::uint32_t candidate) const {
     Pick pick;
     pick.shape = index;
     pick.candidate = candidate;
     pick.variant = shape.candidates[candidate].variant;
-    pick.trial = trial;
-    pick.sample = trial;
+    pick.trial = true;
+    pick.sample = true;
     pick.timed = true;
     return pick;
 }
@@ -175,7 +175,7 @@ Pick Tuner::next_in_trials(PatternState& pattern, int index) {
 std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
     Shape& shape = shapes[static_cast<std::size_t>(index)];
     const auto untimed = [&](std::uint32_t candidate) {  // timed for the trials' cost, not a sample
-        Pick pick = run(index, shape, true, candidate);
+        Pick pick = trial_pick(index, shape, candidate);
         pick.sample = false;
         return pick;
     };
@@ -200,7 +200,7 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
     // Each candidate's timed call follows an untimed one of its own (and the first does its
     // first-call setup), so that it starts from the arrival skew its own calls leave.
     const std::uint32_t candidate = alive[shape.in_round / 2];
-    return shape.in_round++ % 2 == 0 ? untimed(candidate) : run(index, shape, true, candidate);
+    return shape.in_round++ % 2 == 0 ? untimed(candidate) : trial_pick(index, shape, candidate);
 }
 
 void Tuner::record(const PatternState& pattern, const Pick& pick, double us) {

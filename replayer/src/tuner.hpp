@@ -173,7 +173,8 @@ private:
     /// kPruneFactor times the fastest's median and told apart from it leave the trials, later
     /// all those told apart from it.
     static void prune(Shape& shape, std::uint32_t best);
-    [[nodiscard]] Pick run(int index, const Shape& shape, bool trial, std::uint32_t candidate) const;
+    /// A trial call of `candidate` whose time is a sample of it (trial_call unmarks the untimed ones).
+    [[nodiscard]] Pick trial_pick(int index, const Shape& shape, std::uint32_t candidate) const;
 };
 
 /// @brief The candidates (variant indices, the model's order) of a shape of the pattern.
