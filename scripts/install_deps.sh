@@ -7,7 +7,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libhwloc-dev libcli11-dev libgtest-dev libgmock-dev
   python3 python3-matplotlib
-  clang libclang-rt-14-dev gfortran
+  clang libclang-rt-14-dev clang-format gfortran
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -98,7 +98,8 @@ std::optional<std::uint64_t> take_segment(const std::string& name, std::string& 
     if (at == std::string::npos) return std::nullopt;
     const std::string size = rest.substr(at + 4);
     const std::size_t digits = std::min(size.find_first_not_of("0123456789"), size.size());
-    const bool suffix = digits + 1 == size.size() && std::string_view("KMG").find(size.back()) != std::string_view::npos;
+    const bool suffix =
+        digits + 1 == size.size() && std::string_view("KMG").find(size.back()) != std::string_view::npos;
     if (digits == 0 || digits > 8 || (digits != size.size() && !suffix)) return std::nullopt;
     const std::uint64_t bytes = simulator::parse_sizes(size).front();
     if (bytes == 0) throw std::invalid_argument(name + ": the segment size must be above 0");

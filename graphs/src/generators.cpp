@@ -111,9 +111,8 @@ namespace {
 std::uint32_t cart_ranks(const CartParams& params) {
     if (params.dims.empty()) throw InputError("a Cartesian grid needs at least one dimension");
     if (params.periods.size() != params.dims.size()) {
-        throw InputError("a Cartesian grid needs one period flag per dimension (" +
-                         std::to_string(params.dims.size()) + " dimensions, " +
-                         std::to_string(params.periods.size()) + " flags)");
+        throw InputError("a Cartesian grid needs one period flag per dimension (" + std::to_string(params.dims.size()) +
+                         " dimensions, " + std::to_string(params.periods.size()) + " flags)");
     }
     std::uint64_t ranks = 1;
     for (const auto extent : params.dims) {

@@ -161,11 +161,12 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * and every fifth after it, they agree again: the candidates told apart from the fastest (even
  * at the ends of the medians' 95 % intervals, median +- 1.58 IQR / sqrt(samples), the fastest
  * is at most 3 % slower) leave; the fastest is chosen when it is the last, or after the
- * twentieth round, and every later call of the shape runs it. The schedule depends only on the shape's call count and the agreed results, so
- * all ranks run the same candidate in every call, whatever each measured. Blocking calls agree
- * inside the call; nonblocking and persistent shapes start the agreement with a call and use it
- * four calls later (meanwhile running the model's winner), so a start waits for the other ranks
- * only when the application keeps more than four calls of one shape in flight. Nonblocking and
+ * twentieth round, and every later call of the shape runs it. The schedule depends only on the
+ * shape's call count and the agreed results, so all ranks run the same candidate in every call,
+ * whatever each measured. Blocking calls agree inside the call; nonblocking and persistent
+ * shapes start the agreement with a call and use it four calls later (meanwhile running the
+ * model's winner), so a start waits for the other ranks only when the application keeps more
+ * than four calls of one shape in flight. Nonblocking and
  * persistent calls are timed from the start to the progress that finds them complete (work the
  * application overlaps with them counts alike for every candidate). A shape called fewer times
  * than its trials need keeps trying; the model's winner is then the usual choice. Patterns of
@@ -447,8 +448,7 @@ int nbr_ineighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Data
                               MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
                               nbr_request_t* request);
 int nbr_ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                             MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
-                             nbr_request_t* request);
+                             MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern, nbr_request_t* request);
 int nbr_ineighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                                const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                                nbr_pattern_t pattern, nbr_request_t* request);
@@ -464,8 +464,8 @@ int nbr_neighbor_allgather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_
                                   MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
                                   unsigned long flags, nbr_request_t* request);
 int nbr_neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                 MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern,
-                                 unsigned long flags, nbr_request_t* request);
+                                 MPI_Count recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern, unsigned long flags,
+                                 nbr_request_t* request);
 int nbr_neighbor_allgatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                                    nbr_pattern_t pattern, unsigned long flags, nbr_request_t* request);

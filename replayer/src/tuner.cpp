@@ -128,7 +128,9 @@ std::uint32_t size_class_of(std::uint64_t bytes) {
     return static_cast<std::uint32_t>(std::bit_width(bytes));
 }
 
-double testing_penalty_us(const std::string& variant) { return looked_up(penalties(), variant); }
+double testing_penalty_us(const std::string& variant) {
+    return looked_up(penalties(), variant);
+}
 
 double testing_noise_us(const std::string& variant, std::size_t samples) {
     return samples % 2 == 1 ? looked_up(noises(), variant) : 0.0;
@@ -293,8 +295,8 @@ void Tuner::prune(Shape& shape, std::uint32_t best) {
         auto& candidate = shape.candidates[c];
         if (c == best || candidate.pruned) continue;
         if (shape.round == kPruneRound) {  // only the clearly slower, and told apart on two samples each
-            candidate.pruned = candidate.agreed_samples > 0 &&
-                               candidate.median_us > kPruneFactor * winner.median_us && settled(winner, candidate);
+            candidate.pruned = candidate.agreed_samples > 0 && candidate.median_us > kPruneFactor * winner.median_us &&
+                               settled(winner, candidate);
         } else {  // the told-apart ones: the rest are still in contention
             candidate.pruned = settled(winner, candidate);
         }

@@ -1,9 +1,10 @@
 // Cartesian communicators of every shape: 2-D grids of every factorization of the process
 // count, 3-D ones with their extents out of order (extents 1, 2, 3 and more at 6 processes;
-// 1, 2 and 4 at 4), with every combination of periodic and non-periodic dimensions. nbr's four collectives in all three modes deliver exactly what the
-// MPI-4.1 reference code (§8.6: per dimension, a Sendrecv each way) and MPI's native blocking
-// collective deliver: MPI_PROC_NULL slots untouched, and in periodic dimensions of extent 1 or
-// 2 the block sent towards the negative neighbor in that neighbor's positive slot.
+// 1, 2 and 4 at 4), with every combination of periodic and non-periodic dimensions. nbr's four
+// collectives in all three modes deliver exactly what the MPI-4.1 reference code (§8.6: per
+// dimension, a Sendrecv each way) and MPI's native blocking collective deliver: MPI_PROC_NULL
+// slots untouched, and in periodic dimensions of extent 1 or 2 the block sent towards the
+// negative neighbor in that neighbor's positive slot.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -203,7 +204,8 @@ int start_call(const Call& c, const int* send, int* recv, nbr_pattern_t p, Mode 
     }
     if (c.variable) {
         if (mode == Mode::blocking) return nbr_neighbor_allgatherv(send, n, MPI_INT, recv, rc, rd, MPI_INT, p);
-        if (mode == Mode::nonblocking) return nbr_ineighbor_allgatherv(send, n, MPI_INT, recv, rc, rd, MPI_INT, p, request);
+        if (mode == Mode::nonblocking)
+            return nbr_ineighbor_allgatherv(send, n, MPI_INT, recv, rc, rd, MPI_INT, p, request);
         return nbr_neighbor_allgatherv_init(send, n, MPI_INT, recv, rc, rd, MPI_INT, p, 0, request);
     }
     if (c.alltoall) {
@@ -365,8 +367,9 @@ TEST(Cartesian, PatternNeighborsLeaveOutProcNull) {
     std::vector<int> recv = {kSentinel, kSentinel};
     const int counts[2] = {world_rank() == 0 ? 5 : 1, world_rank() == world_size() - 1 ? 5 : 1};
     const int displs[2] = {0, 1};
-    EXPECT_EQ(nbr_neighbor_alltoallv(send.data(), counts, displs, MPI_INT, recv.data(), counts, displs, MPI_INT, pattern),
-              NBR_SUCCESS)
+    EXPECT_EQ(
+        nbr_neighbor_alltoallv(send.data(), counts, displs, MPI_INT, recv.data(), counts, displs, MPI_INT, pattern),
+        NBR_SUCCESS)
         << nbr_last_error();
     EXPECT_EQ(recv[0], world_rank() == 0 ? kSentinel : world_rank() * 2 - 1);
     EXPECT_EQ(recv[1], world_rank() == world_size() - 1 ? kSentinel : world_rank() * 2 + 2);
@@ -392,9 +395,9 @@ TEST(Cartesian, ARankWithoutNeighborsTakesNullArrays) {
               NBR_SUCCESS)
         << nbr_last_error();
     nbr_request_t request = NBR_REQUEST_NULL;
-    EXPECT_EQ(nbr_ineighbor_alltoallv(&send, nullptr, nullptr, MPI_INT, &recv, nullptr, nullptr, MPI_INT, pattern,
-                                      &request),
-              NBR_SUCCESS)
+    EXPECT_EQ(
+        nbr_ineighbor_alltoallv(&send, nullptr, nullptr, MPI_INT, &recv, nullptr, nullptr, MPI_INT, pattern, &request),
+        NBR_SUCCESS)
         << nbr_last_error();
     EXPECT_EQ(nbr_wait(&request), NBR_SUCCESS) << nbr_last_error();
     EXPECT_EQ(nbr_neighbor_allgatherv_init(&send, 1, MPI_INT, &recv, nullptr, nullptr, MPI_INT, pattern, 0, &request),

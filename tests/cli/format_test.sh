@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every C and C++ source of the project is formatted as .clang-format says (clang-format
+# --dry-run --Werror): tracked files when SOURCE_DIR is a git checkout, else every such file
+# outside build directories. `clang-format -i FILE` fixes one.
+set -uo pipefail
+root=${1:?usage: format_test.sh SOURCE_DIR [CLANG_FORMAT]}
+clang_format=${2:-clang-format}
+cd "$root" || exit 1
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t files < <(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')
+else
+  mapfile -t files < <(find . -path './build*' -prune -o -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' \
+    -o -name '*.hpp' \) -print | sort)
+fi
+[ ${#files[@]} -gt 50 ] || { echo "FAIL: found ${#files[@]} sources (the search is broken)"; exit 1; }
+unformatted=()
+for file in "${files[@]}"; do
+  "$clang_format" --dry-run --Werror "$file" >/dev/null 2>&1 || unformatted+=("$file")
+done
+if [ ${#unformatted[@]} -gt 0 ]; then
+  printf 'FAIL: not formatted (clang-format -i %s)\n' "${unformatted[@]}"
+  exit 1
+fi
+echo "ok: ${#files[@]} sources formatted"
