@@ -56,6 +56,9 @@ TABLES = [
     ("auto_cost", ["results", "random-0.2:4096", "moore-3-2:4096"], "results/auto_cost.md"),
     ("scale", ["results"], "results/scale.md"),
     ("verify_heavy", ["results/verify.txt"], "results/verify.md"),
+    ("smpi_table", ["results"], "results/table.md"),
+    ("smpi_startup", ["results", "--real"], "results/real.md"),
+    ("smpi_startup", ["results", "--smpi"], "results/smpi.md"),
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The simulated-cluster table of README.md: for every (topology, ranks) case it
 # generates the topology, compiles the naive pattern and every optimized algorithm with nbrc,
-# and simulates nbr-bench (bench/smpi/run.sh) once per message size, writing one JSON per
-# (case, algorithm, size) cell plus table.md.
+# and simulates nbr-bench (bench/smpi/run.sh) once per message size. The data, in
+# OUT/CASE-RANKS/: per (algorithm, size) cell ALGO.SIZEB.bench.json (nbr-bench's results),
+# .host-seconds and .simulations, and per pattern ALGO.inspect.json (its message counts);
+# topologies and patterns stay in BUILD/bench/smpi_table-patterns. Then OUT/table.md.
 #
 #   usage: bench/smpi_table/run.sh [OUT] [options of bench/lib/study.sh]
 #     --ranks  (default 1024 4096)
@@ -23,16 +25,32 @@ algos=$(study_words "${NBR_ALGOS:-common-neighbor}")
 nbrc=$build/compiler/nbrc
 [ -x "$nbrc" ] || { echo "smpi_table: $nbrc not found (build the project first)" >&2; exit 1; }
 
-prepare() { prepare_case "$nbrc" "$out" "$1" "$2" $algos; }
+patterns=$build/bench/smpi_table-patterns
+
+# prepare CASE RANKS: the topology and patterns of a case, and their message counts in OUT.
+prepare() {
+  local algo
+  prepare_case "$nbrc" "$patterns" "$1" "$2" $algos
+  mkdir -p "$out/$1-$2"
+  for algo in naive $algos; do
+    sed "s|\"source\": \"[^\"]*\"|\"source\": \"topology.el\"|" "$patterns/$1-$2/$algo.inspect.json" \
+      >"$out/$1-$2/$algo.inspect.json"
+  done
+}
 cases=${cases:-$BENCH_CASES}
 
+# Every case first, so that the table lists the cells a stopped run did not reach.
+for ranks in "${ranks_list[@]}"; do
+  for case in $cases; do
+    prepare "$case" "$ranks"
+  done
+done
 for size in $sizes; do
   for ranks in "${ranks_list[@]}"; do
     for case in $cases; do
-      prepare "$case" "$ranks"
-      work="$out/$case-$ranks"
+      work="$patterns/$case-$ranks"
       for algo in $algos; do
-        cell="$work/$algo.${size}B"
+        cell="$out/$case-$ranks/$algo.${size}B"
         if [ -f "$cell.bench.json" ]; then
           echo "# $case $ranks ${size} B $algo: done before"
           continue
@@ -42,6 +60,7 @@ for size in $sizes; do
         bash "$root/bench/smpi/run.sh" "$work/$algo" "$work/naive" "$ranks" "" "$size" 1 "$cell.bench.json.tmp"
         echo "$(($(date +%s) - start))" >"$cell.host-seconds"
         echo "${NBR_SMPI_RUNS:-2}" >"$cell.simulations"
+        sed -i "s|$patterns/||" "$cell.bench.json.tmp"
         mv "$cell.bench.json.tmp" "$cell.bench.json"
       done
     done

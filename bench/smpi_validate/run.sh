@@ -4,7 +4,9 @@
 # every algorithm. Per cell, nbr-bench under SMPI replays each algorithm's pattern beside the
 # naive one (allgather unless --collectives says otherwise, one call), `nbrc simulate` predicts the same patterns on the same
 # placement, and table.py reports the errors, both winners and what choosing by
-# the model costs under SMPI (OUT/validate.md).
+# the model costs under SMPI (OUT/validate.md). The data, in OUT/ppnPER_NODE/CASE-RANKS/:
+# ALGO.smpi.json (nbr-bench under SMPI), ALGO.model.json (nbrc simulate) and
+# ALGO.inspect.json; topologies and patterns stay in BUILD/bench/smpi_validate-patterns.
 #
 #   usage: bench/smpi_validate/run.sh [OUT] [options of bench/lib/study.sh]
 #     --cases        "case:ranks:ranks_per_node ..." (default below)
@@ -34,27 +36,37 @@ tag=""
 nbrc=$build/compiler/nbrc
 [ -x "$nbrc" ] || { echo "smpi_validate: $nbrc not found (build the project first)" >&2; exit 1; }
 export NBR_SMPI_RUNS=${NBR_SMPI_RUNS:-1}
+patterns=$build/bench/smpi_validate-patterns
+
+# relative FILE: the JSON file with the patterns' directory left out of the paths it names.
+relative() {
+  sed "s|$patterns/||g" "$1"
+}
 
 for cell in $cells; do
   IFS=: read -r case ranks per_node <<<"$cell"
   name="$case-$ranks, $per_node per node"
   NBR_COMPILE_ARGS="--ranks-per-node $per_node --ranks-per-socket $((per_node / 2))" \
-    prepare_case "$nbrc" "$out/ppn$per_node" "$case" "$ranks" "${algos[@]}"
-  work="$out/ppn$per_node/$case-$ranks"
+    prepare_case "$nbrc" "$patterns/ppn$per_node" "$case" "$ranks" "${algos[@]}"
+  work="$patterns/ppn$per_node/$case-$ranks"
+  data="$out/ppn$per_node/$case-$ranks"
+  mkdir -p "$data"
   # Each pattern timed alone (NBR_SMPI_ONLY), the naive one once.
   for algo in naive "${algos[@]}"; do
-    result=$work/$algo$tag.smpi.json
+    relative "$work/$algo.inspect.json" >"$data/$algo.inspect.json"
+    result=$data/$algo$tag.smpi.json
     if [ ! -f "$result" ]; then
       echo "# $name $algo $collective: SMPI ($(date +%T))"
       NBR_SMPI_RANKS_PER_NODE=$per_node NBR_SMPI_COLLECTIVE=$collective NBR_SMPI_ONLY=nbr \
         bash "$root/bench/smpi/run.sh" "$work/$algo" "$work/naive" "$ranks" "" "$sizes" 1 "$result.tmp" >/dev/null
-      mv "$result.tmp" "$result"
+      relative "$result.tmp" >"$result"
+      rm "$result.tmp"
     fi
   done
   for algo in naive "${algos[@]}"; do
     "$nbrc" simulate "$work/$algo" --machine "${NBR_MACHINE:-smpi-fat-tree-32c}" \
       --ranks-per-node "$per_node" --ranks-per-socket "$per_node" --collective "$collective" --sizes "$sizes" \
-      --json >"$work/$algo$tag.model.json"
+      --json | sed "s|$patterns/||g" >"$data/$algo$tag.model.json"
   done
 done
 # shellcheck disable=SC2086 # one argument per machine or cell

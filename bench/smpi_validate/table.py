@@ -3,7 +3,10 @@
 algorithm, both winners, and the regret of choosing by the model (SMPI's time of the model's
 winner over SMPI's best).
 
-usage: validate.py OUT_DIR CASE:RANKS:PER_NODE...
+usage: table.py OUT_DIR [CASE:RANKS:PER_NODE...]
+
+Without cells, every cell with results in OUT_DIR (ppnPER_NODE/CASE-RANKS), ordered by nodes,
+case and ranks. A cell without an SMPI result for every algorithm is listed as not simulated.
 """
 import json
 import os
@@ -56,19 +59,41 @@ def model_times(work):
     return times
 
 
+def found_cells(out):
+    """CASE:RANKS:PER_NODE of every cell directory in OUT."""
+    cells = []
+    for node_dir in sorted(os.listdir(out)):
+        if not re.fullmatch(r"ppn\d+", node_dir):
+            continue
+        for case_dir in sorted(os.listdir(os.path.join(out, node_dir))):
+            case, _, ranks = case_dir.rpartition("-")
+            cells.append(f"{case}:{ranks}:{node_dir[3:]}")
+    return cells
+
+
+def simulated(work):
+    return all(os.path.exists(os.path.join(work, algo + TAG + ".smpi.json")) for algo in ALGOS if algo != "naive")
+
+
 def winner(times, size):
     return min(ALGOS, key=lambda a: (times[a][size], ALGOS.index(a)))
 
 
 def main():
-    out, cells = sys.argv[1], sys.argv[2:]
-    errors, agree, total, regrets = [], 0, 0, []
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    out = sys.argv[1]
+    cells = sys.argv[2:] or found_cells(out)
+    errors, agree, total, regrets, missing = [], 0, 0, [], []
     print("| cell | bytes | " + " | ".join(f"SMPI {SHORT[a]}" for a in ALGOS) + " | "
           + " | ".join(f"err {SHORT[a]}" for a in ALGOS) + " | SMPI winner | model winner | regret |")
     print("| --- | ---: | " + " | ".join("---:" for _ in ALGOS * 2) + " | --- | --- | ---: |")
     for cell in cells:
         case, ranks, per_node = cell.split(":")
         work = os.path.join(out, "ppn" + per_node, f"{case}-{ranks}")
+        if not simulated(work):
+            missing.append(f"{case} {ranks} ({per_node}/node)")
+            continue
         smpi, model = smpi_times(work), model_times(work)
         for size in sorted(smpi["naive"]):
             errs = [(model[a][size] - smpi[a][size]) / smpi[a][size] * 100 for a in ALGOS]
@@ -84,6 +109,8 @@ def main():
                   + " | ".join(f"{e:+.1f} %" for e in errs)
                   + f" | {SHORT[ws]} | {SHORT[wm]} | {regret:.3f} |")
     errors.sort()
+    if missing:
+        print(f"\nnot simulated: {', '.join(missing)}")
     if not errors:
         print("\nno cells with SMPI results: nothing to compare")
         return
