@@ -10,7 +10,7 @@
 #                    finish in 30 host minutes: README)
 #              1024  SMPI: online at degrees 16 and 64, one repeat, and load only for random
 #                    graphs of degree 256, 512, 1000 compiled beforehand with nbrc (simulating
-#                    their online construction costs more than a day of host time: README)
+#                    their online construction is beyond this machine: README)
 #              any other N: SMPI at N ranks with the options given after --
 #   env: NBR_SMPI_PLATFORM (default bench/smpi/fat-tree-32c.xml), NBR_SMPI_BUILD (default
 #        build-smpi, built if missing)
