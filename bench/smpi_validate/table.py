@@ -5,8 +5,8 @@ winner over SMPI's best).
 
 usage: table.py OUT_DIR [CASE:RANKS:PER_NODE...]
 
-Without cells, every cell with results in OUT_DIR (ppnPER_NODE/CASE-RANKS), ordered by nodes,
-case and ranks. A cell without an SMPI result for every algorithm is listed as not simulated.
+Without cells, every cell with results in OUT_DIR (ppnPER_NODE/CASE-RANKS), in the order of
+their names. A cell without an SMPI result for every algorithm is listed as not simulated.
 """
 import json
 import os
