@@ -52,3 +52,9 @@ prepare_case() {
     fi
   done
 }
+
+# without_dir DIR [FILE]: FILE (or standard input) with DIR/ left out of every path it names, so
+# that kept data name the patterns relative to where a study compiled them.
+without_dir() {
+  sed "s|$1/||g" ${2:+"$2"}
+}

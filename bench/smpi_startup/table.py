@@ -57,6 +57,11 @@ def host_time(path):
     return f"{int(seconds.read_text()) / 60:.1f}" if seconds.exists() else "–"
 
 
+def repeats(runs):
+    """The runs' repeat counts, as "5" or "1/5"."""
+    return "/".join(map(str, sorted({run[1][2] for run in runs})))
+
+
 def real_table(runs):
     lines = ["| graph | degree | online (ms) | load (ms) | online / load |",
              "| --- | ---: | ---: | ---: | ---: |"]
@@ -89,13 +94,11 @@ def main():
     smpi = [run for run in runs if not run[0].name.startswith("real-")]
     out = []
     if real and wanted != "--smpi":
-        repeats = {run[1][2] for run in real}
         out += [f"Real MPI, {real[0][1][0]} ranks on this machine (oversubscribed), median of "
-                f"{'/'.join(map(str, sorted(repeats)))}, maximum over ranks:", ""]
+                f"{repeats(real)}, maximum over ranks:", ""]
         out += real_table(real) + [""]
     if smpi and wanted != "--real":
-        repeats = "/".join(map(str, sorted({run[1][2] for run in smpi})))
-        out += [f"SMPI (fat tree), {repeats} repeat(s) (1: the first construction in the job, as at a real "
+        out += [f"SMPI (fat tree), {repeats(smpi)} repeat(s) (1: the first construction in the job, as at a real "
                 "job start), maximum over ranks; load-only rows are patterns compiled beforehand with nbrc:", ""]
         out += smpi_table(smpi) + [""]
     print("\n".join(out).rstrip("\n"))

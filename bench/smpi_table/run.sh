@@ -33,8 +33,7 @@ prepare() {
   prepare_case "$nbrc" "$patterns" "$1" "$2" $algos
   mkdir -p "$out/$1-$2"
   for algo in naive $algos; do
-    sed "s|\"source\": \"[^\"]*\"|\"source\": \"topology.el\"|" "$patterns/$1-$2/$algo.inspect.json" \
-      >"$out/$1-$2/$algo.inspect.json"
+    without_dir "$patterns" "$patterns/$1-$2/$algo.inspect.json" >"$out/$1-$2/$algo.inspect.json"
   done
 }
 cases=${cases:-$BENCH_CASES}
@@ -60,8 +59,9 @@ for size in $sizes; do
         bash "$root/bench/smpi/run.sh" "$work/$algo" "$work/naive" "$ranks" "" "$size" 1 "$cell.bench.json.tmp"
         echo "$(($(date +%s) - start))" >"$cell.host-seconds"
         echo "${NBR_SMPI_RUNS:-2}" >"$cell.simulations"
-        sed -i "s|$patterns/||" "$cell.bench.json.tmp"
-        mv "$cell.bench.json.tmp" "$cell.bench.json"
+        without_dir "$patterns" "$cell.bench.json.tmp" >"$cell.bench.json.part"
+        mv "$cell.bench.json.part" "$cell.bench.json"
+        rm "$cell.bench.json.tmp"
       done
     done
   done

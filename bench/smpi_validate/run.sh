@@ -38,11 +38,6 @@ nbrc=$build/compiler/nbrc
 export NBR_SMPI_RUNS=${NBR_SMPI_RUNS:-1}
 patterns=$build/bench/smpi_validate-patterns
 
-# relative FILE: the JSON file with the patterns' directory left out of the paths it names.
-relative() {
-  sed "s|$patterns/||g" "$1"
-}
-
 for cell in $cells; do
   IFS=: read -r case ranks per_node <<<"$cell"
   name="$case-$ranks, $per_node per node"
@@ -53,20 +48,20 @@ for cell in $cells; do
   mkdir -p "$data"
   # Each pattern timed alone (NBR_SMPI_ONLY), the naive one once.
   for algo in naive "${algos[@]}"; do
-    relative "$work/$algo.inspect.json" >"$data/$algo.inspect.json"
+    without_dir "$patterns" "$work/$algo.inspect.json" >"$data/$algo.inspect.json"
     result=$data/$algo$tag.smpi.json
     if [ ! -f "$result" ]; then
       echo "# $name $algo $collective: SMPI ($(date +%T))"
       NBR_SMPI_RANKS_PER_NODE=$per_node NBR_SMPI_COLLECTIVE=$collective NBR_SMPI_ONLY=nbr \
         bash "$root/bench/smpi/run.sh" "$work/$algo" "$work/naive" "$ranks" "" "$sizes" 1 "$result.tmp" >/dev/null
-      relative "$result.tmp" >"$result"
+      without_dir "$patterns" "$result.tmp" >"$result"
       rm "$result.tmp"
     fi
   done
   for algo in naive "${algos[@]}"; do
     "$nbrc" simulate "$work/$algo" --machine "${NBR_MACHINE:-smpi-fat-tree-32c}" \
       --ranks-per-node "$per_node" --ranks-per-socket "$per_node" --collective "$collective" --sizes "$sizes" \
-      --json | sed "s|$patterns/||g" >"$data/$algo$tag.model.json"
+      --json | without_dir "$patterns" >"$data/$algo$tag.model.json"
   done
 done
 # shellcheck disable=SC2086 # one argument per machine or cell
