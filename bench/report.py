@@ -26,6 +26,17 @@ ROOT = BENCH.parent
 DOC = ROOT / "docs" / "performance.md"
 PLOTS = ROOT / "docs" / "plots"
 
+# smpi_validate's cells (CASE:RANKS:RANKS_PER_NODE): its default, those the hierarchical
+# sections add, and the patterns they compare.
+VALIDATE_CELLS = ["moore-2-2:512:16", "moore-3-1:512:24", "moore-2-3:256:32", "random-0.05:512:16", "moore-2-2:2048:16",
+                  "moore-3-2:1024:24"]
+CELLS_512 = ["moore-2-2:512:16", "random-0.05:512:16"]
+CELLS_1024 = ["moore-2-2:1024:32", "moore-3-1:1024:32", "moore-2-3:1024:32"]
+CUBE = "distance-halving hierarchical hierarchical-cube-k0 hierarchical-cube-k4"
+CUBE_1024 = "distance-halving hierarchical hierarchical-cube-k0"
+RANDOM_1024 = "distance-halving hierarchical hierarchical-bruck-r3 hierarchical-bruck-r4 hierarchical-cube-k0 hierarchical-cube-k4"
+MACHINES = [("smpi-fat-tree-32c", ""), ("fat-tree-32c-fcfs", "-fcfs")]
+
 # (study, table.py's arguments relative to the study's folder, the file its output is).
 TABLES = [
     ("bound_table", ["results/bound.csv"], "results/bound.md"),
@@ -59,6 +70,20 @@ TABLES = [
     ("smpi_table", ["results"], "results/table.md"),
     ("smpi_startup", ["results", "--real"], "results/real.md"),
     ("smpi_startup", ["results", "--smpi"], "results/smpi.md"),
+    # The model against SMPI: smpi_validate's own cells, then the SMPI sections of
+    # hierarchical_table (the same runs with more patterns), each for the preset and for the
+    # preset before it stated the platform's sharing (fat-tree-32c-fcfs).
+    ("smpi_validate", ["results", *VALIDATE_CELLS], "results/validate.md"),
+    ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", *VALIDATE_CELLS], "results/validate-fcfs.md"),
+    ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", "--algos", "common-neighbor kgroup distance-halving hierarchical",
+                       *VALIDATE_CELLS[:4]], "results/hierarchical-fcfs.md"),
+    *[("smpi_validate", ["results", "--machine", machine, "--algos", CUBE, *CELLS_512], f"results/cube-512{suffix}.md")
+      for machine, suffix in MACHINES],
+    *[("smpi_validate", ["results", "--machine", machine, "--collective", collective, "--algos", CUBE_1024,
+                         *CELLS_1024], f"results/cube-1024-{collective}{suffix}.md")
+      for machine, suffix in MACHINES for collective in ("allgather", "alltoall")],
+    *[("smpi_validate", ["results", "--collective", collective, "--algos", RANDOM_1024, "--sizes", "4", "random-0.05:1024:32",
+                         "random-0.2:1024:32"], f"results/random-1024-{collective}.md") for collective in ("allgather", "alltoall")],
 ]
 
 BLOCK = re.compile(r"(<!-- report: (?P<file>\S+) -->\n)(?P<body>.*?)(<!-- end report -->)", re.S)

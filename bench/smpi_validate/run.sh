@@ -4,8 +4,9 @@
 # every algorithm. Per cell, nbr-bench under SMPI replays each algorithm's pattern beside the
 # naive one (allgather unless --collectives says otherwise, one call), `nbrc simulate` predicts the same patterns on the same
 # placement, and table.py reports the errors, both winners and what choosing by
-# the model costs under SMPI (OUT/validate.md). The data, in OUT/ppnPER_NODE/CASE-RANKS/:
-# ALGO.smpi.json (nbr-bench under SMPI), ALGO.model.json (nbrc simulate) and
+# the model costs under SMPI (OUT/validate.md, for the first machine). The data, in
+# OUT/ppnPER_NODE/CASE-RANKS/: ALGO.smpi.json (nbr-bench under SMPI), ALGO.MACHINE.model.json
+# (nbrc simulate; MACHINE: the preset's name or the machine file's without .json) and
 # ALGO.inspect.json; topologies and patterns stay in BUILD/bench/smpi_validate-patterns.
 #
 #   usage: bench/smpi_validate/run.sh [OUT] [options of bench/lib/study.sh]
@@ -14,10 +15,13 @@
 #     --algos        (default "common-neighbor kgroup distance-halving"; hierarchical and its
 #                    configurations too, by the names --algo takes)
 #     --collectives  one of allgather (default), alltoall, allgatherv, alltoallv
-#     --machine      the machine predicting (default smpi-fat-tree-32c)
+#     --machine      the machines predicting (default: the smpi-fat-tree-32c preset and
+#                    bench/smpi/fat-tree-32c-fcfs.json, the preset before it stated the
+#                    platform's sharing)
 #     --build        the normal build with nbrc (default build)
 #   env: bench/smpi/run.sh's NBR_SMPI_* variables (NBR_SMPI_BUILD: the SMPI build)
-# SMPI results already in OUT are kept, so an interrupted run resumes; the model side is
+# SMPI results already in OUT are kept (only sizes a kept result lacks are simulated and added to
+# it), so an interrupted run resumes and a cell grows by sizes; the model side is
 # recomputed every time (it takes seconds), so a model change is re-checked against the same
 # SMPI runs.
 set -euo pipefail
@@ -30,13 +34,39 @@ read -r -a algos <<<"$(study_words "${NBR_ALGOS:-common-neighbor kgroup distance
 export NBR_ALGOS="${algos[*]}"
 export NBR_COLLECTIVES=${NBR_COLLECTIVES:-allgather}
 collective=$NBR_COLLECTIVES
-# Result files: ALGO.smpi.json and ALGO.model.json for allgather, ALGO.COLLECTIVE.*.json else.
+read -r -a machines <<<"$(study_words "${NBR_MACHINE:-smpi-fat-tree-32c $root/bench/smpi/fat-tree-32c-fcfs.json}")"
+# Result files: ALGO.smpi.json and ALGO.MACHINE.model.json for allgather, ALGO.COLLECTIVE.* else.
 tag=""
 [ "$collective" = allgather ] || tag=".$collective"
 nbrc=$build/compiler/nbrc
 [ -x "$nbrc" ] || { echo "smpi_validate: $nbrc not found (build the project first)" >&2; exit 1; }
 export NBR_SMPI_RUNS=${NBR_SMPI_RUNS:-1}
 patterns=$build/bench/smpi_validate-patterns
+
+# smpi_results missing FILE SIZES: the sizes of SIZES that FILE (nbr-bench's JSON) has no result
+# for, with commas (all of them without FILE); smpi_results sizes FILE: the sizes it has;
+# smpi_results merge FILE: FILE with the results of the JSON on standard input added.
+smpi_results() {
+  /usr/bin/python3 -c '
+import json, os, sys
+action, path = sys.argv[1], sys.argv[2]
+kept = json.load(open(path)) if os.path.exists(path) else None
+have = {r["bytes"] for r in kept["results"]} if kept else set()
+if action == "missing":
+    print(",".join(s for s in sys.argv[3].split(",") if int(s) not in have))
+elif action == "sizes":
+    print(",".join(str(b) for b in sorted(have)))
+else:
+    text = sys.stdin.read()
+    if kept:
+        new = json.loads(text)
+        new["results"] = sorted(kept["results"] + new["results"], key=lambda r: (r["bytes"], r["variant"]))
+        text = json.dumps(new, indent=2) + "\n"
+    with open(path + ".merged", "w") as f:
+        f.write(text)
+    os.replace(path + ".merged", path)
+' "$@"
+}
 
 for cell in $cells; do
   IFS=: read -r case ranks per_node <<<"$cell"
@@ -50,19 +80,26 @@ for cell in $cells; do
   for algo in naive "${algos[@]}"; do
     without_dir "$patterns" "$work/$algo.inspect.json" >"$data/$algo.inspect.json"
     result=$data/$algo$tag.smpi.json
-    if [ ! -f "$result" ]; then
-      echo "# $name $algo $collective: SMPI ($(date +%T))"
+    todo=$(smpi_results missing "$result" "$sizes")
+    if [ -n "$todo" ]; then
+      echo "# $name $algo $collective ($todo B): SMPI ($(date +%T))"
       NBR_SMPI_RANKS_PER_NODE=$per_node NBR_SMPI_COLLECTIVE=$collective NBR_SMPI_ONLY=nbr \
-        bash "$root/bench/smpi/run.sh" "$work/$algo" "$work/naive" "$ranks" "" "$sizes" 1 "$result.tmp" >/dev/null
-      without_dir "$patterns" "$result.tmp" >"$result"
+        bash "$root/bench/smpi/run.sh" "$work/$algo" "$work/naive" "$ranks" "" "$todo" 1 "$result.tmp" >/dev/null
+      without_dir "$patterns" "$result.tmp" | smpi_results merge "$result"
       rm "$result.tmp"
     fi
   done
-  for algo in naive "${algos[@]}"; do
-    "$nbrc" simulate "$work/$algo" --machine "${NBR_MACHINE:-smpi-fat-tree-32c}" \
-      --ranks-per-node "$per_node" --ranks-per-socket "$per_node" --collective "$collective" --sizes "$sizes" \
-      --json | without_dir "$patterns" >"$data/$algo$tag.model.json"
+  # The model predicts every size the cell's naive run has, kept before or simulated now.
+  sizes_kept=$(smpi_results sizes "$data/naive$tag.smpi.json")
+  for machine in "${machines[@]}"; do
+    name=$(basename "${machine%.json}")
+    for algo in naive "${algos[@]}"; do
+      "$nbrc" simulate "$work/$algo" --machine "$machine" \
+        --ranks-per-node "$per_node" --ranks-per-socket "$per_node" --collective "$collective" --sizes "$sizes_kept" \
+        --json | without_dir "$patterns" >"$data/$algo$tag.$name.model.json"
+    done
   done
 done
-# shellcheck disable=SC2086 # one argument per machine or cell
-/usr/bin/python3 "$root/bench/smpi_validate/table.py" "$out" $cells | tee "$out/validate$tag.md"
+# shellcheck disable=SC2086 # one argument per cell
+/usr/bin/python3 "$root/bench/smpi_validate/table.py" "$out" --machine "$(basename "${machines[0]%.json}")" $cells |
+  tee "$out/validate$tag.md"

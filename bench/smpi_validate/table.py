@@ -3,17 +3,23 @@
 algorithm, both winners, and the regret of choosing by the model (SMPI's time of the model's
 winner over SMPI's best).
 
-usage: table.py OUT_DIR [CASE:RANKS:PER_NODE...]
+usage: table.py OUT_DIR [--machine NAME] [--algos LIST] [--collective C] [--sizes LIST] [CASE:RANKS:PER_NODE...]
 
 Without cells, every cell with results in OUT_DIR (ppnPER_NODE/CASE-RANKS), in the order of
 their names. A cell without an SMPI result for every algorithm is listed as not simulated.
+--machine: whose predictions (ALGO.NAME.model.json; default smpi-fat-tree-32c); --algos (words
+or commas; default $NBR_ALGOS or common-neighbor kgroup distance-halving; naive is always
+first) and --collective (default $NBR_COLLECTIVES or allgather) as run.sh was given them;
+--sizes: only these (default: every size each algorithm of the cell has a result for).
 """
+import argparse
 import json
 import os
 import re
-import sys
 
-ALGOS = ["naive"] + os.environ.get("NBR_ALGOS", "common-neighbor kgroup distance-halving").split()
+ALGOS = []
+SIZES = None
+MACHINE = "smpi-fat-tree-32c"
 NAMES = {"naive": "naive", "common-neighbor": "cn", "kgroup": "kg", "distance-halving": "dh", "hierarchical": "hi",
          "hierarchical-bruck-r2": "hb2", "hierarchical-bruck-r3": "hb3", "hierarchical-bruck-r4": "hb4"}
 
@@ -30,9 +36,8 @@ class Short(dict):
 
 
 SHORT = Short(NAMES)
-# Result files of a collective other than allgather carry its name (validate.sh).
-COLLECTIVE = os.environ.get("NBR_COLLECTIVES", "allgather")
-TAG = "" if COLLECTIVE == "allgather" else "." + COLLECTIVE
+# Result files of a collective other than allgather carry its name (run.sh).
+TAG = ""
 
 
 def smpi_times(work):
@@ -54,7 +59,7 @@ def smpi_times(work):
 def model_times(work):
     times = {}
     for algo in ALGOS:
-        with open(os.path.join(work, algo + TAG + ".model.json")) as f:
+        with open(os.path.join(work, f"{algo}{TAG}.{MACHINE}.model.json")) as f:
             times[algo] = {r["bytes"]: r["latency_us"] for r in json.load(f)["results"]}
     return times
 
@@ -75,15 +80,36 @@ def simulated(work):
     return all(os.path.exists(os.path.join(work, algo + TAG + ".smpi.json")) for algo in ALGOS if algo != "naive")
 
 
+def cell_sizes(smpi):
+    """The sizes every algorithm has an SMPI result for, of SIZES if given."""
+    sizes = set.intersection(*(set(smpi[a]) for a in ALGOS))
+    return sorted(sizes if SIZES is None else sizes & SIZES)
+
+
 def winner(times, size):
     return min(ALGOS, key=lambda a: (times[a][size], ALGOS.index(a)))
 
 
+def arguments():
+    """Sets ALGOS, MACHINE and TAG; returns the output folder and the cells."""
+    global ALGOS, MACHINE, SIZES, TAG
+    parser = argparse.ArgumentParser(usage=__doc__)
+    parser.add_argument("out")
+    parser.add_argument("cells", nargs="*")
+    parser.add_argument("--machine", default=MACHINE)
+    parser.add_argument("--algos", default=os.environ.get("NBR_ALGOS", "common-neighbor kgroup distance-halving"))
+    parser.add_argument("--collective", default=os.environ.get("NBR_COLLECTIVES", "allgather"))
+    parser.add_argument("--sizes")
+    args = parser.parse_intermixed_args()
+    ALGOS = ["naive"] + args.algos.replace(",", " ").split()
+    MACHINE = args.machine
+    TAG = "" if args.collective == "allgather" else "." + args.collective
+    SIZES = {int(size) for size in args.sizes.replace(",", " ").split()} if args.sizes else None
+    return args.out, args.cells or found_cells(args.out)
+
+
 def main():
-    if len(sys.argv) < 2:
-        raise SystemExit(__doc__)
-    out = sys.argv[1]
-    cells = sys.argv[2:] or found_cells(out)
+    out, cells = arguments()
     errors, agree, total, regrets, missing = [], 0, 0, [], []
     print("| cell | bytes | " + " | ".join(f"SMPI {SHORT[a]}" for a in ALGOS) + " | "
           + " | ".join(f"err {SHORT[a]}" for a in ALGOS) + " | SMPI winner | model winner | regret |")
@@ -95,7 +121,7 @@ def main():
             missing.append(f"{case} {ranks} ({per_node}/node)")
             continue
         smpi, model = smpi_times(work), model_times(work)
-        for size in sorted(smpi["naive"]):
+        for size in cell_sizes(smpi):
             errs = [(model[a][size] - smpi[a][size]) / smpi[a][size] * 100 for a in ALGOS]
             errors += [abs(e) for e in errs]
             ws, wm = winner(smpi, size), winner(model, size)
