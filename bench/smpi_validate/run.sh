@@ -4,7 +4,8 @@
 # every algorithm. Per cell, nbr-bench under SMPI replays each algorithm's pattern beside the
 # naive one (allgather unless --collectives says otherwise, one call), `nbrc simulate` predicts the same patterns on the same
 # placement, and table.py reports the errors, both winners and what choosing by
-# the model costs under SMPI (OUT/validate.md, for the first machine). The data, in
+# the model costs under SMPI (printed, for the first machine and the cells run; table.py
+# makes it for any machine, patterns and cells of OUT, bench/report.py the kept tables). The data, in
 # OUT/ppnPER_NODE/CASE-RANKS/: ALGO.smpi.json (nbr-bench under SMPI), ALGO.MACHINE.model.json
 # (nbrc simulate; MACHINE: the preset's name or the machine file's without .json) and
 # ALGO.inspect.json; topologies and patterns stay in BUILD/bench/smpi_validate-patterns.
@@ -101,5 +102,4 @@ for cell in $cells; do
   done
 done
 # shellcheck disable=SC2086 # one argument per cell
-/usr/bin/python3 "$root/bench/smpi_validate/table.py" "$out" --machine "$(basename "${machines[0]%.json}")" $cells |
-  tee "$out/validate$tag.md"
+/usr/bin/python3 "$root/bench/smpi_validate/table.py" "$out" --machine "$(basename "${machines[0]%.json}")" $cells
