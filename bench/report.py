@@ -32,8 +32,11 @@ VALIDATE_CELLS = ["moore-2-2:512:16", "moore-3-1:512:24", "moore-2-3:256:32", "r
                   "moore-3-2:1024:24"]
 CELLS_512 = ["moore-2-2:512:16", "random-0.05:512:16"]
 CELLS_1024 = ["moore-2-2:1024:32", "moore-3-1:1024:32", "moore-2-3:1024:32"]
+CROSS_1024 = ["moore-2-2:1024:32", "moore-2-3:1024:32", "moore-3-1:1024:32", "moore-3-2:1024:32", "random-0.05:1024:32",
+              "random-0.2:1024:32"]
 CUBE = "distance-halving hierarchical hierarchical-cube-k0 hierarchical-cube-k4"
 CUBE_1024 = "distance-halving hierarchical hierarchical-cube-k0"
+RANDOM_1K = "distance-halving hierarchical hierarchical-bruck-r3 hierarchical-cube-k0"
 RANDOM_1024 = "distance-halving hierarchical hierarchical-bruck-r3 hierarchical-bruck-r4 hierarchical-cube-k0 hierarchical-cube-k4"
 MACHINES = [("smpi-fat-tree-32c", ""), ("fat-tree-32c-fcfs", "-fcfs")]
 
@@ -77,6 +80,12 @@ TABLES = [
     ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", *VALIDATE_CELLS], "results/validate-fcfs.md"),
     ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", "--algos", "common-neighbor kgroup distance-halving hierarchical",
                        *VALIDATE_CELLS[:4]], "results/hierarchical-fcfs.md"),
+    ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", "--algos", "distance-halving", *CROSS_1024],
+     "results/halving-1024-fcfs.md"),
+    ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", "--algos", "distance-halving hierarchical", *CROSS_1024],
+     "results/cross-1024-fcfs.md"),
+    *[("smpi_validate", ["results", "--collective", collective, "--algos", RANDOM_1K, "--sizes", "1024", "random-0.05:1024:32"],
+       f"results/random-1024-1k-{collective}.md") for collective in ("allgather", "alltoall")],
     *[("smpi_validate", ["results", "--machine", machine, "--algos", CUBE, *CELLS_512], f"results/cube-512{suffix}.md")
       for machine, suffix in MACHINES],
     *[("smpi_validate", ["results", "--machine", machine, "--collective", collective, "--algos", CUBE_1024,
