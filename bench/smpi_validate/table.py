@@ -6,7 +6,8 @@ winner over SMPI's best).
 usage: table.py OUT_DIR [--machine NAME] [--algos LIST] [--collective C] [--sizes LIST] [CASE:RANKS:PER_NODE...]
 
 Without cells, every cell with results in OUT_DIR (ppnPER_NODE/CASE-RANKS), in the order of
-their names. A cell without an SMPI result for every algorithm is listed as not simulated.
+their names. A cell without an SMPI result for every algorithm (at one size at least, of
+--sizes if given) is listed as not simulated.
 --machine: whose predictions (ALGO.NAME.model.json; default smpi-fat-tree-32c); --algos (words
 or commas; default $NBR_ALGOS or common-neighbor kgroup distance-halving; naive is always
 first) and --collective (default $NBR_COLLECTIVES or allgather) as run.sh was given them;
@@ -121,6 +122,9 @@ def main():
             missing.append(f"{case} {ranks} ({per_node}/node)")
             continue
         smpi, model = smpi_times(work), model_times(work)
+        if not cell_sizes(smpi):
+            missing.append(f"{case} {ranks} ({per_node}/node)")
+            continue
         for size in cell_sizes(smpi):
             errs = [(model[a][size] - smpi[a][size]) / smpi[a][size] * 100 for a in ALGOS]
             errors += [abs(e) for e in errs]
