@@ -39,6 +39,7 @@ CUBE_1024 = "distance-halving hierarchical hierarchical-cube-k0"
 RANDOM_1K = "distance-halving hierarchical hierarchical-bruck-r3 hierarchical-cube-k0"
 RANDOM_1024 = "distance-halving hierarchical hierarchical-bruck-r3 hierarchical-bruck-r4 hierarchical-cube-k0 hierarchical-cube-k4"
 MACHINES = [("smpi-fat-tree-32c", ""), ("fat-tree-32c-fcfs", "-fcfs")]
+FORMATS = "fat-tree-32c-fcfs,fat-tree-32c-fair-recv,smpi-fat-tree-32c"
 
 # (study, table.py's arguments relative to the study's folder, the file its output is).
 TABLES = [
@@ -91,6 +92,11 @@ TABLES = [
     *[("smpi_validate", ["results", "--machine", machine, "--collective", collective, "--algos", CUBE_1024,
                          *CELLS_1024], f"results/cube-1024-{collective}{suffix}.md")
       for machine, suffix in MACHINES for collective in ("allgather", "alltoall")],
+    # The same runs against three machines: the preset before it stated the platform's sharing
+    # (format 3), with the receiving NIC fair (format 4) and the preset.
+    ("smpi_validate", ["results", "--summary", "--machine", FORMATS, "--algos", CUBE, *CELLS_512], "results/formats-512.md"),
+    *[("smpi_validate", ["results", "--summary", "--machine", FORMATS, "--collective", collective, "--algos", CUBE_1024,
+                         *CELLS_1024], f"results/formats-1024-{collective}.md") for collective in ("allgather", "alltoall")],
     *[("smpi_validate", ["results", "--collective", collective, "--algos", RANDOM_1024, "--sizes", "4", "random-0.05:1024:32",
                          "random-0.2:1024:32"], f"results/random-1024-{collective}.md") for collective in ("allgather", "alltoall")],
 ]

@@ -3,7 +3,8 @@
 algorithm, both winners, and the regret of choosing by the model (SMPI's time of the model's
 winner over SMPI's best).
 
-usage: table.py OUT_DIR [--machine NAME] [--algos LIST] [--collective C] [--sizes LIST] [CASE:RANKS:PER_NODE...]
+usage: table.py OUT_DIR [--machine NAME[,NAME...]] [--algos LIST] [--collective C] [--sizes LIST]
+                [--summary] [CASE:RANKS:PER_NODE...]
 
 Without cells, every cell with results in OUT_DIR (ppnPER_NODE/CASE-RANKS), in the order of
 their names. A cell without an SMPI result for every algorithm (at one size at least, of
@@ -12,6 +13,8 @@ their names. A cell without an SMPI result for every algorithm (at one size at l
 or commas; default $NBR_ALGOS or common-neighbor kgroup distance-halving; naive is always
 first) and --collective (default $NBR_COLLECTIVES or allgather) as run.sh was given them;
 --sizes: only these (default: every size each algorithm of the cell has a result for).
+--summary: instead of the table, one row per machine of --machine (its predictions of the same
+SMPI runs: median and largest error, picks); without it the first machine's table.
 """
 import argparse
 import json
@@ -57,10 +60,10 @@ def smpi_times(work):
     return times
 
 
-def model_times(work):
+def model_times(work, machine):
     times = {}
     for algo in ALGOS:
-        with open(os.path.join(work, f"{algo}{TAG}.{MACHINE}.model.json")) as f:
+        with open(os.path.join(work, f"{algo}{TAG}.{machine}.model.json")) as f:
             times[algo] = {r["bytes"]: r["latency_us"] for r in json.load(f)["results"]}
     return times
 
@@ -92,7 +95,8 @@ def winner(times, size):
 
 
 def arguments():
-    """Sets ALGOS, MACHINE and TAG; returns the output folder and the cells."""
+    """Sets ALGOS, MACHINE, SIZES and TAG; returns the output folder, the cells and whether only
+    the summary is asked for."""
     global ALGOS, MACHINE, SIZES, TAG
     parser = argparse.ArgumentParser(usage=__doc__)
     parser.add_argument("out")
@@ -101,52 +105,81 @@ def arguments():
     parser.add_argument("--algos", default=os.environ.get("NBR_ALGOS", "common-neighbor kgroup distance-halving"))
     parser.add_argument("--collective", default=os.environ.get("NBR_COLLECTIVES", "allgather"))
     parser.add_argument("--sizes")
+    parser.add_argument("--summary", action="store_true")
     args = parser.parse_intermixed_args()
     ALGOS = ["naive"] + args.algos.replace(",", " ").split()
     MACHINE = args.machine
     TAG = "" if args.collective == "allgather" else "." + args.collective
     SIZES = {int(size) for size in args.sizes.replace(",", " ").split()} if args.sizes else None
-    return args.out, args.cells or found_cells(args.out)
+    return args.out, args.cells or found_cells(args.out), args.summary
 
 
-def main():
-    out, cells = arguments()
-    errors, agree, total, regrets, missing = [], 0, 0, [], []
+def comparison(out, cells, machine):
+    """Per cell and size of CELLS in OUT: (cell, size, SMPI times, model errors in %, SMPI's
+    winner, the model's winner, regret); and the cells without results."""
+    rows, missing = [], []
+    for cell in cells:
+        case, ranks, per_node = cell.split(":")
+        label = f"{case} {ranks} ({per_node}/node)"
+        work = os.path.join(out, "ppn" + per_node, f"{case}-{ranks}")
+        smpi = smpi_times(work) if simulated(work) else {}
+        if not smpi or not cell_sizes(smpi):
+            missing.append(label)
+            continue
+        model = model_times(work, machine)
+        for size in cell_sizes(smpi):
+            errs = [(model[a][size] - smpi[a][size]) / smpi[a][size] * 100 for a in ALGOS]
+            ws, wm = winner(smpi, size), winner(model, size)
+            rows.append((label, size, smpi, errs, ws, wm, smpi[wm][size] / smpi[ws][size]))
+    return rows, missing
+
+
+def summary(rows):
+    """Predictions, median and largest error (%), right picks (within 1 %: two algorithms tie,
+    either is right), cells and the worst pick's regret."""
+    errors = sorted(abs(e) for row in rows for e in row[3])
+    regrets = [row[6] for row in rows]
+    return len(errors), errors[len(errors) // 2], errors[-1], sum(r <= 1.01 for r in regrets), len(rows), max(regrets)
+
+
+def print_table(out, cells, machine):
+    rows, missing = comparison(out, cells, machine)
     print("| cell | bytes | " + " | ".join(f"SMPI {SHORT[a]}" for a in ALGOS) + " | "
           + " | ".join(f"err {SHORT[a]}" for a in ALGOS) + " | SMPI winner | model winner | regret |")
     print("| --- | ---: | " + " | ".join("---:" for _ in ALGOS * 2) + " | --- | --- | ---: |")
-    for cell in cells:
-        case, ranks, per_node = cell.split(":")
-        work = os.path.join(out, "ppn" + per_node, f"{case}-{ranks}")
-        if not simulated(work):
-            missing.append(f"{case} {ranks} ({per_node}/node)")
-            continue
-        smpi, model = smpi_times(work), model_times(work)
-        if not cell_sizes(smpi):
-            missing.append(f"{case} {ranks} ({per_node}/node)")
-            continue
-        for size in cell_sizes(smpi):
-            errs = [(model[a][size] - smpi[a][size]) / smpi[a][size] * 100 for a in ALGOS]
-            errors += [abs(e) for e in errs]
-            ws, wm = winner(smpi, size), winner(model, size)
-            regret = smpi[wm][size] / smpi[ws][size]
-            # Within 1 %, two algorithms tie: either is a right pick.
-            total += 1
-            agree += regret <= 1.01
-            regrets.append(regret)
-            print(f"| {case} {ranks} ({per_node}/node) | {size} | "
-                  + " | ".join(f"{smpi[a][size]:.2f}" for a in ALGOS) + " | "
-                  + " | ".join(f"{e:+.1f} %" for e in errs)
-                  + f" | {SHORT[ws]} | {SHORT[wm]} | {regret:.3f} |")
-    errors.sort()
+    for label, size, smpi, errs, ws, wm, regret in rows:
+        print(f"| {label} | {size} | " + " | ".join(f"{smpi[a][size]:.2f}" for a in ALGOS) + " | "
+              + " | ".join(f"{e:+.1f} %" for e in errs) + f" | {SHORT[ws]} | {SHORT[wm]} | {regret:.3f} |")
     if missing:
         print(f"\nnot simulated: {', '.join(missing)}")
-    if not errors:
+    if not rows:
         print("\nno cells with SMPI results: nothing to compare")
         return
-    print(f"\n{len(errors)} predictions: median error {errors[len(errors) // 2]:.1f} %, "
-          f"largest {errors[-1]:.1f} %; the model picks SMPI's winner (or one within 1 %) "
-          f"in {agree} of {total} cells; the worst pick costs {max(regrets):.3f}x SMPI's best.")
+    count, median, largest, agree, total, worst = summary(rows)
+    print(f"\n{count} predictions: median error {median:.1f} %, largest {largest:.1f} %; the model picks SMPI's "
+          f"winner (or one within 1 %) in {agree} of {total} cells; the worst pick costs {worst:.3f}x SMPI's best.")
+
+
+def print_summary(out, cells, machines):
+    """One row per machine: how its predictions of the same SMPI runs compare."""
+    print("| machine | predictions | median error | largest error | picks SMPI's winner | worst pick |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for machine in machines:
+        rows, missing = comparison(out, cells, machine)
+        if missing or not rows:
+            print(f"| {machine} | not simulated: {', '.join(missing) or 'no cells'} | | | | |")
+            continue
+        count, median, largest, agree, total, worst = summary(rows)
+        print(f"| {machine} | {count} | {median:.1f} % | {largest:.1f} % | {agree} of {total} | {worst:.3f}x |")
+
+
+def main():
+    out, cells, summary_only = arguments()
+    machines = MACHINE.split(",")
+    if summary_only:
+        print_summary(out, cells, machines)
+    else:
+        print_table(out, cells, machines[0])
 
 
 if __name__ == "__main__":

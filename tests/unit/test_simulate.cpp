@@ -696,20 +696,27 @@ TEST(Machine, PresetsLoadAndRoundTrip) {
 TEST(Machine, SmpiPresetStatesThePlatformsSharing) {
     // The smpi preset states the platform's fair NIC sharing in both directions and its
     // unserialized loopback (formats 4 and 5); bench/smpi/fat-tree-32c-fcfs.json keeps the
-    // same values without them, for the tables computed with it.
+    // same values without them, and fat-tree-32c-fair-recv.json with the receiving side only
+    // (format 4), for the tables computed with them.
     const auto preset = nbr::simulator::load_machine("smpi-fat-tree-32c");
     const auto fcfs = nbr::simulator::load_machine(NBR_SOURCE_DIR "/bench/smpi/fat-tree-32c-fcfs.json");
+    const auto recv = nbr::simulator::load_machine(NBR_SOURCE_DIR "/bench/smpi/fat-tree-32c-fair-recv.json");
     EXPECT_EQ(preset.nic_sharing, nbr::simulator::NicSharing::fair);
     EXPECT_EQ(preset.nic_send_sharing, nbr::simulator::NicSharing::fair);
     EXPECT_EQ(fcfs.nic_sharing, nbr::simulator::NicSharing::first_come);
     EXPECT_EQ(fcfs.nic_send_sharing, nbr::simulator::NicSharing::first_come);
+    EXPECT_EQ(recv.nic_sharing, nbr::simulator::NicSharing::fair);
+    EXPECT_EQ(recv.nic_send_sharing, nbr::simulator::NicSharing::first_come);
     for (const auto c : {DistanceClass::socket, DistanceClass::node, DistanceClass::network}) {
         const bool intra = c != DistanceClass::network;
         EXPECT_EQ(preset.cost(c).concurrent_injection, intra);
+        EXPECT_EQ(recv.cost(c).concurrent_injection, intra);
         EXPECT_FALSE(fcfs.cost(c).concurrent_injection);
         EXPECT_EQ(preset.cost(c).latency_and_byte_ps(5000), fcfs.cost(c).latency_and_byte_ps(5000));
+        EXPECT_EQ(recv.cost(c).latency_and_byte_ps(5000), fcfs.cost(c).latency_and_byte_ps(5000));
     }
     EXPECT_EQ(preset.nic_byte_ps, fcfs.nic_byte_ps);
+    EXPECT_EQ(recv.nic_byte_ps, fcfs.nic_byte_ps);
     EXPECT_EQ(preset.uplinks_per_switch, fcfs.uplinks_per_switch);
 }
 
