@@ -93,11 +93,11 @@ for cell in $cells; do
   # The model predicts every size the cell's naive run has, kept before or simulated now.
   sizes_kept=$(smpi_results sizes "$data/naive$tag.smpi.json")
   for machine in "${machines[@]}"; do
-    name=$(basename "${machine%.json}")
+    machine_name=$(basename "${machine%.json}")
     for algo in naive "${algos[@]}"; do
       "$nbrc" simulate "$work/$algo" --machine "$machine" \
         --ranks-per-node "$per_node" --ranks-per-socket "$per_node" --collective "$collective" --sizes "$sizes_kept" \
-        --json | without_dir "$patterns" >"$data/$algo$tag.$name.model.json"
+        --json | without_dir "$patterns" >"$data/$algo$tag.$machine_name.model.json"
     done
   done
 done
