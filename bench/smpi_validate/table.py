@@ -123,11 +123,12 @@ def comparison(out, cells, machine):
         label = f"{case} {ranks} ({per_node}/node)"
         work = os.path.join(out, "ppn" + per_node, f"{case}-{ranks}")
         smpi = smpi_times(work) if simulated(work) else {}
-        if not smpi or not cell_sizes(smpi):
+        sizes = cell_sizes(smpi) if smpi else []
+        if not sizes:
             missing.append(label)
             continue
         model = model_times(work, machine)
-        for size in cell_sizes(smpi):
+        for size in sizes:
             errs = [(model[a][size] - smpi[a][size]) / smpi[a][size] * 100 for a in ALGOS]
             ws, wm = winner(smpi, size), winner(model, size)
             rows.append((label, size, smpi, errs, ws, wm, smpi[wm][size] / smpi[ws][size]))
