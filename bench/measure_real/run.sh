@@ -15,7 +15,8 @@
 #     (default: allgather alltoall), --cases (default: pe32 moore-r1 random-0.3, auto_real's
 #     cases: 2 ranks bound to cores with 32 parallel edges; 16 oversubscribed ranks on Moore
 #     (2,1) and random δ = 0.3, which time the scheduler as much as the messages)
-#   env:   NBR_ITERS16 (16-rank cases, default 500; warm-up iters/10, at least 150 calls: the
+#   env:   NBR_ROUNDS (default 21: nbr-bench times the variants in turn, median round),
+#          NBR_ITERS16 (16-rank cases, default 500; warm-up iters/10, at least 150 calls: the
 #          trials of three candidates the machine's noise cannot order take up to 120),
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
@@ -24,6 +25,7 @@ launches=${NBR_LAUNCHES:-3}
 sizes=${NBR_SIZES:-8,64,1024,16384}
 iters=${NBR_ITERS:-20000}
 iters16=${NBR_ITERS16:-500}
+rounds=${NBR_ROUNDS:-21}
 nbrc=$build/compiler/nbrc
 "$nbrc" gen pairs --ranks 2 --edges 32 -o "$out/pe32.el" >/dev/null
 "$nbrc" gen moore --ranks 16 --dims 2 --radius 1 -o "$out/moore-r1.el" >/dev/null
@@ -44,7 +46,7 @@ for case in ${NBR_CASES:-pe32 moore-r1 random-0.3}; do
         for l in $(seq "$launches"); do
             echo "== $case $collective, launch $l"
             "${launch[@]}" "$build/bench/nbr-bench" --patterns "$out/$case-auto" --measure \
-                --collective "$collective" --sizes "$sizes" --iters "$n" --rounds 5 --warmup $((n / 10 > 150 ? n / 10 : 150)) \
+                --collective "$collective" --sizes "$sizes" --iters "$n" --rounds "$rounds" --warmup $((n / 10 > 150 ? n / 10 : 150)) \
                 --only "native,nbr,nbr-measured,$candidates" --json "$out/$case.$collective.$l.json"
         done
     done

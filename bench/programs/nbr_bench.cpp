@@ -246,21 +246,23 @@ void check(int err, const char* what) {
     if (err != NBR_SUCCESS) die(std::string(what) + ": " + nbr_strerror(err) + ": " + nbr_last_error());
 }
 
-/// One timed variant: start() runs one collective call.
+/// One timed variant: call(recv) runs one collective call into `recv` (a persistent variant's
+/// setup(recv) binds it, its call ignores it).
 struct Variant {
     std::string name;
-    std::function<void()> call;
-    std::function<void()> setup;     // before timing (persistent init)
-    std::function<void()> teardown;  // after timing
-    std::vector<unsigned char>* recv;
+    std::function<void(unsigned char*)> call;
+    std::function<void(unsigned char*)> setup;  // before timing (persistent init)
+    std::function<void()> teardown;             // after timing
+    std::vector<unsigned char>* recv;           // its own: what its last round left, for the check
 };
 
-double time_variant(Variant& v, int iters, int warmup) {
-    if (v.setup) v.setup();
-    for (int i = 0; i < warmup; ++i) v.call();
+/// Rank-slowest seconds per call of `v` into `recv`.
+double time_variant(Variant& v, unsigned char* recv, int iters, int warmup) {
+    if (v.setup) v.setup(recv);
+    for (int i = 0; i < warmup; ++i) v.call(recv);
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) v.call();
+    for (int i = 0; i < iters; ++i) v.call(recv);
     const double mine = (MPI_Wtime() - start) / iters;
     if (v.teardown) v.teardown();
     double slowest = 0;
@@ -270,15 +272,22 @@ double time_variant(Variant& v, int iters, int warmup) {
 
 /// Every variant timed `rounds` times in turn, each round starting one variant later (so no
 /// variant is always first after the synchronization); warm-up calls in the first round; the
-/// median round per variant.
-void time_rounds(std::vector<Variant>& variants, const Options& o, int warmup, std::map<std::string, double>& out) {
+/// median round per variant. All receive into `recv`: where a buffer lies (its pages, its
+/// cache sets) changes a call's time by up to 10 % at blocks of 16 KiB on this machine, so
+/// variants timed into buffers of their own would differ by where they landed. In the last
+/// round `recv` is zeroed before each variant and what it received is kept for the data check.
+void time_rounds(std::vector<Variant>& variants, unsigned char* recv, const Options& o, int warmup,
+                 std::map<std::string, double>& out) {
     const int rounds = std::max(1, std::min(o.rounds, o.iters));
     std::map<std::string, std::vector<double>> times;
     const std::size_t n = variants.size();
     for (int r = 0; r < rounds; ++r) {
         for (std::size_t k = 0; k < n; ++k) {  // each round starts one variant later
             auto& v = variants[(k + static_cast<std::size_t>(r)) % n];
-            times[v.name].push_back(time_variant(v, o.iters / rounds, r == 0 ? warmup : 0));
+            const bool last = r == rounds - 1;
+            if (last) std::fill(recv, recv + v.recv->size(), 0);
+            times[v.name].push_back(time_variant(v, recv, o.iters / rounds, r == 0 ? warmup : 0));
+            if (last) std::copy(recv, recv + v.recv->size(), v.recv->begin());
         }
     }
     for (auto& [name, t] : times) {
@@ -524,17 +533,20 @@ struct Setup {
     Setup& operator=(const Setup&) = delete;
 };
 
-/// The variants of one message size: the call arguments, a receive buffer per variant, and
-/// the calls filling them (which refer to both, so a SizeRun stays where it was made).
+/// The variants of one message size: the call arguments, the receive buffer they are timed
+/// into, one per variant for its data check, and the calls (which refer to the arguments, so a
+/// SizeRun stays where it was made).
 struct SizeRun {
     Args args;
     std::size_t recv_bytes = 0;
+    std::vector<unsigned char> timed;
     std::map<std::string, std::vector<unsigned char>> recv;
     std::vector<Variant> variants;
 
     SizeRun(Kind kind, int bytes, const Setup& s, int me)
         : args(make_args(kind, bytes, s.indegree, s.outdegree, me)),
-          recv_bytes(static_cast<std::size_t>(bytes) * static_cast<std::size_t>(std::max(s.indegree, 1))) {}
+          recv_bytes(static_cast<std::size_t>(bytes) * static_cast<std::size_t>(std::max(s.indegree, 1))),
+          timed(recv_bytes, 0) {}
     SizeRun(const SizeRun&) = delete;
     SizeRun& operator=(const SizeRun&) = delete;
 
@@ -543,33 +555,32 @@ struct SizeRun {
         b.assign(recv_bytes, 0);
         return &b;
     }
-    void add(const std::string& name, std::function<void(std::vector<unsigned char>*)> call) {
-        auto* b = buffer(name);
-        variants.push_back({name, [call = std::move(call), b] { call(b); }, nullptr, nullptr, b});
+    void add(const std::string& name, std::function<void(unsigned char*)> call) {
+        variants.push_back({name, std::move(call), nullptr, nullptr, buffer(name)});
     }
 };
 
 /// nbr's replay of `p` as a blocking call, and (as the options ask) persistent and nonblocking.
 void add_nbr_forms(SizeRun& run, const Options& o, const std::string& name, nbr_pattern_t p) {
     const Args& args = run.args;
-    run.add(name, [&args, p](auto* b) { check(nbr_blocking(args, b->data(), p), "replay"); });
+    run.add(name, [&args, p](unsigned char* b) { check(nbr_blocking(args, b, p), "replay"); });
     if (o.persistent) {
         auto* b = run.buffer(name + "-persistent");
         auto request = std::make_shared<nbr_request_t>(nullptr);
         run.variants.push_back({name + "-persistent",
-                                [request] {
+                                [request](unsigned char*) {
                                     check(nbr_start(request.get()), "nbr_start");
                                     check(nbr_wait(request.get()), "nbr_wait");
                                 },
-                                [&args, p, b, request] {
-                                    check(nbr_persistent_init(args, b->data(), p, request.get()), "persistent init");
+                                [&args, p, request](unsigned char* recv) {
+                                    check(nbr_persistent_init(args, recv, p, request.get()), "persistent init");
                                 },
                                 [request] { nbr_request_free(request.get()); }, b});
     }
     if (o.nonblocking) {
-        run.add(name + "-nonblocking", [&args, p](auto* b) {
+        run.add(name + "-nonblocking", [&args, p](unsigned char* b) {
             nbr_request_t request = nullptr;
-            check(nbr_nonblocking(args, b->data(), p, &request), "nonblocking replay");
+            check(nbr_nonblocking(args, b, p, &request), "nonblocking replay");
             check(nbr_wait(&request), "nbr_wait");
         });
     }
@@ -600,7 +611,7 @@ void exchange_p2p(const Args& args, const Setup& s, unsigned char* recv, MPI_Req
 void add_p2p(SizeRun& run, const Setup& s) {
     auto requests = std::make_shared<std::vector<MPI_Request>>(s.indegree + s.outdegree);
     const Args& args = run.args;
-    run.add("p2p", [&args, &s, requests](auto* b) { exchange_p2p(args, s, b->data(), requests->data()); });
+    run.add("p2p", [&args, &s, requests](unsigned char* b) { exchange_p2p(args, s, b, requests->data()); });
 }
 
 /// What the standard delivers for this call: the point-to-point exchange, once.
@@ -616,11 +627,11 @@ std::vector<unsigned char> standard_delivery(const SizeRun& run, const Setup& s)
 void add_native(SizeRun& run, const Options& o, const Setup& s) {
     const Args& args = run.args;
     const MPI_Comm graph = s.graph;
-    run.add("native", [&args, graph](auto* b) { native_blocking(args, b->data(), graph); });
+    run.add("native", [&args, graph](unsigned char* b) { native_blocking(args, b, graph); });
     if (o.control) {
-        run.add("native-control", [&args, graph](auto* b) { native_blocking(args, b->data(), graph); });
+        run.add("native-control", [&args, graph](unsigned char* b) { native_blocking(args, b, graph); });
         const MPI_Comm dup = s.p2p;  // a duplicate, as libnbr holds one
-        run.add("native-dup", [&args, dup](auto* b) { native_blocking(args, b->data(), dup); });
+        run.add("native-dup", [&args, dup](unsigned char* b) { native_blocking(args, b, dup); });
     }
 #if defined(NBR_NATIVE_PERSISTENT)
     {
@@ -628,18 +639,18 @@ void add_native(SizeRun& run, const Options& o, const Setup& s) {
         auto request = std::make_shared<MPI_Request>(MPI_REQUEST_NULL);
         run.variants.push_back(
             {"native-persistent",
-             [request] {
+             [request](unsigned char*) {
                  MPI_Start(request.get());
                  MPI_Wait(request.get(), MPI_STATUS_IGNORE);
              },
-             [&args, graph, b, request] { native_persistent_init(args, b->data(), graph, request.get()); },
+             [&args, graph, request](unsigned char* recv) { native_persistent_init(args, recv, graph, request.get()); },
              [request] { MPI_Request_free(request.get()); }, b});
     }
 #endif
     add_p2p(run, s);
-    run.add("native-nonblocking", [&args, graph](auto* b) {
+    run.add("native-nonblocking", [&args, graph](unsigned char* b) {
         MPI_Request request = MPI_REQUEST_NULL;
-        native_nonblocking(args, b->data(), graph, &request);
+        native_nonblocking(args, b, graph, &request);
         MPI_Wait(&request, MPI_STATUS_IGNORE);
     });
 }
@@ -689,19 +700,19 @@ Row run_size(const Options& o, const Setup& s, int bytes, int warmup, std::vecto
 #endif
     add_nbr_forms(run, o, "nbr", s.pattern);
 #if !defined(NBR_SMPI)
-    run.add("nbr-engine", [&run, &s](auto* b) { check(nbr_blocking(run.args, b->data(), s.engine), "replay"); });
+    run.add("nbr-engine", [&run, &s](unsigned char* b) { check(nbr_blocking(run.args, b, s.engine), "replay"); });
 #endif
     if (s.naive != nullptr) add_nbr_forms(run, o, "nbr-naive", s.naive);
     if (s.measured != nullptr) {
         run.add("nbr-measured",
-                [&run, &s](auto* b) { check(nbr_blocking(run.args, b->data(), s.measured), "replay"); });
+                [&run, &s](unsigned char* b) { check(nbr_blocking(run.args, b, s.measured), "replay"); });
         for (const auto& [name, p] : s.candidates) {
-            run.add(name, [&run, p = p](auto* b) { check(nbr_blocking(run.args, b->data(), p), "replay"); });
+            run.add(name, [&run, p = p](unsigned char* b) { check(nbr_blocking(run.args, b, p), "replay"); });
         }
     }
     keep_only(run.variants, o.only);
     Row row{bytes, {}, {}};
-    time_rounds(run.variants, o, warmup, row.seconds);
+    time_rounds(run.variants, run.timed.data(), o, warmup, row.seconds);
     names = variant_names(run.variants);
 #if defined(NBR_SMPI)
     const auto& reference = run.recv[baseline_of(names)];
