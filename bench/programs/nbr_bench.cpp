@@ -273,8 +273,8 @@ double time_variant(Variant& v, unsigned char* recv, int iters, int warmup) {
 /// Every variant timed `rounds` times in turn, each round starting one variant later (so no
 /// variant is always first after the synchronization); warm-up calls in the first round; the
 /// median round per variant. All receive into `recv`: where a buffer lies (its pages, its
-/// cache sets) changes a call's time by up to 10 % at blocks of 16 KiB on this machine, so
-/// variants timed into buffers of their own would differ by where they landed. In the last
+/// cache sets) can change the time of a call that copies much, so variants timed into buffers
+/// of their own could differ by where those landed, not by what they do. In the last
 /// round `recv` is zeroed before each variant and what it received is kept for the data check.
 void time_rounds(std::vector<Variant>& variants, unsigned char* recv, const Options& o, int warmup,
                  std::map<std::string, double>& out) {
