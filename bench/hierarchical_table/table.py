@@ -5,12 +5,14 @@ configuration there: d = direct inside the node, r2/r3/r4 = Bruck rounds of that
 by cK· for the cube of nodes of radix K instead of lanes, c0 = every node in one round, and by s·
 for aggregation by socket), and
 hierarchical over distance halving (above 1: hierarchical faster); then per case the messages
-per rank and the compile time.
+per rank and the compile time. With --verify, the summary of verify.sh's OUT/verify.txt.
 
 usage: bench/hierarchical_table/table.py OUT_DIR
+       bench/hierarchical_table/table.py --verify OUT/verify.txt
 """
 import json
 import pathlib
+import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "lib"))
@@ -109,7 +111,63 @@ def messages(out):
     print()
 
 
+LINE = re.compile(r"^(?P<case>[^,]+), (?P<placement>[^,]+), (?P<config>\S+): (?P<verdict>.*)$")
+PROVEN = re.compile(r"^OK \S+: (?P<ranks>\d+) ranks, (?P<edges>\d+) edges each delivered exactly once")
+PARTS = ["shared matrices", "Moore", "random"]
+
+
+def part_of(case):
+    """"moore-2-1/4096" -> "Moore", "random-0.05/1024" -> "random", a matrix's name -> "shared matrices"."""
+    if case.startswith("moore-"):
+        return "Moore"
+    if case.startswith("random-"):
+        return "random"
+    return "shared matrices"
+
+
+def read(path):
+    """{(case, placement, config): verdict}, the last line of each pattern."""
+    patterns = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            match = LINE.match(line.rstrip("\n"))
+            if match:
+                patterns[(match["case"], match["placement"], match["config"])] = match["verdict"]
+    return patterns
+
+
+def verification(path):
+    """verify.sh's OUT/verify.txt: per part of the corpus (the shared matrices, the Moore
+    neighborhoods, the random graphs) the cases, placements and configurations verified, the
+    patterns and how many `nbrc verify` proved (of a pattern verified more than once the last
+    line counts), the largest pattern proven; then every pattern not proven."""
+    patterns = read(path)
+    print("| part | cases | placements | configurations | patterns | proven | largest proven |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    for part in PARTS:
+        mine = {key: verdict for key, verdict in patterns.items() if part_of(key[0]) == part}
+        if not mine:
+            print(f"| {part} | not run | | | | | |")
+            continue
+        proven = {key: PROVEN.match(verdict) for key, verdict in mine.items()}
+        proven = {key: match for key, match in proven.items() if match}
+        largest = max(proven.items(), key=lambda item: int(item[1]["edges"]), default=None)
+        largest_text = (f"{largest[0][0]}: {int(largest[1]['ranks'])} ranks, {int(largest[1]['edges']):,} edges"
+                        if largest else "none")
+        print(f"| {part} | {len({key[0] for key in mine})} | {len({key[1] for key in mine})} "
+              f"| {len({key[2] for key in mine})} | {len(mine)} | {len(proven)} | {largest_text} |")
+    failed = [(key, verdict) for key, verdict in patterns.items() if not PROVEN.match(verdict)]
+    print()
+    print(f"{len(patterns)} patterns, {len(patterns) - len(failed)} proven" +
+          ("" if not failed else "; not proven:"))
+    for (case, placement, config), verdict in failed:
+        print(f"- {case}, {placement}, {config}: {verdict}")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--verify":
+        verification(sys.argv[2])
+        return
     out = pathlib.Path(sys.argv[1])
     speedups(out)
     messages(out)

@@ -8,7 +8,9 @@
 #   - Moore d = 2..4, r = 1..3 at 4096 ranks and random graphs (δ = 0.05 at 1024 and 4096,
 #     δ = 0.2 at 1024 and 2160): block nodes of 40 (sockets of 20), uneven nodes of 36 (the
 #     last one not full) and round-robin over 100 nodes.
-# Compiled with 2 processes. Prints one line per pattern; exits non-zero if any fails.
+# Compiled with 2 processes. Prints one line per pattern and appends it to OUT/verify.txt (the
+# directory names of OUT and of the shared matrices left out; table.py --verify summarizes it:
+# of a pattern verified more than once the last line counts); exits non-zero if any fails.
 #
 #   usage: bench/hierarchical_table/verify.sh [OUT] [options of bench/lib/study.sh]
 #     --algos (configuration names; default: every one auto tries on the nodes below)
@@ -37,7 +39,8 @@ check() {  # check LABEL FILE RANKS PLACEMENT-OPTIONS...: every configuration, c
   for config in $configs; do
     "${launch[@]}" "$nbrc" compile "${topology[@]}" --algo "$config" "$@" -q -o "$out/p" </dev/null
     if result=$("$nbrc" verify "$out/p" --topology "${topology[@]}" 2>&1); then :; else failures=$((failures + 1)); fi
-    echo "$label, $config: $result"
+    result=${result//"$out/"/}
+    echo "$label, $config: ${result//"$shared/"/}" | tee -a "$out/verify.txt"
     rm -rf "$out/p"
   done
 }
