@@ -30,6 +30,7 @@ PLOTS = ROOT / "docs" / "plots"
 # sections add, and the patterns they compare.
 VALIDATE_CELLS = ["moore-2-2:512:16", "moore-3-1:512:24", "moore-2-3:256:32", "random-0.05:512:16", "moore-2-2:2048:16",
                   "moore-3-2:1024:24"]
+VALIDATE_SIZES = "64,1024,4096,16384,65536"  # run.sh's default
 CELLS_512 = ["moore-2-2:512:16", "random-0.05:512:16"]
 CELLS_1024 = ["moore-2-2:1024:32", "moore-3-1:1024:32", "moore-2-3:1024:32"]
 CROSS_1024 = ["moore-2-2:1024:32", "moore-2-3:1024:32", "moore-3-1:1024:32", "moore-3-2:1024:32", "random-0.05:1024:32",
@@ -68,6 +69,7 @@ TABLES = [
     ("halving_table", ["results", "--no-plots"], "results/table.md"),
     ("simulate_table", ["results", "../smpi/reference.csv", "--no-plots"], "results/table.md"),
     ("hierarchical_table", ["results"], "results/table.md"),
+    ("hierarchical_table", ["--verify", "results/verify.txt"], "results/verify.md"),
     ("auto_cost", ["results", "random-0.2:4096", "moore-3-2:4096"], "results/auto_cost.md"),
     ("scale", ["results"], "results/scale.md"),
     ("verify_heavy", ["results/verify.txt"], "results/verify.md"),
@@ -77,8 +79,9 @@ TABLES = [
     # The model against SMPI: smpi_validate's own cells, then the SMPI sections of
     # hierarchical_table (the same runs with more patterns), each for the preset and for the
     # preset before it stated the platform's sharing (fat-tree-32c-fcfs).
-    ("smpi_validate", ["results", *VALIDATE_CELLS], "results/validate.md"),
-    ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", *VALIDATE_CELLS], "results/validate-fcfs.md"),
+    ("smpi_validate", ["results", "--sizes", VALIDATE_SIZES, *VALIDATE_CELLS], "results/validate.md"),
+    ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", "--sizes", VALIDATE_SIZES, *VALIDATE_CELLS],
+     "results/validate-fcfs.md"),
     ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", "--algos", "common-neighbor kgroup distance-halving hierarchical",
                        *VALIDATE_CELLS[:4]], "results/hierarchical-fcfs.md"),
     ("smpi_validate", ["results", "--machine", "fat-tree-32c-fcfs", "--algos", "distance-halving", *CROSS_1024],
