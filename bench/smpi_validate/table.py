@@ -8,7 +8,8 @@ usage: table.py OUT_DIR [--machine NAME[,NAME...]] [--algos LIST] [--collective 
 
 Without cells, every cell with results in OUT_DIR (ppnPER_NODE/CASE-RANKS), in the order of
 their names. A cell without an SMPI result for every algorithm (at one size at least, of
---sizes if given) is listed as not simulated.
+--sizes if given) is listed as not simulated, and so are the sizes of --sizes a cell has no
+results at.
 --machine: whose predictions (ALGO.NAME.model.json; default smpi-fat-tree-32c); --algos (words
 or commas; default $NBR_ALGOS or common-neighbor kgroup distance-halving; naive is always
 first) and --collective (default $NBR_COLLECTIVES or allgather) as run.sh was given them;
@@ -116,8 +117,9 @@ def arguments():
 
 def comparison(out, cells, machine):
     """Per cell and size of CELLS in OUT: (cell, size, SMPI times, model errors in %, SMPI's
-    winner, the model's winner, regret); and the cells without results."""
-    rows, missing = [], []
+    winner, the model's winner, regret); the cells without results; the cells with results at
+    some sizes of SIZES only, with the sizes they lack."""
+    rows, missing, partial = [], [], []
     for cell in cells:
         case, ranks, per_node = cell.split(":")
         label = f"{case} {ranks} ({per_node}/node)"
@@ -127,12 +129,15 @@ def comparison(out, cells, machine):
         if not sizes:
             missing.append(label)
             continue
+        lacking = sorted(SIZES - set(sizes)) if SIZES else []
+        if lacking:
+            partial.append(f"{label} at {', '.join(map(str, lacking))} B")
         model = model_times(work, machine)
         for size in sizes:
             errs = [(model[a][size] - smpi[a][size]) / smpi[a][size] * 100 for a in ALGOS]
             ws, wm = winner(smpi, size), winner(model, size)
             rows.append((label, size, smpi, errs, ws, wm, smpi[wm][size] / smpi[ws][size]))
-    return rows, missing
+    return rows, missing, partial
 
 
 def summary(rows):
@@ -144,15 +149,15 @@ def summary(rows):
 
 
 def print_table(out, cells, machine):
-    rows, missing = comparison(out, cells, machine)
+    rows, missing, partial = comparison(out, cells, machine)
     print("| cell | bytes | " + " | ".join(f"SMPI {SHORT[a]}" for a in ALGOS) + " | "
           + " | ".join(f"err {SHORT[a]}" for a in ALGOS) + " | SMPI winner | model winner | regret |")
     print("| --- | ---: | " + " | ".join("---:" for _ in ALGOS * 2) + " | --- | --- | ---: |")
     for label, size, smpi, errs, ws, wm, regret in rows:
         print(f"| {label} | {size} | " + " | ".join(f"{smpi[a][size]:.2f}" for a in ALGOS) + " | "
               + " | ".join(f"{e:+.1f} %" for e in errs) + f" | {SHORT[ws]} | {SHORT[wm]} | {regret:.3f} |")
-    if missing:
-        print(f"\nnot simulated: {', '.join(missing)}")
+    if missing or partial:
+        print(f"\nnot simulated: {'; '.join(missing + partial)}")
     if not rows:
         print("\nno cells with SMPI results: nothing to compare")
         return
@@ -166,7 +171,7 @@ def print_summary(out, cells, machines):
     print("| machine | predictions | median error | largest error | picks SMPI's winner | worst pick |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for machine in machines:
-        rows, missing = comparison(out, cells, machine)
+        rows, missing, _ = comparison(out, cells, machine)
         if missing or not rows:
             print(f"| {machine} | not simulated: {', '.join(missing) or 'no cells'} | | | | |")
             continue
