@@ -46,6 +46,7 @@ FORMATS = "fat-tree-32c-fcfs,fat-tree-32c-fair-recv,smpi-fat-tree-32c"
 TABLES = [
     ("bound_table", ["results/bound.csv"], "results/bound.md"),
     ("measure_real", ["results/measure_real.txt"], "results/measure_real.md"),
+    ("measure_real", ["results/second/measure_real.txt"], "results/second/measure_real.md"),
     ("segment_real", ["results/segment_real.txt"], "results/segment_real.md"),
     ("smpi_segment", ["results/segment.csv"], "results/segment.md"),
     ("smpi_segment", ["results/512/segment.csv"], "results/512/segment.md"),
