@@ -16,7 +16,7 @@ import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "lib"))
-from table_support import placed_case_label, size_label  # noqa: E402
+from table_support import PROVEN, placed_case_label, size_label  # noqa: E402
 
 
 def case_name(directory):
@@ -112,7 +112,6 @@ def messages(out):
 
 
 LINE = re.compile(r"^(?P<case>[^,]+), (?P<placement>[^,]+), (?P<config>\S+): (?P<verdict>.*)$")
-PROVEN = re.compile(r"^OK \S+: (?P<ranks>\d+) ranks, (?P<edges>\d+) edges each delivered exactly once")
 PARTS = ["shared matrices", "Moore", "random"]
 
 
@@ -142,6 +141,7 @@ def verification(path):
     patterns and how many `nbrc verify` proved (of a pattern verified more than once the last
     line counts), the largest pattern proven; then every pattern not proven."""
     patterns = read(path)
+    proofs = {key: PROVEN.match(verdict) for key, verdict in patterns.items()}
     print("| part | cases | placements | configurations | patterns | proven | largest proven |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for part in PARTS:
@@ -149,14 +149,13 @@ def verification(path):
         if not mine:
             print(f"| {part} | not run | | | | | |")
             continue
-        proven = {key: PROVEN.match(verdict) for key, verdict in mine.items()}
-        proven = {key: match for key, match in proven.items() if match}
+        proven = {key: proofs[key] for key in mine if proofs[key]}
         largest = max(proven.items(), key=lambda item: int(item[1]["edges"]), default=None)
         largest_text = (f"{largest[0][0]}: {int(largest[1]['ranks'])} ranks, {int(largest[1]['edges']):,} edges"
                         if largest else "none")
         print(f"| {part} | {len({key[0] for key in mine})} | {len({key[1] for key in mine})} "
               f"| {len({key[2] for key in mine})} | {len(mine)} | {len(proven)} | {largest_text} |")
-    failed = [(key, verdict) for key, verdict in patterns.items() if not PROVEN.match(verdict)]
+    failed = [(key, verdict) for key, verdict in patterns.items() if not proofs[key]]
     print()
     print(f"{len(patterns)} patterns, {len(patterns) - len(failed)} proven" +
           ("" if not failed else "; not proven:"))

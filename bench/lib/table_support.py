@@ -1,7 +1,13 @@
-"""Helpers shared by the benchmark table scripts (simulate_table.py, halving_table.py, kgroup_table.py)
+"""Helpers shared by the benchmark table scripts (simulate_table.py, halving_table.py, kgroup_table.py,
+the verification tables of verify_heavy and hierarchical_table)
 and the nbr-bench result readers (auto_real.py, calibrate_validate.py, overhead.py, summarize.py)."""
 
+import re
 import sys
+
+# `nbrc verify`'s verdict on a proven pattern (a line of a study's log after the label).
+PROVEN = re.compile(r"^OK \S+: (?P<ranks>\d+) ranks, (?P<edges>\d+) edges each delivered exactly once; "
+                    r"(?P<messages>\d+) messages, (?P<items>\d+) items, (?P<steps>\d+) steps?")
 
 
 def size_label(b):

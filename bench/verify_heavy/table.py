@@ -4,13 +4,15 @@ wall time and what `nbrc verify` proved (the last line of each, where a run was 
   usage: table.py verify.txt   the lines run.sh appended, one per pattern
 """
 
+import pathlib
 import re
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "lib"))
+from table_support import PROVEN  # noqa: E402
+
 LINE = re.compile(r"^(?P<algo>\S+) (?P<case>\S+), placement (?P<placement>\S+): compile (?P<compile>[\d.]+) s, "
                   r"verify (?P<verify>[\d.]+) s: (?P<verdict>.*)$")
-PROVEN = re.compile(r"^OK \S+: (?P<ranks>\d+) ranks, (?P<edges>\d+) edges each delivered exactly once; "
-                    r"(?P<messages>\d+) messages, (?P<items>\d+) items, (?P<steps>\d+) steps?")
 
 
 def main():
