@@ -4,7 +4,7 @@
 # boundary have fewer neighbors), it compiles naive and every algorithm below on the machine's
 # block placement and simulates each against naive at every size, for allgather and alltoall;
 # table.py then writes OUT/table.md (speedups over naive, non-periodic | periodic).
-# bench/results/open_grid keeps a run's simulate JSON and table (not its pattern directories).
+# bench/open_grid/results keeps a run's simulate JSON and table (not its pattern directories).
 #
 #   usage: bench/open_grid/run.sh [OUT] [options of bench/lib/study.sh]
 #     --ranks N    (default 2048)

@@ -211,7 +211,9 @@ void Tuner::record(const PatternState& pattern, const Pick& pick, double us) {
     if (pick.trial) {
         const auto& name = pattern.variants[pick.variant].name;
         us += testing_penalty_us(name);
-        auto& samples = shape.candidates[pick.candidate].samples;
+        auto& candidate = shape.candidates[pick.candidate];
+        ++candidate.trial_calls;
+        auto& samples = candidate.samples;
         if (pick.sample) {
             us += testing_noise_us(name, samples.size());
             samples.push_back(us);
@@ -381,6 +383,27 @@ double naive_median(const nbr::internal::PatternState& pattern, const Shape& sha
     return std::numeric_limits<double>::quiet_NaN();
 }
 
+/// What the shape's choice saved against running naive in every call, from the agreed medians
+/// (one statistic for every candidate, so a shape that runs naive saved nothing after its
+/// trials): `after` calls at naive's median less the chosen's, less what each candidate's trial
+/// calls cost beyond naive's median. NaN in trials, without naive, or with a median not agreed.
+double saved_against_naive(const nbr::internal::PatternState& pattern, const Shape& shape, std::uint64_t after) {
+    constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+    const double naive = naive_median(pattern, shape);
+    if (shape.state == Shape::State::trial || shape.state == Shape::State::single || !std::isfinite(naive)) {
+        return kUnknown;
+    }
+    const double chosen = shape.candidates[shape.chosen].median_us;
+    if (!std::isfinite(chosen)) return kUnknown;
+    double saved = static_cast<double>(after) * (naive - chosen);
+    for (const auto& candidate : shape.candidates) {
+        if (candidate.trial_calls == 0) continue;
+        if (!std::isfinite(candidate.median_us)) return kUnknown;
+        saved -= static_cast<double>(candidate.trial_calls) * (candidate.median_us - naive);
+    }
+    return saved;
+}
+
 }  // namespace
 
 extern "C" {
@@ -419,8 +442,7 @@ int nbr_pattern_shape_stats(nbr_pattern_t handle, int index, nbr_shape_stats_t* 
     stats->run_us = shape->run_us;
     stats->naive_us = naive_median(pattern, *shape);
     stats->after_calls = shape->after_calls + handed_off;
-    const double per_call = shape->run_calls > 0 ? shape->run_us / static_cast<double>(shape->run_calls) : 0.0;
-    stats->saved_us = static_cast<double>(stats->after_calls) * (stats->naive_us - per_call);
+    stats->saved_us = saved_against_naive(pattern, *shape, stats->after_calls);
     return NBR_SUCCESS;
 }
 

@@ -41,7 +41,8 @@ struct ShapeKey {
 /// @brief One candidate of a shape: a variant of the pattern and what was measured of it.
 struct TrialCandidate {
     std::uint32_t variant = 0;
-    std::vector<double> samples;  ///< this rank's timed trial calls, µs
+    std::vector<double> samples;    ///< this rank's timed trial calls, µs
+    std::uint64_t trial_calls = 0;  ///< this rank's trial calls of it, samples or not
     /// After an agreement: the largest over the ranks of each rank's median, mean and
     /// interquartile range, and the least sample count (0: some rank had none in).
     double median_us = std::numeric_limits<double>::quiet_NaN();
