@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <utility>
 
 namespace nbr {
@@ -95,7 +98,7 @@ std::string RegularFile::read_at(std::uint64_t offset, std::uint64_t length) con
 }
 
 void create_sized_file(const std::filesystem::path& path, std::uint64_t size) {
-    Descriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    Descriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
     if (fd.get() < 0) fail_errno(path, "cannot create file");
     if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0) fail_errno(path, "cannot set the file's size");
     if (::close(fd.release()) != 0) fail_errno(path, "write failed");
@@ -116,7 +119,7 @@ void write_file_at(const std::filesystem::path& path, std::uint64_t offset, std:
 }
 
 void write_whole_file(const std::filesystem::path& path, const std::string& bytes) {
-    Descriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    Descriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
     if (fd.get() < 0) fail_errno(path, "cannot create file");
     std::size_t done = 0;
     while (done < bytes.size()) {
@@ -135,10 +138,22 @@ std::string host_name() {
 }
 
 std::filesystem::path make_owned_temp_dir(const std::filesystem::path& parent, const std::string& prefix) {
-    std::string pattern = (parent / prefix).string();
-    pattern.append(host_name()).append("-").append(std::to_string(getpid())).append("-XXXXXX");
-    if (mkdtemp(pattern.data()) == nullptr) fail_errno(parent, "cannot create a temporary directory");
-    return pattern;
+    static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static std::atomic<std::uint64_t> made{0};
+    const std::string base =
+        (parent / prefix).string().append(host_name()).append("-").append(std::to_string(getpid())).append("-");
+    std::random_device entropy;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        std::uint64_t bits = (std::uint64_t{entropy()} << 32) ^ entropy() ^ made.fetch_add(1);
+        std::string name = base;
+        for (int i = 0; i < 6; ++i, bits /= sizeof kLetters - 1) name += kLetters[bits % (sizeof kLetters - 1)];
+        // mkdir, not mkdtemp: the directory becomes the pattern (or capture) directory, which must
+        // get the permissions the user's umask gives, as one made by hand would; mkdtemp's 0700
+        // would hide a directory shared with a group from the group.
+        if (::mkdir(name.c_str(), 0777) == 0) return name;
+        if (errno != EEXIST) fail_errno(parent, "cannot create a temporary directory");
+    }
+    fail(parent, "cannot create a temporary directory: 100 names taken");
 }
 
 namespace internal {

@@ -3,8 +3,10 @@
 #include <tuple>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "nbr/schema/file_io.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/packed.hpp"
 #include "nbr/schema/pattern_io.hpp"
@@ -206,6 +208,33 @@ TEST(Checksum, SpecifiedTestVectors) {
     EXPECT_EQ(nbr::internal::checksum64(""), 0xbac1775082379709ULL);
     EXPECT_EQ(nbr::internal::checksum64("a"), 0x14810778b82c40b1ULL);
     EXPECT_EQ(nbr::internal::checksum64("nbr pattern"), 0xd321db4bb442b957ULL);
+}
+
+// Pattern and capture directories are made as temporary siblings and renamed into place: they
+// and their files get the umask's permissions, as ones made by hand (a directory shared with a
+// group stays readable by it), and the directories distinct names.
+TEST(OwnedTempDir, HasTheUmasksPermissionsAndAFreshNameEachTime) {
+    const fs::path parent = nbr::test::temp_root() / ("nbr_tempdir_" + std::to_string(::getpid()));
+    fs::create_directories(parent);
+    for (const mode_t mask : {mode_t{022}, mode_t{077}, mode_t{002}}) {
+        const mode_t before = ::umask(mask);
+        const fs::path a = nbr::make_owned_temp_dir(parent, "out.tmp-");
+        const fs::path b = nbr::make_owned_temp_dir(parent, "out.tmp-");
+        nbr::write_whole_file(a / "file", "bytes");
+        ::umask(before);
+        EXPECT_NE(a, b);
+        struct stat info {};
+        ASSERT_EQ(::stat(a.c_str(), &info), 0);
+        EXPECT_EQ(info.st_mode & 0777, 0777 & ~mask) << std::oct << mask;
+        ASSERT_EQ(::stat((a / "file").c_str(), &info), 0);
+        EXPECT_EQ(info.st_mode & 0777, 0666 & ~mask) << std::oct << mask;
+        const std::string name = a.filename().string();
+        const std::string owner = "out.tmp-" + nbr::host_name() + "-" + std::to_string(::getpid()) + "-";
+        EXPECT_EQ(name.rfind(owner, 0), 0U) << name;
+        EXPECT_EQ(name.size(), owner.size() + 6) << name;
+    }
+    EXPECT_THROW((void)nbr::make_owned_temp_dir(parent / "missing", "x-"), nbr::FileError);
+    fs::remove_all(parent);
 }
 
 }  // namespace

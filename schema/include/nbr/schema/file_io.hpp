@@ -60,9 +60,10 @@ void write_whole_file(const std::filesystem::path& path, const std::string& byte
 /// @brief This host's name ("unknown" if the system does not say).
 [[nodiscard]] std::string host_name();
 
-/// @brief Creates a new directory `parent`/`prefix`HOST-PID-XXXXXX (mkdtemp) for files that are
-/// renamed into place when complete; the name tells which process of which host owns it, so a
-/// leftover of a killed process can be recognized. @throws FileError naming `parent`.
+/// @brief Creates a new directory `parent`/`prefix`HOST-PID-XXXXXX (six random letters or
+/// digits) for files that are renamed into place when complete, with the permissions the umask
+/// gives (as `mkdir`; not mkdtemp's 0700); the name tells which process of which host owns it,
+/// so a leftover of a killed process can be recognized. @throws FileError naming `parent`.
 [[nodiscard]] std::filesystem::path make_owned_temp_dir(const std::filesystem::path& parent, const std::string& prefix);
 
 namespace internal {
