@@ -46,6 +46,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -220,6 +222,16 @@ int delete_pattern(MPI_Comm, int, void* value, void*) {
     return MPI_SUCCESS;
 }
 
+/// What in NBR_PATTERNS is not a pattern directory, said once per process on stderr (by the
+/// rank that searches: a communicator's rank 0), so that a mistyped path or a damaged directory
+/// does not pass for "no pattern for this communicator".
+void note_pattern_problem(const std::string& what) {
+    static std::mutex lock;
+    static std::set<std::string> said;
+    const std::lock_guard<std::mutex> guard(lock);
+    if (said.insert(what).second) std::fprintf(stderr, "nbr: NBR_PATTERNS: %s; left out\n", what.c_str());
+}
+
 /// Pattern directories named by NBR_PATTERNS: each entry itself, or its subdirectories (sorted).
 std::vector<fs::path> pattern_dirs(const char* list) {
     std::vector<fs::path> dirs;
@@ -229,7 +241,12 @@ std::vector<fs::path> pattern_dirs(const char* list) {
         const fs::path entry = entries.substr(start, end - start);
         start = end + 1;
         std::error_code ec;
-        if (entry.empty() || !fs::is_directory(entry, ec)) continue;
+        if (entry.empty()) continue;
+        if (!fs::is_directory(entry, ec)) {
+            note_pattern_problem(entry.string() +
+                                 (fs::exists(entry, ec) ? ": not a directory" : ": no such directory"));
+            continue;
+        }
         if (fs::exists(entry / nbr::manifest_file_name(), ec)) {
             dirs.push_back(entry);
             continue;
@@ -238,6 +255,7 @@ std::vector<fs::path> pattern_dirs(const char* list) {
         for (const auto& sub : fs::directory_iterator(entry, ec)) {
             if (fs::exists(sub.path() / nbr::manifest_file_name(), ec)) inside.push_back(sub.path());
         }
+        if (inside.empty()) note_pattern_problem(entry.string() + ": neither a pattern directory nor holds one");
         std::sort(inside.begin(), inside.end());
         dirs.insert(dirs.end(), inside.begin(), inside.end());
     }
@@ -252,8 +270,8 @@ std::string find_pattern(const char* list, int size, std::uint64_t hash) {
             if (manifest.num_ranks() == static_cast<std::uint32_t>(size) && manifest.topology_hash() == hash) {
                 return dir.string();
             }
-        } catch (const std::exception&) {
-            // unreadable or foreign: not a candidate
+        } catch (const std::exception& error) {
+            note_pattern_problem(std::string("unreadable manifest (") + error.what() + ")");
         }
     }
     return {};

@@ -106,6 +106,18 @@ check '[ "$(grep -c "^nbr: MPI_.*not loaded" <<<"$out")" -eq 1 ] && grep -q "ran
   "no single line naming the broken file: $out"
 check 'grep -qx "nbr: replayed 0 calls on 0 communicators" <<<"$out"' "calls replayed despite the failure: $out"
 
+# NBR_PATTERNS entries that hold no pattern (a mistyped path, a damaged manifest): one line
+# each, not one per communicator, and the entries that do hold patterns still serve.
+cp -r other/neighbor damaged
+printf 'xx' >damaged/manifest.pb
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/missing:$work/damaged:$work/other" NBR_REPORT=1 "$neighbor_app" 3)
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app beside bad NBR_PATTERNS entries: $out"
+check '[ "$(grep -c "^nbr: NBR_PATTERNS: $work/missing: no such directory; left out" <<<"$out")" -eq 1 ]' \
+  "the missing entry is not said once: $out"
+check '[ "$(grep -c "^nbr: NBR_PATTERNS: unreadable manifest ($work/damaged/manifest.pb: .*); left out" <<<"$out")" -eq 1 ]' \
+  "the damaged entry is not said once: $out"
+check 'grep -qx "nbr: replayed 27 calls on 3 communicators" <<<"$out"' "the good entry does not serve: $out"
+
 # Duplicates: the capture records the one topology; the original and its three duplicates
 # (dup, idup, dup_with_info) replay its pattern, also after the original is freed.
 out=$(run_preloaded "$capture_lib" NBR_CAPTURE="$work/dups" "$dup_app")
