@@ -152,15 +152,21 @@ bool is_replaceable(const fs::path& dir) {
     return fs::exists(dir / manifest_file_name()) || fs::is_empty(dir);
 }
 
+/// Fails unless a compile may write `output`: absent, or a pattern directory or an empty one
+/// (replaced once the new one is complete). Checked before the work, so that a long compile
+/// does not end in a refusal, and again when the directory is put in place.
+void check_output(const fs::path& output) {
+    if (fs::exists(output) && (!fs::is_directory(output) || !is_replaceable(output))) {
+        throw std::runtime_error(output.string() +
+                                 ": exists and is not an nbr pattern directory; refusing to replace it");
+    }
+}
+
 /// Moves the finished directory into place, replacing an old pattern directory.
 void publish(const fs::path& temp, const fs::path& output) {
     std::error_code ec;
     if (fs::exists(output)) {
-        if (!fs::is_directory(output) || !is_replaceable(output)) {
-            throw std::runtime_error(output.string() +
-                                     ": exists and is not an nbr pattern directory; "
-                                     "refusing to replace it");
-        }
+        check_output(output);
         const fs::path old = temp.string() + ".old";
         fs::rename(output, old);
         fs::rename(temp, output);
@@ -204,6 +210,7 @@ StagedOutput::StagedOutput(MPI_Comm comm, const fs::path& output, bool keep_exis
     MPI_Comm_rank(comm, &process_);
     collective_try(comm, [&] {
         if (process_ != 0) return;
+        if (!keep_existing_) check_output(output);
         const int removed = remove_leftovers(output);
         if (removed > 0) {  // a notice even with --quiet: files were deleted
             std::fprintf(stderr, "nbrc: removed %d temporary director%s left by interrupted compiles\n", removed,
@@ -393,6 +400,9 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
     report.ranks = topology.num_ranks();
     report.edges = topology.num_edges();
     if (topology.num_ranks() == 0) throw InputError("topology has no ranks");
+    internal::collective_try(comm, [&] {
+        if (process == 0 && !options.keep_existing) check_output(options.output);
+    });
 
     const std::string algo_name = algorithm.name();
     progress.say("compiling " + std::to_string(report.ranks) + " ranks, " + std::to_string(report.edges) +

@@ -506,6 +506,10 @@ if [ "$part" = all ] || [ "$part" = compile ]; then
 mkdir keep && echo data >keep/file
 expect 1 "not an nbr pattern directory" -- $nbrc compile moore.el -o keep
 test -f keep/file && pass || fail "foreign directory was replaced"
+# ... and refused before the work, not after it (auto: before any candidate is built).
+out=$($nbrc compile moore.el --algo auto --machine niagara --sizes 8 -o keep/file 2>&1)
+[ $? -eq 1 ] && grep -q "keep/file: exists and is not an nbr pattern directory" <<<"$out" &&
+  ! grep -q "built" <<<"$out" && pass || fail "a foreign output refused only after the work: $out"
 
 # Sizes a file declares are checked against the file and --max-ranks before anything is
 # allocated: each input fails with its file and line under a 256 MiB address-space limit (not
