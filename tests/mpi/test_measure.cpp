@@ -134,8 +134,9 @@ TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpi
     EXPECT_EQ(s.run_calls, 1U);
     EXPECT_TRUE(std::isfinite(s.naive_us));
     // Naive runs: nothing saved after the trials, which cost relay's 4 calls 2 s more than
-    // naive's median and cn2's 4 calls 1 s more (real times differ by far less than 0.1 s).
-    EXPECT_NEAR(s.saved_us, -(4 * 2e6 + 4 * 1e6), 1e5);
+    // naive's median and cn2's 4 calls 1 s more (real times, even on a busy machine, differ by
+    // less than the 0.5 s allowed over all calls).
+    EXPECT_NEAR(s.saved_us, -(4 * 2e6 + 4 * 1e6), 5e5);
     const char* name = nullptr;
     double median = 0;
     unsigned long long samples = 0;
@@ -187,15 +188,15 @@ TEST_F(MeasureTest, CandidatesToldApartAreDecidedAfterFiveRounds) {
         EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 3U * 2 * 2) << cn2;  // rounds 0-1 of 3, 2-4 of 2
         // Naive runs: the trials' cost beyond naive is relay's 4 calls at 1 s more and cn2's 10
         // calls at (cn2 - 1 s) more.
-        EXPECT_NEAR(s.saved_us, -(4 * 1e6 + 10 * (cn2 - 1e6)), 1e5) << cn2;
+        EXPECT_NEAR(s.saved_us, -(4 * 1e6 + 10 * (cn2 - 1e6)), 5e5) << cn2;
     }
 }
 
 TEST_F(MeasureTest, TheSavingAgainstNaiveCountsEveryCallTrialsIncluded) {
-    // Naive 1 s slower and relay 2 s: both pruned after round 2, cn2 runs. Every call after the
-    // trials saves 1 s; in the trials cn2's 4 calls saved 1 s each and relay's 4 cost 1 s each.
+    // Naive 1 s slower and relay 3 s: both pruned after round 2, cn2 runs. Every call after the
+    // trials saves 1 s; in the trials cn2's 4 calls saved 1 s each and relay's 4 cost 2 s each.
     ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 1e6), 0);
-    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e6), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 3e6), 0);
     load();
     blocking_allgathers(kCalls);
     const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
@@ -203,7 +204,8 @@ TEST_F(MeasureTest, TheSavingAgainstNaiveCountsEveryCallTrialsIncluded) {
     EXPECT_EQ(std::string(s.variant), kCommonNeighbor);
     EXPECT_EQ(s.trial_calls, 12U);
     EXPECT_EQ(s.after_calls, static_cast<unsigned long long>(kCalls) - 12U);
-    EXPECT_NEAR(s.saved_us, (kCalls - 12) * 1e6 + 4 * 1e6 - 4 * 1e6, 1e5 + (kCalls - 12) * 1e3);
+    // Real times differ too, by up to a few ms per call on a busy machine: 10 ms per call allowed.
+    EXPECT_NEAR(s.saved_us, (kCalls - 12) * 1e6 + 4 * 1e6 - 4 * 2e6, 5e5 + (kCalls - 12) * 1e4);
 }
 
 TEST_F(MeasureTest, CandidatesTheTrialsCannotTellApartRunMoreRoundsAndStillOneIsChosenEverywhere) {
