@@ -289,11 +289,11 @@ typedef struct {
     unsigned long long run_calls;   /**< of them, the timed ones (one in 16, the first included) */
     double run_us;                  /**< time in the timed ones */
     double naive_us;                /**< naive's agreed median per call in the trials; NaN when not measured */
-    double saved_us;                /**< what the choice saved against naive in every call, trials included,
-                                         from the agreed medians: after_calls x (naive_us - the chosen's
-                                         median) - sum over candidates of their trial calls x (their
-                                         median - naive_us); 0 after the trials when naive runs; NaN in
-                                         trials, for a single candidate, or when naive was not measured */
+    double saved_us;                /**< what the choice saved against running naive in every call, trials
+                                         included, from the agreed medians: after_calls x (naive_us - the
+                                         chosen's median) - sum over candidates of their trial calls x (their
+                                         median - naive_us) (a shape that runs naive: minus its trials' cost);
+                                         NaN in trials, for a single candidate, or when naive was not measured */
 } nbr_shape_stats_t;
 
 /** Number of call shapes the pattern has seen (0 unless loaded with NBR_LOAD_MEASURE). Local. */
