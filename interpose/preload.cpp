@@ -307,22 +307,36 @@ std::string cache_dir() {
     return value != nullptr ? std::string(value) : std::string();
 }
 
-/// The in-job build's options from the environment (docs/environment.md) as nbr_pattern_build's info.
+/// The in-job build's options: the environment variables (docs/environment.md) and the
+/// nbr_pattern_build info keys they set.
+constexpr std::pair<const char*, const char*> kCacheKeys[] = {{"NBR_CACHE_ALGO", "nbr_algo"},
+                                                              {"NBR_CACHE_MACHINE", "nbr_machine"},
+                                                              {"NBR_CACHE_BUDGET", "nbr_budget"},
+                                                              {"NBR_CACHE_LIMIT", "nbr_cache_limit"},
+                                                              {"NBR_CACHE_KEEP", "nbr_keep"},
+                                                              {"NBR_CACHE_RANKS_PER_NODE", "nbr_ranks_per_node"},
+                                                              {"NBR_CACHE_RANKS_PER_SOCKET", "nbr_ranks_per_socket"}};
+
+/// The in-job build's options from the environment as nbr_pattern_build's info.
 MPI_Info cache_info() {
-    static const std::pair<const char*, const char*> kKeys[] = {{"NBR_CACHE_ALGO", "nbr_algo"},
-                                                                {"NBR_CACHE_MACHINE", "nbr_machine"},
-                                                                {"NBR_CACHE_BUDGET", "nbr_budget"},
-                                                                {"NBR_CACHE_LIMIT", "nbr_cache_limit"},
-                                                                {"NBR_CACHE_KEEP", "nbr_keep"},
-                                                                {"NBR_CACHE_RANKS_PER_NODE", "nbr_ranks_per_node"},
-                                                                {"NBR_CACHE_RANKS_PER_SOCKET", "nbr_ranks_per_socket"}};
     MPI_Info info = MPI_INFO_NULL;
     PMPI_Info_create(&info);
-    for (const auto& [variable, key] : kKeys) {
+    for (const auto& [variable, key] : kCacheKeys) {
         if (const char* value = std::getenv(variable); value != nullptr && *value != '\0')
             PMPI_Info_set(info, key, value);
     }
     return info;
+}
+
+/// nbr_pattern_build's message in the drop-in's terms: "info nbr_algo" is NBR_CACHE_ALGO here.
+std::string in_environment_terms(std::string message) {
+    for (const auto& [variable, key] : kCacheKeys) {
+        const std::string info = std::string("info ") + key + " ";
+        for (auto at = message.find(info); at != std::string::npos; at = message.find(info, at)) {
+            message.replace(at, info.size(), std::string(variable) + " ");
+        }
+    }
+    return message;
 }
 
 /// A communicator that runs natively, for the report (its rank 0 keeps them).
@@ -366,7 +380,7 @@ nbr_pattern_t load_or_build(MPI_Comm comm, int size, const std::string& dir, std
     PMPI_Info_free(&info);
     if (code != NBR_SUCCESS) {
         why = std::string(code == NBR_ERR_DECLINED ? "not built" : "no pattern built") + " (" + std::to_string(size) +
-              " ranks, topology hash " + hex + "): " + nbr_last_error();
+              " ranks, topology hash " + hex + "): " + in_environment_terms(nbr_last_error());
     }
     return pattern;
 }

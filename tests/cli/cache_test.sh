@@ -116,7 +116,15 @@ check '[ $? -eq 0 ] && [ "$(find "$work/small" -mindepth 1 -maxdepth 1 | wc -l)"
 check '"$nbrc" inspect "$(find "$work/small" -mindepth 1 -maxdepth 1)" | grep -q "^algorithm *naive"' \
     "the limit evicted the newest entry: $("$nbrc" inspect "$(find "$work/small" -mindepth 1 -maxdepth 1)")"
 
-# 7. Not worth building: a path (4 ranks).
+# 7. A bad setting: the application runs natively, the line names the variable (not the info
+# key the drop-in passes it as), nothing is stored.
+out=$(cached "$work/bad" NBR_CACHE_ALGO=bogus)
+check '[ $? -eq 0 ] && grep -q "^cg: check OK" <<<"$out"' "a bad NBR_CACHE_ALGO harmed the application: $out"
+check 'grep -q "^nbr: MPI_Dist_graph_create_adjacent: no pattern built .*NBR_CACHE_ALGO = '"'"'bogus'"'"' names no algorithm" <<<"$out"' \
+    "a bad NBR_CACHE_ALGO is not named: $out"
+check '[ ! -e "$work/bad" ] || [ -z "$(ls -A "$work/bad")" ]' "a bad setting: something was stored"
+
+# 8. Not worth building: a path (4 ranks).
 if [ "$ranks" -eq 4 ]; then
     path_native=$($launch4 "$examples/cg" --permute $seed_path 2>&1)
     out=$(permute_seed=$seed_path cached "$work/path")
