@@ -67,9 +67,9 @@ extern "C" {
 /** Error codes. */
 #define NBR_SUCCESS 0
 #define NBR_ERR_ARG (-1)           /**< invalid argument (NULL pointer, bad count, flags != 0) */
-#define NBR_ERR_IO (-2)            /**< pattern file missing or unreadable */
-#define NBR_ERR_CORRUPT (-3)       /**< pattern file malformed or truncated */
-#define NBR_ERR_VERSION (-4)       /**< pattern format missing or newer than this library */
+#define NBR_ERR_IO (-2)            /**< a file (pattern, wisdom, cache) missing, unreadable or not writable */
+#define NBR_ERR_CORRUPT (-3)       /**< a pattern or wisdom file malformed or truncated */
+#define NBR_ERR_VERSION (-4)       /**< a file's format version missing or newer than this library */
 #define NBR_ERR_CHECKSUM (-5)      /**< rank file does not match the manifest's checksum */
 #define NBR_ERR_COMM_SIZE (-6)     /**< communicator size differs from the pattern's ranks */
 #define NBR_ERR_RANK (-7)          /**< rank file holds another rank's pattern */

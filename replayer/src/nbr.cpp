@@ -341,9 +341,9 @@ const char* nbr_strerror(int error) {
     switch (error) {
         case NBR_SUCCESS: return "success";
         case NBR_ERR_ARG: return "invalid argument";
-        case NBR_ERR_IO: return "pattern file missing or unreadable";
-        case NBR_ERR_CORRUPT: return "pattern file malformed or truncated";
-        case NBR_ERR_VERSION: return "pattern format version missing or newer than this library";
+        case NBR_ERR_IO: return "file missing, unreadable or not writable";
+        case NBR_ERR_CORRUPT: return "file malformed or truncated";
+        case NBR_ERR_VERSION: return "file format version missing or newer than this library";
         case NBR_ERR_CHECKSUM: return "rank file does not match the manifest checksum";
         case NBR_ERR_COMM_SIZE: return "communicator size differs from the pattern's number of ranks";
         case NBR_ERR_RANK: return "rank file holds another rank's pattern";
