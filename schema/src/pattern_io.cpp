@@ -225,6 +225,11 @@ schema::Manifest manifest_at(const std::filesystem::path& dir, std::filesystem::
     }
     if (files != nullptr) *files = dir;
     const auto path = dir / manifest_file_name();
+    std::error_code ec;
+    if (std::filesystem::is_directory(dir, ec) && !std::filesystem::exists(path, ec)) {
+        throw PatternError(PatternErrorKind::io,
+                           dir.string() + ": not a pattern directory (it has no " + manifest_file_name() + ")");
+    }
     return parse_manifest(read_file(path), path.string());
 }
 

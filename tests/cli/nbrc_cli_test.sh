@@ -134,6 +134,8 @@ test ! -e a3 && pass || fail "a rejected auto compile left an output directory"
 expect 0 "naive sends/rank" -- $nbrc inspect p2
 expect 0 "rank 5 of 64" -- $nbrc inspect p2 --rank 5
 expect 1 "out of range" -- $nbrc inspect p2 --rank 64
+mkdir -p not_a_pattern
+expect 1 "not_a_pattern: not a pattern directory (it has no manifest.pb)" -- $nbrc inspect not_a_pattern
 json=$($nbrc inspect p2 --json --rank 3)
 for key in '"ranks": 64' '"edges": 512' '"algorithm": "naive"' '"steps_max": 1' '"sends_per_rank": {"min": 8, "mean": 8, "max": 8}' '"recvs_per_rank"' '"rank": 3'; do
   grep -qF -- "$key" <<<"$json" && pass || fail "inspect --json lacks $key"
