@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <utility>
 
 namespace nbr {
@@ -139,14 +139,19 @@ std::string host_name() {
 
 std::filesystem::path make_owned_temp_dir(const std::filesystem::path& parent, const std::string& prefix) {
     static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static constexpr std::uint64_t kCount = sizeof kLetters - 1;
     static std::atomic<std::uint64_t> made{0};
     const std::string base =
         (parent / prefix).string().append(host_name()).append("-").append(std::to_string(getpid())).append("-");
-    std::random_device entropy;
     for (int attempt = 0; attempt < 100; ++attempt) {
-        std::uint64_t bits = (std::uint64_t{entropy()} << 32) ^ entropy() ^ made.fetch_add(1);
+        // Six letters from the clock and a per-process count (splitmix64): names differ between
+        // the threads and the attempts of one process; a name taken anyway is tried again.
+        std::uint64_t bits = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                             (made.fetch_add(1) * 0x9e3779b97f4a7c15ULL);
+        bits = (bits ^ (bits >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        bits = (bits ^ (bits >> 27)) * 0x94d049bb133111ebULL;
         std::string name = base;
-        for (int i = 0; i < 6; ++i, bits /= sizeof kLetters - 1) name += kLetters[bits % (sizeof kLetters - 1)];
+        for (int i = 0; i < 6; ++i, bits /= kCount) name += kLetters[bits % kCount];
         // mkdir, not mkdtemp: the directory becomes the pattern (or capture) directory, which must
         // get the permissions the user's umask gives, as one made by hand would; mkdtemp's 0700
         // would hide a directory shared with a group from the group.
