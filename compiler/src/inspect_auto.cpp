@@ -415,6 +415,27 @@ double predicted_us(const schema::Manifest& manifest, const schema::MeasuredShap
     return nearest < list.size() ? list[nearest] : std::nan("");
 }
 
+/// Why a wisdom file says nothing of this directory: which patterns its entries are for (a
+/// pattern compiled again has a new compile id, and its old wisdom no longer applies).
+std::string no_entry(const schema::Manifest& manifest, const schema::Wisdom& wisdom) {
+    std::ostringstream out;
+    out << "wisdom: no entry for this directory (compile id " << manifest.compile_id() << ")";
+    if (wisdom.entries_size() == 0) {
+        out << "; the file holds no entry\n";
+        return out.str();
+    }
+    constexpr int kListed = 4;
+    out << "; the file's " << wisdom.entries_size() << (wisdom.entries_size() == 1 ? " entry is" : " entries are")
+        << " for compile id";
+    for (int i = 0; i < wisdom.entries_size() && i < kListed; ++i) {
+        const auto& entry = wisdom.entries(i);
+        out << (i == 0 ? " " : ", ") << entry.compile_id() << " (" << entry.num_ranks() << " ranks)";
+    }
+    if (wisdom.entries_size() > kListed) out << ", ...";
+    out << " (a pattern compiled again has a new compile id)\n";
+    return out.str();
+}
+
 }  // namespace
 
 std::string format_wisdom(const schema::Manifest& manifest, const schema::Wisdom& wisdom) {
@@ -447,7 +468,7 @@ std::string format_wisdom(const schema::Manifest& manifest, const schema::Wisdom
             }
         }
     }
-    if (found == 0) out << "wisdom: no entry for this directory (compile id " << manifest.compile_id() << ")\n";
+    if (found == 0) out << no_entry(manifest, wisdom);
     return out.str();
 }
 

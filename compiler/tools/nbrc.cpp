@@ -381,6 +381,11 @@ int run_inspect(const Options& o) {
             if (!o.wisdom.empty()) std::cout << nbr::compiler::format_wisdom(manifest, nbr::read_wisdom(o.wisdom));
             return;
         }
+        if (!o.wisdom.empty()) {
+            throw nbr::InputError("--wisdom: " + o.dir +
+                                  " holds one variant: measured selection has nothing to choose there, so wisdom "
+                                  "holds nothing for it (--wisdom is for auto directories)");
+        }
         const auto patterns = nbr::compiler::read_all_rank_patterns(o.dir, manifest);
         if (o.rank && *o.rank >= manifest.num_ranks()) {
             throw nbr::InputError("--rank " + std::to_string(*o.rank) + " out of range: " + o.dir + " has " +

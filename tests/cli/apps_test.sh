@@ -152,6 +152,16 @@ print(sum(s["calls"] for s in shapes), " ".join(sorted(set(s["state"] for s in s
     inspected=$("$nbrc" inspect "$tag.patterns/000000" --wisdom "$work/$tag.wisdom")
     check 'grep -qE "^  [a-z]+ [a-z]+ .*: measured [a-z]" <<<"$inspected" && grep -q " model " <<<"$inspected"' \
         "$name $args: nbrc inspect --wisdom shows no measurement: $inspected"
+    # Another pattern's wisdom: says whose it is; a single variant has none.
+    "$nbrc" gen random --ranks 4 --density 0.5 --seed 2 -o "$work/other.el" >/dev/null &&
+        "$nbrc" compile "$work/other.el" --algo auto --machine niagara --sizes 8 -q -o "$work/other" ||
+        fail "$name: compile of another pattern"
+    inspected=$("$nbrc" inspect "$work/other" --wisdom "$work/$tag.wisdom")
+    check 'grep -qE "^wisdom: no entry for this directory \(compile id [0-9]+\); the file.s [0-9]+ entr(y is|ies are) for compile id [0-9]+ \([0-9]+ ranks\)" <<<"$inspected"' \
+        "$name $args: another pattern's wisdom is not told apart: $inspected"
+    inspected=$("$nbrc" inspect "$tag.patterns/000000/naive" --wisdom "$work/$tag.wisdom" 2>&1)
+    check '[ $? -eq 1 ] && grep -q "holds one variant: measured selection has nothing to choose there" <<<"$inspected"' \
+        "$name $args: --wisdom on a single variant: $inspected"
     check '[ "${json#* }" = "wisdom" ] || [ "${json#* }" = "single wisdom" ]' \
         "$name $args: the second run did not take its choices from wisdom: ${json#* }"
 }
