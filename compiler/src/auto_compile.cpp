@@ -707,6 +707,7 @@ AutoReport compile_auto(MPI_Comm comm, const Topology& topology, const AutoOptio
     auto candidates =
         segmented_candidates(select_candidates(auto_candidates(base), options.candidates),
                              options.segmented_candidates ? simulator::segment_size_for(options.machine) : 0);
+    internal::check_output(comm, options.output, options.keep_existing);
     internal::StagedOutput staged(comm, options.output, options.keep_existing);
     std::vector<Built> built;
     for (std::size_t i = 0; i < candidates.size();) {

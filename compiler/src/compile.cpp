@@ -153,9 +153,8 @@ bool is_replaceable(const fs::path& dir) {
 }
 
 /// Fails unless a compile may write `output`: absent, or a pattern directory or an empty one
-/// (replaced once the new one is complete). Checked before the work, so that a long compile
-/// does not end in a refusal, and again when the directory is put in place.
-void check_output(const fs::path& output) {
+/// (replaced once the new one is complete).
+void check_replaceable(const fs::path& output) {
     if (fs::exists(output) && (!fs::is_directory(output) || !is_replaceable(output))) {
         throw std::runtime_error(output.string() +
                                  ": exists and is not an nbr pattern directory; refusing to replace it");
@@ -166,7 +165,7 @@ void check_output(const fs::path& output) {
 void publish(const fs::path& temp, const fs::path& output) {
     std::error_code ec;
     if (fs::exists(output)) {
-        check_output(output);
+        check_replaceable(output);
         const fs::path old = temp.string() + ".old";
         fs::rename(output, old);
         fs::rename(temp, output);
@@ -205,12 +204,19 @@ Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputF
 
 namespace internal {
 
+void check_output(MPI_Comm comm, const fs::path& output, bool keep_existing) {
+    int process = 0;
+    MPI_Comm_rank(comm, &process);
+    collective_try(comm, [&] {
+        if (process == 0 && !keep_existing) check_replaceable(output);
+    });
+}
+
 StagedOutput::StagedOutput(MPI_Comm comm, const fs::path& output, bool keep_existing)
     : comm_(comm), output_(output), keep_existing_(keep_existing) {
     MPI_Comm_rank(comm, &process_);
     collective_try(comm, [&] {
         if (process_ != 0) return;
-        if (!keep_existing_) check_output(output);
         const int removed = remove_leftovers(output);
         if (removed > 0) {  // a notice even with --quiet: files were deleted
             std::fprintf(stderr, "nbrc: removed %d temporary director%s left by interrupted compiles\n", removed,
@@ -400,9 +406,7 @@ CompileReport compile(MPI_Comm comm, const Topology& topology, Algorithm& algori
     report.ranks = topology.num_ranks();
     report.edges = topology.num_edges();
     if (topology.num_ranks() == 0) throw InputError("topology has no ranks");
-    internal::collective_try(comm, [&] {
-        if (process == 0 && !options.keep_existing) check_output(options.output);
-    });
+    internal::check_output(comm, options.output, options.keep_existing);
 
     const std::string algo_name = algorithm.name();
     progress.say("compiling " + std::to_string(report.ranks) + " ranks, " + std::to_string(report.edges) +

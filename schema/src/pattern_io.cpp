@@ -225,12 +225,19 @@ schema::Manifest manifest_at(const std::filesystem::path& dir, std::filesystem::
     }
     if (files != nullptr) *files = dir;
     const auto path = dir / manifest_file_name();
-    std::error_code ec;
-    if (std::filesystem::is_directory(dir, ec) && !std::filesystem::exists(path, ec)) {
-        throw PatternError(PatternErrorKind::io,
-                           dir.string() + ": not a pattern directory (it has no " + manifest_file_name() + ")");
+    std::string bytes;
+    try {
+        bytes = read_file(path);
+    } catch (const PatternError&) {
+        // Only on failure (every rank reads a manifest at load): a directory without one is named so.
+        std::error_code ec;
+        if (std::filesystem::is_directory(dir, ec) && !std::filesystem::exists(path, ec)) {
+            throw PatternError(PatternErrorKind::io,
+                               dir.string() + ": not a pattern directory (it has no " + manifest_file_name() + ")");
+        }
+        throw;
     }
-    return parse_manifest(read_file(path), path.string());
+    return parse_manifest(bytes, path.string());
 }
 
 // rank_pattern_source and read_rank_pattern in `dir` as it is (pattern_files resolved).

@@ -97,6 +97,12 @@ private:
     std::chrono::steady_clock::time_point start_;
 };
 
+/// @brief Fails (on every process) unless a compile may write `output`: absent, or a pattern
+/// directory or an empty one, which publish() replaces (with `keep_existing`, anything: it is
+/// kept). Called before a compile's work, so that a long compile does not end in a refusal;
+/// publish() checks again. Collective.
+void check_output(MPI_Comm comm, const std::filesystem::path& output, bool keep_existing);
+
 /// @brief A pattern directory being written: a temporary sibling of `output` (created by
 /// process 0, named on every process) that publish() renames into place, replacing an old
 /// pattern directory. Unpublished, it is removed on destruction. Collective.
