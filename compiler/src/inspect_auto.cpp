@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -219,45 +220,6 @@ std::string variable_line(const schema::Manifest& manifest, int c) {
     return name + text + ", geometric mean over " + over + ")" + kept + "\n";
 }
 
-void format_predictions(std::ostringstream& out, const schema::Manifest& manifest, int c) {
-    out << "predicted latency (us), " << kCollectiveNames[c] << ":\n"
-        << "   bytes";
-    const bool margins = margins_per_size(manifest);
-    if (margins) out << "   margin";
-    char cell[64];
-    bool unsimulated = false;
-    for (const auto& candidate : manifest.candidates()) {
-        if (latencies(candidate, c).empty()) continue;
-        std::snprintf(cell, sizeof cell, " %17s", candidate.name().c_str());
-        out << cell;
-    }
-    out << "\n";
-    for (int s = 0; s < manifest.sizes_size(); ++s) {
-        std::snprintf(cell, sizeof cell, "%8s", byte_text(manifest.sizes(s)).c_str());
-        out << cell;
-        if (margins) {
-            std::snprintf(cell, sizeof cell, " %8s", percent(manifest.margins(s)).c_str());
-            out << cell;
-        }
-        for (const auto& candidate : manifest.candidates()) {
-            if (latencies(candidate, c).empty()) continue;
-            const double us = latencies(candidate, c)[s];
-            unsimulated = unsimulated || std::isinf(us);
-            if (std::isinf(us)) {
-                std::snprintf(cell, sizeof cell, " %17s", "not simulated");
-            } else {
-                std::snprintf(cell, sizeof cell, " %17.3f", us);
-            }
-            out << cell;
-        }
-        out << "\n";
-    }
-    if (unsimulated) {
-        out << "not simulated: a segmented copy's size where the blocks through its busiest NIC take longer than "
-               "the kept candidates' predictions (docs/algorithms.md, \"auto\")\n";
-    }
-}
-
 /// The candidate whose schedules candidate `i`'s equal, if the compile recorded one.
 const schema::Candidate* same_schedules(const schema::Manifest& manifest, int i) {
     const auto same = manifest.candidates(i).same_schedules_as();
@@ -272,6 +234,56 @@ std::string same_schedules_text(const schema::Manifest& manifest) {
             pairs.push_back(manifest.candidates(i).name() + " = " + same->name());
     }
     return common::internal::join(pairs);
+}
+
+/// Whether candidate `i` has a column of its own in the predictions: it was simulated for
+/// collective `c` and its schedules are not an earlier candidate's ("same schedules" names those).
+bool has_column(const schema::Manifest& manifest, int i, int c) {
+    return !latencies(manifest.candidates(i), c).empty() && same_schedules(manifest, i) == nullptr;
+}
+
+void format_predictions(std::ostringstream& out, const schema::Manifest& manifest, int c) {
+    out << "predicted latency (us), " << kCollectiveNames[c]
+        << (same_schedules_text(manifest).empty() ? "" : " (a column per schedule: \"same schedules\" above)") << ":\n"
+        << "   bytes";
+    const bool margins = margins_per_size(manifest);
+    if (margins) out << "   margin";
+    char cell[64];
+    bool unsimulated = false;
+    std::vector<int> width(static_cast<std::size_t>(manifest.candidates_size()), 17);  // the name's, at least 17
+    for (int i = 0; i < manifest.candidates_size(); ++i) {
+        if (!has_column(manifest, i, c)) continue;
+        const auto& name = manifest.candidates(i).name();
+        auto& w = width[static_cast<std::size_t>(i)];
+        w = std::max(w, static_cast<int>(std::min<std::size_t>(name.size(), 48)));
+        out << " " << std::setw(w) << name;
+    }
+    out << "\n";
+    for (int s = 0; s < manifest.sizes_size(); ++s) {
+        std::snprintf(cell, sizeof cell, "%8s", byte_text(manifest.sizes(s)).c_str());
+        out << cell;
+        if (margins) {
+            std::snprintf(cell, sizeof cell, " %8s", percent(manifest.margins(s)).c_str());
+            out << cell;
+        }
+        for (int i = 0; i < manifest.candidates_size(); ++i) {
+            if (!has_column(manifest, i, c)) continue;
+            const double us = latencies(manifest.candidates(i), c)[s];
+            unsimulated = unsimulated || std::isinf(us);
+            const int w = width[static_cast<std::size_t>(i)];
+            if (std::isinf(us)) {
+                std::snprintf(cell, sizeof cell, " %*s", w, "not simulated");
+            } else {
+                std::snprintf(cell, sizeof cell, " %*.3f", w, us);
+            }
+            out << cell;
+        }
+        out << "\n";
+    }
+    if (unsimulated) {
+        out << "not simulated: a segmented copy's size where the blocks through its busiest NIC take longer than "
+               "the kept candidates' predictions (docs/algorithms.md, \"auto\")\n";
+    }
 }
 
 /// `--candidates` as given: "a, b*".

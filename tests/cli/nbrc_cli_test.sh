@@ -101,6 +101,17 @@ if diff -r a1 a2 >/dev/null; then pass; else fail "auto: P=1 and P=2 outputs dif
 expect 0 "variants, each proven" -- $nbrc verify a2 --topology random.el
 expect 0 "allgather bands:" -- $nbrc inspect a2
 expect 0 '"bands": [' -- $nbrc inspect a2 --json
+# The predictions have a column per schedule: a candidate "same schedules" names as an earlier
+# one's is not repeated there, every other simulated candidate is.
+$nbrc inspect a2 | python3 -c '
+import sys
+text = sys.stdin.read().splitlines()
+same = [l for l in text if l.startswith("same schedules")]
+assert same, "no same schedules line"
+aliases = {p.split(" = ")[0] for p in same[0].split(": ", 1)[1].split(", ")}
+heads = [text[i + 1].split()[2:] for i, l in enumerate(text) if l.startswith("predicted latency (us), allgather ")]
+assert heads and "naive" in heads[0] and not aliases & set(heads[0]), (aliases, heads)
+' && pass || fail "inspect's predictions repeat a candidate whose schedules an earlier one has"
 expect 1 "is an auto directory" -- $nbrc inspect a2 --rank 0
 expect 0 "variant" -- $nbrc simulate a2 --machine niagara --sizes 1,4K --collective alltoall
 # Another placement than the bands were chosen for: said, and each size still runs its band's variant.
