@@ -33,8 +33,9 @@
 //
 // NBR_REPORT=1: rank 0 prints at MPI_Finalize "nbr: replayed <calls> calls on <communicators>
 // communicators" (calls counted once per collective call, on each communicator's rank 0), then
-// per communicator and call shape what ran and, with NBR_MEASURE=1, what the trials measured
-// and saved (report.hpp); NBR_REPORT=json:FILE writes the same as JSON to FILE.
+// per communicator and call shape what ran, its calls and time per call (patterns are loaded
+// with NBR_LOAD_STATS for it) and, with NBR_MEASURE=1, what the trials measured and saved
+// (report.hpp); NBR_REPORT=json:FILE writes the same as JSON to FILE.
 // NBR_MEASURE=1 loads patterns with NBR_LOAD_MEASURE; NBR_WISDOM=FILE imports FILE (when it
 // exists) before the first load and writes every rank's wisdom, merged, to it at MPI_Finalize.
 #include "preload.hpp"
@@ -139,10 +140,11 @@ bool report_wanted() {
     return switched_on("NBR_REPORT") || !report_json_file().empty();
 }
 
-/// NBR_REPLAY_NAIVE=1: load patterns with NBR_LOAD_NO_NATIVE; NBR_MEASURE=1: NBR_LOAD_MEASURE.
+/// NBR_REPLAY_NAIVE=1: load patterns with NBR_LOAD_NO_NATIVE; NBR_MEASURE=1: NBR_LOAD_MEASURE;
+/// a report: NBR_LOAD_STATS (its call shapes; local, so a rank without NBR_REPORT does no harm).
 unsigned long load_flags() {
     return (switched_on("NBR_REPLAY_NAIVE") ? NBR_LOAD_NO_NATIVE : 0UL) |
-           (switched_on("NBR_MEASURE") ? NBR_LOAD_MEASURE : 0UL);
+           (switched_on("NBR_MEASURE") ? NBR_LOAD_MEASURE : 0UL) | (report_wanted() ? NBR_LOAD_STATS : 0UL);
 }
 
 /// NBR_WISDOM=FILE, or "".

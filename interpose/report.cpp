@@ -44,6 +44,7 @@ StateNames state_names(nbr_shape_state_t state) {
         case NBR_SHAPE_TRIAL: return {"still in trials", "trial"};
         case NBR_SHAPE_MEASURED: return {"measured", "measured"};
         case NBR_SHAPE_WISDOM: return {"from wisdom", "wisdom"};
+        case NBR_SHAPE_MODEL: return {"model's choice", "model"};
     }
     return {"?", "?"};
 }

@@ -107,6 +107,12 @@ typedef struct nbr_request_s* nbr_request_t;
  * earlier steps (the step-synchronized rule of round-based libraries), instead of leaving as
  * soon as the receives that feed it are in. Slower or equal; exists to measure the difference. */
 #define NBR_LOAD_STEP_SYNC 0x4UL
+/** Statistics without measurement: every call shape is counted and one call in 16 timed, for
+ * nbr_pattern_shape_stats (what the drop-in's report prints), while each call runs the
+ * variant the pattern chose for it (state NBR_SHAPE_MODEL; a single-variant pattern's shapes
+ * NBR_SHAPE_SINGLE). No trials, no agreements, no wisdom, no MPI call of its own; a few
+ * nanoseconds per call. Implied by NBR_LOAD_MEASURE. */
+#define NBR_LOAD_STATS 0x8UL
 
 /** Version of the library actually linked (compare with NBR_API_VERSION). */
 unsigned nbr_get_api_version(void);
@@ -148,7 +154,8 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
 
 /**
  * nbr_load_pattern with flags (collective; every rank must pass the same flags):
- * any of NBR_LOAD_NO_NATIVE, NBR_LOAD_MEASURE, NBR_LOAD_STEP_SYNC. Other bits are NBR_ERR_ARG.
+ * any of NBR_LOAD_NO_NATIVE, NBR_LOAD_MEASURE, NBR_LOAD_STEP_SYNC, NBR_LOAD_STATS. Other bits are
+ * NBR_ERR_ARG.
  *
  * NBR_LOAD_MEASURE: measured selection. For every call shape the application uses - a
  * collective (v or not) in one mode (blocking, nonblocking, persistent) and, for fixed-size
@@ -269,7 +276,8 @@ typedef enum {
     NBR_SHAPE_SINGLE = 0,   /**< one candidate: nothing to choose */
     NBR_SHAPE_TRIAL = 1,    /**< the candidates are being timed */
     NBR_SHAPE_MEASURED = 2, /**< chosen by this job's trials */
-    NBR_SHAPE_WISDOM = 3    /**< chosen by imported wisdom, no trials */
+    NBR_SHAPE_WISDOM = 3,   /**< chosen by imported wisdom, no trials */
+    NBR_SHAPE_MODEL = 4     /**< NBR_LOAD_STATS: the pattern's choice (the model's), not measured */
 } nbr_shape_state_t;
 
 /** What measured selection knows of one call shape (nbr_pattern_shape_stats). Times are this
@@ -278,7 +286,9 @@ typedef struct {
     nbr_collective_t collective;
     nbr_mode_t mode;
     size_t min_bytes, max_bytes; /**< block sizes of the shape (fixed-size, and persistent v by their
-                                      mean bytes per edge); 0 and SIZE_MAX for blocking and nonblocking v-calls */
+                                      mean bytes per edge); 0 and SIZE_MAX for blocking and nonblocking v-calls
+                                      (and persistent ones of a single-variant pattern under
+                                      NBR_LOAD_STATS, which does not compute their mean) */
     nbr_shape_state_t state;
     const char* variant;            /**< what the shape runs (the model's winner during trials); owned by the pattern */
     int candidates;                 /**< candidates of the shape (nbr_pattern_shape_candidate) */
@@ -296,7 +306,8 @@ typedef struct {
                                          NaN in trials, for a single candidate, or when naive was not measured */
 } nbr_shape_stats_t;
 
-/** Number of call shapes the pattern has seen (0 unless loaded with NBR_LOAD_MEASURE). Local. */
+/** Number of call shapes the pattern has seen (0 unless loaded with NBR_LOAD_MEASURE or
+ *  NBR_LOAD_STATS). Local. */
 int nbr_pattern_shape_count(nbr_pattern_t pattern, int* count);
 /** Statistics of shape `shape` (0 <= shape < count). Local. */
 int nbr_pattern_shape_stats(nbr_pattern_t pattern, int shape, nbr_shape_stats_t* stats);

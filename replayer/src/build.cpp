@@ -178,7 +178,7 @@ int prepare(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long f
     MPI_Comm_rank(comm, &rank);
     nbr::internal::CommNeighbors lists;
     int code = guarded([&] {
-        if ((flags & ~(NBR_LOAD_NO_NATIVE | NBR_LOAD_MEASURE | NBR_LOAD_STEP_SYNC)) != 0) {
+        if ((flags & ~nbr::internal::kLoadFlags) != 0) {
             return fail(NBR_ERR_ARG, "nbr_pattern_build: unknown flags " + std::to_string(flags));
         }
         lookup.options = options_of(info, flags);

@@ -69,6 +69,9 @@ inline int index_of(Collective collective) {
     return collective == Collective::allgather ? 0 : 1;
 }
 
+/// Every flag nbr_load_pattern_flags and nbr_pattern_build take.
+inline constexpr unsigned long kLoadFlags = NBR_LOAD_NO_NATIVE | NBR_LOAD_MEASURE | NBR_LOAD_STEP_SYNC | NBR_LOAD_STATS;
+
 /// A loaded pattern (behind an nbr_pattern_t handle). Calls on one pattern are serialized by
 /// the application (nbr.h, "Threads"), so nothing here is locked.
 struct PatternState {
@@ -87,7 +90,7 @@ struct PatternState {
     std::uint32_t variable_variant[2]{};                // the variant of blocking and nonblocking v-variant calls
     std::vector<std::uint32_t> variable_candidates[2];  // it, then the alternatives kept for measurement
     std::uint64_t compile_id = 0;                       // the manifest's (wisdom's key)
-    std::unique_ptr<Tuner> tuner;                       // NBR_LOAD_MEASURE: measured selection
+    std::unique_ptr<Tuner> tuner;                       // NBR_LOAD_MEASURE or _STATS: call shapes
     std::string machine;                                // NBR_LOAD_MEASURE: machine_fingerprint
     std::string wisdom_note;                            // NBR_LOAD_MEASURE: what wisdom did at load
     std::string origin_dir;                             // the pattern directory loaded (nbr_pattern_origin)

@@ -383,7 +383,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
     std::unique_ptr<nbr::internal::PatternState> pattern;
     int code = guarded([&] {
         if (dir == nullptr) return fail(NBR_ERR_ARG, "nbr_load_pattern: directory is NULL");
-        if ((flags & ~(NBR_LOAD_NO_NATIVE | NBR_LOAD_MEASURE | NBR_LOAD_STEP_SYNC)) != 0) {
+        if ((flags & ~nbr::internal::kLoadFlags) != 0) {
             return fail(NBR_ERR_ARG, "nbr_load_pattern_flags: unknown flags " + std::to_string(flags));
         }
         pattern = load_local(dir, comm, rank, size);
@@ -400,6 +400,9 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
             pattern->tuner = std::make_unique<nbr::internal::Tuner>();
             pattern->machine = nbr::internal::machine_fingerprint(comm);
             pattern->wisdom_note = nbr::internal::apply_wisdom(*pattern, comm);
+        } else if ((flags & NBR_LOAD_STATS) != 0) {  // local: no fingerprint, no wisdom
+            pattern->tuner = std::make_unique<nbr::internal::Tuner>();
+            pattern->tuner->model_only = true;
         }
         return NBR_SUCCESS;
     });
@@ -411,8 +414,8 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
         state->handle = handle;
         state->origin_dir = dir;
         state->origin = "loaded";
-        nbr::internal::publish_hand_off(*state);  // measured: its shapes add to it as they choose
-        if (state->tuner) {
+        nbr::internal::publish_hand_off(*state);          // measured: its shapes add to it as they choose
+        if (state->tuner && !state->tuner->model_only) {  // the agreements' communicator
 #if defined(NBR_SMPI)
             nbr::internal::check_mpi(MPI_Comm_dup(comm, &state->tuner->comm), "MPI_Comm_dup");
 #else
@@ -435,7 +438,7 @@ int nbr_pattern_free(nbr_pattern_t* pattern) {
     nbr::internal::retract_hand_off(state->handle);
     nbr::internal::release_comm(&state->comm);
 #if defined(NBR_SMPI)
-    if (state->tuner) MPI_Comm_free(&state->tuner->comm);
+    if (state->tuner && !state->tuner->model_only) MPI_Comm_free(&state->tuner->comm);
 #endif
     nbr::internal::pattern_table().release(state->handle, false);
     *pattern = NBR_PATTERN_NULL;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -220,10 +221,11 @@ MPI_Request native_persistent_init(const CallArgs& a, MPI_Comm comm) {
 
 /// Persistent v-variants choose their variant once, at init, by the fixed-size bands, from the
 /// mean bytes per edge over all ranks (one MPI_Allreduce on the request's communicator), which
-/// this returns (0 for a single-variant pattern that is not measured: nothing to choose).
-std::uint64_t persistent_mean_bytes(const PatternState& pattern, const RequestState& request, const CallArgs& a,
-                                    const BlockBuffer& send) {
-    if (pattern.variants.size() == 1 && !pattern.tuner) return 0;
+/// this returns; nothing for a single-variant pattern that is not measured (nothing to choose,
+/// and NBR_LOAD_STATS makes no MPI call of its own).
+std::optional<std::uint64_t> persistent_mean_bytes(const PatternState& pattern, const RequestState& request,
+                                                   const CallArgs& a, const BlockBuffer& send) {
+    if (pattern.variants.size() == 1 && (!pattern.tuner || pattern.tuner->model_only)) return std::nullopt;
     const auto out = static_cast<std::uint32_t>(pattern.out.size());
     double totals[2] = {0, static_cast<double>(out)};  // bytes, edges
     for (std::uint32_t j = 0; j < out; ++j) {
@@ -252,13 +254,14 @@ std::unique_ptr<Execution> persistent_execution(PatternState& pattern, RequestSt
 /// The executions of a persistent request: the variant's; for a measured shape still in its
 /// trials one per candidate (each start then runs the tuner's pick).
 void bind_persistent(PatternState& pattern, RequestState& request, const CallArgs& a, const BlockBuffer& send,
-                     const BlockBuffer& recv, std::uint64_t bytes) {
+                     const BlockBuffer& recv, std::optional<std::uint64_t> bytes) {
     const std::uint32_t model =
-        a.variable ? band_of(pattern, a.collective, bytes) : variant_of_call(pattern, a, send, recv);
+        a.variable ? band_of(pattern, a.collective, bytes.value_or(0)) : variant_of_call(pattern, a, send, recv);
     request.variant = model;
     request.pick = Pick{};
     if (pattern.tuner) {
-        const auto key = shape_key(pattern, a.collective, a.variable, CallMode::persistent, bytes);
+        auto key = shape_key(pattern, a.collective, a.variable, CallMode::persistent, bytes.value_or(0));
+        if (!bytes) key.size_class = ShapeKey::kAnySize;
         request.pick.shape = pattern.tuner->shape_of(pattern, key);
         const auto& shape = pattern.tuner->shapes[static_cast<std::size_t>(request.pick.shape)];
         if (shape.state == Shape::State::trial) {
@@ -411,7 +414,7 @@ int init_persistent(nbr_pattern_t handle, CallArgs a, unsigned long flags, nbr_r
         private_comm(pattern->comm, &request->comm);
         const BlockBuffer send = send_buffer(a, request->send_type, *pattern);
         const BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
-        const std::uint64_t bytes =
+        const std::optional<std::uint64_t> bytes =
             a.variable ? persistent_mean_bytes(*pattern, *request, a, send) : block_bytes(a, send, recv);
         if (!a.variable) {
             bind_persistent(*pattern, *request, a, send, recv, bytes);

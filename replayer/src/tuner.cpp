@@ -140,15 +140,19 @@ int Tuner::shape_of(const PatternState& pattern, const ShapeKey& key) {
     for (std::size_t s = 0; s < shapes.size(); ++s) {
         if (shapes[s].key == key) return static_cast<int>(s);
     }
-    const auto variants = candidates_for(pattern, key);
+    auto variants = candidates_for(pattern, key);
     Shape shape;
     shape.key = key;
+    shape.state = variants.size() > 1 ? Shape::State::trial : Shape::State::single;
+    if (model_only && variants.size() > 1) {
+        variants.resize(1);  // the model's winner
+        shape.state = Shape::State::model;
+    }
     for (const auto v : variants) {
         TrialCandidate candidate;  // not measured yet: NaN times, no samples
         candidate.variant = v;
         shape.candidates.push_back(std::move(candidate));
     }
-    shape.state = variants.size() > 1 ? Shape::State::trial : Shape::State::single;
     shapes.push_back(std::move(shape));
     return static_cast<int>(shapes.size() - 1);
 }
@@ -369,6 +373,7 @@ nbr_shape_state_t state_of(Shape::State state) {
         case Shape::State::trial: return NBR_SHAPE_TRIAL;
         case Shape::State::measured: return NBR_SHAPE_MEASURED;
         case Shape::State::wisdom: return NBR_SHAPE_WISDOM;
+        case Shape::State::model: return NBR_SHAPE_MODEL;
     }
     return NBR_SHAPE_SINGLE;
 }
@@ -424,7 +429,8 @@ int nbr_pattern_shape_stats(nbr_pattern_t handle, int index, nbr_shape_stats_t* 
     *stats = nbr_shape_stats_t{};
     stats->collective = static_cast<nbr_collective_t>(key.collective + (key.variable ? 2 : 0));
     stats->mode = static_cast<nbr_mode_t>(key.mode);
-    if (key.variable && key.mode != nbr::internal::CallMode::persistent) {
+    if ((key.variable && key.mode != nbr::internal::CallMode::persistent) ||
+        key.size_class == nbr::internal::ShapeKey::kAnySize) {
         stats->min_bytes = 0;
         stats->max_bytes = SIZE_MAX;
     } else {

@@ -31,7 +31,10 @@ struct ShapeKey {
     bool variable = false;
     CallMode mode = CallMode::blocking;
     std::uint32_t band = 0;        ///< index among the collective's bands (fixed-size and persistent v)
-    std::uint32_t size_class = 0;  ///< size_class_of(block bytes)
+    std::uint32_t size_class = 0;  ///< size_class_of(block bytes), or kAnySize
+    /// The size class of persistent v-calls whose mean bytes per edge were not computed
+    /// (a single-variant pattern under NBR_LOAD_STATS): their sizes are not known.
+    static constexpr std::uint32_t kAnySize = UINT32_MAX;
     friend bool operator==(const ShapeKey&, const ShapeKey&) = default;
 };
 
@@ -55,11 +58,11 @@ struct TrialCandidate {
 /// @brief A call shape's state. Its trial schedule depends only on the call count and on agreed
 /// results, so every rank runs the same candidate in every call.
 struct Shape {
-    enum class State { single, trial, measured, wisdom };
+    enum class State { single, trial, measured, wisdom, model };
     ShapeKey key;
     std::vector<TrialCandidate> candidates;  ///< the model's order: [0] is the model's winner
     State state = State::single;
-    std::uint32_t chosen = 0;  ///< index into candidates: what runs (single, measured, wisdom)
+    std::uint32_t chosen = 0;  ///< index into candidates: what runs (single, measured, wisdom, model)
     std::uint64_t calls = 0;
     std::uint64_t trial_calls = 0;
     double trial_us = 0;            ///< this rank: time in the trial calls (samples or not)
@@ -89,7 +92,8 @@ struct Pick {
     bool timed = false;   ///< the call's time is taken (trial or run)
 };
 
-/// @brief Measured selection of one pattern (present when loaded with NBR_LOAD_MEASURE).
+/// @brief Measured selection of one pattern (present when loaded with NBR_LOAD_MEASURE), or its
+/// call shapes' statistics alone (NBR_LOAD_STATS: model_only).
 class Tuner {
 public:
     /// The round after which clearly slower candidates are pruned, and what "clearly" is.
@@ -114,9 +118,12 @@ public:
     static constexpr std::uint64_t kRunSample = 16;
 
     std::vector<Shape> shapes;
-    /// Where the agreements run: the pattern's private communicator, except in SimGrid SMPI
-    /// builds, where that is the application's own (private_comm) and SMPI's nonblocking
-    /// collectives, built on point-to-point messages, could meet nbr's; there a duplicate.
+    /// NBR_LOAD_STATS without NBR_LOAD_MEASURE: a shape's only candidate is the model's winner
+    /// (state model, or single where the pattern has no other), so nothing is tried or agreed.
+    bool model_only = false;
+    /// Where the agreements run (MPI_COMM_NULL when model_only): the pattern's private communicator, except in SimGrid
+    /// SMPI builds, where that is the application's own (private_comm) and SMPI's nonblocking collectives, built on
+    /// point-to-point messages, could meet nbr's; there a duplicate.
     MPI_Comm comm = MPI_COMM_NULL;
 
     /// @brief The shape of the call, from the last call of the same collective, variant and

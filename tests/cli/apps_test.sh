@@ -24,6 +24,10 @@ cd "$work" || exit 1
 # The lines that must not change under nbr: everything but timings.
 results() { grep -E "$1" | grep -v "time per\|us per round" | sed 's/, \(MPI\|nbr (.*)\)$//'; }
 
+# The calls of the report's shape lines ("nbr:   alltoallv nonblocking any size: 26 calls, runs
+# ..."), added up.
+shape_calls() { grep -oE "^nbr:   .*: [0-9]+ calls, runs " | grep -oE "[0-9]+ calls, runs $" | awk '{n += $1} END {print n + 0}'; }
+
 # A file name for a run: NAME ARGS with every other character an underscore.
 tag_of() { tr -c 'a-z0-9\n' '_' <<<"$*" | head -c 60; }
 
@@ -57,6 +61,11 @@ app() {
     check '[ $? -eq 0 ] && grep -q "^$name: check OK" <<<"$preloaded"' "$name $args under preload: $preloaded"
     check 'grep -qx "nbr: replayed $calls calls on [1-9][0-9]* communicators*" <<<"$preloaded"' \
         "$name $args: not $calls calls replayed: $preloaded"
+    # Per call shape the calls, the variant run (the pattern's choice) and the time per call;
+    # the shapes' calls add up to the calls replayed.
+    check '[ "$(shape_calls <<<"$preloaded")" = "$calls" ]' "$name $args: the shapes' calls do not add up: $preloaded"
+    check '! grep "^nbr:   .* calls, runs " <<<"$preloaded" | grep -qv "(model.s choice), [0-9.]* us/call$\|(only candidate), [0-9.]* us/call$"' \
+        "$name $args: a shape line without the pattern's choice and its time: $preloaded"
     check '[ "$(results "^$name:" <<<"$native")" = "$(results "^$name:" <<<"$preloaded")" ]' \
         "$name $args: preload changed the results: $native /// $preloaded"
 

@@ -255,7 +255,7 @@ TEST_F(HotPathTest, BlockingCallsHandOffToTheNativeCollectiveExactlyWhereDocumen
     EXPECT_EQ(nbr_pattern_free(&relay), NBR_SUCCESS);
 
     nbr_pattern_t bad = NBR_PATTERN_NULL;
-    EXPECT_EQ(nbr_load_pattern_flags((tmp.path() / "naive").c_str(), graph, 0x8, &bad), NBR_ERR_ARG);  // not a flag
+    EXPECT_EQ(nbr_load_pattern_flags((tmp.path() / "naive").c_str(), graph, 0x100, &bad), NBR_ERR_ARG);  // not a flag
     EXPECT_EQ(bad, NBR_PATTERN_NULL);
 }
 

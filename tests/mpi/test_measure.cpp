@@ -417,6 +417,110 @@ TEST_F(MeasureTest, ASingleAlgorithmDirectoryHasNothingToTryItsCallsAreCountedAn
     EXPECT_FALSE(std::isfinite(s.naive_us));
 }
 
+/// Calls of every mode on `pattern`, each checked against MPI's: `calls` blocking allgathers
+/// (8 B), nonblocking alltoalls and starts of a persistent alltoallv (4 B a block).
+void calls_of_every_mode(nbr_pattern_t pattern, MPI_Comm graph, int calls) {
+    const auto lists = nbr::test::neighbors_of(graph);
+    const int count = 4;
+    std::vector<unsigned char> send(lists.out.size() * 8 + 1), expected(lists.in.size() * 8 + 1), got(expected.size());
+    std::vector<int> counts(lists.out.size() + 1, count), displs(lists.out.size() + 1, 0);
+    for (std::size_t e = 1; e < counts.size(); ++e) displs[e] = displs[e - 1] + count;
+    std::vector<int> rcounts(lists.in.size() + 1, count), rdispls(lists.in.size() + 1, 0);
+    for (std::size_t e = 1; e < rcounts.size(); ++e) rdispls[e] = rdispls[e - 1] + count;
+    nbr_request_t persistent = NBR_REQUEST_NULL;
+    ASSERT_EQ(nbr_neighbor_alltoallv_init(send.data(), counts.data(), displs.data(), MPI_BYTE, got.data(),
+                                          rcounts.data(), rdispls.data(), MPI_BYTE, pattern, 0, &persistent),
+              0)
+        << nbr_last_error();
+    for (int call = 0; call < calls; ++call) {
+        nbr::test::fill(send, call);
+        std::fill(expected.begin(), expected.end(), 0);
+        std::fill(got.begin(), got.end(), 0);
+        MPI_Neighbor_allgather(send.data(), 8, MPI_BYTE, expected.data(), 8, MPI_BYTE, graph);
+        ASSERT_EQ(nbr_neighbor_allgather(send.data(), 8, MPI_BYTE, got.data(), 8, MPI_BYTE, pattern), 0)
+            << nbr_last_error();
+        ASSERT_EQ(got, expected) << "blocking call " << call;
+        std::fill(expected.begin(), expected.end(), 0);
+        nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph);
+        std::fill(got.begin(), got.end(), 0);
+        nbr_request_t request = NBR_REQUEST_NULL;
+        ASSERT_EQ(nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern, &request),
+                  0);
+        ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
+        ASSERT_EQ(got, expected) << "nonblocking call " << call;
+        std::fill(got.begin(), got.end(), 0);
+        ASSERT_EQ(nbr_start(&persistent), 0) << nbr_last_error();
+        ASSERT_EQ(nbr_wait(&persistent), 0) << nbr_last_error();
+        ASSERT_EQ(got, expected) << "persistent start " << call;
+    }
+    ASSERT_EQ(nbr_request_free(&persistent), 0);
+}
+
+TEST_F(MeasureTest, StatsAloneRunTheModelsChoiceAndCountAndTimeEveryShapeWithoutTrials) {
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e3), 0);  // measurement would pass it over
+    ASSERT_EQ(nbr_load_pattern_flags(dir().c_str(), graph_, NBR_LOAD_STATS, &pattern_), NBR_SUCCESS)
+        << nbr_last_error();
+    const int calls = 40;
+    calls_of_every_mode(pattern_, graph_, calls);
+    // allgather's and allgatherv's winner is relay, alltoall's and alltoallv's cn2 (SetUp).
+    const struct {
+        nbr_collective_t collective;
+        nbr_mode_t mode;
+        const std::string& variant;
+    } expected[] = {{NBR_ALLGATHER, NBR_MODE_BLOCKING, kRelay},
+                    {NBR_ALLTOALL, NBR_MODE_NONBLOCKING, kCommonNeighbor},
+                    {NBR_ALLTOALLV, NBR_MODE_PERSISTENT, kCommonNeighbor}};
+    int count = 0;
+    ASSERT_EQ(nbr_pattern_shape_count(pattern_, &count), 0);
+    EXPECT_EQ(count, 3);
+    for (const auto& e : expected) {
+        const auto s = stats(e.collective, e.mode);
+        EXPECT_EQ(s.state, NBR_SHAPE_MODEL) << e.collective;
+        EXPECT_EQ(std::string(s.variant), e.variant) << e.collective;
+        EXPECT_EQ(s.candidates, 1) << e.collective;
+        EXPECT_EQ(s.calls, static_cast<unsigned long long>(calls)) << e.collective;
+        EXPECT_EQ(s.trial_calls, 0U) << e.collective;
+        EXPECT_EQ(s.after_calls, static_cast<unsigned long long>(calls)) << e.collective;
+        EXPECT_EQ(s.run_calls, (calls + 15U) / 16) << e.collective;  // one in 16, the first included
+        EXPECT_GT(s.run_us, 0.0) << e.collective;
+        EXPECT_FALSE(std::isfinite(s.naive_us)) << e.collective;
+        EXPECT_FALSE(std::isfinite(s.saved_us)) << e.collective;
+    }
+    const auto blocking = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(blocking.min_bytes, 8U);
+    EXPECT_EQ(blocking.max_bytes, 15U);
+    const char* variant = nullptr;
+    ASSERT_EQ(nbr_pattern_variant(pattern_, NBR_ALLGATHER, 8, &variant), 0);
+    EXPECT_EQ(std::string(variant), kRelay);
+    const char* note = nullptr;
+    ASSERT_EQ(nbr_pattern_wisdom(pattern_, &note), 0);
+    EXPECT_STREQ(note, "");
+}
+
+TEST_F(MeasureTest, StatsOnSomeRanksOnlyMakeNoCallOfTheirOwnOnASingleVariantPattern) {
+    // NBR_LOAD_STATS is local (the drop-in sets it where NBR_REPORT is set): ranks that differ in
+    // it still meet in every call, and a persistent v-call's sizes, whose mean only measured
+    // selection computes, are "any size".
+    const unsigned long flags = world_rank() % 2 == 0 ? NBR_LOAD_STATS : 0UL;
+    ASSERT_EQ(nbr_load_pattern_flags((dir() / "naive").c_str(), graph_, flags, &pattern_), NBR_SUCCESS)
+        << nbr_last_error();
+    calls_of_every_mode(pattern_, graph_, 20);
+    int count = -1;
+    ASSERT_EQ(nbr_pattern_shape_count(pattern_, &count), 0);
+    if (flags == 0) {
+        EXPECT_EQ(count, 0);
+        return;
+    }
+    EXPECT_EQ(count, 3);
+    const auto v = stats(NBR_ALLTOALLV, NBR_MODE_PERSISTENT);
+    EXPECT_EQ(v.state, NBR_SHAPE_SINGLE);
+    EXPECT_EQ(std::string(v.variant), kNaive);
+    EXPECT_EQ(v.calls, 20U);
+    EXPECT_EQ(v.min_bytes, 0U);
+    EXPECT_EQ(v.max_bytes, SIZE_MAX);
+    EXPECT_EQ(stats(NBR_ALLGATHER, NBR_MODE_BLOCKING).calls, 20U);  // handed off to MPI after the first: counted
+}
+
 TEST_F(MeasureTest, WithoutTheFlagNoShapeIsKept) {
     ASSERT_EQ(nbr_load_pattern(dir().c_str(), graph_, &pattern_), NBR_SUCCESS) << nbr_last_error();
     blocking_allgathers(3);
