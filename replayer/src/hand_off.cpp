@@ -63,7 +63,7 @@ void hand_off_shape(const PatternState& pattern, int index) {
     if (record == nullptr || !pattern.tuner) return;
     const Shape& shape = pattern.tuner->shapes[static_cast<std::size_t>(index)];
     const ShapeKey& key = shape.key;
-    const bool decided = shape.state != Shape::State::trial && shape.run_calls > 0;
+    const bool decided = shape.state != Shape::State::trial && shape.run_calls >= Tuner::kHandOffSamples;
     const auto variant = shape.candidates[shape.chosen].variant;
     if (!decided || key.mode != CallMode::blocking || !pattern.variants[variant].native[key.collective]) return;
     if (key.variable) {

@@ -69,6 +69,10 @@ struct Shape {
     double run_us = 0;              ///< this rank: time in the sampled calls after the choice
     std::uint64_t run_calls = 0;    ///< sampled (timed) calls after the choice
     std::uint64_t after_calls = 0;  ///< calls after the choice
+    /// The call after the choice that is timed first: 0 after trials (the chosen candidate ran
+    /// in them), 1 for a shape decided from its first call (single, model, wisdom), whose first
+    /// call builds plans and meets its buffers cold.
+    std::uint64_t first_sample = 0;
     // The trial schedule: rounds over the candidates not pruned, each candidate an untimed call
     // then a timed one; agreements after kPruneRound rounds and every kTrialRounds rounds, the
     // last after kMaxTrialRounds.
@@ -116,6 +120,10 @@ public:
     /// After the choice one call in this many is timed (the first included): the report's time
     /// per call and saving are from these samples, and the other calls read no clock.
     static constexpr std::uint64_t kRunSample = 16;
+    /// A blocking shape whose choice runs MPI's own collective goes straight to it (the hand-off
+    /// record, hand_off_shape) once this many of its calls are timed: the report's time per
+    /// call is then a mean of that many warm calls.
+    static constexpr std::uint64_t kHandOffSamples = 4;
 
     std::vector<Shape> shapes;
     /// NBR_LOAD_STATS without NBR_LOAD_MEASURE: a shape's only candidate is the model's winner
@@ -163,13 +171,13 @@ private:
     /// next() for a shape in its trials: a trial call, or the decided one if the agreement this
     /// call completes decides.
     Pick next_in_trials(PatternState& pattern, int index);
-    /// A decided shape's call: its choice, timed once in kRunSample calls.
+    /// A decided shape's call: its choice, timed once in kRunSample calls from first_sample.
     static Pick decided(int index, Shape& shape) {
         Pick pick;
         pick.shape = index;
         pick.candidate = shape.chosen;
         pick.variant = shape.candidates[shape.chosen].variant;
-        pick.timed = shape.after_calls++ % kRunSample == 0;
+        pick.timed = (shape.after_calls++ + kRunSample - shape.first_sample) % kRunSample == 0;
         return pick;
     }
     /// The shape's next trial call, or nothing once the shape is decided (possibly by an
