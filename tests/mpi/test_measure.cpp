@@ -35,6 +35,17 @@ constexpr unsigned long long kHandOffSamples = 4;
 /// The variants' names as libnbr reports them (an auto directory's subdirectories).
 const std::string kNaive = "naive", kRelay = "relay", kCommonNeighbor = "cn2";
 
+/// A blocking allgather of 8 B (the first 8 bytes of `send`), checked against MPI's.
+void allgather_checked(nbr_pattern_t pattern, MPI_Comm graph, const std::vector<unsigned char>& send,
+                       std::vector<unsigned char>& expected, std::vector<unsigned char>& got, int call) {
+    std::fill(expected.begin(), expected.end(), 0);
+    std::fill(got.begin(), got.end(), 0);
+    MPI_Neighbor_allgather(send.data(), 8, MPI_BYTE, expected.data(), 8, MPI_BYTE, graph);
+    ASSERT_EQ(nbr_neighbor_allgather(send.data(), 8, MPI_BYTE, got.data(), 8, MPI_BYTE, pattern), 0)
+        << nbr_last_error();
+    ASSERT_EQ(got, expected) << "blocking call " << call;
+}
+
 class MeasureTest : public testing::Test {
 protected:
     void SetUp() override {
@@ -92,12 +103,7 @@ protected:
         std::vector<unsigned char> send(8), expected(lists.in.size() * 8 + 1), got(expected.size());
         for (int call = 0; call < calls; ++call) {
             nbr::test::fill(send, call);
-            std::fill(expected.begin(), expected.end(), 0);
-            std::fill(got.begin(), got.end(), 0);
-            MPI_Neighbor_allgather(send.data(), 8, MPI_BYTE, expected.data(), 8, MPI_BYTE, graph_);
-            ASSERT_EQ(nbr_neighbor_allgather(send.data(), 8, MPI_BYTE, got.data(), 8, MPI_BYTE, pattern_), 0)
-                << nbr_last_error();
-            ASSERT_EQ(got, expected) << "call " << call;
+            ASSERT_NO_FATAL_FAILURE(allgather_checked(pattern_, graph_, send, expected, got, call));
         }
     }
 
@@ -117,6 +123,37 @@ bool same_on_every_rank(const std::string& mine) {
         if (std::string(all.data() + r * sizeof text) != mine) return false;
     }
     return true;
+}
+
+/// Counts and displacements of v-calls that move `count` bytes on every edge.
+struct VLayout {
+    std::vector<int> counts, displs, rcounts, rdispls;
+};
+
+VLayout v_layout(const nbr::test::Neighbors& lists, int count) {
+    VLayout v;
+    v.counts.assign(lists.out.size() + 1, count);
+    v.displs.assign(lists.out.size() + 1, 0);
+    for (std::size_t e = 1; e < v.counts.size(); ++e) v.displs[e] = v.displs[e - 1] + count;
+    v.rcounts.assign(lists.in.size() + 1, count);
+    v.rdispls.assign(lists.in.size() + 1, 0);
+    for (std::size_t e = 1; e < v.rcounts.size(); ++e) v.rdispls[e] = v.rdispls[e - 1] + count;
+    return v;
+}
+
+/// A nonblocking alltoall of `count` bytes a block and a start of `persistent` (bound to the same
+/// buffers), each checked against `expected`, what MPI delivers.
+void alltoall_twice(nbr_pattern_t pattern, nbr_request_t* persistent, const std::vector<unsigned char>& send,
+                    const std::vector<unsigned char>& expected, std::vector<unsigned char>& got, int count, int call) {
+    std::fill(got.begin(), got.end(), 0);
+    nbr_request_t request = NBR_REQUEST_NULL;
+    ASSERT_EQ(nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern, &request), 0);
+    ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
+    ASSERT_EQ(got, expected) << "nonblocking call " << call;
+    std::fill(got.begin(), got.end(), 0);
+    ASSERT_EQ(nbr_start(persistent), 0) << nbr_last_error();
+    ASSERT_EQ(nbr_wait(persistent), 0) << nbr_last_error();
+    ASSERT_EQ(got, expected) << "persistent start " << call;
 }
 
 TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpiDelivers) {
@@ -249,26 +286,14 @@ TEST_F(MeasureTest, NonblockingPersistentAndVCallsAreMeasuredAndDeliverWhatMpiDe
         nbr_neighbor_alltoall_init(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, 0, &persistent),
         0)
         << nbr_last_error();
-    std::vector<int> counts(lists.out.size() + 1, count), displs(lists.out.size() + 1, 0);
-    for (std::size_t e = 1; e < counts.size(); ++e) displs[e] = displs[e - 1] + count;
-    std::vector<int> rcounts(lists.in.size() + 1, count), rdispls(lists.in.size() + 1, 0);
-    for (std::size_t e = 1; e < rcounts.size(); ++e) rdispls[e] = rdispls[e - 1] + count;
+    const auto layout = v_layout(lists, count);
     for (int call = 0; call < kCalls; ++call) {
         nbr::test::fill(send, call);
         nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
+        ASSERT_NO_FATAL_FAILURE(alltoall_twice(pattern_, &persistent, send, expected, got, count, call));
         std::fill(got.begin(), got.end(), 0);
-        nbr_request_t request = NBR_REQUEST_NULL;
-        ASSERT_EQ(nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, &request),
-                  0);
-        ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
-        ASSERT_EQ(got, expected) << "nonblocking call " << call;
-        std::fill(got.begin(), got.end(), 0);
-        ASSERT_EQ(nbr_start(&persistent), 0) << nbr_last_error();
-        ASSERT_EQ(nbr_wait(&persistent), 0) << nbr_last_error();
-        ASSERT_EQ(got, expected) << "persistent start " << call;
-        std::fill(got.begin(), got.end(), 0);
-        ASSERT_EQ(nbr_neighbor_alltoallv(send.data(), counts.data(), displs.data(), MPI_BYTE, got.data(),
-                                         rcounts.data(), rdispls.data(), MPI_BYTE, pattern_),
+        ASSERT_EQ(nbr_neighbor_alltoallv(send.data(), layout.counts.data(), layout.displs.data(), MPI_BYTE, got.data(),
+                                         layout.rcounts.data(), layout.rdispls.data(), MPI_BYTE, pattern_),
                   0)
             << nbr_last_error();
         ASSERT_EQ(got, expected) << "alltoallv call " << call;
@@ -428,35 +453,18 @@ void calls_of_every_mode(nbr_pattern_t pattern, MPI_Comm graph, int calls) {
     const auto lists = nbr::test::neighbors_of(graph);
     const int count = 4;
     std::vector<unsigned char> send(lists.out.size() * 8 + 1), expected(lists.in.size() * 8 + 1), got(expected.size());
-    std::vector<int> counts(lists.out.size() + 1, count), displs(lists.out.size() + 1, 0);
-    for (std::size_t e = 1; e < counts.size(); ++e) displs[e] = displs[e - 1] + count;
-    std::vector<int> rcounts(lists.in.size() + 1, count), rdispls(lists.in.size() + 1, 0);
-    for (std::size_t e = 1; e < rcounts.size(); ++e) rdispls[e] = rdispls[e - 1] + count;
+    const auto v = v_layout(lists, count);
     nbr_request_t persistent = NBR_REQUEST_NULL;
-    ASSERT_EQ(nbr_neighbor_alltoallv_init(send.data(), counts.data(), displs.data(), MPI_BYTE, got.data(),
-                                          rcounts.data(), rdispls.data(), MPI_BYTE, pattern, 0, &persistent),
+    ASSERT_EQ(nbr_neighbor_alltoallv_init(send.data(), v.counts.data(), v.displs.data(), MPI_BYTE, got.data(),
+                                          v.rcounts.data(), v.rdispls.data(), MPI_BYTE, pattern, 0, &persistent),
               0)
         << nbr_last_error();
     for (int call = 0; call < calls; ++call) {
         nbr::test::fill(send, call);
-        std::fill(expected.begin(), expected.end(), 0);
-        std::fill(got.begin(), got.end(), 0);
-        MPI_Neighbor_allgather(send.data(), 8, MPI_BYTE, expected.data(), 8, MPI_BYTE, graph);
-        ASSERT_EQ(nbr_neighbor_allgather(send.data(), 8, MPI_BYTE, got.data(), 8, MPI_BYTE, pattern), 0)
-            << nbr_last_error();
-        ASSERT_EQ(got, expected) << "blocking call " << call;
+        ASSERT_NO_FATAL_FAILURE(allgather_checked(pattern, graph, send, expected, got, call));
         std::fill(expected.begin(), expected.end(), 0);
         nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph);
-        std::fill(got.begin(), got.end(), 0);
-        nbr_request_t request = NBR_REQUEST_NULL;
-        ASSERT_EQ(nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern, &request),
-                  0);
-        ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
-        ASSERT_EQ(got, expected) << "nonblocking call " << call;
-        std::fill(got.begin(), got.end(), 0);
-        ASSERT_EQ(nbr_start(&persistent), 0) << nbr_last_error();
-        ASSERT_EQ(nbr_wait(&persistent), 0) << nbr_last_error();
-        ASSERT_EQ(got, expected) << "persistent start " << call;
+        ASSERT_NO_FATAL_FAILURE(alltoall_twice(pattern, &persistent, send, expected, got, count, call));
     }
     ASSERT_EQ(nbr_request_free(&persistent), 0);
 }
