@@ -204,25 +204,31 @@ Topology read_topology_collective(MPI_Comm comm, const std::string& path, InputF
 
 namespace internal {
 
+fs::path directory_path(const fs::path& output) {
+    fs::path path = output;
+    while (!path.has_filename() && path.has_relative_path()) path = path.parent_path();
+    return path;
+}
+
 void check_output(MPI_Comm comm, const fs::path& output, bool keep_existing) {
     int process = 0;
     MPI_Comm_rank(comm, &process);
     collective_try(comm, [&] {
-        if (process == 0 && !keep_existing) check_replaceable(output);
+        if (process == 0 && !keep_existing) check_replaceable(directory_path(output));
     });
 }
 
 StagedOutput::StagedOutput(MPI_Comm comm, const fs::path& output, bool keep_existing)
-    : comm_(comm), output_(output), keep_existing_(keep_existing) {
+    : comm_(comm), output_(directory_path(output)), keep_existing_(keep_existing) {
     MPI_Comm_rank(comm, &process_);
     collective_try(comm, [&] {
         if (process_ != 0) return;
-        const int removed = remove_leftovers(output);
+        const int removed = remove_leftovers(output_);
         if (removed > 0) {  // a notice even with --quiet: files were deleted
             std::fprintf(stderr, "nbrc: removed %d temporary director%s left by interrupted compiles\n", removed,
                          removed == 1 ? "y" : "ies");
         }
-        dir_ = make_temp_dir(output);
+        dir_ = make_temp_dir(output_);
     });
     dir_ = broadcast_string(comm, dir_.string());
 }

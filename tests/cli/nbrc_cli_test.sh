@@ -42,6 +42,10 @@ expect 0 "" -- $nbrc compile moore.el -o p1 --quiet
 if diff -r p1 p2 >/dev/null; then pass; else fail "P=1 and P=2 outputs differ"; fi
 expect 0 "OK p2: 64 ranks, 512 edges each delivered exactly once" -- $nbrc verify p2 --topology moore.el
 expect 1 "differ from the given topology" -- $nbrc verify p2 --topology random.el
+# An output named with a trailing slash is the same directory (and is replaced as one).
+expect 0 "" -- $nbrc compile moore.el -o slash/ -q
+expect 0 "" -- $nbrc compile moore.el -o slash// -q
+if diff -r p1 slash >/dev/null && [ -z "$(ls -A . | grep '^\.slash')" ]; then pass; else fail "-o slash/ differs: $(ls -A)"; fi
 
 # Placement files (simulate and distance-halving use them): all 64 ranks on one socket, and
 # one that places only ranks 0-9.

@@ -103,6 +103,10 @@ private:
 /// publish() checks again. Collective.
 void check_output(MPI_Comm comm, const std::filesystem::path& output, bool keep_existing);
 
+/// @brief `output` without trailing separators ("patterns/" -> "patterns"): the directory a
+/// compile writes, whose parent holds its temporary sibling.
+[[nodiscard]] std::filesystem::path directory_path(const std::filesystem::path& output);
+
 /// @brief A pattern directory being written: a temporary sibling of `output` (created by
 /// process 0, named on every process) that publish() renames into place, replacing an old
 /// pattern directory. Unpublished, it is removed on destruction. Collective.
