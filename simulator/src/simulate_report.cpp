@@ -279,7 +279,8 @@ std::string format_report(const SimReport& s) {
     if (!s.perturbation.empty()) out << "run: " << s.perturbation << "\n";
     if (!s.bands_chosen_for.empty()) {
         out << "note: the bands were chosen for " << s.bands_chosen_for
-            << "; each size runs the variant they name, as libnbr would here\n";
+            << "; each size runs the variant they name, as libnbr would here (--machine and --placement or "
+               "--ranks-per-node simulate what the compile simulated)\n";
     }
     if (!s.results.empty()) {
         out << "sends per rank by distance (mean / max):";
