@@ -110,7 +110,7 @@ typedef struct nbr_request_s* nbr_request_t;
 /** Statistics without measurement: every call shape is counted and one call in 16 timed, for
  * nbr_pattern_shape_stats (what the drop-in's report prints), while each call runs the
  * variant the pattern chose for it (state NBR_SHAPE_MODEL; a single-variant pattern's shapes
- * NBR_SHAPE_SINGLE). No trials, no agreements, no wisdom, no MPI call of its own; a few
+ * NBR_SHAPE_SINGLE). No trials, no agreements, no wisdom, no communication of its own; a few
  * nanoseconds per call. Implied by NBR_LOAD_MEASURE. */
 #define NBR_LOAD_STATS 0x8UL
 

@@ -222,7 +222,7 @@ MPI_Request native_persistent_init(const CallArgs& a, MPI_Comm comm) {
 /// Persistent v-variants choose their variant once, at init, by the fixed-size bands, from the
 /// mean bytes per edge over all ranks (one MPI_Allreduce on the request's communicator), which
 /// this returns; nothing for a single-variant pattern that is not measured (nothing to choose,
-/// and NBR_LOAD_STATS makes no MPI call of its own).
+/// and NBR_LOAD_STATS communicates nothing of its own).
 std::optional<std::uint64_t> persistent_mean_bytes(const PatternState& pattern, const RequestState& request,
                                                    const CallArgs& a, const BlockBuffer& send) {
     if (pattern.variants.size() == 1 && (!pattern.tuner || pattern.tuner->model_only)) return std::nullopt;
