@@ -872,7 +872,8 @@ void print_measured(nbr_pattern_t pattern) {
     nbr_pattern_shape_count(pattern, &shapes);
     static const char* const kCollectives[] = {"allgather", "alltoall", "allgatherv", "alltoallv"};
     static const char* const kModes[] = {"blocking", "nonblocking", "persistent"};
-    static const char* const kStates[] = {"only candidate", "still in trials", "measured", "from wisdom"};
+    static const char* const kStates[] = {"only candidate", "still in trials", "measured", "from wisdom",
+                                          "model's choice"};  // nbr_shape_state_t
     for (int i = 0; i < shapes; ++i) {
         nbr_shape_stats_t s;
         if (nbr_pattern_shape_stats(pattern, i, &s) != NBR_SUCCESS) continue;
