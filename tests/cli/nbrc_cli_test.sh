@@ -310,6 +310,15 @@ for key in '"placement": "block 8/node 4/socket"' '"halving_steps": {"min": 4, "
   grep -qF -- "$key" <<<"$json" && pass || fail "inspect --json (distance-halving) lacks $key"
 done
 expect 0 "" -- $nbrc compile random.el --algo distance-halving --placement onesocket.txt -o dhfile -q
+# An auto directory chosen on a placement file is simulated on it unless told otherwise.
+expect 0 "" -- $nbrc compile random.el --algo auto --candidates naive --machine niagara --placement onesocket.txt \
+  --sizes 4 -o afile -q
+expect 0 "placement file onesocket.txt" -- $nbrc simulate afile --machine niagara --sizes 4
+if $nbrc simulate afile --machine niagara --sizes 4 | grep -q "bands were chosen"; then
+  fail "simulate on the auto directory's own placement file notes a difference"
+else pass; fi
+expect 0 "bands were chosen for niagara, placement file onesocket.txt" -- $nbrc simulate afile --machine niagara \
+  --ranks-per-node 8 --sizes 4
 grep -qF '"halving_steps": {"min": 0, "mean": 0, "max": 0}' <<<"$($nbrc inspect dhfile --json)" &&
   pass || fail "one socket: no halving expected"
 expect 2 "" -- $nbrc compile random.el --algo distance-halving --placement onesocket.txt --ranks-per-node 4 -o x
