@@ -236,6 +236,14 @@ std::string same_schedules_text(const schema::Manifest& manifest) {
     return common::internal::join(pairs);
 }
 
+/// Whether some candidate's schedules are an earlier one's.
+bool any_same_schedules(const schema::Manifest& manifest) {
+    for (int i = 0; i < manifest.candidates_size(); ++i) {
+        if (same_schedules(manifest, i) != nullptr) return true;
+    }
+    return false;
+}
+
 /// Whether candidate `i` has a column of its own in the predictions: it was simulated for
 /// collective `c` and its schedules are not an earlier candidate's ("same schedules" names those).
 bool has_column(const schema::Manifest& manifest, int i, int c) {
@@ -244,7 +252,7 @@ bool has_column(const schema::Manifest& manifest, int i, int c) {
 
 void format_predictions(std::ostringstream& out, const schema::Manifest& manifest, int c) {
     out << "predicted latency (us), " << kCollectiveNames[c]
-        << (same_schedules_text(manifest).empty() ? "" : " (a column per schedule: \"same schedules\" above)") << ":\n"
+        << (!any_same_schedules(manifest) ? "" : " (a column per schedule: \"same schedules\" above)") << ":\n"
         << "   bytes";
     const bool margins = margins_per_size(manifest);
     if (margins) out << "   margin";

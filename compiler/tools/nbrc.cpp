@@ -433,22 +433,6 @@ int run_verify(const Options& o) {
     return 0;
 }
 
-/// The placement file an auto directory's bands were chosen on ("file PATH" in its manifest,
-/// e.g. a capture's), if it still exists: simulate's default for it, so that it simulates what
-/// the compile did. Nothing for other directories, block placements, or an unreadable manifest
-/// (simulate_directory reports that).
-std::string recorded_placement_file(const std::string& dir) {
-    try {
-        const auto manifest = nbr::read_manifest(dir);
-        const std::string& placement = manifest.placement();
-        if (!nbr::is_multi_variant(manifest) || placement.rfind("file ", 0) != 0) return "";
-        const std::string path = placement.substr(5);
-        return std::filesystem::is_regular_file(path) ? path : "";
-    } catch (const std::exception&) {
-        return "";
-    }
-}
-
 nbr::Placement simulation_placement(const Options& o, const nbr::simulator::Machine& machine, std::uint32_t ranks) {
     if (!o.placement.empty()) return nbr::Placement::read(o.placement, ranks);
     const auto per_node = o.ranks_per_node.value_or(machine.ranks_per_node);
@@ -502,11 +486,9 @@ int run_simulate(const Options& o) {
         // A machine that states its noise has it unless the run gives its own.
         if (!o.perturbation.detours.any()) request.options.perturbation.detours = machine.noise;
         request.seeds = o.seeds;
-        const bool placed = !o.placement.empty() || o.ranks_per_node || o.ranks_per_socket;
-        const std::string recorded = placed ? "" : recorded_placement_file(o.dir);
-        const auto report = nbr::simulator::simulate_directory(request, machine, [&](std::uint32_t ranks) {
-            return recorded.empty() ? simulation_placement(o, machine, ranks) : nbr::Placement::read(recorded, ranks);
-        });
+        request.recorded_placement = o.placement.empty() && !o.ranks_per_node && !o.ranks_per_socket;
+        const auto report = nbr::simulator::simulate_directory(
+            request, machine, [&](std::uint32_t ranks) { return simulation_placement(o, machine, ranks); });
         std::cout << (o.json ? nbr::simulator::format_report_json(report) : nbr::simulator::format_report(report));
     });
     return 0;

@@ -148,7 +148,6 @@ int Tuner::shape_of(const PatternState& pattern, const ShapeKey& key) {
         variants.resize(1);  // the model's winner
         shape.state = Shape::State::model;
     }
-    if (shape.state != Shape::State::trial) shape.first_sample = 1;
     for (const auto v : variants) {
         TrialCandidate candidate;  // not measured yet: NaN times, no samples
         candidate.variant = v;
@@ -325,7 +324,6 @@ bool Tuner::apply_wisdom(int index, const schema::MeasuredShape& measured, const
         if (pattern.variants[shape.candidates[c].variant].name == measured.winner()) {
             shape.chosen = c;
             shape.state = shape.candidates.size() > 1 ? Shape::State::wisdom : Shape::State::single;
-            shape.first_sample = 1;
             return true;
         }
     }

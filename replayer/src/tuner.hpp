@@ -69,10 +69,6 @@ struct Shape {
     double run_us = 0;              ///< this rank: time in the sampled calls after the choice
     std::uint64_t run_calls = 0;    ///< sampled (timed) calls after the choice
     std::uint64_t after_calls = 0;  ///< calls after the choice
-    /// The call after the choice that is timed first: 0 after trials (the chosen candidate ran
-    /// in them), 1 for a shape decided from its first call (single, model, wisdom), whose first
-    /// call builds plans and meets its buffers cold.
-    std::uint64_t first_sample = 0;
     // The trial schedule: rounds over the candidates not pruned, each candidate an untimed call
     // then a timed one; agreements after kPruneRound rounds and every kTrialRounds rounds, the
     // last after kMaxTrialRounds.
@@ -171,13 +167,16 @@ private:
     /// next() for a shape in its trials: a trial call, or the decided one if the agreement this
     /// call completes decides.
     Pick next_in_trials(PatternState& pattern, int index);
-    /// A decided shape's call: its choice, timed once in kRunSample calls from first_sample.
+    /// A decided shape's call: its choice, timed once in kRunSample calls, from the first call
+    /// after trials (the chosen candidate ran in them), else from the second (a shape decided
+    /// from its first call, whose first call builds plans and meets its buffers cold).
     static Pick decided(int index, Shape& shape) {
         Pick pick;
         pick.shape = index;
         pick.candidate = shape.chosen;
         pick.variant = shape.candidates[shape.chosen].variant;
-        pick.timed = (shape.after_calls++ + kRunSample - shape.first_sample) % kRunSample == 0;
+        const std::uint64_t first = shape.trial_calls == 0 ? 1 : 0;
+        pick.timed = (shape.after_calls++ + kRunSample - first) % kRunSample == 0;
         return pick;
     }
     /// The shape's next trial call, or nothing once the shape is decided (possibly by an

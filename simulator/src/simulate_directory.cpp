@@ -1,7 +1,10 @@
 // nbrc simulate's work: a pattern directory (and a baseline) simulated at several sizes.
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include <sys/resource.h>
 
@@ -87,13 +90,25 @@ DirectoryRun run_directory(const std::filesystem::path& dir, const schema::Manif
     return run;
 }
 
+/// The placement file an auto directory's bands were chosen on ("file PATH", Placement's
+/// description of a file placement), if it still exists; else "".
+std::string placement_file_of(const schema::Manifest& manifest) {
+    const std::string& placement = manifest.placement();
+    constexpr std::string_view kFile = "file ";
+    if (!is_multi_variant(manifest) || placement.rfind(kFile, 0) != 0) return "";
+    const std::string path = placement.substr(kFile.size());
+    return std::filesystem::is_regular_file(path) ? path : "";
+}
+
 }  // namespace
 
 SimReport simulate_directory(const SimRequest& request, const Machine& machine,
                              const std::function<Placement(std::uint32_t)>& place) {
     SimReport report;
     const auto manifest = read_manifest(request.pattern);
-    const auto placement = place(manifest.num_ranks());
+    const std::string recorded = request.recorded_placement ? placement_file_of(manifest) : "";
+    const auto placement =
+        recorded.empty() ? place(manifest.num_ranks()) : Placement::read(recorded, manifest.num_ranks());
     report.pattern = request.pattern.string();
     report.collective = request.collective;
     report.variable = request.variable;

@@ -16,6 +16,7 @@
 #include "nbr/graphs/generators.hpp"
 #include "replay_corpus.hpp"
 #include "testing.h"
+#include "tuner.hpp"
 
 namespace {
 
@@ -27,10 +28,6 @@ using nbr::test::world_size;
 /// rounds of 3 candidates, an untimed and a timed call each, the lag of 4 calls of five
 /// agreements (nonblocking and persistent), and some after.
 constexpr int kCalls = 150;
-
-/// Timed calls of a decided shape that runs MPI's collective before it is handed off to it
-/// (nbr::internal::Tuner::kHandOffSamples, not public).
-constexpr unsigned long long kHandOffSamples = 4;
 
 /// The variants' names as libnbr reports them (an auto directory's subdirectories).
 const std::string kNaive = "naive", kRelay = "relay", kCommonNeighbor = "cn2";
@@ -173,7 +170,7 @@ TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpi
     // One call in 16 after the choice is timed, the first included (the report's time per call);
     // naive runs MPI's own collective, so after four timed calls the others go straight to it
     // (hand_off.hpp): counted, not timed.
-    EXPECT_EQ(s.run_calls, kHandOffSamples);
+    EXPECT_EQ(s.run_calls, nbr::internal::Tuner::kHandOffSamples);
     EXPECT_TRUE(std::isfinite(s.naive_us));
     // Naive runs: nothing saved after the trials, which cost relay's 4 calls 2 s more than
     // naive's median and cn2's 4 calls 1 s more (real times, even on a busy machine, differ by

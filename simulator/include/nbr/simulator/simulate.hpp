@@ -214,6 +214,9 @@ struct SimRequest {
     std::vector<std::uint64_t> sizes;
     SimOptions options;       ///< for the pattern (the baseline is simulated under its perturbation only)
     std::uint32_t seeds = 1;  ///< with a perturbation that delays ranks: seeds per cell
+    /// An auto directory whose bands were chosen on a placement file (a capture's, say) is
+    /// placed by that file while it exists, instead of by `place`: what the compile simulated.
+    bool recorded_placement = false;
 };
 
 /// @brief Loads the request's patterns and simulates them at every size on `machine`, with
