@@ -89,6 +89,7 @@ struct Attached {
     bool counts = false;
     std::string dir;     // the pattern directory
     std::string origin;  // loaded, loaded from the cache, built (nbr_pattern_origin)
+    int rank = 0;        // this process's rank in the communicator
     int ranks = 0;
     std::string id;  // the communicator's name in the report: "W.N", the N-th attached on world rank W
     mutable unsigned long long calls = 0;  // counted when `counts`
@@ -106,14 +107,14 @@ struct Alias {
     Attached* shared = nullptr;
 };
 
-/// Communicators with a pattern whose calls this process reports (rank 0 of each), and the
-/// reports of those freed already.
+/// With NBR_REPORT: the communicators with a pattern this process is part of, and what the
+/// patterns of those freed already did here (every rank's times go into the report).
 std::vector<const Attached*>& reported() {
     static std::vector<const Attached*> list;
     return list;
 }
-std::vector<nbr::interpose::CommunicatorReport>& finished_reports() {
-    static std::vector<nbr::interpose::CommunicatorReport> list;
+std::vector<nbr::interpose::PatternSnapshot>& finished_snapshots() {
+    static std::vector<nbr::interpose::PatternSnapshot> list;
     return list;
 }
 
@@ -194,6 +195,12 @@ std::string origin_text(const Attached& record) {
            (record.duplicates == 1 ? "" : "s");
 }
 
+/// What the record's pattern did on this rank, for the report.
+nbr::interpose::PatternSnapshot snapshot_of(const Attached& record) {
+    return nbr::interpose::snapshot_pattern(record.pattern, record.id, record.rank, record.ranks, record.dir,
+                                            origin_text(record), record.calls);
+}
+
 /// The copy callback: a duplicate shares the pattern (see Alias).
 int copy_pattern(MPI_Comm, int, void*, void* value_in, void* value_out, int* flag) {
     auto* alias = static_cast<Alias*>(value_in);
@@ -212,10 +219,9 @@ int delete_pattern(MPI_Comm, int, void* value, void*) {
     delete alias;
     if (--record->communicators > 0) return MPI_SUCCESS;
     const InsideNbr guard;
-    if (record->counts) {
-        finished_reports().push_back(nbr::interpose::describe_pattern(
-            record->pattern, record->id, record->ranks, record->dir, origin_text(*record), record->calls));
-        auto& list = reported();
+    auto& list = reported();
+    if (std::find(list.begin(), list.end(), record) != list.end()) {
+        finished_snapshots().push_back(snapshot_of(*record));
         list.erase(std::remove(list.begin(), list.end(), record), list.end());
     }
     const int code = nbr_pattern_free(&record->pattern);
@@ -289,18 +295,30 @@ std::uint64_t topology_hash(MPI_Comm comm, int rank, int size, const std::vector
     return nbr::topology_hash_of(all);
 }
 
-/// Rank 0's choice, broadcast: a pattern directory of NBR_PATTERNS for this communicator, or "".
-std::string agree_on_pattern(MPI_Comm comm, int rank, int size, const std::vector<int>& in, const std::vector<int>& out,
-                             std::uint64_t& hash) {
+/// What rank 0 of a new topology communicator decides for every rank.
+struct Agreed {
+    std::string dir;  // a pattern directory of NBR_PATTERNS for this communicator, or ""
+    std::string id;   // the communicator's name in the report (Attached::id)
+};
+
+/// Rank 0's choice, broadcast (as "ID\nDIR").
+Agreed agree_on_pattern(MPI_Comm comm, int rank, int size, const std::vector<int>& in, const std::vector<int>& out,
+                        std::uint64_t& hash) {
     hash = topology_hash(comm, rank, size, in, out);
-    std::string dir;
+    std::string text;
     const char* list = std::getenv("NBR_PATTERNS");
-    if (rank == 0 && list != nullptr) dir = find_pattern(list, size, hash);
-    int length = static_cast<int>(dir.size());
+    if (rank == 0) {
+        int world_rank = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+        text = std::to_string(world_rank) + "." + std::to_string(attached) + "\n" +
+               (list != nullptr ? find_pattern(list, size, hash) : std::string());
+    }
+    int length = static_cast<int>(text.size());
     PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
-    dir.resize(static_cast<std::size_t>(length));
-    PMPI_Bcast(dir.data(), length, MPI_CHAR, 0, comm);
-    return dir;
+    text.resize(static_cast<std::size_t>(length));
+    PMPI_Bcast(text.data(), length, MPI_CHAR, 0, comm);
+    const auto end = text.find('\n');
+    return {text.substr(end + 1), text.substr(0, end)};
 }
 
 /// NBR_CACHE=DIR, or "".
@@ -399,7 +417,7 @@ void attach(MPI_Comm comm, const char* function) {
     const auto [kind, in, out, slots] = nbr::internal::comm_neighbors(comm, rank);
     if (kind == nbr::internal::CommKind::plain) return;  // (every rank alike)
     std::uint64_t hash = 0;
-    const std::string dir = agree_on_pattern(comm, rank, size, in, out, hash);
+    const auto [dir, id] = agree_on_pattern(comm, rank, size, in, out, hash);
     const InsideNbr guard;
     import_wisdom_once(rank);
     std::string why;
@@ -417,12 +435,9 @@ void attach(MPI_Comm comm, const char* function) {
         std::fprintf(stderr, "nbr: %s: %s\n", function, note);
     }
     const bool counts = rank == 0 && report_wanted();
-    int world_rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    auto* record = new Attached{pattern, counts, origin_dir,
-                                origin,  size,   std::to_string(world_rank) + "." + std::to_string(attached)};
+    auto* record = new Attached{pattern, counts, origin_dir, origin, rank, size, id};
     PMPI_Comm_set_attr(comm, keyval, new Alias{comm, record});
-    if (counts) reported().push_back(record);
+    if (report_wanted()) reported().push_back(record);
     if (rank == 0) ++attached;
 }
 
@@ -561,20 +576,54 @@ std::vector<std::string> gather_on_root(const std::string& mine, int rank, int s
     return parts;
 }
 
+/// World rank 0's string, broadcast over MPI_COMM_WORLD.
+std::string broadcast_from_root(std::string text) {
+    int length = static_cast<int>(text.size());
+    PMPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    text.resize(static_cast<std::size_t>(length));
+    PMPI_Bcast(text.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return text;
+}
+
+/// Every shape's time per call over its communicator's ranks: each rank's times gathered on
+/// world rank 0, reduced there and sent back (collective over MPI_COMM_WORLD).
+nbr::interpose::Spreads spreads_over_ranks(const std::vector<nbr::interpose::PatternSnapshot>& snapshots, int rank,
+                                           int size) {
+    std::string mine;
+    for (const auto& snapshot : snapshots) mine += nbr::interpose::encode_shape_times(snapshot);
+    std::string spreads;
+    if (const auto parts = gather_on_root(mine, rank, size); rank == 0) {
+        std::vector<nbr::interpose::ShapeTime> times;
+        for (const auto& part : parts) {
+            auto decoded = nbr::interpose::decode_shape_times(part);
+            times.insert(times.end(), decoded.begin(), decoded.end());
+        }
+        spreads = nbr::interpose::encode_spreads(nbr::interpose::spread_times(times));
+    }
+    return nbr::interpose::decode_spreads(broadcast_from_root(std::move(spreads)));
+}
+
 void print_report(int rank, int size) {
     unsigned long long mine[2] = {replayed_calls, attached}, total[2] = {0, 0};
     PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    auto reports = finished_reports();
+    auto snapshots = finished_snapshots();  // the freed communicators', then the live ones'
+    const std::size_t freed = snapshots.size();
+    {
+        const InsideNbr guard;
+        for (const Attached* record : reported()) snapshots.push_back(snapshot_of(*record));
+    }
+    const auto spreads = spreads_over_ranks(snapshots, rank, size);
+    std::vector<nbr::interpose::CommunicatorReport> reports;
+    const auto describe = [&](std::size_t from, std::size_t to) {  // each communicator's rank 0
+        for (std::size_t i = from; i < to; ++i) {
+            if (snapshots[i].rank == 0) reports.push_back(nbr::interpose::describe_pattern(snapshots[i], spreads));
+        }
+    };
+    describe(0, freed);
     for (const auto& native : natives()) {
         reports.push_back(nbr::interpose::describe_native(native.function, native.ranks, native.why));
     }
-    {
-        const InsideNbr guard;
-        for (const Attached* record : reported()) {
-            reports.push_back(nbr::interpose::describe_pattern(record->pattern, record->id, record->ranks, record->dir,
-                                                               origin_text(*record), record->calls));
-        }
-    }
+    describe(freed, snapshots.size());
     const std::string json_file = report_json_file();
     std::string part;
     for (const auto& report : reports)

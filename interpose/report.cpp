@@ -1,9 +1,13 @@
 #include "report.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <locale>
+#include <sstream>
 #include <string>
+#include <utility>
 
 #include "nbr/common/json_text.hpp"
 
@@ -65,41 +69,107 @@ std::string bytes_text(const nbr_shape_stats_t& s) {
     return std::to_string(s.min_bytes) + (s.max_bytes == s.min_bytes ? "" : "-" + std::to_string(s.max_bytes)) + " B";
 }
 
+ShapeKey key_of(const std::string& id, const nbr_shape_stats_t& s) {
+    return {id, static_cast<int>(s.collective), static_cast<int>(s.mode), s.min_bytes, s.max_bytes};
+}
+
+/// A key as text fields ("ID COLLECTIVE MODE MIN MAX"; ids hold no blanks) and back.
+std::string key_text(const ShapeKey& key) {
+    const auto& [id, collective, mode, min_bytes, max_bytes] = key;
+    return id + " " + std::to_string(collective) + " " + std::to_string(mode) + " " + std::to_string(min_bytes) + " " +
+           std::to_string(max_bytes);
+}
+
+bool read_key(std::istringstream& in, ShapeKey& key) {
+    auto& [id, collective, mode, min_bytes, max_bytes] = key;
+    return static_cast<bool>(in >> id >> collective >> mode >> min_bytes >> max_bytes);
+}
+
+/// A time that reads back as the same double, whatever the locale.
+std::string exact(double value) {
+    char buffer[32];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+    return std::string(buffer, end);
+}
+
+/// A line of encoded fields, read in the classic locale (as `exact` writes).
+std::istringstream line_stream(const std::string& line) {
+    std::istringstream in(line);
+    in.imbue(std::locale::classic());
+    return in;
+}
+
+/// The shape's time per call over its communicator's ranks (this rank's alone without a spread).
+std::string time_text(const nbr_shape_stats_t& s, const Spread* spread) {
+    if (spread == nullptr) {
+        if (s.run_calls == 0) return "";
+        return ", " + format("%.2f", s.run_us / static_cast<double>(s.run_calls)) + " us/call (this rank)";
+    }
+    if (spread->ranks == 1) return ", " + format("%.2f", spread->mean_us) + " us/call (1 rank)";
+    return ", " + format("%.2f", spread->mean_us) + " us/call (mean of " + std::to_string(spread->ranks) +
+           " ranks; slowest rank " + std::to_string(spread->slowest_rank) + ": " + format("%.2f", spread->slowest_us) +
+           ")";
+}
+
+std::string time_json(const Spread* spread) {
+    return ", \"ranks_timed\": " + std::to_string(spread ? spread->ranks : 0) +
+           ", \"mean_us_per_call\": " + json_number(spread ? spread->mean_us : NAN) +
+           ", \"slowest_us_per_call\": " + json_number(spread ? spread->slowest_us : NAN) +
+           ", \"slowest_rank\": " + (spread ? std::to_string(spread->slowest_rank) : std::string("null"));
+}
+
 /// One shape: a text line (and one for its candidates) and a JSON object.
-void describe_shape(nbr_pattern_t pattern, int index, std::string& text, std::string& json) {
-    nbr_shape_stats_t s;
-    if (nbr_pattern_shape_stats(pattern, index, &s) != NBR_SUCCESS) return;
+void describe_shape(const std::string& id, const ShapeSnapshot& shape, const Spreads& spreads, std::string& text,
+                    std::string& json) {
+    const nbr_shape_stats_t& s = shape.stats;
+    const auto found = spreads.find(key_of(id, s));
+    const Spread* spread = found == spreads.end() ? nullptr : &found->second;
     text += std::string("nbr:   ") + collective_name(s.collective) + " " + mode_name(s.mode) + " " + bytes_text(s) +
-            ": " + std::to_string(s.calls) + " calls, runs " + s.variant + " (" + state_names(s.state).text + ")";
+            ": " + std::to_string(s.calls) + " calls, runs " + shape.variant + " (" + state_names(s.state).text + ")";
     if (s.trial_calls > 0) {
         text += ", trials " + std::to_string(s.trial_calls) + " calls " + format("%.1f", s.trial_us) + " us";
     }
-    if (s.run_calls > 0) text += ", " + format("%.2f", s.run_us / static_cast<double>(s.run_calls)) + " us/call";
+    text += time_text(s, spread);
     if (std::isfinite(s.saved_us)) text += ", saved vs naive " + format("%.1f", s.saved_us) + " us";
-    text += "\n";
     json += std::string("{\"collective\": \"") + collective_name(s.collective) + "\", \"mode\": \"" +
             mode_name(s.mode) + "\", \"min_bytes\": " + std::to_string(s.min_bytes) +
             ", \"max_bytes\": " + (s.max_bytes == SIZE_MAX ? std::string("null") : std::to_string(s.max_bytes)) +
-            ", \"calls\": " + std::to_string(s.calls) + ", \"variant\": " + json_string(s.variant) + ", \"state\": \"" +
-            state_names(s.state).json + "\"" + ", \"trial_calls\": " + std::to_string(s.trial_calls) +
-            ", \"trial_us\": " + json_number(s.trial_us) + ", \"after_calls\": " + std::to_string(s.after_calls) +
-            ", \"run_calls\": " + std::to_string(s.run_calls) + ", \"run_us\": " + json_number(s.run_us) +
-            ", \"naive_us\": " + json_number(s.naive_us) + ", \"saved_us\": " + json_number(s.saved_us) +
-            ", \"candidates\": [";
+            ", \"calls\": " + std::to_string(s.calls) + ", \"variant\": " + json_string(shape.variant) +
+            ", \"state\": \"" + state_names(s.state).json + "\"" +
+            ", \"trial_calls\": " + std::to_string(s.trial_calls) + ", \"trial_us\": " + json_number(s.trial_us) +
+            ", \"after_calls\": " + std::to_string(s.after_calls) + ", \"run_calls\": " + std::to_string(s.run_calls) +
+            ", \"run_us\": " + json_number(s.run_us) + ", \"naive_us\": " + json_number(s.naive_us) +
+            ", \"saved_us\": " + json_number(s.saved_us);
+    json += time_json(spread) + ", \"candidates\": [";
+    text += "\n";
     std::string line;
-    for (int c = 0; c < s.candidates; ++c) {
-        const char* name = nullptr;
-        double median = NAN, mean = NAN;
-        unsigned long long samples = 0;
-        if (nbr_pattern_shape_candidate(pattern, index, c, &name, &median, &mean, &samples) != NBR_SUCCESS) continue;
-        json += std::string(c ? ", " : "") + "{\"name\": " + json_string(name) +
-                ", \"median_us\": " + json_number(median) + ", \"mean_us\": " + json_number(mean) +
-                ", \"samples\": " + std::to_string(samples) + "}";
-        line += std::string(c ? ", " : "") + name + " " +
-                (std::isfinite(median) ? format("%.2f", median) + " us" : std::string("not timed"));
+    bool first = true;
+    for (const CandidateSnapshot& c : shape.candidates) {
+        json += std::string(first ? "" : ", ") + "{\"name\": " + json_string(c.name) +
+                ", \"median_us\": " + json_number(c.median_us) + ", \"mean_us\": " + json_number(c.mean_us) +
+                ", \"samples\": " + std::to_string(c.samples) + "}";
+        line += std::string(first ? "" : ", ") + c.name + " " +
+                (std::isfinite(c.median_us) ? format("%.2f", c.median_us) + " us" : std::string("not timed"));
+        first = false;
     }
     json += "]}";
-    if (s.candidates > 1) text += "nbr:     candidates (slowest rank's median per call): " + line + "\n";
+    if (shape.candidates.size() > 1) text += "nbr:     candidates (slowest rank's median per call): " + line + "\n";
+}
+
+/// A shape's candidates as the pattern reports them now.
+std::vector<CandidateSnapshot> candidates_of(nbr_pattern_t pattern, int index, int count) {
+    std::vector<CandidateSnapshot> list;
+    for (int c = 0; c < count; ++c) {
+        const char* name = nullptr;
+        CandidateSnapshot candidate;
+        if (nbr_pattern_shape_candidate(pattern, index, c, &name, &candidate.median_us, &candidate.mean_us,
+                                        &candidate.samples) != NBR_SUCCESS) {
+            continue;
+        }
+        candidate.name = name != nullptr ? name : "?";
+        list.push_back(std::move(candidate));
+    }
+    return list;
 }
 
 }  // namespace
@@ -114,21 +184,100 @@ CommunicatorReport describe_native(const std::string& function, int ranks, const
     return report;
 }
 
-CommunicatorReport describe_pattern(nbr_pattern_t pattern, const std::string& id, int ranks, const std::string& dir,
-                                    const std::string& origin, unsigned long long calls) {
-    CommunicatorReport report;
-    const char* algorithm = "?";
-    (void)nbr_pattern_algorithm(pattern, &algorithm);
+PatternSnapshot snapshot_pattern(nbr_pattern_t pattern, const std::string& id, int rank, int ranks,
+                                 const std::string& dir, const std::string& origin, unsigned long long calls) {
+    PatternSnapshot snapshot{id, rank, ranks, "?", dir, origin, calls, {}};
+    const char* algorithm = nullptr;
+    if (nbr_pattern_algorithm(pattern, &algorithm) == NBR_SUCCESS && algorithm != nullptr)
+        snapshot.algorithm = algorithm;
     int shapes = 0;
     (void)nbr_pattern_shape_count(pattern, &shapes);
-    report.text = "nbr: communicator " + id + " (" + std::to_string(ranks) + " ranks, " + algorithm + " pattern " +
-                  dir + ", " + origin + "): " + std::to_string(calls) + " calls replayed\n";
-    report.json = "{\"communicator\": " + json_string(id) + ", \"ranks\": " + std::to_string(ranks) +
-                  ", \"algorithm\": " + json_string(algorithm) + ", \"pattern\": " + json_string(dir) +
-                  ", \"origin\": " + json_string(origin) + ", \"calls\": " + std::to_string(calls) + ", \"shapes\": [";
     for (int i = 0; i < shapes; ++i) {
-        if (i > 0) report.json += ", ";
-        describe_shape(pattern, i, report.text, report.json);
+        ShapeSnapshot shape;
+        if (nbr_pattern_shape_stats(pattern, i, &shape.stats) != NBR_SUCCESS) continue;
+        shape.variant = shape.stats.variant != nullptr ? shape.stats.variant : "?";
+        shape.stats.variant = nullptr;  // owned by the pattern
+        shape.candidates = candidates_of(pattern, i, shape.stats.candidates);
+        snapshot.shapes.push_back(std::move(shape));
+    }
+    return snapshot;
+}
+
+std::string encode_shape_times(const PatternSnapshot& snapshot) {
+    std::string text;
+    for (const ShapeSnapshot& shape : snapshot.shapes) {
+        const nbr_shape_stats_t& s = shape.stats;
+        if (s.run_calls == 0 || !std::isfinite(s.run_us)) continue;
+        text += key_text(key_of(snapshot.id, s)) + " " + std::to_string(snapshot.rank) + " " +
+                std::to_string(s.run_calls) + " " + exact(s.run_us) + "\n";
+    }
+    return text;
+}
+
+std::vector<ShapeTime> decode_shape_times(const std::string& text) {
+    std::vector<ShapeTime> times;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        auto in = line_stream(line);
+        ShapeTime time;
+        if (read_key(in, time.key) && in >> time.rank >> time.calls >> time.us && time.calls > 0) times.push_back(time);
+    }
+    return times;
+}
+
+Spreads spread_times(const std::vector<ShapeTime>& times) {
+    Spreads spreads;
+    for (const ShapeTime& time : times) {
+        const double per_call = time.us / static_cast<double>(time.calls);
+        Spread& spread = spreads[time.key];
+        const bool slower = spread.ranks == 0 || per_call > spread.slowest_us ||
+                            (per_call == spread.slowest_us && time.rank < spread.slowest_rank);
+        if (slower) {
+            spread.slowest_us = per_call;
+            spread.slowest_rank = time.rank;
+        }
+        spread.mean_us += (per_call - spread.mean_us) / (spread.ranks + 1);
+        ++spread.ranks;
+    }
+    return spreads;
+}
+
+std::string encode_spreads(const Spreads& spreads) {
+    std::string text;
+    for (const auto& [key, spread] : spreads) {
+        text += key_text(key) + " " + std::to_string(spread.ranks) + " " + exact(spread.mean_us) + " " +
+                exact(spread.slowest_us) + " " + std::to_string(spread.slowest_rank) + "\n";
+    }
+    return text;
+}
+
+Spreads decode_spreads(const std::string& text) {
+    Spreads spreads;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        auto in = line_stream(line);
+        ShapeKey key;
+        Spread spread;
+        if (read_key(in, key) && in >> spread.ranks >> spread.mean_us >> spread.slowest_us >> spread.slowest_rank)
+            spreads[key] = spread;
+    }
+    return spreads;
+}
+
+CommunicatorReport describe_pattern(const PatternSnapshot& snapshot, const Spreads& spreads) {
+    CommunicatorReport report;
+    report.text = "nbr: communicator " + snapshot.id + " (" + std::to_string(snapshot.ranks) + " ranks, " +
+                  snapshot.algorithm + " pattern " + snapshot.dir + ", " + snapshot.origin +
+                  "): " + std::to_string(snapshot.calls) + " calls replayed\n";
+    report.json = "{\"communicator\": " + json_string(snapshot.id) + ", \"ranks\": " + std::to_string(snapshot.ranks) +
+                  ", \"algorithm\": " + json_string(snapshot.algorithm) +
+                  ", \"pattern\": " + json_string(snapshot.dir) + ", \"origin\": " + json_string(snapshot.origin) +
+                  ", \"calls\": " + std::to_string(snapshot.calls) + ", \"shapes\": [";
+    bool first = true;
+    for (const ShapeSnapshot& shape : snapshot.shapes) {
+        if (!first) report.json += ", ";
+        describe_shape(snapshot.id, shape, spreads, report.text, report.json);
+        first = false;
     }
     report.json += "]}";
     return report;

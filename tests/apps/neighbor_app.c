@@ -12,15 +12,20 @@
  * untouched; checked), and
  * frees them all. Needs at least 2 ranks (with 2, the r+2 edge is a self-loop).
  *
- *   mpirun -np N neighbor_app [ITERATIONS]
+ *   mpirun -np N neighbor_app [ITERATIONS [DELAY_US]]
+ *
+ * With DELAY_US, rank 0 sleeps that long before each MPI_Ineighbor_allgather, so that the ranks
+ * that wait for its block spend it inside the call (a report over ranks must name one of them).
  *
  * Prints "neighbor_app: data OK" on rank 0 when every check passed (exit code 1 otherwise)
  * and one timing line per size.
  */
+#define _POSIX_C_SOURCE 199309L
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static unsigned char value(int origin, int slot, int i) {
     return (unsigned char)(origin * 31 + slot * 7 + i);
@@ -53,7 +58,13 @@ static int check_allgather(int size_bytes, const unsigned char* recv, const int*
     return 0;
 }
 
-static int timed_allgather(MPI_Comm graph, int rank, const int* in, int iterations) {
+static void sleep_us(int microseconds) {
+    struct timespec pause = {microseconds / 1000000, (long)(microseconds % 1000000) * 1000L};
+    while (nanosleep(&pause, &pause) != 0) {
+    }
+}
+
+static int timed_allgather(MPI_Comm graph, int rank, const int* in, int iterations, int delay_us) {
     int errors = 0;
     unsigned char* send = malloc(16384);
     unsigned char* recv = malloc(3 * 16384);
@@ -64,6 +75,7 @@ static int timed_allgather(MPI_Comm graph, int rank, const int* in, int iteratio
         for (int it = 0; it < iterations; ++it) {
             MPI_Request request;
             memset(recv, 0, (size_t)(3 * bytes));
+            if (rank == 0 && delay_us > 0) sleep_us(delay_us);
             MPI_Ineighbor_allgather(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, graph, &request);
             MPI_Wait(&request, MPI_STATUS_IGNORE);
             errors += check_allgather(bytes, recv, in);
@@ -235,7 +247,8 @@ int main(int argc, char** argv) {
     const int iterations = argc > 1 ? atoi(argv[1]) : 100;
     int in[3], out[3];
     MPI_Comm graph = make_graph(rank, size, in, out);
-    int errors = timed_allgather(graph, rank, in, iterations);
+    const int delay_us = argc > 2 ? atoi(argv[2]) : 0;
+    int errors = timed_allgather(graph, rank, in, iterations, delay_us);
     errors += alltoallv(graph, rank, in);
     errors += alltoallw(graph, rank, in);
     MPI_Comm_free(&graph);

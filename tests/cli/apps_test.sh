@@ -61,11 +61,13 @@ app() {
     check '[ $? -eq 0 ] && grep -q "^$name: check OK" <<<"$preloaded"' "$name $args under preload: $preloaded"
     check 'grep -qx "nbr: replayed $calls calls on [1-9][0-9]* communicators*" <<<"$preloaded"' \
         "$name $args: not $calls calls replayed: $preloaded"
-    # Per call shape the calls, the variant run (the pattern's choice) and the time per call;
-    # the shapes' calls add up to the calls replayed.
+    # Per call shape the calls, the variant run (the pattern's choice) and the time per call over
+    # every rank (the mean, and the slowest rank's); the shapes' calls add up to the calls replayed.
     check '[ "$(shape_calls <<<"$preloaded")" = "$calls" ]' "$name $args: the shapes' calls do not add up: $preloaded"
-    check '! grep "^nbr:   .* calls, runs " <<<"$preloaded" | grep -qv "(model.s choice), [0-9.]* us/call$\|(only candidate), [0-9.]* us/call$"' \
-        "$name $args: a shape line without the pattern's choice and its time: $preloaded"
+    local over_ranks="1 rank|mean of ([2-9]|[1-9][0-9]+) ranks; slowest rank [0-9]+: [0-9.]+"  # (sub-communicators too)
+    [ "$ranks" -eq 1 ] && over_ranks="1 rank"
+    check '! grep "^nbr:   .* calls, runs " <<<"$preloaded" | grep -qvE "\((model.s choice|only candidate)\), [0-9.]+ us/call \(($over_ranks)\)$"' \
+        "$name $args: a shape line without the pattern's choice and its time over the ranks: $preloaded"
     check '[ "$(results "^$name:" <<<"$native")" = "$(results "^$name:" <<<"$preloaded")" ]' \
         "$name $args: preload changed the results: $native /// $preloaded"
 

@@ -94,6 +94,27 @@ out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/all" NBR_REPORT=1 "$neigh
 check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app under every capture's pattern: $out"
 check 'grep -qx "nbr: replayed 30 calls on 5 communicators" <<<"$out"' "every capture's pattern: $out"
 check '! grep -q "no pattern in NBR_PATTERNS" <<<"$out"' "a communicator without its pattern: $out"
+# The report's time per call is over the communicator's ranks, with the slowest named: rank 0
+# sleeps 3 ms before each MPI_Ineighbor_allgather, so the ranks waiting for its block spend
+# about that inside the call while rank 0 itself does not (a report of rank 0's time alone would
+# show a fraction of it). Its communicator is freed before MPI_Finalize.
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/all" NBR_REPORT=1 "$neighbor_app" 20 3000)
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out"' "neighbor_app with a slow rank 0: $out"
+shapes=$(grep -E "^nbr:   allgather nonblocking [0-9-]+ B: 20 calls, runs .*, [0-9.]+ us/call \(mean of 4 ranks; slowest rank [0-9]: [0-9.]+\)$" <<<"$out")
+check '[ "$(wc -l <<<"$shapes")" -eq 8 ]' "the report does not give the 8 allgather shapes' time over 4 ranks: $out"
+check '[ -z "$(awk "{ if (\$NF + 0 < 2500) print }" <<<"${shapes//)/}")" ]' \
+  "a shape's slowest rank spent less than 2.5 ms per call waiting for the sleeping rank 0: $shapes"
+out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/all" NBR_REPORT="json:$work/spread.json" "$neighbor_app" 20 3000)
+spread=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+shapes = [s for c in r["communicators"] for s in c["shapes"] if s["collective"] == "allgather"]
+print(len(shapes), min(s["slowest_us_per_call"] for s in shapes), all(s["ranks_timed"] == 4 and
+      s["slowest_rank"] in range(4) and s["mean_us_per_call"] <= s["slowest_us_per_call"] for s in shapes))' \
+  "$work/spread.json")
+read -r spread_shapes least_slowest consistent <<<"$spread"
+check '[ "$spread_shapes" = 8 ] && [ "$consistent" = True ] && awk "BEGIN { exit !($least_slowest >= 2500) }"' \
+  "the JSON report's times over ranks (shapes, least slowest time, consistent): $spread $out"
+
 out=$("$nbrc" compile neighbor -q -o all/000000 2>&1)
 check '[ $? -eq 1 ] && grep -q "all/000000 is a pattern directory" <<<"$out"' "captures into a pattern directory: $out"
 
