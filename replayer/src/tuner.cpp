@@ -94,6 +94,17 @@ bool settled(const TrialCandidate& fastest, const TrialCandidate& other) {
     return fastest_at_worst <= (1 + Tuner::kTolerance) * other_at_best;
 }
 
+/// The last agreement's choice: the first candidate in the model's order that measurement has
+/// not told apart from the fastest (and every rank measured), else the fastest, so that a
+/// difference within the noise never overrides the model.
+std::uint32_t final_choice(const Shape& shape, std::uint32_t best) {
+    for (std::uint32_t c = 0; c < best; ++c) {
+        const auto& candidate = shape.candidates[c];
+        if (!candidate.pruned && candidate.agreed_samples > 0 && !settled(shape.candidates[best], candidate)) return c;
+    }
+    return best;
+}
+
 std::mutex& penalty_mutex() {
     static std::mutex mutex;
     return mutex;
@@ -289,7 +300,7 @@ void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
     const std::uint32_t best = fastest(shape);
     if (!shape.final_agreement) prune(shape, best);
     if (shape.final_agreement || live(shape).size() == 1) {
-        shape.chosen = best;
+        shape.chosen = shape.final_agreement ? final_choice(shape, best) : best;
         shape.state = Shape::State::measured;
         remember(pattern, shape);
     }

@@ -247,6 +247,28 @@ TEST_F(MeasureTest, TheSavingAgainstNaiveCountsEveryCallTrialsIncluded) {
     EXPECT_NEAR(s.saved_us, (kCalls - 12) * 1e6 + 4 * 1e6 - 4 * 2e6, 5e5 + (kCalls - 12) * 1e4);
 }
 
+TEST_F(MeasureTest, ATieTheLastRoundCannotBreakGoesToTheModelsOrder) {
+    // Every second sample of relay (the model's winner) and naive is 1 s slower, relay's all
+    // 0.1 s more: naive has the lower median, but 0.1 s is far inside the medians' intervals
+    // (about 0.35 s wide each after 20 rounds), so the trials end unresolved and the model's
+    // winner runs. cn2, 3 s slower, leaves after round 2.
+    ASSERT_EQ(nbr_testing_noisy_variant(kRelay.c_str(), 1e6), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1e5), 0);
+    ASSERT_EQ(nbr_testing_noisy_variant(kNaive.c_str(), 1e6), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 3e6), 0);
+    load();
+    blocking_allgathers(kCalls);
+    const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
+    EXPECT_EQ(std::string(s.variant), kRelay);
+    EXPECT_TRUE(same_on_every_rank(s.variant));
+    EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 18U * 2 * 2);  // cn2 pruned after round 2; 20 rounds
+    double relay = NAN, naive = NAN;
+    ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, nullptr, &relay, nullptr, nullptr), 0);
+    ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 1, nullptr, &naive, nullptr, nullptr), 0);
+    EXPECT_LT(naive, relay) << "naive measured faster, within the noise";
+}
+
 TEST_F(MeasureTest, CandidatesTheTrialsCannotTellApartRunMoreRoundsAndStillOneIsChosenEverywhere) {
     // Every second sample of naive and cn2 is 1 s slower: their medians' intervals overlap at
     // every agreement, so the trials run to their last round.
