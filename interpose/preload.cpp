@@ -585,22 +585,32 @@ std::string broadcast_from_root(std::string text) {
     return text;
 }
 
-/// Every shape's time per call over its communicator's ranks: each rank's times gathered on
-/// world rank 0, reduced there and sent back (collective over MPI_COMM_WORLD).
+/// Every shape's time per call over its communicator's ranks: each rank's spreads merged up a
+/// binomial tree to world rank 0, which broadcasts the result (collective over MPI_COMM_WORLD;
+/// messages on a duplicate of it, apart from the application's).
 nbr::interpose::Spreads spreads_over_ranks(const std::vector<nbr::interpose::PatternSnapshot>& snapshots, int rank,
                                            int size) {
-    std::string mine;
-    for (const auto& snapshot : snapshots) mine += nbr::interpose::encode_shape_times(snapshot);
-    std::string spreads;
-    if (const auto parts = gather_on_root(mine, rank, size); rank == 0) {
-        std::vector<nbr::interpose::ShapeTime> times;
-        for (const auto& part : parts) {
-            auto decoded = nbr::interpose::decode_shape_times(part);
-            times.insert(times.end(), decoded.begin(), decoded.end());
+    MPI_Comm comm = MPI_COMM_NULL;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    auto spreads = nbr::interpose::spreads_of(snapshots);
+    for (int step = 1; step < size; step *= 2) {
+        if (rank % (2 * step) != 0) {  // send what this subtree timed to its parent, done
+            const std::string text = nbr::interpose::encode_spreads(spreads);
+            PMPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, rank - step, 0, comm);
+            break;
         }
-        spreads = nbr::interpose::encode_spreads(nbr::interpose::spread_times(times));
+        if (rank + step >= size) continue;
+        MPI_Status status;
+        int length = 0;
+        PMPI_Probe(rank + step, 0, comm, &status);
+        PMPI_Get_count(&status, MPI_CHAR, &length);
+        std::string text(static_cast<std::size_t>(length), '\0');
+        PMPI_Recv(text.data(), length, MPI_CHAR, rank + step, 0, comm, MPI_STATUS_IGNORE);
+        nbr::interpose::merge_spreads(spreads, nbr::interpose::decode_spreads(text));
     }
-    return nbr::interpose::decode_spreads(broadcast_from_root(std::move(spreads)));
+    PMPI_Comm_free(&comm);
+    return nbr::interpose::decode_spreads(
+        broadcast_from_root(rank == 0 ? nbr::interpose::encode_spreads(spreads) : std::string()));
 }
 
 void print_report(int rank, int size) {

@@ -105,15 +105,15 @@ std::string time_text(const nbr_shape_stats_t& s, const Spread* spread) {
         if (s.run_calls == 0) return "";
         return ", " + format("%.2f", s.run_us / static_cast<double>(s.run_calls)) + " us/call (this rank)";
     }
-    if (spread->ranks == 1) return ", " + format("%.2f", spread->mean_us) + " us/call (1 rank)";
-    return ", " + format("%.2f", spread->mean_us) + " us/call (mean of " + std::to_string(spread->ranks) +
+    if (spread->ranks == 1) return ", " + format("%.2f", spread->mean_us()) + " us/call (1 rank)";
+    return ", " + format("%.2f", spread->mean_us()) + " us/call (mean of " + std::to_string(spread->ranks) +
            " ranks; slowest rank " + std::to_string(spread->slowest_rank) + ": " + format("%.2f", spread->slowest_us) +
            ")";
 }
 
 std::string time_json(const Spread* spread) {
     return ", \"ranks_timed\": " + std::to_string(spread ? spread->ranks : 0) +
-           ", \"mean_us_per_call\": " + json_number(spread ? spread->mean_us : NAN) +
+           ", \"mean_us_per_call\": " + json_number(spread ? spread->mean_us() : NAN) +
            ", \"slowest_us_per_call\": " + json_number(spread ? spread->slowest_us : NAN) +
            ", \"slowest_rank\": " + (spread ? std::to_string(spread->slowest_rank) : std::string("null"));
 }
@@ -203,49 +203,37 @@ PatternSnapshot snapshot_pattern(nbr_pattern_t pattern, const std::string& id, i
     return snapshot;
 }
 
-std::string encode_shape_times(const PatternSnapshot& snapshot) {
-    std::string text;
-    for (const ShapeSnapshot& shape : snapshot.shapes) {
-        const nbr_shape_stats_t& s = shape.stats;
-        if (s.run_calls == 0 || !std::isfinite(s.run_us)) continue;
-        text += key_text(key_of(snapshot.id, s)) + " " + std::to_string(snapshot.rank) + " " +
-                std::to_string(s.run_calls) + " " + exact(s.run_us) + "\n";
-    }
-    return text;
-}
-
-std::vector<ShapeTime> decode_shape_times(const std::string& text) {
-    std::vector<ShapeTime> times;
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-        auto in = line_stream(line);
-        ShapeTime time;
-        if (read_key(in, time.key) && in >> time.rank >> time.calls >> time.us && time.calls > 0) times.push_back(time);
-    }
-    return times;
-}
-
-Spreads spread_times(const std::vector<ShapeTime>& times) {
+Spreads spreads_of(const std::vector<PatternSnapshot>& snapshots) {
     Spreads spreads;
-    for (const ShapeTime& time : times) {
-        const double per_call = time.us / static_cast<double>(time.calls);
-        Spread& spread = spreads[time.key];
-        const bool slower = spread.ranks == 0 || per_call > spread.slowest_us ||
-                            (per_call == spread.slowest_us && time.rank < spread.slowest_rank);
-        if (slower) {
-            spread.slowest_us = per_call;
-            spread.slowest_rank = time.rank;
+    for (const PatternSnapshot& snapshot : snapshots) {
+        for (const ShapeSnapshot& shape : snapshot.shapes) {
+            const nbr_shape_stats_t& s = shape.stats;
+            if (s.run_calls == 0 || !std::isfinite(s.run_us)) continue;
+            const double per_call = s.run_us / static_cast<double>(s.run_calls);
+            merge_spreads(spreads, {{key_of(snapshot.id, s), Spread{1, per_call, per_call, snapshot.rank}}});
         }
-        spread.mean_us += (per_call - spread.mean_us) / (spread.ranks + 1);
-        ++spread.ranks;
     }
     return spreads;
+}
+
+void merge_spreads(Spreads& into, const Spreads& from) {
+    for (const auto& [key, more] : from) {
+        Spread& spread = into[key];
+        const bool slower = spread.ranks == 0 || more.slowest_us > spread.slowest_us ||
+                            (more.slowest_us == spread.slowest_us && more.slowest_rank < spread.slowest_rank);
+        if (slower) {
+            spread.slowest_us = more.slowest_us;
+            spread.slowest_rank = more.slowest_rank;
+        }
+        spread.ranks += more.ranks;
+        spread.total_us += more.total_us;
+    }
 }
 
 std::string encode_spreads(const Spreads& spreads) {
     std::string text;
     for (const auto& [key, spread] : spreads) {
-        text += key_text(key) + " " + std::to_string(spread.ranks) + " " + exact(spread.mean_us) + " " +
+        text += key_text(key) + " " + std::to_string(spread.ranks) + " " + exact(spread.total_us) + " " +
                 exact(spread.slowest_us) + " " + std::to_string(spread.slowest_rank) + "\n";
     }
     return text;
@@ -258,8 +246,10 @@ Spreads decode_spreads(const std::string& text) {
         auto in = line_stream(line);
         ShapeKey key;
         Spread spread;
-        if (read_key(in, key) && in >> spread.ranks >> spread.mean_us >> spread.slowest_us >> spread.slowest_rank)
+        if (read_key(in, key) && in >> spread.ranks >> spread.total_us >> spread.slowest_us >> spread.slowest_rank &&
+            spread.ranks > 0) {
             spreads[key] = spread;
+        }
     }
     return spreads;
 }

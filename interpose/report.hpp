@@ -3,10 +3,11 @@
 // what measured selection timed, what it saved against naive, and the time per call over the
 // communicator's ranks (docs/environment.md).
 //
-// At MPI_Finalize every rank sends world rank 0 its time per call of every shape it ran
-// (`ShapeTime`); world rank 0 reduces them per communicator and shape (`Spread`) and sends the
-// spreads back; each communicator's rank 0 then writes its part of the report from its
-// `PatternSnapshot` and the spreads, and world rank 0 prints the parts.
+// At MPI_Finalize every rank's time per call of every shape it ran (`Spread` of one rank) is
+// merged up a binomial tree over MPI_COMM_WORLD, per communicator and shape, and world rank 0
+// broadcasts the result; each communicator's rank 0 then writes its part of the report from its
+// `PatternSnapshot` and the spreads, and world rank 0 prints the parts. What travels grows with
+// the communicators and shapes, not with the ranks.
 #include <cstddef>
 #include <map>
 #include <string>
@@ -61,32 +62,25 @@ struct PatternSnapshot {
 /// @brief A call shape of a communicator: its id, collective, mode and block-size class.
 using ShapeKey = std::tuple<std::string, int, int, std::size_t, std::size_t>;
 
-/// @brief One rank's timed calls of one shape (those after the choice, `run_calls`/`run_us`).
-struct ShapeTime {
-    ShapeKey key;
-    int rank = 0;
-    unsigned long long calls = 0;
-    double us = 0;
-};
-
-/// @brief The shapes of `snapshot` this rank timed, one text line each; and back (lines that do
-/// not parse are skipped).
-[[nodiscard]] std::string encode_shape_times(const PatternSnapshot& snapshot);
-[[nodiscard]] std::vector<ShapeTime> decode_shape_times(const std::string& text);
-
-/// @brief A shape's time per call over the ranks that timed it.
+/// @brief A shape's time per call over a set of its communicator's ranks (those that timed calls
+/// of it after the choice: `run_calls`); spreads of disjoint sets of ranks merge.
 struct Spread {
     int ranks = 0;
-    double mean_us = 0;     // the mean of the ranks' times per call
+    double total_us = 0;    // the sum of the ranks' times per call
     double slowest_us = 0;  // the largest rank's time per call
     int slowest_rank = 0;   // its rank in the communicator (the lowest on a tie)
+    [[nodiscard]] double mean_us() const { return ranks > 0 ? total_us / ranks : 0.0; }
 };
 using Spreads = std::map<ShapeKey, Spread>;
 
-/// @brief Every rank's times reduced per shape.
-[[nodiscard]] Spreads spread_times(const std::vector<ShapeTime>& times);
+/// @brief This rank's spreads: its time per call of every shape of `snapshots` it timed.
+[[nodiscard]] Spreads spreads_of(const std::vector<PatternSnapshot>& snapshots);
 
-/// @brief Spreads as text lines, for the broadcast from world rank 0; and back.
+/// @brief Adds the ranks of `from` to `into` (a rank in both would count twice).
+void merge_spreads(Spreads& into, const Spreads& from);
+
+/// @brief Spreads as text lines, to send to another rank; and back, the lines that parse (a
+/// time reads back as the same double).
 [[nodiscard]] std::string encode_spreads(const Spreads& spreads);
 [[nodiscard]] Spreads decode_spreads(const std::string& text);
 

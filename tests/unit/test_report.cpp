@@ -1,6 +1,7 @@
 // The drop-in's report (interpose/report.cpp): each rank's time per call of a shape survives
-// the trip to world rank 0 exactly, the spread over ranks names the slowest rank, and the text
-// and JSON lines say the mean over the ranks and the slowest, not one rank's time.
+// the trip up the tree to world rank 0 exactly, the spread over ranks names the slowest rank
+// whatever the order of merging, and the text and JSON lines say the mean over the ranks and
+// the slowest, not one rank's time.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -13,8 +14,9 @@
 namespace {
 
 using nbr::interpose::PatternSnapshot;
+using nbr::interpose::ShapeKey;
 using nbr::interpose::ShapeSnapshot;
-using nbr::interpose::ShapeTime;
+using nbr::interpose::Spreads;
 
 /// A communicator's snapshot on `rank` with one allgather shape of 64 B blocks and one
 /// alltoallv shape of any size, each timed `run_calls` times in `run_us`.
@@ -49,58 +51,65 @@ PatternSnapshot snapshot_on(int rank, unsigned long long run_calls, double run_u
     return snapshot;
 }
 
-std::vector<ShapeTime> times_of(const std::vector<PatternSnapshot>& ranks) {
-    std::vector<ShapeTime> times;
-    for (const auto& snapshot : ranks) {
-        for (const auto& time : nbr::interpose::decode_shape_times(nbr::interpose::encode_shape_times(snapshot)))
-            times.push_back(time);
+/// The spreads of `ranks`' snapshots merged as the tree over the ranks does: each rank's own,
+/// with what its subtree sent, encoded and decoded on the way.
+Spreads merged(const std::vector<PatternSnapshot>& ranks) {
+    Spreads all;
+    for (auto it = ranks.rbegin(); it != ranks.rend(); ++it) {
+        Spreads mine = nbr::interpose::spreads_of({*it});
+        nbr::interpose::merge_spreads(mine, nbr::interpose::decode_spreads(nbr::interpose::encode_spreads(all)));
+        all = mine;
     }
-    return times;
+    return all;
 }
 
-TEST(Report, ShapeTimesRoundTripExactly) {
-    const auto snapshot = snapshot_on(2, 5, 1.0 / 3.0);
-    const auto times = nbr::interpose::decode_shape_times(nbr::interpose::encode_shape_times(snapshot));
-    ASSERT_EQ(times.size(), 2U);
-    EXPECT_EQ(std::get<0>(times[0].key), "3.1");
-    EXPECT_EQ(std::get<1>(times[0].key), NBR_ALLGATHER);
-    EXPECT_EQ(std::get<3>(times[0].key), 64U);
-    EXPECT_EQ(times[0].rank, 2);
-    EXPECT_EQ(times[0].calls, 5U);
-    EXPECT_EQ(times[0].us, 1.0 / 3.0) << "the time is sent to the last bit";
-    EXPECT_EQ(std::get<4>(times[1].key), SIZE_MAX) << "any size";
-    EXPECT_EQ(times[1].us, 1.0);
+const ShapeKey kGather{"3.1", NBR_ALLGATHER, NBR_MODE_BLOCKING, 64, 64};
+const ShapeKey kAlltoallv{"3.1", NBR_ALLTOALLV, NBR_MODE_NONBLOCKING, 0, SIZE_MAX};
+
+TEST(Report, ARanksSpreadIsItsTimePerCallAndTravelsExactly) {
+    const auto spreads = nbr::interpose::spreads_of({snapshot_on(2, 3, 1.0)});
+    ASSERT_EQ(spreads.size(), 2U);
+    const auto& gather = spreads.at(kGather);
+    EXPECT_EQ(gather.ranks, 1);
+    EXPECT_EQ(gather.total_us, 1.0 / 3.0);
+    EXPECT_EQ(gather.slowest_rank, 2);
+    EXPECT_EQ(spreads.at(kAlltoallv).total_us, 1.0) << "any size: the key holds SIZE_MAX";
+    const auto back = nbr::interpose::decode_spreads(nbr::interpose::encode_spreads(spreads));
+    ASSERT_EQ(back.size(), 2U);
+    EXPECT_EQ(back.at(kGather).total_us, 1.0 / 3.0) << "the time is sent to the last bit";
+    EXPECT_EQ(back.at(kGather).slowest_us, 1.0 / 3.0);
+    EXPECT_EQ(back.at(kGather).slowest_rank, 2);
+    EXPECT_EQ(back.at(kAlltoallv).ranks, 1);
 }
 
 TEST(Report, UntimedShapesAndDamagedLinesAreLeftOut) {
-    auto snapshot = snapshot_on(1, 0, 0);  // nothing timed after the choice (still in trials)
-    EXPECT_EQ(nbr::interpose::encode_shape_times(snapshot), "");
-    const auto times = nbr::interpose::decode_shape_times("3.1 0 0 64\n3.1 0 0 64 64 1 2 8.5\nnot a line\n");
-    ASSERT_EQ(times.size(), 1U);
-    EXPECT_EQ(times[0].us, 8.5);
+    EXPECT_TRUE(nbr::interpose::spreads_of({snapshot_on(1, 0, 0)}).empty()) << "nothing timed after the choice";
+    const auto spreads = nbr::interpose::decode_spreads(
+        "3.1 0 0 64 64 2 8.5\n3.1 0 0 64 64 2 8.5 5 1\nnot a line\n3.1 1 0 8 8 0 0 0 0\n");
+    ASSERT_EQ(spreads.size(), 1U) << "short, foreign and empty lines are skipped";
+    EXPECT_EQ(spreads.begin()->second.ranks, 2);
+    EXPECT_EQ(spreads.begin()->second.slowest_us, 5);
 }
 
 TEST(Report, SpreadIsTheMeanOverRanksAndNamesTheSlowest) {
     // Ranks 0..3 take 10, 40, 20, 40 us per call (rank 0 with 4 timed calls, the rest with 5).
-    const auto spreads = nbr::interpose::spread_times(
-        times_of({snapshot_on(0, 4, 40), snapshot_on(1, 5, 200), snapshot_on(2, 5, 100), snapshot_on(3, 5, 200)}));
+    const auto spreads =
+        merged({snapshot_on(0, 4, 40), snapshot_on(1, 5, 200), snapshot_on(2, 5, 100), snapshot_on(3, 5, 200)});
     ASSERT_EQ(spreads.size(), 2U);
-    const auto& gather = spreads.at({"3.1", NBR_ALLGATHER, NBR_MODE_BLOCKING, 64, 64});
+    const auto& gather = spreads.at(kGather);
     EXPECT_EQ(gather.ranks, 4);
-    EXPECT_DOUBLE_EQ(gather.mean_us, 27.5);
+    EXPECT_DOUBLE_EQ(gather.mean_us(), 27.5);
     EXPECT_DOUBLE_EQ(gather.slowest_us, 40);
     EXPECT_EQ(gather.slowest_rank, 1) << "a tie goes to the lowest rank";
-    const auto& alltoallv = spreads.at({"3.1", NBR_ALLTOALLV, NBR_MODE_NONBLOCKING, 0, SIZE_MAX});
-    EXPECT_DOUBLE_EQ(alltoallv.mean_us, 82.5);
-    const auto back = nbr::interpose::decode_spreads(nbr::interpose::encode_spreads(spreads));
-    ASSERT_EQ(back.size(), 2U);
-    EXPECT_EQ(back.begin()->second.mean_us, spreads.begin()->second.mean_us);
-    EXPECT_EQ(back.begin()->second.slowest_rank, spreads.begin()->second.slowest_rank);
+    EXPECT_DOUBLE_EQ(spreads.at(kAlltoallv).mean_us(), 82.5);
+    Spreads reversed = nbr::interpose::spreads_of({snapshot_on(3, 5, 200)});
+    nbr::interpose::merge_spreads(reversed, nbr::interpose::spreads_of({snapshot_on(1, 5, 200)}));
+    EXPECT_EQ(reversed.at(kGather).slowest_rank, 1) << "in whatever order the ranks merge";
 }
 
 TEST(Report, LinesSayTheMeanOverRanksAndTheSlowestRank) {
     const auto root = snapshot_on(0, 4, 40);
-    const auto spreads = nbr::interpose::spread_times(times_of({root, snapshot_on(1, 5, 200), snapshot_on(2, 5, 100)}));
+    const auto spreads = merged({root, snapshot_on(1, 5, 200), snapshot_on(2, 5, 100)});
     const auto report = nbr::interpose::describe_pattern(root, spreads);
     EXPECT_NE(report.text.find("nbr: communicator 3.1 (4 ranks, auto pattern patterns/000001, loaded): 160 calls"),
               std::string::npos)
@@ -121,7 +130,7 @@ TEST(Report, AShapeNoOtherRankTimedShowsThisRanksTime) {
     EXPECT_NE(report.text.find("runs naive (model's choice), 30.00 us/call (this rank)\n"), std::string::npos)
         << report.text;
     EXPECT_NE(report.json.find("\"ranks_timed\": 0, \"mean_us_per_call\": null"), std::string::npos) << report.json;
-    const auto alone = nbr::interpose::spread_times(times_of({root}));
+    const auto alone = nbr::interpose::spreads_of({root});
     EXPECT_NE(nbr::interpose::describe_pattern(root, alone).text.find("10.00 us/call (1 rank)\n"), std::string::npos);
 }
 
