@@ -298,8 +298,8 @@ typedef struct {
     double trial_us;                /**< time in the trial phase's timed calls */
     unsigned long long after_calls; /**< calls after the choice */
     unsigned long long run_calls;   /**< of them, the timed ones (one in 16, from the first after
-                                         trials, else the second; a shape that runs MPI's collective
-                                         passes to it after 4 and times no more) */
+                                         trials, else the second; also after a blocking shape that runs
+                                         MPI's collective passes its calls straight to it) */
     double run_us;                  /**< time in the timed ones */
     double naive_us;                /**< naive's agreed median per call in the trials; NaN when not measured */
     double saved_us;                /**< what the choice saved against running naive in every call, trials

@@ -135,7 +135,7 @@ bool usable_counts(const CallArgs& a, const nbr::internal::HandOff& record) {
 /// pattern's hand-off record (hand_off.hpp), or MPI_COMM_NULL. Only well-formed calls on the
 /// common predefined types qualify, the same calls the full path would hand over; any other
 /// call, and so every error, takes the full path and its checks and messages.
-MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a) {
+MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a, nbr::internal::HandOffTiming& timing) {
     if (a.per_block_types || a.large) return MPI_COMM_NULL;  // checked on the full path
     const nbr::internal::HandOff* record = nbr::internal::hand_off_of(reinterpret_cast<std::uintptr_t>(handle));
     if (record == nullptr || !nbr::internal::progress::none_registered()) return MPI_COMM_NULL;
@@ -147,7 +147,9 @@ MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a) {
     const int c = nbr::internal::index_of(a.collective);
     if (a.variable) {
         if (!record->variable_native[c] || !usable_counts(a, *record)) return MPI_COMM_NULL;
-        if (record->counted) nbr::internal::count_hand_off(record, c, nbr::internal::HandOffCounts::kVariableClass);
+        if (record->counted) {
+            nbr::internal::count_hand_off(record, c, nbr::internal::HandOffCounts::kVariableClass, timing);
+        }
         return record->comm;
     }
     if (a.sendcount < 0 || a.recvcount < 0) return MPI_COMM_NULL;
@@ -156,7 +158,7 @@ MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a) {
     if (bytes >= record->native_from[c]) return record->comm;
     const auto size_class = static_cast<std::size_t>(std::bit_width(bytes));  // tuner.hpp's size_class_of
     if (size_class >= 64 || ((record->native_classes[c] >> size_class) & 1U) == 0) return MPI_COMM_NULL;
-    nbr::internal::count_hand_off(record, c, size_class);
+    nbr::internal::count_hand_off(record, c, size_class, timing);
     return record->comm;
 }
 
@@ -216,9 +218,12 @@ void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, con
 /// else the full path. Kept small, with what it reads inline, and first in the hot section, at
 /// a page boundary: the section (about 2 KiB, this and the blocking entry points) is one page.
 NBR_HOT [[gnu::aligned(4096)]] int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
-    const MPI_Comm direct = direct_hand_off(handle, a);
+    nbr::internal::HandOffTiming timing;
+    const MPI_Comm direct = direct_hand_off(handle, a, timing);
     if (direct == MPI_COMM_NULL) return run_blocking_fully(handle, a);
+    const double started = timing.calls != nullptr ? MPI_Wtime() : 0.0;
     const int code = call_native(direct, a);
+    if (timing.calls != nullptr) nbr::internal::add_hand_off_time(timing, (MPI_Wtime() - started) * 1e6);
     return code == MPI_SUCCESS ? NBR_SUCCESS : native_failure(code, a);
 }
 

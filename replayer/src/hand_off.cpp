@@ -9,6 +9,7 @@ namespace nbr::internal {
 
 HandOffPage hand_off_page;
 HandOffCounts hand_off_counts[kHandOffs];
+static_assert(HandOffCounts::kTimedEvery == Tuner::kRunSample, "handed-off calls are timed as the tuner times");
 
 namespace {
 
@@ -51,7 +52,10 @@ void publish_hand_off(const PatternState& pattern) {
         record->native_from[c] = measured ? UINT64_MAX : native_from(pattern, c);
         record->variable_native[c] = !measured && pattern.variants[pattern.variable_variant[c]].native[c];
         record->native_classes[c] = 0;
-        for (auto& count : hand_off_counts[record - hand_off_page.records].calls[c]) count.store(0);
+        auto& counts = hand_off_counts[record - hand_off_page.records];
+        for (auto& count : counts.calls[c]) count.store(0);
+        for (auto& count : counts.timed_calls[c]) count.store(0);
+        for (auto& us : counts.timed_us[c]) us.store(0);
     }
     record->indegree = static_cast<int>(pattern.slots.in_blocks);  // the arrays MPI reads
     record->outdegree = static_cast<int>(pattern.slots.out_blocks);
@@ -73,13 +77,17 @@ void hand_off_shape(const PatternState& pattern, int index) {
     }
 }
 
-std::uint64_t handed_off_calls(const PatternState& pattern, int index) {
+HandedOff handed_off_calls(const PatternState& pattern, int index) {
     const HandOff* record = hand_off_record(pattern.handle);
-    if (record == nullptr || !pattern.tuner) return 0;
+    if (record == nullptr || !pattern.tuner) return {};
     const ShapeKey& key = pattern.tuner->shapes[static_cast<std::size_t>(index)].key;
-    if (key.mode != CallMode::blocking || (!key.variable && !class_in_band(pattern, key))) return 0;
+    if (key.mode != CallMode::blocking || (!key.variable && !class_in_band(pattern, key))) return {};
     const auto& counts = hand_off_counts[record - hand_off_page.records];
-    return counts.calls[key.collective][class_of(key)].load(std::memory_order_relaxed);
+    const auto c = key.collective;
+    const auto k = class_of(key);
+    return {counts.calls[c][k].load(std::memory_order_relaxed),
+            counts.timed_calls[c][k].load(std::memory_order_relaxed),
+            counts.timed_us[c][k].load(std::memory_order_relaxed)};
 }
 
 void retract_hand_off(std::uintptr_t handle) {

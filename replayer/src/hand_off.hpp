@@ -56,19 +56,40 @@ extern HandOffPage hand_off_page;
 
 /// @brief The calls of a measured pattern that went straight to MPI's collective, per
 /// collective and size class (v-calls: class kVariableClass), so that the report counts them
-/// in their shapes. Written only by the calls of the pattern (MPI orders the collective calls
-/// on a communicator), read by the report.
+/// in their shapes, and one in kTimedEvery of them timed, so that its time per call covers the
+/// whole run. Written only by the calls of the pattern (MPI orders the collective calls on a
+/// communicator), read by the report.
 struct HandOffCounts {
     static constexpr std::size_t kVariableClass = 64;
+    static constexpr std::uint64_t kTimedEvery = 16;  ///< Tuner::kRunSample
     std::atomic<std::uint64_t> calls[2][kVariableClass + 1];
+    std::atomic<std::uint64_t> timed_calls[2][kVariableClass + 1];
+    std::atomic<double> timed_us[2][kVariableClass + 1];
 };
 extern HandOffCounts hand_off_counts[kHandOffs];
 
-/// Counts one handed-off call of a measured pattern's record (a relaxed load and store: the
-/// pattern's calls are never concurrent).
-inline void count_hand_off(const HandOff* record, int collective, std::size_t size_class) {
-    auto& count = hand_off_counts[record - hand_off_page.records].calls[collective][size_class];
-    count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+/// @brief Where a handed-off call's time goes, when it is one of those timed.
+struct HandOffTiming {
+    std::atomic<std::uint64_t>* calls = nullptr;  ///< nullptr: the call is not timed
+    std::atomic<double>* us = nullptr;
+};
+
+/// Counts one handed-off call of a measured pattern's record (relaxed loads and stores: the
+/// pattern's calls are never concurrent); the 1st, 17th, ... are timed (`timing`).
+inline void count_hand_off(const HandOff* record, int collective, std::size_t size_class, HandOffTiming& timing) {
+    auto& counts = hand_off_counts[record - hand_off_page.records];
+    auto& count = counts.calls[collective][size_class];
+    const std::uint64_t before = count.load(std::memory_order_relaxed);
+    count.store(before + 1, std::memory_order_relaxed);
+    if (before % HandOffCounts::kTimedEvery == 0) {
+        timing = {&counts.timed_calls[collective][size_class], &counts.timed_us[collective][size_class]};
+    }
+}
+
+/// Adds a timed handed-off call's time.
+inline void add_hand_off_time(const HandOffTiming& timing, double us) {
+    timing.calls->store(timing.calls->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    timing.us->store(timing.us->load(std::memory_order_relaxed) + us, std::memory_order_relaxed);
 }
 
 /// The record of the slot `handle` names, live or not; nullptr for NULL and slots beyond the table.
@@ -95,8 +116,14 @@ void publish_hand_off(const PatternState& pattern);
 /// class falls in the shape (a class that straddles a band boundary is two shapes and stays).
 void hand_off_shape(const PatternState& pattern, int shape);
 
-/// The calls of a measured pattern's shape that went straight to MPI's collective.
-[[nodiscard]] std::uint64_t handed_off_calls(const PatternState& pattern, int shape);
+/// The calls of a measured pattern's shape that went straight to MPI's collective, and those of
+/// them timed with their time.
+struct HandedOff {
+    std::uint64_t calls = 0;
+    std::uint64_t timed_calls = 0;
+    double timed_us = 0;
+};
+[[nodiscard]] HandedOff handed_off_calls(const PatternState& pattern, int shape);
 
 /// Clears the record of a pattern about to be freed.
 void retract_hand_off(std::uintptr_t handle);

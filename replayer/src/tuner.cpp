@@ -452,13 +452,13 @@ int nbr_pattern_shape_stats(nbr_pattern_t handle, int index, nbr_shape_stats_t* 
     stats->variant = pattern.variants[shape->candidates[shape->chosen].variant].name.c_str();
     stats->candidates = static_cast<int>(shape->candidates.size());
     const auto handed_off = nbr::internal::handed_off_calls(pattern, index);  // not seen by the tuner
-    stats->calls = shape->calls + handed_off;
+    stats->calls = shape->calls + handed_off.calls;
     stats->trial_calls = shape->trial_calls;
     stats->trial_us = shape->trial_us;
-    stats->run_calls = shape->run_calls;
-    stats->run_us = shape->run_us;
+    stats->run_calls = shape->run_calls + handed_off.timed_calls;
+    stats->run_us = shape->run_us + handed_off.timed_us;
     stats->naive_us = naive_median(pattern, *shape);
-    stats->after_calls = shape->after_calls + handed_off;
+    stats->after_calls = shape->after_calls + handed_off.calls;
     stats->saved_us = saved_against_naive(pattern, *shape, stats->after_calls);
     return NBR_SUCCESS;
 }
