@@ -683,7 +683,11 @@ void finalize_report() {
             std::fprintf(stderr, "nbr: NBR_WISDOM: not written: %s: %s\n", nbr_strerror(code), nbr_last_error());
         }
     }
-    if (report_wanted()) print_report(rank, size);
+    // NBR_REPORT set on some ranks only (a launcher's per-rank environment): the report's
+    // collectives still run on every rank, with nothing to add from those without it.
+    int wanted = report_wanted() ? 1 : 0, anyone = 0;
+    PMPI_Allreduce(&wanted, &anyone, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (anyone != 0) print_report(rank, size);
     std::fflush(stdout);
 }
 

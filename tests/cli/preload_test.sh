@@ -115,6 +115,18 @@ read -r spread_shapes least_slowest consistent <<<"$spread"
 check '[ "$spread_shapes" = 8 ] && [ "$consistent" = True ] && awk "BEGIN { exit !($least_slowest >= 2500) }"' \
   "the JSON report's times over ranks (shapes, least slowest time, consistent): $spread $out"
 
+# NBR_REPORT on one rank only (a launcher's per-rank environment): the report's collectives at
+# MPI_Finalize still meet on every rank, so the job ends and world rank 0 prints the report.
+for only in 0 1; do
+  # shellcheck disable=SC2086,SC2016
+  out=$(timeout 120 $launch4 bash -c 'rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}
+    export LD_PRELOAD="$1" NBR_PATTERNS="$2"
+    if [ "$rank" = "$3" ]; then export NBR_REPORT=1; fi
+    exec "$4" 3' report-on-one "$preload_lib" "$work/all" "$only" "$neighbor_app" 2>&1)
+  check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && grep -qE "^nbr: replayed [0-9]+ calls? on [0-9]+ communicators?$" <<<"$out"' \
+    "NBR_REPORT on rank $only only: $out"
+done
+
 out=$("$nbrc" compile neighbor -q -o all/000000 2>&1)
 check '[ $? -eq 1 ] && grep -q "all/000000 is a pattern directory" <<<"$out"' "captures into a pattern directory: $out"
 
