@@ -348,14 +348,18 @@ MPI_Info cache_info() {
     return info;
 }
 
-/// nbr_pattern_build's message in the drop-in's terms: "info nbr_algo" is NBR_CACHE_ALGO here.
+/// libnbr's message in the drop-in's terms: "info nbr_algo" is NBR_CACHE_ALGO here, the load
+/// flags are the switches that set them (load_flags).
 std::string in_environment_terms(std::string message) {
-    for (const auto& [variable, key] : kCacheKeys) {
-        const std::string info = std::string("info ") + key + " ";
-        for (auto at = message.find(info); at != std::string::npos; at = message.find(info, at)) {
-            message.replace(at, info.size(), std::string(variable) + " ");
+    const auto replace_all = [&message](const std::string& from, const std::string& to) {
+        for (auto at = message.find(from); at != std::string::npos; at = message.find(from, at + to.size())) {
+            message.replace(at, from.size(), to);
         }
-    }
+    };
+    for (const auto& [variable, key] : kCacheKeys)
+        replace_all(std::string("info ") + key + " ", std::string(variable) + " ");
+    replace_all("NBR_LOAD_MEASURE", "NBR_MEASURE=1");
+    replace_all("NBR_LOAD_NO_NATIVE", "NBR_REPLAY_NAIVE=1");
     return message;
 }
 
@@ -385,7 +389,8 @@ nbr_pattern_t load_or_build(MPI_Comm comm, int size, const std::string& dir, std
     if (!dir.empty()) {
         code = nbr_load_pattern_flags(dir.c_str(), comm, load_flags(), &pattern);
         if (code != NBR_SUCCESS)
-            why = "pattern " + dir + " not loaded (" + nbr_strerror(code) + ": " + nbr_last_error() + ")";
+            why = "pattern " + dir + " not loaded (" + nbr_strerror(code) + ": " +
+                  in_environment_terms(nbr_last_error()) + ")";
         return pattern;
     }
     char hex[17];
@@ -676,18 +681,24 @@ void finalize_report() {
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (!wisdom_file().empty() && switched_on("NBR_MEASURE")) {  // the same on every rank: collective
+    // What the ranks want at the end, agreed, so that a switch set on some ranks only (a
+    // launcher's per-rank environment) never leaves the others in a collective: the wisdom is
+    // written when every rank measured with NBR_WISDOM, the report's collectives run on every
+    // rank when any wants it (those without it add nothing).
+    const int wanted[2] = {!wisdom_file().empty() && switched_on("NBR_MEASURE") ? 1 : 0, report_wanted() ? 1 : 0};
+    int most[2] = {0, 0}, least[2] = {0, 0};
+    PMPI_Allreduce(wanted, most, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(wanted, least, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (least[0] != 0) {
         const InsideNbr guard;
         const int code = nbr_wisdom_export_all(wisdom_file().c_str(), MPI_COMM_WORLD);
         if (code != NBR_SUCCESS && rank == 0) {
             std::fprintf(stderr, "nbr: NBR_WISDOM: not written: %s: %s\n", nbr_strerror(code), nbr_last_error());
         }
+    } else if (most[0] != 0 && rank == 0) {
+        std::fprintf(stderr, "nbr: NBR_WISDOM: not written: NBR_MEASURE=1 and NBR_WISDOM are set on some ranks only\n");
     }
-    // NBR_REPORT set on some ranks only (a launcher's per-rank environment): the report's
-    // collectives still run on every rank, with nothing to add from those without it.
-    int wanted = report_wanted() ? 1 : 0, anyone = 0;
-    PMPI_Allreduce(&wanted, &anyone, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (anyone != 0) print_report(rank, size);
+    if (most[1] != 0) print_report(rank, size);
     std::fflush(stdout);
 }
 

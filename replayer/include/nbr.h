@@ -155,7 +155,8 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
 /**
  * nbr_load_pattern with flags (collective; every rank must pass the same flags):
  * any of NBR_LOAD_NO_NATIVE, NBR_LOAD_MEASURE, NBR_LOAD_STEP_SYNC, NBR_LOAD_STATS. Other bits are
- * NBR_ERR_ARG.
+ * NBR_ERR_ARG. NBR_LOAD_NO_NATIVE or NBR_LOAD_MEASURE on some ranks only is NBR_ERR_ARG on every
+ * rank (their calls would wait for each other); NBR_LOAD_STATS and NBR_LOAD_STEP_SYNC may differ.
  *
  * NBR_LOAD_MEASURE: measured selection. For every call shape the application uses - a
  * collective (v or not) in one mode (blocking, nonblocking, persistent) and, for fixed-size

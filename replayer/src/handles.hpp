@@ -71,6 +71,11 @@ inline int index_of(Collective collective) {
 
 /// Every flag nbr_load_pattern_flags and nbr_pattern_build take.
 inline constexpr unsigned long kLoadFlags = NBR_LOAD_NO_NATIVE | NBR_LOAD_MEASURE | NBR_LOAD_STEP_SYNC | NBR_LOAD_STATS;
+/// The load flags every rank of the communicator must pass alike: with one on some ranks only,
+/// those ranks would run MPI's collective or measured selection's agreements where the others
+/// do not (NBR_ERR_ARG on every rank instead). NBR_LOAD_STATS is local; NBR_LOAD_STEP_SYNC only
+/// orders a rank's own sends.
+inline constexpr unsigned long kSharedLoadFlags = NBR_LOAD_NO_NATIVE | NBR_LOAD_MEASURE;
 
 /// A loaded pattern (behind an nbr_pattern_t handle). Calls on one pattern are serialized by
 /// the application (nbr.h, "Threads"), so nothing here is locked.

@@ -214,11 +214,23 @@ bool is_mpich() {
 /// MPI-4.1 defines and its blocking form does: open-mpi/ompi#14416).
 void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long flags) {
     const auto variants = static_cast<std::int64_t>(pattern.variants.size());
-    std::int64_t worst[5] = {pattern.tag_window, has_duplicate_in_edges(pattern.in) ? 1 : 0, variants, -variants,
-                             pattern.slots.exchanged ? 1 : 0};
-    nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, worst, 5, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+    const auto shared_flags = static_cast<std::int64_t>(flags & nbr::internal::kSharedLoadFlags);
+    std::int64_t worst[7] = {pattern.tag_window,
+                             has_duplicate_in_edges(pattern.in) ? 1 : 0,
+                             variants,
+                             -variants,
+                             pattern.slots.exchanged ? 1 : 0,
+                             shared_flags,
+                             -shared_flags};
+    nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, worst, 7, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
     if (worst[2] != -worst[3]) {
         throw NbrError(NBR_ERR_MIXED, "ranks loaded pattern directories with different numbers of variants");
+    }
+    if (worst[5] != -worst[6]) {  // the bits some rank set and not every rank
+        const auto some = static_cast<unsigned long>(worst[5] ^ -worst[6]);
+        throw NbrError(NBR_ERR_ARG, std::string("nbr_load_pattern_flags: ") +
+                                        ((some & NBR_LOAD_MEASURE) != 0 ? "NBR_LOAD_MEASURE" : "NBR_LOAD_NO_NATIVE") +
+                                        " given on some ranks only (every rank must pass the same flags)");
     }
     pattern.tag_window = worst[0];
     pattern.windows = (pattern.tag_ub + 1) / pattern.tag_window;
@@ -395,6 +407,10 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
     // measurement's set-up is collective too, and its outcome is agreed.
     code = guarded([&] {
         settle_collectively(*pattern, comm, flags);
+        return NBR_SUCCESS;
+    });
+    if (code != NBR_SUCCESS) return code;
+    code = guarded([&] {
         pattern->step_synchronized = (flags & NBR_LOAD_STEP_SYNC) != 0;
         if ((flags & NBR_LOAD_MEASURE) != 0) {
             pattern->tuner = std::make_unique<nbr::internal::Tuner>();

@@ -115,17 +115,21 @@ read -r spread_shapes least_slowest consistent <<<"$spread"
 check '[ "$spread_shapes" = 8 ] && [ "$consistent" = True ] && awk "BEGIN { exit !($least_slowest >= 2500) }"' \
   "the JSON report's times over ranks (shapes, least slowest time, consistent): $spread $out"
 
-# NBR_REPORT on one rank only (a launcher's per-rank environment): the report's collectives at
-# MPI_Finalize still meet on every rank, so the job ends and world rank 0 prints the report.
-for only in 0 1; do
+# Switches on one rank only (a launcher's per-rank environment): the drop-in's collectives at
+# load and at MPI_Finalize still meet on every rank, so the job ends; world rank 0 prints the
+# report, a pattern measured on some ranks only is not loaded (it runs natively, saying why) and
+# no wisdom is written.
+for only in "0 NBR_REPORT=1" "1 NBR_REPORT=1" "1 NBR_MEASURE=1 NBR_WISDOM=$work/one.wisdom NBR_REPORT=1"; do
   # shellcheck disable=SC2086,SC2016
   out=$(timeout 120 $launch4 bash -c 'rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}
     export LD_PRELOAD="$1" NBR_PATTERNS="$2"
-    if [ "$rank" = "$3" ]; then export NBR_REPORT=1; fi
-    exec "$4" 3' report-on-one "$preload_lib" "$work/all" "$only" "$neighbor_app" 2>&1)
+    if [ "$rank" = "${3%% *}" ]; then export ${3#* }; fi
+    exec "$4" 3' switch-on-one "$preload_lib" "$work/all" "$only" "$neighbor_app" 2>&1)
   check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && grep -qE "^nbr: replayed [0-9]+ calls? on [0-9]+ communicators?$" <<<"$out"' \
-    "NBR_REPORT on rank $only only: $out"
+    "switches on rank $only only: $out"
 done
+check 'grep -q "NBR_MEASURE=1 given on some ranks only" <<<"$out" && grep -q "^nbr: NBR_WISDOM: not written: NBR_MEASURE=1 and NBR_WISDOM are set on some ranks only" <<<"$out" && [ ! -e "$work/one.wisdom" ]' \
+  "NBR_MEASURE on one rank only: $out"
 
 out=$("$nbrc" compile neighbor -q -o all/000000 2>&1)
 check '[ $? -eq 1 ] && grep -q "all/000000 is a pattern directory" <<<"$out"' "captures into a pattern directory: $out"

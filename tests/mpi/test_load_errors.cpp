@@ -76,6 +76,30 @@ TEST_F(LoadErrorTest, IntactPatternLoadsOnEveryRank) {
     EXPECT_EQ(load(dir(), MPI_COMM_WORLD), NBR_SUCCESS);
 }
 
+TEST_F(LoadErrorTest, FlagsGivenOnSomeRanksOnlyAreArgumentErrorsEverywhereNotAHang) {
+    if (world_size() < 2) GTEST_SKIP() << "needs ranks that differ";
+    // Measurement agrees among the ranks and a native hand-off runs MPI's collective: on some
+    // ranks only either would wait forever for the others.
+    for (const auto& [flag, name] :
+         {std::pair{NBR_LOAD_MEASURE, "NBR_LOAD_MEASURE"}, std::pair{NBR_LOAD_NO_NATIVE, "NBR_LOAD_NO_NATIVE"}}) {
+        nbr_pattern_t pattern = NBR_PATTERN_NULL;
+        const int code = nbr_load_pattern_flags(dir().c_str(), MPI_COMM_WORLD, world_rank() == 0 ? flag : 0, &pattern);
+        EXPECT_EQ(code, NBR_ERR_ARG) << name;
+        EXPECT_EQ(pattern, NBR_PATTERN_NULL);
+        EXPECT_NE(std::string(nbr_last_error()).find(std::string(name) + " given on some ranks only"),
+                  std::string::npos)
+            << nbr_last_error();
+    }
+    // Statistics are local, step synchronization orders a rank's own sends: both may differ.
+    for (const unsigned long flag : {NBR_LOAD_STATS, NBR_LOAD_STEP_SYNC}) {
+        nbr_pattern_t pattern = NBR_PATTERN_NULL;
+        ASSERT_EQ(nbr_load_pattern_flags(dir().c_str(), MPI_COMM_WORLD, world_rank() == 1 ? flag : 0, &pattern),
+                  NBR_SUCCESS)
+            << nbr_last_error();
+        EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    }
+}
+
 TEST_F(LoadErrorTest, MissingDirectoryIsAnIoErrorOnEveryRank) {
     std::string message;
     EXPECT_EQ(load(tmp_.path() / "nothing", MPI_COMM_WORLD, &message), NBR_ERR_IO);
