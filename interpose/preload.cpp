@@ -41,6 +41,7 @@
 #include "preload.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -295,32 +296,6 @@ std::uint64_t topology_hash(MPI_Comm comm, int rank, int size, const std::vector
     return nbr::topology_hash_of(all);
 }
 
-/// What rank 0 of a new topology communicator decides for every rank.
-struct Agreed {
-    std::string dir;  // a pattern directory of NBR_PATTERNS for this communicator, or ""
-    std::string id;   // the communicator's name in the report (Attached::id)
-};
-
-/// Rank 0's choice, broadcast (as "ID\nDIR").
-Agreed agree_on_pattern(MPI_Comm comm, int rank, int size, const std::vector<int>& in, const std::vector<int>& out,
-                        std::uint64_t& hash) {
-    hash = topology_hash(comm, rank, size, in, out);
-    std::string text;
-    const char* list = std::getenv("NBR_PATTERNS");
-    if (rank == 0) {
-        int world_rank = 0;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-        text = std::to_string(world_rank) + "." + std::to_string(attached) + "\n" +
-               (list != nullptr ? find_pattern(list, size, hash) : std::string());
-    }
-    int length = static_cast<int>(text.size());
-    PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
-    text.resize(static_cast<std::size_t>(length));
-    PMPI_Bcast(text.data(), length, MPI_CHAR, 0, comm);
-    const auto end = text.find('\n');
-    return {text.substr(end + 1), text.substr(0, end)};
-}
-
 /// NBR_CACHE=DIR, or "".
 std::string cache_dir() {
     const char* value = std::getenv("NBR_CACHE");
@@ -336,16 +311,61 @@ constexpr std::pair<const char*, const char*> kCacheKeys[] = {{"NBR_CACHE_ALGO",
                                                               {"NBR_CACHE_KEEP", "nbr_keep"},
                                                               {"NBR_CACHE_RANKS_PER_NODE", "nbr_ranks_per_node"},
                                                               {"NBR_CACHE_RANKS_PER_SOCKET", "nbr_ranks_per_socket"}};
+constexpr std::size_t kCacheOptions = std::size(kCacheKeys);
 
-/// The in-job build's options from the environment as nbr_pattern_build's info.
-MPI_Info cache_info() {
+/// What rank 0 of a new topology communicator decides for every rank: its NBR_PATTERNS, NBR_CACHE
+/// and NBR_CACHE_* settings hold for all, so that ranks whose environments differ still make
+/// the same collective calls.
+struct Agreed {
+    std::string id;                                  // the communicator's name in the report (Attached::id)
+    std::string cache;                               // NBR_CACHE, or ""
+    std::array<std::string, kCacheOptions> options;  // NBR_CACHE_* (kCacheKeys), "" where unset
+    std::string dir;                                 // a pattern directory of NBR_PATTERNS for it, or ""
+};
+
+/// The in-job build's options as nbr_pattern_build's info.
+MPI_Info cache_info(const Agreed& agreed) {
     MPI_Info info = MPI_INFO_NULL;
     PMPI_Info_create(&info);
-    for (const auto& [variable, key] : kCacheKeys) {
-        if (const char* value = std::getenv(variable); value != nullptr && *value != '\0')
-            PMPI_Info_set(info, key, value);
+    for (std::size_t k = 0; k < kCacheOptions; ++k) {
+        if (!agreed.options[k].empty()) PMPI_Info_set(info, kCacheKeys[k].second, agreed.options[k].c_str());
     }
     return info;
+}
+
+/// Rank 0's decision, broadcast as lines (ID, CACHE, the options, then DIR).
+Agreed agree_on_pattern(MPI_Comm comm, int rank, int size, const std::vector<int>& in, const std::vector<int>& out,
+                        std::uint64_t& hash) {
+    hash = topology_hash(comm, rank, size, in, out);
+    std::string text;
+    if (rank == 0) {
+        int world_rank = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+        text = std::to_string(world_rank) + "." + std::to_string(attached) + "\n" + cache_dir() + "\n";
+        for (const auto& [variable, key] : kCacheKeys) {
+            const char* value = std::getenv(variable);
+            text += std::string(value != nullptr ? value : "") + "\n";
+        }
+        const char* list = std::getenv("NBR_PATTERNS");
+        if (list != nullptr && *list != '\0') text += find_pattern(list, size, hash);
+    }
+    int length = static_cast<int>(text.size());
+    PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
+    text.resize(static_cast<std::size_t>(length));
+    PMPI_Bcast(text.data(), length, MPI_CHAR, 0, comm);
+    Agreed agreed;
+    std::size_t at = 0;
+    const auto line = [&text, &at] {
+        const auto end = std::min(text.find('\n', at), text.size());
+        std::string value = text.substr(at, end - at);
+        at = std::min(end + 1, text.size());
+        return value;
+    };
+    agreed.id = line();
+    agreed.cache = line();
+    for (auto& option : agreed.options) option = line();
+    agreed.dir = text.substr(at);
+    return agreed;
 }
 
 /// libnbr's message in the drop-in's terms: "info nbr_algo" is NBR_CACHE_ALGO here, the load
@@ -382,8 +402,9 @@ void run_natively(int rank, int size, const char* function, const std::string& w
 }
 
 /// The communicator's pattern: loaded from NBR_PATTERNS' `dir`, else found in or built into
-/// NBR_CACHE; NBR_PATTERN_NULL with the reason in `why`. Collective.
-nbr_pattern_t load_or_build(MPI_Comm comm, int size, const std::string& dir, std::uint64_t hash, std::string& why) {
+/// the cache (rank 0's NBR_CACHE); NBR_PATTERN_NULL with the reason in `why`. Collective.
+nbr_pattern_t load_or_build(MPI_Comm comm, int size, const Agreed& agreed, std::uint64_t hash, std::string& why) {
+    const std::string& dir = agreed.dir;
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     int code = NBR_SUCCESS;
     if (!dir.empty()) {
@@ -395,13 +416,13 @@ nbr_pattern_t load_or_build(MPI_Comm comm, int size, const std::string& dir, std
     }
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-    if (cache_dir().empty()) {
+    if (agreed.cache.empty()) {
         why = "no pattern in NBR_PATTERNS for this communicator (" + std::to_string(size) + " ranks, topology hash " +
               hex + ")";
         return pattern;
     }
-    MPI_Info info = cache_info();
-    code = nbr_pattern_build(comm, cache_dir().c_str(), info, load_flags(), &pattern);
+    MPI_Info info = cache_info(agreed);
+    code = nbr_pattern_build(comm, agreed.cache.c_str(), info, load_flags(), &pattern);
     PMPI_Info_free(&info);
     if (code != NBR_SUCCESS) {
         why = std::string(code == NBR_ERR_DECLINED ? "not built" : "no pattern built") + " (" + std::to_string(size) +
@@ -413,20 +434,24 @@ nbr_pattern_t load_or_build(MPI_Comm comm, int size, const std::string& dir, std
 /// After a topology communicator's creation: finds (NBR_PATTERNS, then NBR_CACHE) or builds
 /// (NBR_CACHE) its pattern, loads it and attaches it.
 void attach(MPI_Comm comm, const char* function) {
-    const char* list = std::getenv("NBR_PATTERNS");
-    const bool patterns = list != nullptr && *list != '\0';
-    if ((!patterns && cache_dir().empty()) || comm == MPI_COMM_NULL || inside_nbr > 0) return;
+    if (comm == MPI_COMM_NULL || inside_nbr > 0) return;
     int rank = 0, size = 0;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
     const auto [kind, in, out, slots] = nbr::internal::comm_neighbors(comm, rank);
     if (kind == nbr::internal::CommKind::plain) return;  // (every rank alike)
+    // NBR_PATTERNS or NBR_CACHE on some ranks only (a launcher's per-rank environment): every
+    // rank takes part, with rank 0's (agree_on_pattern).
+    const char* list = std::getenv("NBR_PATTERNS");
+    int wanted = (list != nullptr && *list != '\0') || !cache_dir().empty() ? 1 : 0;
+    PMPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MAX, comm);
+    if (wanted == 0) return;
     std::uint64_t hash = 0;
-    const auto [dir, id] = agree_on_pattern(comm, rank, size, in, out, hash);
+    const Agreed agreed = agree_on_pattern(comm, rank, size, in, out, hash);
     const InsideNbr guard;
     import_wisdom_once(rank);
     std::string why;
-    nbr_pattern_t pattern = load_or_build(comm, size, dir, hash, why);
+    nbr_pattern_t pattern = load_or_build(comm, size, agreed, hash, why);
     if (pattern == NBR_PATTERN_NULL) return run_natively(rank, size, function, why);
     const char* origin_dir = "";
     const char* origin = "";
@@ -440,7 +465,7 @@ void attach(MPI_Comm comm, const char* function) {
         std::fprintf(stderr, "nbr: %s: %s\n", function, note);
     }
     const bool counts = rank == 0 && report_wanted();
-    auto* record = new Attached{pattern, counts, origin_dir, origin, rank, size, id};
+    auto* record = new Attached{pattern, counts, origin_dir, origin, rank, size, agreed.id};
     PMPI_Comm_set_attr(comm, keyval, new Alias{comm, record});
     if (report_wanted()) reported().push_back(record);
     if (rank == 0) ++attached;

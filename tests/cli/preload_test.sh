@@ -116,20 +116,33 @@ check '[ "$spread_shapes" = 8 ] && [ "$consistent" = True ] && awk "BEGIN { exit
   "the JSON report's times over ranks (shapes, least slowest time, consistent): $spread $out"
 
 # Switches on one rank only (a launcher's per-rank environment): the drop-in's collectives at
-# load and at MPI_Finalize still meet on every rank, so the job ends; world rank 0 prints the
-# report, a pattern measured on some ranks only is not loaded (it runs natively, saying why) and
-# no wisdom is written.
-for only in "0 NBR_REPORT=1" "1 NBR_REPORT=1" "1 NBR_MEASURE=1 NBR_WISDOM=$work/one.wisdom NBR_REPORT=1"; do
+# topology creation, load and MPI_Finalize still meet on every rank, so the job ends; rank 0's
+# NBR_PATTERNS and NBR_CACHE decide, world rank 0 prints the report, a pattern measured on some
+# ranks only is not loaded (it runs natively, saying why) and no wisdom is written.
+# usage: on_one_rank RANK "VARIABLES OF EVERY RANK" "VARIABLES OF RANK ONLY"
+on_one_rank() {
   # shellcheck disable=SC2086,SC2016
-  out=$(timeout 120 $launch4 bash -c 'rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}
-    export LD_PRELOAD="$1" NBR_PATTERNS="$2"
-    if [ "$rank" = "${3%% *}" ]; then export ${3#* }; fi
-    exec "$4" 3' switch-on-one "$preload_lib" "$work/all" "$only" "$neighbor_app" 2>&1)
-  check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && grep -qE "^nbr: replayed [0-9]+ calls? on [0-9]+ communicators?$" <<<"$out"' \
-    "switches on rank $only only: $out"
-done
-check 'grep -q "NBR_MEASURE=1 given on some ranks only" <<<"$out" && grep -q "^nbr: NBR_WISDOM: not written: NBR_MEASURE=1 and NBR_WISDOM are set on some ranks only" <<<"$out" && [ ! -e "$work/one.wisdom" ]' \
-  "NBR_MEASURE on one rank only: $out"
+  timeout 120 $launch4 bash -c 'rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}
+    export LD_PRELOAD="$1" $3
+    if [ "$rank" = "$2" ]; then export $4; fi
+    exec "$5" 3' on-one-rank "$preload_lib" "$1" "$2" "$3" "$neighbor_app" 2>&1
+}
+replayed() { grep -qE "^nbr: replayed $1 calls? on [0-9]+ communicators?$"; }
+out=$(on_one_rank 0 "NBR_PATTERNS=$work/all" NBR_REPORT=1)
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed "[1-9][0-9]*" <<<"$out"' "NBR_REPORT on rank 0 only: $out"
+out=$(on_one_rank 1 "NBR_PATTERNS=$work/all" NBR_REPORT=1)
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed "[0-9]+" <<<"$out"' "NBR_REPORT on rank 1 only: $out"
+out=$(on_one_rank 1 "NBR_PATTERNS=$work/all" "NBR_MEASURE=1 NBR_WISDOM=$work/one.wisdom NBR_REPORT=1")
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && grep -q "NBR_MEASURE=1 given on some ranks only" <<<"$out" &&
+  grep -q "^nbr: NBR_WISDOM: not written: NBR_MEASURE=1 and NBR_WISDOM are set on some ranks only" <<<"$out" && [ ! -e "$work/one.wisdom" ]' \
+  "NBR_MEASURE on rank 1 only: $out"
+out=$(on_one_rank 0 NBR_REPORT=1 "NBR_PATTERNS=$work/all")
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed "[1-9][0-9]*" <<<"$out"' "NBR_PATTERNS on rank 0 only: $out"
+out=$(on_one_rank 1 NBR_REPORT=1 "NBR_PATTERNS=$work/all")
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed 0 <<<"$out"' "NBR_PATTERNS on rank 1 only: $out"
+out=$(on_one_rank 0 NBR_REPORT=1 "NBR_CACHE=$work/one.cache NBR_CACHE_ALGO=common-neighbor")
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed "[1-9][0-9]*" <<<"$out" && [ -d "$work/one.cache" ]' \
+  "NBR_CACHE on rank 0 only: $out"
 
 out=$("$nbrc" compile neighbor -q -o all/000000 2>&1)
 check '[ $? -eq 1 ] && grep -q "all/000000 is a pattern directory" <<<"$out"' "captures into a pattern directory: $out"
