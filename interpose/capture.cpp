@@ -306,15 +306,31 @@ fs::path write_capture(const fs::path& dir, const Gathered& all, int size, const
     return publish(dir, topology, comment, placement);
 }
 
+/// The communicator's rank 0's NBR_CAPTURE, broadcast ("" when unset): a launcher may give
+/// ranks different environments, and every rank must make the same collective calls.
+std::string agreed_capture_dir(MPI_Comm comm, int rank) {
+    std::string dir;
+    if (rank == 0) {
+        const char* value = std::getenv("NBR_CAPTURE");
+        dir = value != nullptr ? value : "";
+    }
+    int length = static_cast<int>(dir.size());
+    PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
+    dir.resize(static_cast<std::size_t>(length));
+    PMPI_Bcast(dir.data(), length, MPI_CHAR, 0, comm);
+    return dir;
+}
+
 /// Captures a new topology communicator (collective over it).
 void capture_collectively(MPI_Comm comm, const char* function) {
-    const char* dir = std::getenv("NBR_CAPTURE");
-    if (dir == nullptr || *dir == '\0' || comm == MPI_COMM_NULL) return;
+    if (comm == MPI_COMM_NULL) return;
     int rank = 0, size = 0;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
     const auto [kind, in, out, slots] = nbr::internal::comm_neighbors(comm, rank);
     if (kind == nbr::internal::CommKind::plain) return;  // (every rank alike)
+    const std::string dir = agreed_capture_dir(comm, rank);
+    if (dir.empty()) return;
     const Gathered all = gather(comm, rank, size, in, out, locate(comm, rank));
     Tracked& t = captured.emplace_back();
     t.outdegree = out.size();
@@ -394,9 +410,7 @@ void finish(MPI_Comm comm) {
 /// Skipped when no rank saw a call: under Open MPI's Fortran binding the wrappers see neither
 /// the calls nor the frees, and the communicators may be gone.
 void finish_all() {
-    const char* dir = std::getenv("NBR_CAPTURE");
-    if (dir == nullptr || *dir == '\0') return;
-    double seen = calls_recorded;
+    double seen = calls_recorded;  // (every rank, whatever its NBR_CAPTURE: collective)
     PMPI_Allreduce(MPI_IN_PLACE, &seen, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (seen == 0) return;
     tracked.clear();

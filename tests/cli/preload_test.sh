@@ -119,13 +119,13 @@ check '[ "$spread_shapes" = 8 ] && [ "$consistent" = True ] && awk "BEGIN { exit
 # topology creation, load and MPI_Finalize still meet on every rank, so the job ends; rank 0's
 # NBR_PATTERNS and NBR_CACHE decide, world rank 0 prints the report, a pattern measured on some
 # ranks only is not loaded (it runs natively, saying why) and no wisdom is written.
-# usage: on_one_rank RANK "VARIABLES OF EVERY RANK" "VARIABLES OF RANK ONLY"
+# usage: on_one_rank RANK "VARIABLES OF EVERY RANK" "VARIABLES OF RANK ONLY" [LIBRARY]
 on_one_rank() {
   # shellcheck disable=SC2086,SC2016
   timeout 120 $launch4 bash -c 'rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}
     export LD_PRELOAD="$1" $3
     if [ "$rank" = "$2" ]; then export $4; fi
-    exec "$5" 3' on-one-rank "$preload_lib" "$1" "$2" "$3" "$neighbor_app" 2>&1
+    exec "$5" 3' on-one-rank "${4:-$preload_lib}" "$1" "$2" "$3" "$neighbor_app" 2>&1
 }
 replayed() { grep -qE "^nbr: replayed $1 calls? on [0-9]+ communicators?$"; }
 out=$(on_one_rank 0 "NBR_PATTERNS=$work/all" NBR_REPORT=1)
@@ -143,6 +143,12 @@ check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed 0 <
 out=$(on_one_rank 0 NBR_REPORT=1 "NBR_CACHE=$work/one.cache NBR_CACHE_ALGO=common-neighbor")
 check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed "[1-9][0-9]*" <<<"$out" && [ -d "$work/one.cache" ]' \
   "NBR_CACHE on rank 0 only: $out"
+out=$(on_one_rank 0 "" "NBR_CAPTURE=$work/one.capture" "$capture_lib")
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && [ "$(ls "$work/one.capture")" = "$(ls neighbor)" ]' \
+  "NBR_CAPTURE on rank 0 only: $out $(ls "$work/one.capture")"
+out=$(on_one_rank 1 "" "NBR_CAPTURE=$work/none.capture" "$capture_lib")
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && [ ! -e "$work/none.capture" ]' \
+  "NBR_CAPTURE on rank 1 only: $out"
 
 out=$("$nbrc" compile neighbor -q -o all/000000 2>&1)
 check '[ $? -eq 1 ] && grep -q "all/000000 is a pattern directory" <<<"$out"' "captures into a pattern directory: $out"
