@@ -94,13 +94,14 @@ bool settled(const TrialCandidate& fastest, const TrialCandidate& other) {
     return fastest_at_worst <= (1 + Tuner::kTolerance) * other_at_best;
 }
 
-/// The last agreement's choice: the first candidate in the model's order that measurement has
-/// not told apart from the fastest (and every rank measured), else the fastest, so that a
-/// difference within the noise never overrides the model.
+/// The last agreement's choice: the fastest median, or the first candidate before it in the
+/// model's order whose median is at most Tuner::kTolerance above it (every rank measured it),
+/// so that a difference too small to matter does not override the model.
 std::uint32_t final_choice(const Shape& shape, std::uint32_t best) {
+    const double within = (1 + Tuner::kTolerance) * shape.candidates[best].median_us;
     for (std::uint32_t c = 0; c < best; ++c) {
         const auto& candidate = shape.candidates[c];
-        if (!candidate.pruned && candidate.agreed_samples > 0 && !settled(shape.candidates[best], candidate)) return c;
+        if (!candidate.pruned && candidate.agreed_samples > 0 && candidate.median_us <= within) return c;
     }
     return best;
 }

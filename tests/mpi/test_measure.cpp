@@ -251,13 +251,14 @@ TEST_F(MeasureTest, TheSavingAgainstNaiveCountsEveryCallTrialsIncluded) {
     EXPECT_NEAR(s.saved_us, (kCalls - 12) * 1e6 + 4 * 1e6 - 4 * 2e6, 5e5 + (kCalls - 12) * 1e4);
 }
 
-TEST_F(MeasureTest, ATieTheLastRoundCannotBreakGoesToTheModelsOrder) {
+TEST_F(MeasureTest, ANearTieTheLastRoundCannotBreakGoesToTheModelsOrder) {
     // Every second sample of relay (the model's winner) and naive is 1 s slower, relay's all
-    // 0.1 s more: naive has the lower median, but 0.1 s is far inside the medians' intervals
-    // (about 0.35 s wide each after 20 rounds), so the trials end unresolved and the model's
-    // winner runs. cn2, 3 s slower, leaves after round 2.
+    // 10 ms more: naive has the lower median (about 0.5 s), relay's is 2 % above it, far inside
+    // the medians' intervals (about 0.35 s wide each after 20 rounds) and within the 3 %
+    // tolerance, so the trials end unresolved and the model's winner runs. cn2, 3 s slower,
+    // leaves after round 2.
     ASSERT_EQ(nbr_testing_noisy_variant(kRelay.c_str(), 1e6), 0);
-    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1e5), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1e4), 0);
     ASSERT_EQ(nbr_testing_noisy_variant(kNaive.c_str(), 1e6), 0);
     ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 3e6), 0);
     load();
@@ -271,6 +272,23 @@ TEST_F(MeasureTest, ATieTheLastRoundCannotBreakGoesToTheModelsOrder) {
     ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, nullptr, &relay, nullptr, nullptr), 0);
     ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 1, nullptr, &naive, nullptr, nullptr), 0);
     EXPECT_LT(naive, relay) << "naive measured faster, within the noise";
+}
+
+TEST_F(MeasureTest, AnUnresolvedDifferenceBeyondTheToleranceGoesToTheLowerMedian) {
+    // As above with relay 0.1 s (20 %) slower: still inside the intervals, but too large to
+    // leave to the model (on 16 ranks sharing 2 cores the model's forwarding patterns were
+    // 30-40 % slower than naive with intervals that wide): naive runs.
+    ASSERT_EQ(nbr_testing_noisy_variant(kRelay.c_str(), 1e6), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1e5), 0);
+    ASSERT_EQ(nbr_testing_noisy_variant(kNaive.c_str(), 1e6), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 3e6), 0);
+    load();
+    blocking_allgathers(kCalls);
+    const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
+    EXPECT_EQ(std::string(s.variant), kNaive);
+    EXPECT_TRUE(same_on_every_rank(s.variant));
+    EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 18U * 2 * 2);  // unresolved to the last round
 }
 
 TEST_F(MeasureTest, CandidatesTheTrialsCannotTellApartRunMoreRoundsAndStillOneIsChosenEverywhere) {
