@@ -4,7 +4,8 @@
 // it wraps the topology constructors through the MPI profiling interface (constructors.cpp).
 // After each creation the new communicator's ranks compute its topology hash from what MPI
 // reports; rank 0 looks for a pattern directory of that hash and size (each DIR is a pattern
-// directory or holds pattern directories; the first match in NBR_PATTERNS order wins); the
+// directory or holds pattern directories; the first match in NBR_PATTERNS order wins; rank 0's
+// NBR_PATTERNS and NBR_CACHE settings hold for every rank, which need not have them); the
 // ranks load it collectively (nbr_load_pattern checks every rank's neighbors) and attach it
 // to the communicator as an attribute whose delete callback frees it. On such communicators
 // the neighborhood collectives — blocking, nonblocking, persistent, fixed-size and v — are
