@@ -309,16 +309,8 @@ fs::path write_capture(const fs::path& dir, const Gathered& all, int size, const
 /// The communicator's rank 0's NBR_CAPTURE, broadcast ("" when unset): a launcher may give
 /// ranks different environments, and every rank must make the same collective calls.
 std::string agreed_capture_dir(MPI_Comm comm, int rank) {
-    std::string dir;
-    if (rank == 0) {
-        const char* value = std::getenv("NBR_CAPTURE");
-        dir = value != nullptr ? value : "";
-    }
-    int length = static_cast<int>(dir.size());
-    PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
-    dir.resize(static_cast<std::size_t>(length));
-    PMPI_Bcast(dir.data(), length, MPI_CHAR, 0, comm);
-    return dir;
+    const char* value = rank == 0 ? std::getenv("NBR_CAPTURE") : nullptr;
+    return nbr::interpose::broadcast_text(value != nullptr ? value : "", comm);
 }
 
 /// Captures a new topology communicator (collective over it).

@@ -8,6 +8,8 @@
 // MPI library's own Fortran profiling entry (pmpi_..._, weak: absent when no Fortran binding
 // is loaded) with the arguments untouched, then hand over the new communicator only if the
 // call did not already pass through a C wrapper (a counter tells).
+//
+// Also here, for both libraries: broadcast_text, rank 0's text on every rank (neighbors.hpp).
 #include "neighbors.hpp"
 
 namespace {
@@ -21,6 +23,14 @@ void created(int code, MPI_Comm comm, const char* function) {
 }
 
 }  // namespace
+
+std::string nbr::interpose::broadcast_text(std::string text, MPI_Comm comm) {
+    int length = static_cast<int>(text.size());
+    PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
+    text.resize(static_cast<std::size_t>(length));
+    PMPI_Bcast(text.data(), length, MPI_CHAR, 0, comm);
+    return text;
+}
 
 extern "C" {
 

@@ -1,11 +1,13 @@
 #pragma once
 // Shared by the interposition libraries: MPI's C binding, what MPI reports of a topology
 // communicator (comm_neighbors, replayer/src/comm_neighbors.hpp, shared with libnbr's loader),
-// and the hook the wrapped constructors call.
+// the hook the wrapped constructors call, and rank 0's text broadcast to every rank.
 
 // The C bindings only: the libraries must not need MPI's C++ binding libraries (their targets
 // link nbr_mpi_c, which defines OMPI_SKIP_MPICXX and MPICH_SKIP_MPICXX for every file).
 #include <mpi.h>
+
+#include <string>
 
 #include "comm_neighbors.hpp"
 
@@ -15,5 +17,10 @@ namespace nbr::interpose {
 /// creation, on every rank of the new communicator (MPI_COMM_NULL on ranks outside it);
 /// each interposition library defines it. Must not throw.
 void on_topology_created(MPI_Comm comm, const char* function);
+
+/// @brief Rank 0's `text` on every rank of `comm` (collective; the other ranks' `text` is
+/// ignored): a launcher may give ranks different environments, and what rank 0 decides from
+/// its own must hold for all. Defined with the constructors (constructors.cpp).
+std::string broadcast_text(std::string text, MPI_Comm comm);
 
 }  // namespace nbr::interpose

@@ -59,6 +59,7 @@
 #include <mpi-ext.h>
 #endif
 
+#include "agreement.hpp"
 #include "collective_table.hpp"
 #include "completion.hpp"
 #include "nbr/graphs/topology.hpp"
@@ -72,8 +73,13 @@ int inside_nbr = 0;
 namespace {
 
 namespace fs = std::filesystem;
+using nbr::interpose::Agreed;
+using nbr::interpose::decode_agreed;
+using nbr::interpose::encode_agreed;
 using nbr::interpose::inside_nbr;
 using nbr::interpose::InsideNbr;
+using nbr::interpose::kCacheKeys;
+using nbr::interpose::kCacheOptions;
 using nbr::interpose::mpi_result;
 using nbr::interpose::Proxy;
 
@@ -303,27 +309,6 @@ std::string cache_dir() {
     return value != nullptr ? std::string(value) : std::string();
 }
 
-/// The in-job build's options: the environment variables (docs/environment.md) and the
-/// nbr_pattern_build info keys they set.
-constexpr std::pair<const char*, const char*> kCacheKeys[] = {{"NBR_CACHE_ALGO", "nbr_algo"},
-                                                              {"NBR_CACHE_MACHINE", "nbr_machine"},
-                                                              {"NBR_CACHE_BUDGET", "nbr_budget"},
-                                                              {"NBR_CACHE_LIMIT", "nbr_cache_limit"},
-                                                              {"NBR_CACHE_KEEP", "nbr_keep"},
-                                                              {"NBR_CACHE_RANKS_PER_NODE", "nbr_ranks_per_node"},
-                                                              {"NBR_CACHE_RANKS_PER_SOCKET", "nbr_ranks_per_socket"}};
-constexpr std::size_t kCacheOptions = std::size(kCacheKeys);
-
-/// What rank 0 of a new topology communicator decides for every rank: its NBR_PATTERNS, NBR_CACHE
-/// and NBR_CACHE_* settings hold for all, so that ranks whose environments differ still make
-/// the same collective calls.
-struct Agreed {
-    std::string id;                                  // the communicator's name in the report (Attached::id)
-    std::string cache;                               // NBR_CACHE, or ""
-    std::array<std::string, kCacheOptions> options;  // NBR_CACHE_* (kCacheKeys), "" where unset
-    std::string dir;                                 // a pattern directory of NBR_PATTERNS for it, or ""
-};
-
 /// The in-job build's options as nbr_pattern_build's info.
 MPI_Info cache_info(const Agreed& agreed) {
     MPI_Info info = MPI_INFO_NULL;
@@ -334,39 +319,29 @@ MPI_Info cache_info(const Agreed& agreed) {
     return info;
 }
 
-/// Rank 0's decision, broadcast as lines (ID, CACHE, the options, then DIR).
+/// Rank 0's settings for a new topology communicator (agreement.hpp).
+Agreed rank0_settings(int size, std::uint64_t hash) {
+    int world_rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    Agreed agreed;
+    agreed.id = std::to_string(world_rank) + "." + std::to_string(attached);
+    agreed.cache = cache_dir();
+    for (std::size_t k = 0; k < kCacheOptions; ++k) {
+        const char* value = std::getenv(kCacheKeys[k].first);
+        agreed.options[k] = value != nullptr ? value : "";
+    }
+    const char* list = std::getenv("NBR_PATTERNS");
+    if (list != nullptr && *list != '\0') agreed.dir = find_pattern(list, size, hash);
+    return agreed;
+}
+
+/// Rank 0's decision, on every rank (collective; `hash` is the topology's).
 Agreed agree_on_pattern(MPI_Comm comm, int rank, int size, const std::vector<int>& in, const std::vector<int>& out,
                         std::uint64_t& hash) {
     hash = topology_hash(comm, rank, size, in, out);
-    std::string text;
-    if (rank == 0) {
-        int world_rank = 0;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-        text = std::to_string(world_rank) + "." + std::to_string(attached) + "\n" + cache_dir() + "\n";
-        for (const auto& [variable, key] : kCacheKeys) {
-            const char* value = std::getenv(variable);
-            text += std::string(value != nullptr ? value : "") + "\n";
-        }
-        const char* list = std::getenv("NBR_PATTERNS");
-        if (list != nullptr && *list != '\0') text += find_pattern(list, size, hash);
-    }
-    int length = static_cast<int>(text.size());
-    PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
-    text.resize(static_cast<std::size_t>(length));
-    PMPI_Bcast(text.data(), length, MPI_CHAR, 0, comm);
-    Agreed agreed;
-    std::size_t at = 0;
-    const auto line = [&text, &at] {
-        const auto end = std::min(text.find('\n', at), text.size());
-        std::string value = text.substr(at, end - at);
-        at = std::min(end + 1, text.size());
-        return value;
-    };
-    agreed.id = line();
-    agreed.cache = line();
-    for (auto& option : agreed.options) option = line();
-    agreed.dir = text.substr(at);
-    return agreed;
+    const std::string text =
+        nbr::interpose::broadcast_text(rank == 0 ? encode_agreed(rank0_settings(size, hash)) : std::string(), comm);
+    return decode_agreed(text).value_or(Agreed{});  // (rank 0's own encoding: always decodes)
 }
 
 /// libnbr's message in the drop-in's terms: "info nbr_algo" is NBR_CACHE_ALGO here, the load
@@ -607,15 +582,6 @@ std::vector<std::string> gather_on_root(const std::string& mine, int rank, int s
     return parts;
 }
 
-/// World rank 0's string, broadcast over MPI_COMM_WORLD.
-std::string broadcast_from_root(std::string text) {
-    int length = static_cast<int>(text.size());
-    PMPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    text.resize(static_cast<std::size_t>(length));
-    PMPI_Bcast(text.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
-    return text;
-}
-
 /// Every shape's time per call over its communicator's ranks: each rank's spreads merged up a
 /// binomial tree to world rank 0, which broadcasts the result (collective over MPI_COMM_WORLD;
 /// messages on a duplicate of it, apart from the application's).
@@ -640,8 +606,8 @@ nbr::interpose::Spreads spreads_over_ranks(const std::vector<nbr::interpose::Pat
         nbr::interpose::merge_spreads(spreads, nbr::interpose::decode_spreads(text));
     }
     PMPI_Comm_free(&comm);
-    return nbr::interpose::decode_spreads(
-        broadcast_from_root(rank == 0 ? nbr::interpose::encode_spreads(spreads) : std::string()));
+    return nbr::interpose::decode_spreads(nbr::interpose::broadcast_text(
+        rank == 0 ? nbr::interpose::encode_spreads(spreads) : std::string(), MPI_COMM_WORLD));
 }
 
 void print_report(int rank, int size) {
