@@ -213,8 +213,9 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
  *
  * Errors: NBR_ERR_UNSUPPORTED (a plain communicator: see nbr_pattern_build_adjacent),
  * NBR_ERR_DECLINED (every rank has at most two neighbors each way: MPI's naive schedule is best;
- * nothing is stored), NBR_ERR_ARG (a bad info value), NBR_ERR_BUILD (the build failed), and
- * nbr_load_pattern's. How the pattern came to be: nbr_pattern_origin.
+ * nothing is stored), NBR_ERR_ARG (a bad info value, or a rank that passed another cache
+ * directory, info value or NBR_LOAD_MEASURE/NBR_LOAD_NO_NATIVE than rank 0: on every rank, naming
+ * it), NBR_ERR_BUILD (the build failed), and nbr_load_pattern's. How the pattern came to be: nbr_pattern_origin.
  */
 int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags, nbr_pattern_t* pattern);
 

@@ -1,8 +1,10 @@
 // nbr_pattern_build: a pattern found in, or built into, a cache directory in the job
 // (docs/architecture.md, "Patterns built in the job").
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <new>
 #include <string>
 #include <vector>
@@ -115,6 +117,80 @@ nbr::internal::CommNeighbors topology_lists(MPI_Comm comm, int rank) {
                        "nbr_pattern_build_adjacent, or build for a dist-graph, graph or Cartesian communicator)");
     }
     return lists;
+}
+
+/// What every rank must pass alike: the cache directory, the shared load flags and the info
+/// values options_of reads ("" where absent); each named for the message, with its info key.
+struct Setting {
+    const char* name;
+    const char* info_key;  // nullptr: not an info value
+};
+constexpr Setting kSettingList[] = {{"cache directory", nullptr},
+                                    {"flags", nullptr},
+                                    {"info nbr_algo", "nbr_algo"},
+                                    {"info nbr_machine", "nbr_machine"},
+                                    {"info nbr_budget", "nbr_budget"},
+                                    {"info nbr_keep", "nbr_keep"},
+                                    {"info nbr_cache_limit", "nbr_cache_limit"},
+                                    {"info nbr_ranks_per_node", "nbr_ranks_per_node"},
+                                    {"info nbr_ranks_per_socket", "nbr_ranks_per_socket"}};
+constexpr int kSettings = static_cast<int>(std::size(kSettingList));
+
+/// The calling rank's settings, in kSettingList's order.
+std::vector<std::string> settings_of(const char* cache_dir, MPI_Info info, unsigned long flags) {
+    std::vector<std::string> settings{cache_dir != nullptr ? cache_dir : "",
+                                      std::to_string(flags & nbr::internal::kSharedLoadFlags)};
+    for (const auto& setting : kSettingList) {
+        if (setting.info_key != nullptr) settings.push_back(info_value(info, setting.info_key));
+    }
+    return settings;
+}
+
+/// Rank 0's settings on every rank (collective): their lengths, then their bytes.
+std::vector<std::string> settings_on_root(MPI_Comm comm, int rank, const std::vector<std::string>& mine) {
+    std::array<int, kSettings> lengths{};
+    std::string bytes;
+    for (int k = 0; rank == 0 && k < kSettings; ++k) {
+        lengths[static_cast<std::size_t>(k)] = static_cast<int>(mine[static_cast<std::size_t>(k)].size());
+        bytes += mine[static_cast<std::size_t>(k)];
+    }
+    nbr::internal::check_mpi(MPI_Bcast(lengths.data(), kSettings, MPI_INT, 0, comm), "MPI_Bcast");
+    std::size_t total = 0;
+    for (const int length : lengths) total += static_cast<std::size_t>(length);
+    bytes.resize(total);
+    nbr::internal::check_mpi(MPI_Bcast(bytes.data(), static_cast<int>(total), MPI_CHAR, 0, comm), "MPI_Bcast");
+    std::vector<std::string> root;
+    std::size_t at = 0;
+    for (const int length : lengths) {
+        root.push_back(bytes.substr(at, static_cast<std::size_t>(length)));
+        at += static_cast<std::size_t>(length);
+    }
+    return root;
+}
+
+/// NBR_ERR_ARG on every rank when some rank passed another cache directory, flags or info than
+/// rank 0 (the lowest such rank and its first differing setting named); the ranks would
+/// otherwise look up, build or load different entries and fail to meet in their collectives.
+int same_settings_everywhere(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    return guarded([&] {
+        const auto mine = settings_of(cache_dir, info, flags);
+        const auto root = settings_on_root(comm, rank, mine);
+        long long first = static_cast<long long>(size) * kSettings;  // (rank, setting) of the first difference
+        for (int k = 0; k < kSettings; ++k) {
+            if (mine[static_cast<std::size_t>(k)] != root[static_cast<std::size_t>(k)]) {
+                first = static_cast<long long>(rank) * kSettings + k;
+                break;
+            }
+        }
+        nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_LONG_LONG, MPI_MIN, comm), "MPI_Allreduce");
+        if (first == static_cast<long long>(size) * kSettings) return NBR_SUCCESS;
+        return fail(NBR_ERR_ARG, "nbr_pattern_build: rank " + std::to_string(first / kSettings) + " passed another " +
+                                     kSettingList[first % kSettings].name +
+                                     " than rank 0 (every rank must pass the same cache directory, info and flags)");
+    });
 }
 
 /// Rank 0's answer, broadcast.
@@ -235,11 +311,14 @@ int find_or_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned 
     if (out == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_build: pattern pointer is NULL");
     *out = NBR_PATTERN_NULL;
     if (comm == MPI_COMM_NULL) return fail(NBR_ERR_ARG, "nbr_pattern_build: communicator is MPI_COMM_NULL");
-    if (cache_dir == nullptr || *cache_dir == '\0') return fail(NBR_ERR_ARG, "nbr_pattern_build: no cache directory");
     int rank = 0;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return fail(NBR_ERR_MPI, "nbr_pattern_build: cannot query comm");
+    int code = same_settings_everywhere(comm, cache_dir, info, flags);
+    if (code != NBR_SUCCESS) return code;
+    // From here the settings are rank 0's on every rank: each check below fails everywhere alike.
+    if (cache_dir == nullptr || *cache_dir == '\0') return fail(NBR_ERR_ARG, "nbr_pattern_build: no cache directory");
     Lookup lookup;
-    int code = prepare(comm, cache_dir, info, flags, given, lookup);
+    code = prepare(comm, cache_dir, info, flags, given, lookup);
     if (code != NBR_SUCCESS) return code;
     std::string replaced;
     if (on_root(comm, rank, has_manifest, lookup.entry)) {

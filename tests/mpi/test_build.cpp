@@ -1,7 +1,8 @@
 // nbr_pattern_build: patterns built in the job into a cache directory. A build equals what the
 // compiler writes for the same topology, placement and options, byte for byte; the pattern
 // replays what MPI delivers; a second call loads it; a corrupt entry is built again; bad
-// arguments, plain communicators and topologies not worth building are refused.
+// arguments, settings that differ across ranks, plain communicators and topologies not worth
+// building are refused.
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -256,6 +257,38 @@ TEST_F(BuildTest, RefusesBadArguments) {
     // A plain communicator has no topology to build for.
     EXPECT_EQ(nbr_pattern_build(MPI_COMM_WORLD, cache().c_str(), MPI_INFO_NULL, 0, &pattern), NBR_ERR_UNSUPPORTED);
     EXPECT_EQ(pattern, NBR_PATTERN_NULL);
+}
+
+TEST_F(BuildTest, SettingsThatDifferAcrossRanksAreRefusedOnEveryRank) {
+    // Ranks that pass different settings would look up, build or load different entries and
+    // never meet in their collectives: every rank gets NBR_ERR_ARG naming the rank and setting.
+    if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+    const int last = world_size() - 1;
+    const auto expect_refused = [&](int code, const std::string& setting) {
+        EXPECT_EQ(code, NBR_ERR_ARG) << nbr_last_error();
+        const std::string message = nbr_last_error();
+        EXPECT_NE(message.find("rank " + std::to_string(last) + " passed another " + setting), std::string::npos)
+            << message;
+        EXPECT_EQ(pattern_, NBR_PATTERN_NULL);
+    };
+    expect_refused(build(world_rank() == last ? std::vector<std::pair<std::string, std::string>>{{"nbr_algo", "naive"}}
+                                              : std::vector<std::pair<std::string, std::string>>{}),
+                   "info nbr_algo");
+    expect_refused(build({{"nbr_keep", world_rank() == last ? "2" : "3"}}), "info nbr_keep");
+    expect_refused(build({}, world_rank() == last ? NBR_LOAD_MEASURE : 0), "flags");
+    const std::string elsewhere = (tmp_.path() / "elsewhere").string();
+    expect_refused(nbr_pattern_build(graph_, world_rank() == last ? elsewhere.c_str() : cache().c_str(), MPI_INFO_NULL,
+                                     0, &pattern_),
+                   "cache directory");
+    expect_refused(
+        nbr_pattern_build(graph_, world_rank() == last ? nullptr : cache().c_str(), MPI_INFO_NULL, 0, &pattern_),
+        "cache directory");
+    // Flags that only this rank's calls feel (statistics) may differ.
+    if (worth()) {
+        EXPECT_EQ(build({}, world_rank() == last ? NBR_LOAD_STATS : 0), NBR_SUCCESS) << nbr_last_error();
+    }
+    std::error_code ec;
+    EXPECT_FALSE(fs::exists(elsewhere, ec)) << "a refused build stored something";
 }
 
 TEST_F(BuildTest, RingIsNotWorthBuilding) {
