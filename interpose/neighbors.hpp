@@ -20,7 +20,9 @@ void on_topology_created(MPI_Comm comm, const char* function);
 
 /// @brief Rank 0's `text` on every rank of `comm` (collective; the other ranks' `text` is
 /// ignored): a launcher may give ranks different environments, and what rank 0 decides from
-/// its own must hold for all. Defined with the constructors (constructors.cpp).
+/// its own must hold for all. Defined with the constructors (constructors.cpp). It calls
+/// PMPI_Bcast, as the libraries' own traffic does, where nbr::common::broadcast_string calls
+/// MPI_Bcast (a profiling tool stacked on the drop-in would count it as the application's).
 std::string broadcast_text(std::string text, MPI_Comm comm);
 
 }  // namespace nbr::interpose
