@@ -62,6 +62,7 @@ TABLES = [
     ("critical_path", ["results/critical_path.csv"], "results/critical_path.md"),
     ("compile_cost", ["results/compile_cost.jsonl"], "results/compile_cost.md"),
     ("preload_overhead", ["results"], "results/preload_overhead.md"),
+    ("preload_overhead", ["results/rerun"], "results/rerun/preload_overhead.md"),
     ("overhead", ["results", "--ratios"], "results/overhead.md"),
     ("apps", ["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
     ("radix_model", ["results/radix.csv"], "results/table.md"),
