@@ -9,7 +9,7 @@
 // is loaded) with the arguments untouched, then hand over the new communicator only if the
 // call did not already pass through a C wrapper (a counter tells).
 //
-// Also here, for both libraries: broadcast_text, rank 0's text on every rank (neighbors.hpp).
+// Also here, for both libraries: broadcast_text, one rank's text on every rank (neighbors.hpp).
 #include "neighbors.hpp"
 
 namespace {
@@ -24,11 +24,11 @@ void created(int code, MPI_Comm comm, const char* function) {
 
 }  // namespace
 
-std::string nbr::interpose::broadcast_text(std::string text, MPI_Comm comm) {
+std::string nbr::interpose::broadcast_text(std::string text, MPI_Comm comm, int root) {
     int length = static_cast<int>(text.size());
-    PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
+    PMPI_Bcast(&length, 1, MPI_INT, root, comm);
     text.resize(static_cast<std::size_t>(length));
-    PMPI_Bcast(text.data(), length, MPI_CHAR, 0, comm);
+    PMPI_Bcast(text.data(), length, MPI_CHAR, root, comm);
     return text;
 }
 

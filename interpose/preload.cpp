@@ -150,10 +150,10 @@ bool report_wanted() {
 }
 
 /// NBR_REPLAY_NAIVE=1: load patterns with NBR_LOAD_NO_NATIVE; NBR_MEASURE=1: NBR_LOAD_MEASURE;
-/// a report: NBR_LOAD_STATS (its call shapes; local, so a rank without NBR_REPORT does no harm).
-unsigned long load_flags() {
+/// a report (`report`: some rank of the communicator wants one): NBR_LOAD_STATS, its call shapes.
+unsigned long load_flags(bool report) {
     return (switched_on("NBR_REPLAY_NAIVE") ? NBR_LOAD_NO_NATIVE : 0UL) |
-           (switched_on("NBR_MEASURE") ? NBR_LOAD_MEASURE : 0UL) | (report_wanted() ? NBR_LOAD_STATS : 0UL);
+           (switched_on("NBR_MEASURE") ? NBR_LOAD_MEASURE : 0UL) | (report ? NBR_LOAD_STATS : 0UL);
 }
 
 /// NBR_WISDOM=FILE, or "".
@@ -371,20 +371,21 @@ std::vector<Native>& natives() {
 }
 
 /// Says on rank 0 why the communicator runs natively, and keeps it for the report.
-void run_natively(int rank, int size, const char* function, const std::string& why) {
+void run_natively(int rank, int size, const char* function, const std::string& why, bool report) {
     if (rank != 0) return;
     std::fprintf(stderr, "nbr: %s: %s; it runs natively\n", function, why.c_str());
-    if (report_wanted()) natives().push_back({function, size, why});
+    if (report) natives().push_back({function, size, why});
 }
 
 /// The communicator's pattern: loaded from NBR_PATTERNS' `dir`, else found in or built into
 /// the cache (rank 0's NBR_CACHE); NBR_PATTERN_NULL with the reason in `why`. Collective.
-nbr_pattern_t load_or_build(MPI_Comm comm, int size, const Agreed& agreed, std::uint64_t hash, std::string& why) {
+nbr_pattern_t load_or_build(MPI_Comm comm, int size, const Agreed& agreed, std::uint64_t hash, bool report,
+                            std::string& why) {
     const std::string& dir = agreed.dir;
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
     int code = NBR_SUCCESS;
     if (!dir.empty()) {
-        code = nbr_load_pattern_flags(dir.c_str(), comm, load_flags(), &pattern);
+        code = nbr_load_pattern_flags(dir.c_str(), comm, load_flags(report), &pattern);
         if (code != NBR_SUCCESS)
             why = "pattern " + dir + " not loaded (" + nbr_strerror(code) + ": " +
                   in_environment_terms(nbr_last_error()) + ")";
@@ -398,7 +399,7 @@ nbr_pattern_t load_or_build(MPI_Comm comm, int size, const Agreed& agreed, std::
         return pattern;
     }
     MPI_Info info = cache_info(agreed);
-    code = nbr_pattern_build(comm, agreed.cache.c_str(), info, load_flags(), &pattern);
+    code = nbr_pattern_build(comm, agreed.cache.c_str(), info, load_flags(report), &pattern);
     PMPI_Info_free(&info);
     if (code != NBR_SUCCESS) {
         why = std::string(code == NBR_ERR_DECLINED ? "not built" : "no pattern built") + " (" + std::to_string(size) +
@@ -417,18 +418,20 @@ void attach(MPI_Comm comm, const char* function) {
     const auto [kind, in, out, slots] = nbr::internal::comm_neighbors(comm, rank);
     if (kind == nbr::internal::CommKind::plain) return;  // (every rank alike)
     // NBR_PATTERNS or NBR_CACHE on some ranks only (a launcher's per-rank environment): every
-    // rank takes part, with rank 0's (agree_on_pattern).
+    // rank takes part, with rank 0's (agree_on_pattern). NBR_REPORT on some ranks: every rank
+    // keeps its times and rank 0 counts the calls, so the report is the communicator's.
     const char* list = std::getenv("NBR_PATTERNS");
-    int wanted = (list != nullptr && *list != '\0') || !cache_dir().empty() ? 1 : 0;
-    PMPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MAX, comm);
-    if (wanted == 0) return;
+    int wanted[2] = {(list != nullptr && *list != '\0') || !cache_dir().empty() ? 1 : 0, report_wanted() ? 1 : 0};
+    PMPI_Allreduce(MPI_IN_PLACE, wanted, 2, MPI_INT, MPI_MAX, comm);
+    if (wanted[0] == 0) return;
+    const bool report = wanted[1] != 0;
     std::uint64_t hash = 0;
     const Agreed agreed = agree_on_pattern(comm, rank, size, in, out, hash);
     const InsideNbr guard;
     import_wisdom_once(rank);
     std::string why;
-    nbr_pattern_t pattern = load_or_build(comm, size, agreed, hash, why);
-    if (pattern == NBR_PATTERN_NULL) return run_natively(rank, size, function, why);
+    nbr_pattern_t pattern = load_or_build(comm, size, agreed, hash, report, why);
+    if (pattern == NBR_PATTERN_NULL) return run_natively(rank, size, function, why, report);
     const char* origin_dir = "";
     const char* origin = "";
     (void)nbr_pattern_origin(pattern, &origin_dir, &origin);
@@ -440,10 +443,9 @@ void attach(MPI_Comm comm, const char* function) {
     if (rank == 0 && nbr_pattern_wisdom(pattern, &note) == NBR_SUCCESS && *note != '\0') {
         std::fprintf(stderr, "nbr: %s: %s\n", function, note);
     }
-    const bool counts = rank == 0 && report_wanted();
-    auto* record = new Attached{pattern, counts, origin_dir, origin, rank, size, agreed.id};
+    auto* record = new Attached{pattern, rank == 0 && report, origin_dir, origin, rank, size, agreed.id};
     PMPI_Comm_set_attr(comm, keyval, new Alias{comm, record});
-    if (report_wanted()) reported().push_back(record);
+    if (report) reported().push_back(record);
     if (rank == 0) ++attached;
 }
 
@@ -610,7 +612,9 @@ nbr::interpose::Spreads spreads_over_ranks(const std::vector<nbr::interpose::Pat
         rank == 0 ? nbr::interpose::encode_spreads(spreads) : std::string(), MPI_COMM_WORLD));
 }
 
-void print_report(int rank, int size) {
+/// The report (collective over MPI_COMM_WORLD): world rank `reporter`, the lowest whose
+/// NBR_REPORT is set, chooses text or JSON:FILE for all; world rank 0 writes it.
+void print_report(int rank, int size, int reporter) {
     unsigned long long mine[2] = {replayed_calls, attached}, total[2] = {0, 0};
     PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     auto snapshots = finished_snapshots();  // the freed communicators', then the live ones'
@@ -631,7 +635,8 @@ void print_report(int rank, int size) {
         reports.push_back(nbr::interpose::describe_native(native.function, native.ranks, native.why));
     }
     describe(freed, snapshots.size());
-    const std::string json_file = report_json_file();
+    const std::string json_file =
+        nbr::interpose::broadcast_text(rank == reporter ? report_json_file() : std::string(), MPI_COMM_WORLD, reporter);
     std::string part;
     for (const auto& report : reports)
         part += json_file.empty() ? report.text : (part.empty() ? "" : ",\n") + report.json;
@@ -676,21 +681,21 @@ void finalize_report() {
     // What the ranks want at the end, agreed, so that a switch set on some ranks only (a
     // launcher's per-rank environment) never leaves the others in a collective: the wisdom is
     // written when every rank measured with NBR_WISDOM, the report's collectives run on every
-    // rank when any wants it (those without it add nothing).
-    const int wanted[2] = {!wisdom_file().empty() && switched_on("NBR_MEASURE") ? 1 : 0, report_wanted() ? 1 : 0};
-    int most[2] = {0, 0}, least[2] = {0, 0};
-    PMPI_Allreduce(wanted, most, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    PMPI_Allreduce(wanted, least, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    // rank when any wants it, in the form the lowest such rank asked for.
+    const int wisdom = !wisdom_file().empty() && switched_on("NBR_MEASURE") ? 1 : 0;
+    int most = 0, least[2] = {wisdom, report_wanted() ? rank : size};  // (wisdom everywhere, reporter)
+    PMPI_Allreduce(&wisdom, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(MPI_IN_PLACE, least, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (least[0] != 0) {
         const InsideNbr guard;
         const int code = nbr_wisdom_export_all(wisdom_file().c_str(), MPI_COMM_WORLD);
         if (code != NBR_SUCCESS && rank == 0) {
             std::fprintf(stderr, "nbr: NBR_WISDOM: not written: %s: %s\n", nbr_strerror(code), nbr_last_error());
         }
-    } else if (most[0] != 0 && rank == 0) {
+    } else if (most != 0 && rank == 0) {
         std::fprintf(stderr, "nbr: NBR_WISDOM: not written: NBR_MEASURE=1 and NBR_WISDOM are set on some ranks only\n");
     }
-    if (most[1] != 0) print_report(rank, size);
+    if (least[1] < size) print_report(rank, size, least[1]);
     std::fflush(stdout);
 }
 

@@ -117,8 +117,9 @@ check '[ "$spread_shapes" = 8 ] && [ "$consistent" = True ] && awk "BEGIN { exit
 
 # Switches on one rank only (a launcher's per-rank environment): the drop-in's collectives at
 # topology creation, load and MPI_Finalize still meet on every rank, so the job ends; rank 0's
-# NBR_PATTERNS and NBR_CACHE decide, world rank 0 prints the report, a pattern measured on some
-# ranks only is not loaded (it runs natively, saying why) and no wisdom is written.
+# NBR_PATTERNS and NBR_CACHE decide, world rank 0 prints the report of every rank's calls, a
+# pattern measured on some ranks only is not loaded (it runs natively, saying why) and no
+# wisdom is written.
 # usage: on_one_rank RANK "VARIABLES OF EVERY RANK" "VARIABLES OF RANK ONLY" [LIBRARY]
 on_one_rank() {
   # shellcheck disable=SC2086,SC2016
@@ -131,7 +132,17 @@ replayed() { grep -qE "^nbr: replayed $1 calls? on [0-9]+ communicators?$"; }
 out=$(on_one_rank 0 "NBR_PATTERNS=$work/all" NBR_REPORT=1)
 check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed "[1-9][0-9]*" <<<"$out"' "NBR_REPORT on rank 0 only: $out"
 out=$(on_one_rank 1 "NBR_PATTERNS=$work/all" NBR_REPORT=1)
-check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed "[0-9]+" <<<"$out"' "NBR_REPORT on rank 1 only: $out"
+check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && replayed "[1-9][0-9]*" <<<"$out" &&
+  grep -qE "^nbr:   allgather nonblocking .* \(mean of 4 ranks; slowest rank [0-9]: [0-9.]+\)$" <<<"$out"' \
+  "NBR_REPORT on rank 1 only (the communicators' calls counted and timed on every rank): $out"
+# The lowest rank that set NBR_REPORT chooses its form: JSON from rank 1, or text from rank 0.
+out=$(on_one_rank 1 "NBR_PATTERNS=$work/all" "NBR_REPORT=json:$work/one.json")
+check '[ $? -eq 0 ] && ! grep -q "^nbr: replayed" <<<"$out" &&
+  python3 -c "import json, sys; r = json.load(open(sys.argv[1])); sys.exit(r[\"replayed_calls\"] == 0)" "$work/one.json"' \
+  "NBR_REPORT=json:FILE on rank 1 only: $out $(cat "$work/one.json" 2>&1)"
+out=$(on_one_rank 1 "NBR_PATTERNS=$work/all NBR_REPORT=1" "NBR_REPORT=json:$work/two.json")
+check '[ $? -eq 0 ] && replayed "[1-9][0-9]*" <<<"$out" && [ ! -e "$work/two.json" ]' \
+  "NBR_REPORT=1 on rank 0, json:FILE on rank 1: $out"
 out=$(on_one_rank 1 "NBR_PATTERNS=$work/all" "NBR_MEASURE=1 NBR_WISDOM=$work/one.wisdom NBR_REPORT=1")
 check '[ $? -eq 0 ] && grep -q "neighbor_app: data OK" <<<"$out" && grep -q "NBR_MEASURE=1 given on some ranks only" <<<"$out" &&
   grep -q "^nbr: NBR_WISDOM: not written: NBR_MEASURE=1 and NBR_WISDOM are set on some ranks only" <<<"$out" && [ ! -e "$work/one.wisdom" ]' \
