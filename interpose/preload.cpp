@@ -63,6 +63,7 @@
 #include "collective_table.hpp"
 #include "completion.hpp"
 #include "nbr/graphs/topology.hpp"
+#include "nbr/schema/file_io.hpp"
 #include "nbr/schema/pattern_io.hpp"
 #include "report.hpp"
 
@@ -657,11 +658,10 @@ void print_report(int rank, int size, int reporter) {
         first = false;
     }
     json += "\n]}\n";
-    if (FILE* out = std::fopen(json_file.c_str(), "w")) {
-        std::fputs(json.c_str(), out);
-        std::fclose(out);
-    } else {
-        std::fprintf(stderr, "nbr: NBR_REPORT: cannot write %s\n", json_file.c_str());
+    try {
+        nbr::replace_whole_file(json_file, json);  // whole or not at all
+    } catch (const nbr::FileError& error) {
+        std::fprintf(stderr, "nbr: NBR_REPORT: not written: %s\n", error.what());
     }
 }
 

@@ -1,9 +1,6 @@
 #include "nbr/graphs/captured_calls.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "nbr/schema/file_io.hpp"
@@ -124,17 +121,7 @@ std::optional<CapturedCalls> read_captured_calls(const std::filesystem::path& ca
 }
 
 void write_captured_calls(const std::filesystem::path& capture_dir, const CapturedCalls& calls) {
-    const auto path = capture_dir / kCaptureCallsFile;
-    std::string name(".");
-    name.append(kCaptureCallsFile).append(".tmp-").append(host_name());
-    const auto temp = capture_dir / name;
-    write_whole_file(temp, format_captured_calls(calls));
-    if (std::rename(temp.c_str(), path.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        std::error_code ec;
-        std::filesystem::remove(temp, ec);
-        throw FileError(path.string() + ": cannot rename into place: " + why);
-    }
+    replace_whole_file(capture_dir / kCaptureCallsFile, format_captured_calls(calls));
 }
 
 }  // namespace nbr

@@ -131,6 +131,23 @@ void write_whole_file(const std::filesystem::path& path, const std::string& byte
     if (::close(fd.release()) != 0) fail_errno(path, "write failed");
 }
 
+void replace_whole_file(const std::filesystem::path& path, const std::string& bytes) {
+    const auto temporary = path.parent_path() /
+                           ("." + path.filename().string() + ".tmp-" + host_name() + "-" + std::to_string(::getpid()));
+    std::error_code ec;
+    try {
+        write_whole_file(temporary, bytes);
+    } catch (const FileError&) {
+        std::filesystem::remove(temporary, ec);
+        throw;
+    }
+    if (::rename(temporary.c_str(), path.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        std::filesystem::remove(temporary, ec);
+        throw FileError(path.string() + ": cannot replace the file: " + why);
+    }
+}
+
 std::string host_name() {
     char name[256] = {};
     if (gethostname(name, sizeof name - 1) != 0) return "unknown";

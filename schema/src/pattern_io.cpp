@@ -373,15 +373,7 @@ schema::Wisdom read_wisdom(const std::filesystem::path& path) {
 }
 
 void write_wisdom(const std::filesystem::path& path, const schema::Wisdom& wisdom) {
-    auto temporary = path;
-    temporary += ".tmp-" + std::to_string(::getpid());
-    write_file(temporary, serialize_deterministic(wisdom));
-    std::error_code ec;
-    std::filesystem::rename(temporary, path, ec);
-    if (ec) {
-        std::filesystem::remove(temporary, ec);
-        throw FileError(path.string() + ": cannot replace the file: " + ec.message());
-    }
+    replace_whole_file(path, serialize_deterministic(wisdom));
 }
 
 std::string rank_file_name(std::uint32_t rank) {

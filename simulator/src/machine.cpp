@@ -437,10 +437,7 @@ std::string checked_machine_json(const schema::Machine& spec, const std::string&
 }
 
 void save_machine(const std::string& path, const schema::Machine& spec) {
-    const auto json = checked_machine_json(spec, path);
-    const std::string tmp = path + ".tmp";
-    write_whole_file(tmp, json);
-    std::filesystem::rename(tmp, path);
+    replace_whole_file(path, checked_machine_json(spec, path));
 }
 
 std::uint64_t segment_size_for(const Machine& machine) {

@@ -1,6 +1,9 @@
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -235,6 +238,36 @@ TEST(OwnedTempDir, HasTheUmasksPermissionsAndAFreshNameEachTime) {
     }
     EXPECT_THROW((void)nbr::make_owned_temp_dir(parent / "missing", "x-"), nbr::FileError);
     fs::remove_all(parent);
+}
+
+// Wisdom, machine files, a capture's calls and the drop-in's JSON report replace their file
+// whole (replace_whole_file): the new bytes exactly, nothing left beside it, and where the
+// file cannot be replaced an error naming it, the old file untouched, no temporary left.
+TEST(ReplaceWholeFile, ReplacesAllOrNothingAndLeavesNoTemporaryFile) {
+    const fs::path dir = nbr::test::temp_root() / ("nbr_replace_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const auto entries = [&dir] {
+        std::vector<std::string> names;
+        for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    };
+    nbr::replace_whole_file(dir / "report.json", std::string(1000, 'a'));
+    nbr::replace_whole_file(dir / "report.json", "short");
+    EXPECT_EQ(nbr::read_regular_file(dir / "report.json"), "short");
+    EXPECT_EQ(entries(), std::vector<std::string>{"report.json"});
+    fs::create_directory(dir / "taken");  // a directory where the file should go
+    fs::create_directory(dir / "taken" / "inside");
+    try {
+        nbr::replace_whole_file(dir / "taken", "bytes");
+        ADD_FAILURE() << "replaced a non-empty directory";
+    } catch (const nbr::FileError& error) {
+        EXPECT_NE(std::string(error.what()).find((dir / "taken").string()), std::string::npos) << error.what();
+    }
+    EXPECT_THROW(nbr::replace_whole_file(dir / "missing" / "file", "bytes"), nbr::FileError);
+    EXPECT_EQ(entries(), (std::vector<std::string>{"report.json", "taken"}));
+    EXPECT_EQ(nbr::read_regular_file(dir / "report.json"), "short");
+    fs::remove_all(dir);
 }
 
 }  // namespace

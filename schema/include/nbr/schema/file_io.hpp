@@ -57,6 +57,12 @@ void write_file_at(const std::filesystem::path& path, std::uint64_t offset, std:
 /// close (a full disk shows at either). @throws FileError naming the file.
 void write_whole_file(const std::filesystem::path& path, const std::string& bytes);
 
+/// @brief Replaces (or creates) a file with `bytes` as a whole: written to a hidden temporary
+/// file beside it, `.NAME.tmp-HOST-PID`, which is renamed over it when complete, so a reader
+/// sees the old file or the new one, never a part, and a killed writer leaves only the
+/// temporary file. @throws FileError naming the file (the temporary file removed).
+void replace_whole_file(const std::filesystem::path& path, const std::string& bytes);
+
 /// @brief This host's name ("unknown" if the system does not say).
 [[nodiscard]] std::string host_name();
 
