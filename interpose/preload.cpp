@@ -682,20 +682,23 @@ void finalize_report() {
     // launcher's per-rank environment) never leaves the others in a collective: the wisdom is
     // written when every rank measured with NBR_WISDOM, the report's collectives run on every
     // rank when any wants it, in the form the lowest such rank asked for.
+    // One reduction: the least of the wisdom switch says "everywhere", the least of its negation
+    // (minus the most) "somewhere", and the least of the reporting ranks' ranks is the reporter.
     const int wisdom = !wisdom_file().empty() && switched_on("NBR_MEASURE") ? 1 : 0;
-    int most = 0, least[2] = {wisdom, report_wanted() ? rank : size};  // (wisdom everywhere, reporter)
-    PMPI_Allreduce(&wisdom, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    PMPI_Allreduce(MPI_IN_PLACE, least, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (least[0] != 0) {
+    int least[3] = {wisdom, -wisdom, report_wanted() ? rank : size};
+    PMPI_Allreduce(MPI_IN_PLACE, least, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const bool wisdom_everywhere = least[0] != 0, wisdom_somewhere = least[1] != 0;
+    const int reporter = least[2];
+    if (wisdom_everywhere) {
         const InsideNbr guard;
         const int code = nbr_wisdom_export_all(wisdom_file().c_str(), MPI_COMM_WORLD);
         if (code != NBR_SUCCESS && rank == 0) {
             std::fprintf(stderr, "nbr: NBR_WISDOM: not written: %s: %s\n", nbr_strerror(code), nbr_last_error());
         }
-    } else if (most != 0 && rank == 0) {
+    } else if (wisdom_somewhere && rank == 0) {
         std::fprintf(stderr, "nbr: NBR_WISDOM: not written: NBR_MEASURE=1 and NBR_WISDOM are set on some ranks only\n");
     }
-    if (least[1] < size) print_report(rank, size, least[1]);
+    if (reporter < size) print_report(rank, size, reporter);
     std::fflush(stdout);
 }
 

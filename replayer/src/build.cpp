@@ -1,6 +1,5 @@
 // nbr_pattern_build: a pattern found in, or built into, a cache directory in the job
 // (docs/architecture.md, "Patterns built in the job").
-#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +12,7 @@
 #include "handles.hpp"
 #include "nbr.h"
 #include "nbr/common/json_text.hpp"
+#include "nbr/common/mpi_program.hpp"
 #include "nbr/compiler/algorithm.hpp"
 #include "nbr/compiler/compile.hpp"
 #include "nbr/compiler/job_build.hpp"
@@ -146,28 +146,6 @@ std::vector<std::string> settings_of(const char* cache_dir, MPI_Info info, unsig
     return settings;
 }
 
-/// Rank 0's settings on every rank (collective): their lengths, then their bytes.
-std::vector<std::string> settings_on_root(MPI_Comm comm, int rank, const std::vector<std::string>& mine) {
-    std::array<int, kSettings> lengths{};
-    std::string bytes;
-    for (int k = 0; rank == 0 && k < kSettings; ++k) {
-        lengths[static_cast<std::size_t>(k)] = static_cast<int>(mine[static_cast<std::size_t>(k)].size());
-        bytes += mine[static_cast<std::size_t>(k)];
-    }
-    nbr::internal::check_mpi(MPI_Bcast(lengths.data(), kSettings, MPI_INT, 0, comm), "MPI_Bcast");
-    std::size_t total = 0;
-    for (const int length : lengths) total += static_cast<std::size_t>(length);
-    bytes.resize(total);
-    nbr::internal::check_mpi(MPI_Bcast(bytes.data(), static_cast<int>(total), MPI_CHAR, 0, comm), "MPI_Bcast");
-    std::vector<std::string> root;
-    std::size_t at = 0;
-    for (const int length : lengths) {
-        root.push_back(bytes.substr(at, static_cast<std::size_t>(length)));
-        at += static_cast<std::size_t>(length);
-    }
-    return root;
-}
-
 /// NBR_ERR_ARG on every rank when some rank passed another cache directory, flags or info than
 /// rank 0 (the lowest such rank and its first differing setting named); the ranks would
 /// otherwise look up, build or load different entries and fail to meet in their collectives.
@@ -177,7 +155,7 @@ int same_settings_everywhere(MPI_Comm comm, const char* cache_dir, MPI_Info info
     MPI_Comm_size(comm, &size);
     return guarded([&] {
         const auto mine = settings_of(cache_dir, info, flags);
-        const auto root = settings_on_root(comm, rank, mine);
+        const auto root = nbr::common::broadcast_strings(comm, mine);
         long long first = static_cast<long long>(size) * kSettings;  // (rank, setting) of the first difference
         for (int k = 0; k < kSettings; ++k) {
             if (mine[static_cast<std::size_t>(k)] != root[static_cast<std::size_t>(k)]) {

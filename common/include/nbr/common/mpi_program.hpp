@@ -3,6 +3,7 @@
 // Shared plumbing of nbr's MPI command-line programs (nbrc and the benchmarks).
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -16,7 +17,13 @@ int run_mpi_program(int argc, char** argv, const std::string& program, const std
 inline constexpr const char* kOutOfMemory =
     "out of memory: the input needs more memory than this process could allocate";
 
-/// @brief Returns rank 0's `value` on every process of `comm`. Collective.
+/// @brief Returns rank 0's `values` on every process of `comm` (collective: three broadcasts,
+/// the count, the lengths, the bytes; only rank 0's `values` are read). Throws
+/// std::runtime_error naming the call when MPI returns an error (a communicator whose error
+/// handler returns), or when the strings hold more than INT_MAX bytes in all.
+[[nodiscard]] std::vector<std::string> broadcast_strings(MPI_Comm comm, const std::vector<std::string>& values);
+
+/// @brief Returns rank 0's `value` on every process of `comm`. Collective; as broadcast_strings.
 [[nodiscard]] std::string broadcast_string(MPI_Comm comm, std::string value);
 
 }  // namespace nbr::common
