@@ -30,6 +30,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -254,12 +255,20 @@ struct Variant {
     std::function<void(unsigned char*)> setup;  // before timing (persistent init)
     std::function<void()> teardown;             // after timing
     std::vector<unsigned char>* recv;           // its own: what its last round left, for the check
+    std::function<bool()> in_trials;            // nbr-measured: some shape still in its trials
 };
 
-/// Rank-slowest seconds per call of `v` into `recv`.
+/// The most calls a warm-up runs beyond --warmup while measured selection's trials go on (a
+/// shape's trials end after at most Tuner::kMaxTrialRounds rounds; this only guards the loop).
+constexpr int kMaxTrialWarmup = 100000;
+
+/// Rank-slowest seconds per call of `v` into `recv`, after `warmup` untimed calls and, for
+/// nbr-measured, more until its trials have decided (every rank decides at the same call, so
+/// all stop together): the timed calls run the choice.
 double time_variant(Variant& v, unsigned char* recv, int iters, int warmup) {
     if (v.setup) v.setup(recv);
     for (int i = 0; i < warmup; ++i) v.call(recv);
+    for (int i = 0; v.in_trials && i < kMaxTrialWarmup && v.in_trials(); ++i) v.call(recv);
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
     for (int i = 0; i < iters; ++i) v.call(recv);
@@ -286,7 +295,9 @@ void time_rounds(std::vector<Variant>& variants, unsigned char* recv, const Opti
             auto& v = variants[(k + static_cast<std::size_t>(r)) % n];
             const bool last = r == rounds - 1;
             if (last) std::fill(recv, recv + v.recv->size(), 0);
-            times[v.name].push_back(time_variant(v, recv, o.iters / rounds, r == 0 ? warmup : 0));
+            // nbr-measured warms up by one call at least: its size's shape exists from its first call
+            const int w = r > 0 ? 0 : v.in_trials ? std::max(warmup, 1) : warmup;
+            times[v.name].push_back(time_variant(v, recv, o.iters / rounds, w));
             if (last) std::copy(recv, recv + v.recv->size(), v.recv->begin());
         }
     }
@@ -389,7 +400,8 @@ bool parse(int argc, char** argv, Options& o, int& exit_code) {
     app.add_option("--naive", o.naive, "Naive pattern of the same topology (default: compiled in the job)");
     app.add_option("--sizes", sizes, "Message sizes in bytes, comma-separated");
     app.add_option("--iters", o.iters, "Timed calls per variant and size")->check(CLI::PositiveNumber);
-    app.add_option("--warmup", o.warmup, "Untimed calls first (default iters/10, >= 10)");
+    app.add_option("--warmup", o.warmup,
+                   "Untimed calls first (default iters/10, >= 10; nbr-measured's go on until its trials decide)");
     app.add_option("--rounds", o.rounds,
                    "Time the variants in turn this many times (iters/rounds calls each) and keep each "
                    "variant's median round: drift and stragglers hit all variants alike")
@@ -556,7 +568,7 @@ struct SizeRun {
         return &b;
     }
     void add(const std::string& name, std::function<void(unsigned char*)> call) {
-        variants.push_back({name, std::move(call), nullptr, nullptr, buffer(name)});
+        variants.push_back({name, std::move(call), nullptr, nullptr, buffer(name), nullptr});
     }
 };
 
@@ -575,7 +587,7 @@ void add_nbr_forms(SizeRun& run, const Options& o, const std::string& name, nbr_
                                 [&args, p, request](unsigned char* recv) {
                                     check(nbr_persistent_init(args, recv, p, request.get()), "persistent init");
                                 },
-                                [request] { nbr_request_free(request.get()); }, b});
+                                [request] { nbr_request_free(request.get()); }, b, nullptr});
     }
     if (o.nonblocking) {
         run.add(name + "-nonblocking", [&args, p](unsigned char* b) {
@@ -644,7 +656,7 @@ void add_native(SizeRun& run, const Options& o, const Setup& s) {
                  MPI_Wait(request.get(), MPI_STATUS_IGNORE);
              },
              [&args, graph, request](unsigned char* recv) { native_persistent_init(args, recv, graph, request.get()); },
-             [request] { MPI_Request_free(request.get()); }, b});
+             [request] { MPI_Request_free(request.get()); }, b, nullptr});
     }
 #endif
     add_p2p(run, s);
@@ -690,6 +702,17 @@ struct Row {
     Probe before = kNoProbe, after = kNoProbe;  // --calibrate: the state before and after the timing
 };
 
+/// Whether some call shape of a measured pattern is still in its trials (the same on every rank).
+bool in_trials(nbr_pattern_t pattern) {
+    int shapes = 0;
+    nbr_pattern_shape_count(pattern, &shapes);
+    for (int i = 0; i < shapes; ++i) {
+        nbr_shape_stats_t stats;
+        if (nbr_pattern_shape_stats(pattern, i, &stats) == NBR_SUCCESS && stats.state == NBR_SHAPE_TRIAL) return true;
+    }
+    return false;
+}
+
 /// Times every variant at one size, then checks their data against the reference: what the
 /// standard delivers (the point-to-point exchange; under SMPI, without topologies, the naive
 /// replay, or with --only and that not kept, the first variant kept).
@@ -706,6 +729,7 @@ Row run_size(const Options& o, const Setup& s, int bytes, int warmup, std::vecto
     if (s.measured != nullptr) {
         run.add("nbr-measured",
                 [&run, &s](unsigned char* b) { check(nbr_blocking(run.args, b, s.measured), "replay"); });
+        run.variants.back().in_trials = [&s] { return in_trials(s.measured); };
         for (const auto& [name, p] : s.candidates) {
             run.add(name, [&run, p = p](unsigned char* b) { check(nbr_blocking(run.args, b, p), "replay"); });
         }

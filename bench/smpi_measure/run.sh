@@ -12,14 +12,15 @@
 #     --ranks (default 512), --cases (default: moore-2-2 random-0.05), --machine (the machine
 #     files compiled for, default: smpi-fat-tree-32c niagara), --sizes (default 64,1024,16384),
 #     --collectives (default: allgather alltoall), --build
-#   env: NBR_SMPI_BUILD, NBR_WARMUP (default 40 calls: enough for three candidates' trials, 30)
+#   env: NBR_SMPI_BUILD, NBR_WARMUP (default 10 calls; nbr-measured's warm-up goes on until its
+#   trials decide, so its timed call runs the choice)
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
 ranks=${NBR_RANKS:-512}
 nbrc=$build/compiler/nbrc
 sizes=$(study_commas "${NBR_SIZES:-64,1024,16384}")
-warmup=${NBR_WARMUP:-40}
+warmup=${NBR_WARMUP:-10}
 report=$out/measure.md
 echo "| case | ranks | machine file | collective | bytes | model's choice | measured choice | SMPI's best of the band's candidates | SMPI's best kept variant | found (band's best / measured choice, each timed alone) |" >"$report"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$report"

@@ -206,7 +206,7 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
         if (shape.state != Shape::State::trial) return std::nullopt;
     }
     const auto alive = live(shape);
-    if (shape.in_round == 2 * alive.size()) {
+    if (shape.in_round == kTurnCalls * alive.size()) {
         shape.in_round = 0;
         ++shape.round;
         if (shape.round == kPruneRound || shape.round % kTrialRounds == 0) {
@@ -215,10 +215,11 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
             return trial_call(pattern, index);  // runs the lag, or applies the agreement at once
         }
     }
-    // Each candidate's timed call follows an untimed one of its own (and the first does its
+    // Each candidate's timed call follows kWarmCalls untimed ones of its own (the first does its
     // first-call setup), so that it starts from the arrival skew its own calls leave.
-    const std::uint32_t candidate = alive[shape.in_round / 2];
-    return shape.in_round++ % 2 == 0 ? untimed(candidate) : trial_pick(index, shape, candidate);
+    const std::uint32_t candidate = alive[shape.in_round / kTurnCalls];
+    const bool timed = shape.in_round++ % kTurnCalls == kWarmCalls;
+    return timed ? trial_pick(index, shape, candidate) : untimed(candidate);
 }
 
 void Tuner::record(const PatternState& pattern, const Pick& pick, double us) {

@@ -69,11 +69,11 @@ struct Shape {
     double run_us = 0;              ///< this rank: time in the sampled calls after the choice
     std::uint64_t run_calls = 0;    ///< sampled (timed) calls after the choice
     std::uint64_t after_calls = 0;  ///< calls after the choice
-    // The trial schedule: rounds over the candidates not pruned, each candidate an untimed call
-    // then a timed one; agreements after kPruneRound rounds and every kTrialRounds rounds, the
-    // last after kMaxTrialRounds.
+    // The trial schedule: rounds over the candidates not pruned, each candidate's turn
+    // kWarmCalls untimed calls then a timed one; agreements after kPruneRound rounds and every
+    // kTrialRounds rounds, the last after kMaxTrialRounds.
     std::uint32_t round = 0;
-    std::uint32_t in_round = 0;  ///< calls made in the round (two per live candidate)
+    std::uint32_t in_round = 0;  ///< calls made in the round (kTurnCalls per live candidate)
     MPI_Request agreement = MPI_REQUEST_NULL;
     std::vector<double> agreement_mine;    // this rank's values (not in place: SMPI 3.32's
     std::vector<double> agreement_buffer;  // MPI_Iallreduce mishandles MPI_IN_PLACE)
@@ -96,6 +96,11 @@ struct Pick {
 /// call shapes' statistics alone (NBR_LOAD_STATS: model_only).
 class Tuner {
 public:
+    /// A candidate's turn in a trial round: kWarmCalls untimed calls, then the timed one, so
+    /// that the timed call starts from the arrival skew the candidate's own calls leave, not
+    /// from the previous candidate's.
+    static constexpr std::uint32_t kWarmCalls = 1;
+    static constexpr std::uint32_t kTurnCalls = kWarmCalls + 1;
     /// The round after which clearly slower candidates are pruned, and what "clearly" is.
     static constexpr std::uint32_t kPruneRound = 2;
     static constexpr double kPruneFactor = 1.5;

@@ -518,6 +518,13 @@ assert [s["bytes"] for s in state["sizes"]] == [4, 64], state
 assert all(len(s[k]) == 2 and all(t > 0 for t in s[k]) for s in state["sizes"] for k in ("before", "after")), state
 PY
   expect 0 "machine calibrated" -- $nbrc simulate two --machine bench-cal.json --sizes 4
+  # nbr-bench --measure: nbr-measured's warm-up goes on until its trials decide (none asked for
+  # here), so its timed call runs the choice, at every size.
+  (for i in $(seq 8); do echo "0 1"; echo "1 0"; done) | { echo "# ranks 2"; cat; } >pe8.el
+  expect 0 "" -- $nbrc compile pe8.el --algo auto --machine niagara --sizes 8 -q -o pe8
+  out=$($launch2 $bench --patterns pe8 --measure --warmup 0 --iters 1 --rounds 1 --sizes 8,64 --only nbr-measured 2>&1)
+  [ "$(grep -c "^# measured: allgather blocking .*(measured; trials [1-9]" <<<"$out")" -eq 2 ] &&
+    ! grep -q "still in trials" <<<"$out" && pass || fail "nbr-bench --measure: trials not run to their end: $out"
   expect 1 "needs two ranks" -- $bench --patterns p1 --sizes 4 --iters 20 --calibrate one.json
   expect 2 "--calibrate-sizes: sizes must lie in 1 B .. 1 GiB" -- $bench --patterns p1 --calibrate one.json \
     --calibrate-sizes 1,2G
