@@ -1,6 +1,6 @@
 #pragma once
 
-// Shared plumbing of nbr's MPI command-line programs (nbrc and the benchmarks).
+// Shared plumbing of nbr's MPI programs (nbrc and the benchmarks) and of libnbr (broadcast_strings).
 #include <functional>
 #include <string>
 #include <vector>
