@@ -363,6 +363,7 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
             const auto row = table.begin() + static_cast<std::ptrdiff_t>((source * kKinds + c) * sizes);
             out[i].latency_us[c].assign(row, row + static_cast<std::ptrdiff_t>(sizes));
         }
+        if (built[i].base != SIZE_MAX) out[i].segments_of = built[i].base;
         if (source != i) {
             out[i].same_schedules_as = source;
             report.same_schedules.emplace_back(built[i].candidate.name, built[source].candidate.name);
@@ -660,6 +661,40 @@ std::vector<std::uint32_t> distinct_at(const std::vector<std::uint32_t>& order, 
     return out;
 }
 
+/// Candidate i's other form: its base if it is a segmented copy, else its first segmented
+/// copy; none if it has none.
+std::optional<std::uint32_t> other_form(const std::vector<Prediction>& predictions, std::uint32_t i) {
+    if (predictions[i].segments_of) return static_cast<std::uint32_t>(*predictions[i].segments_of);
+    for (std::uint32_t j = 0; j < predictions.size(); ++j) {
+        if (predictions[j].segments_of == i) return j;
+    }
+    return std::nullopt;
+}
+
+/// `kept` (beside `winner`, in `order`'s order) with the other form of each of them and of
+/// the winner added where `order` holds it, its key is finite and no candidate kept has it;
+/// returned in `order`'s order.
+template <class Key>
+std::vector<std::uint32_t> with_other_forms(const std::vector<Prediction>& predictions, std::uint32_t winner,
+                                            std::vector<std::uint32_t> kept, const std::vector<std::uint32_t>& order,
+                                            Key key) {
+    if (kept.empty()) return kept;  // keep <= 1: the winners only
+    std::vector<std::uint32_t> all{winner};
+    all.insert(all.end(), kept.begin(), kept.end());
+    const std::size_t forms_of = all.size();
+    for (std::size_t k = 0; k < forms_of; ++k) {
+        const auto other = other_form(predictions, all[k]);
+        if (!other || std::find(order.begin(), order.end(), *other) == order.end()) continue;
+        const bool seen = std::any_of(all.begin(), all.end(), [&](std::uint32_t j) { return key(j) == key(*other); });
+        if (!seen && std::isfinite(key(*other))) all.push_back(*other);
+    }
+    std::vector<std::uint32_t> ordered;
+    for (const auto i : order) {
+        if (i != winner && std::find(all.begin(), all.end(), i) != all.end()) ordered.push_back(i);
+    }
+    return ordered;
+}
+
 }  // namespace
 
 void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predictions, std::size_t keep,
@@ -671,7 +706,8 @@ void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predicti
             const auto at = [&](std::uint32_t i) { return predictions[i].latency_us[c][s]; };
             const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return at(a) < at(b); });
             const auto winner = choice.winner[c][s];
-            choice.alternatives[c][s] = kept_beside(winner, distinct_at(order, winner, at), keep);
+            choice.alternatives[c][s] = with_other_forms(
+                predictions, winner, kept_beside(winner, distinct_at(order, winner, at), keep), order, at);
         }
         const auto& naive = predictions[0].latency_us[2 + c];
         const auto judged = judged_sizes(naive, variable_sizes);
@@ -682,8 +718,9 @@ void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predicti
         }
         const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return score[a] > score[b]; });
         const auto by_score = [&](std::uint32_t i) { return score[i]; };
-        choice.variable_alternatives[c] =
-            kept_beside(choice.variable[c], distinct_at(order, choice.variable[c], by_score), keep);
+        const auto winner = choice.variable[c];
+        choice.variable_alternatives[c] = with_other_forms(
+            predictions, winner, kept_beside(winner, distinct_at(order, winner, by_score), keep), order, by_score);
     }
 }
 

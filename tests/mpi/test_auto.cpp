@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
@@ -607,6 +608,36 @@ TEST(CompileAuto, ATinyMachineGivesTheBandsItsCostsImply) {
         EXPECT_EQ(text.find("next best: " + c.name() + " "), std::string::npos) << text;
     }
     EXPECT_GT(naive_twins, 0) << text;
+}
+
+TEST(KeepCandidates, EachKeptCandidatesOtherFormIsKeptBesideItWherePredictedApartAndFinite) {
+    // a-seg, b-seg, c-seg: the segmented copies of a, b and c; at size 0 nothing is cut (each
+    // copy predicted as its base), at size 1 c-seg is ruled out by its NIC bound (+infinity).
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<nbr::compiler::Prediction> predictions{
+        prediction("naive", {10, 40}, {10, 40}), prediction("a", {5, 30}, {5, 30}),
+        prediction("b", {6, 35}, {6, 35}),       prediction("c", {7, 25}, {7, 20}),
+        prediction("a-seg", {5, 20}, {5, 22}),   prediction("b-seg", {6, 22}, {6, 24}),
+        prediction("c-seg", {7, inf}, {7, inf}),
+    };
+    predictions[4].segments_of = 1;
+    predictions[5].segments_of = 2;
+    predictions[6].segments_of = 3;
+    auto choice = nbr::compiler::choose_variants(predictions, 0.01);
+    nbr::compiler::keep_candidates(choice, predictions, 3);
+    // Size 0: a wins, b and naive kept; the copies run as their bases there: none added.
+    EXPECT_EQ(choice.winner[0][0], 1U);
+    EXPECT_EQ(choice.alternatives[0][0], (std::vector<std::uint32_t>{2, 0}));
+    // Allgather at size 1: a-seg wins, b-seg and naive are the model's picks; the whole a and b
+    // join them (c, faster than both by the model, does not: it is no kept candidate's form).
+    EXPECT_EQ(choice.winner[0][1], 4U);
+    EXPECT_EQ(choice.alternatives[0][1], (std::vector<std::uint32_t>{5, 1, 2, 0}));
+    // Alltoall at size 1: c wins, its copy is ruled out there; a-seg's whole form joins.
+    EXPECT_EQ(choice.winner[1][1], 3U);
+    EXPECT_EQ(choice.alternatives[1][1], (std::vector<std::uint32_t>{4, 1, 0}));
+    nbr::compiler::keep_candidates(choice, predictions, 1);  // the winners only: no forms either
+    EXPECT_TRUE(choice.alternatives[0][1].empty());
+    EXPECT_TRUE(choice.variable_alternatives[0].empty());
 }
 
 TEST(CompileAuto, ASegmentedCopyIsNotKeptOrNamedWhereItCutsNothing) {

@@ -97,6 +97,9 @@ struct Prediction {
     std::array<std::vector<double>, 4> latency_us;
     /// The earlier candidate whose schedules this one's equal (simulated once); none: its own.
     std::optional<std::size_t> same_schedules_as;
+    /// A segmented copy: the candidate (index) whose schedules it forwards in segments; none:
+    /// a whole candidate. keep_candidates keeps each kept candidate's other form beside it.
+    std::optional<std::size_t> segments_of;
     [[nodiscard]] bool usable() const noexcept { return !latency_us[0].empty(); }
 };
 
@@ -131,6 +134,11 @@ struct AutoChoice {
 /// At each size (for the v-variants: by their score) a candidate predicted exactly like the
 /// winner or like one kept before it is passed over: there it runs the same schedule (a
 /// segmented copy whose messages are not cut at that size).
+/// Then beside every candidate kept (the winner too) its other form, whole or segmented
+/// (Prediction::segments_of), where that form is predicted finitely and apart from every
+/// candidate kept there: segmentation pays off only as far as the machine model's per-message
+/// and pipelining costs are right, so measurement decides it (so a band may hold more than
+/// `keep`, at most twice as many).
 /// Ordered fastest first by the model; ties by candidate index. keep <= 1 keeps none.
 void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predictions, std::size_t keep,
                      std::pair<std::size_t, std::size_t> variable_sizes = {0, SIZE_MAX});
