@@ -1,10 +1,12 @@
 #include "nbr/common/mpi_program.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace nbr::common {
@@ -28,31 +30,55 @@ int run_mpi_program(int argc, char** argv, const std::string& program, const std
 namespace {
 
 void check(int code, const char* call) {
-    if (code != MPI_SUCCESS)
-        throw std::runtime_error(std::string(call) + " failed (MPI error " + std::to_string(code) + ")");
+    if (code == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING] = {};
+    int length = 0;
+    if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
+    throw MpiError(code, std::string(call) + " failed: " +
+                             (length > 0 ? std::string(text, length) : "MPI error " + std::to_string(code)));
+}
+
+/// Rank 0's lengths of `values` (their sum at most max_bytes), or none if they exceed it.
+std::pair<bool, std::vector<int>> lengths_within(const std::vector<std::string>& values, std::size_t max_bytes) {
+    std::vector<int> lengths;
+    std::size_t total = 0;
+    for (const auto& value : values) {
+        if (value.size() > max_bytes - total) return {false, {}};
+        total += value.size();
+        lengths.push_back(static_cast<int>(value.size()));
+    }
+    return {true, lengths};
 }
 
 }  // namespace
 
-std::vector<std::string> broadcast_strings(MPI_Comm comm, const std::vector<std::string>& values) {
+namespace internal {
+
+std::vector<std::string> broadcast_strings(MPI_Comm comm, const std::vector<std::string>& values,
+                                           std::size_t max_bytes) {
+    max_bytes = std::min<std::size_t>(max_bytes, INT_MAX);
     int rank = 0;
     check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
     std::vector<int> lengths;
-    std::string bytes;
+    int count = 0;  // -1: rank 0's strings are over the limit
     if (rank == 0) {
-        for (const auto& value : values) {
-            if (value.size() > static_cast<std::size_t>(INT_MAX) - bytes.size())
-                throw std::runtime_error("broadcast_strings: more than INT_MAX bytes");
-            lengths.push_back(static_cast<int>(value.size()));
-            bytes += value;
-        }
+        bool within = false;
+        std::tie(within, lengths) = lengths_within(values, max_bytes);
+        count = within ? static_cast<int>(lengths.size()) : -1;
     }
-    int count = static_cast<int>(lengths.size());
     check(MPI_Bcast(&count, 1, MPI_INT, 0, comm), "MPI_Bcast");
+    if (count < 0)
+        throw std::length_error("broadcast_strings: rank 0's strings hold more than " + std::to_string(max_bytes) +
+                                " bytes in all");
     lengths.resize(static_cast<std::size_t>(count));
     check(MPI_Bcast(lengths.data(), count, MPI_INT, 0, comm), "MPI_Bcast");
     std::size_t total = 0;
     for (const int length : lengths) total += static_cast<std::size_t>(length);
+    std::string bytes;
+    if (rank == 0) {
+        bytes.reserve(total);
+        for (const auto& value : values) bytes += value;
+    }
     bytes.resize(total);
     check(MPI_Bcast(bytes.data(), static_cast<int>(total), MPI_CHAR, 0, comm), "MPI_Bcast");
     std::vector<std::string> result;
@@ -63,6 +89,12 @@ std::vector<std::string> broadcast_strings(MPI_Comm comm, const std::vector<std:
         at += static_cast<std::size_t>(length);
     }
     return result;
+}
+
+}  // namespace internal
+
+std::vector<std::string> broadcast_strings(MPI_Comm comm, const std::vector<std::string>& values) {
+    return internal::broadcast_strings(comm, values, INT_MAX);
 }
 
 std::string broadcast_string(MPI_Comm comm, std::string value) {

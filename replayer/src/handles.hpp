@@ -14,6 +14,7 @@
 #include "execution.hpp"
 #include "handle_table.hpp"
 #include "nbr.h"
+#include "nbr/common/mpi_program.hpp"
 #include "nbr/plan/plan.hpp"
 #include "nbr/schema/pattern_io.hpp"
 #include "tuner.hpp"
@@ -159,6 +160,8 @@ int guarded(Body&& body) {
         return fail(NBR_ERR_PATTERN, error.what());
     } catch (const nbr::PatternError& error) {
         return fail(NBR_ERR_CORRUPT, error.what());
+    } catch (const nbr::common::MpiError& error) {
+        return fail(NBR_ERR_MPI, error.what());
     } catch (const std::bad_alloc&) {
         return fail(NBR_ERR_NOMEM, "out of memory");
     } catch (const std::exception& error) {
