@@ -1,2 +1,0 @@
-€"naive1;Nì¢?:€T7_™#lxOs-ê–Á&›5Åò¡reZÃ‡rJ Im¹¦Ÿ[ï2Şª0†¯:h‚.‘Ğj_Zxtå(™á.{ëP8àúº)Ü¸®µ87©şŠCEÚ>F#Îé])À4¶G=H½—}ï¥¥®npxy>D†,*§y=şB
-nbrc 0.3.0J7/work/main/bench/measure_real/results/fifth/moore-r1.elQ¼…Óèï^÷
