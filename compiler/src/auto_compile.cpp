@@ -672,12 +672,12 @@ std::optional<std::uint32_t> other_form(const std::vector<Prediction>& predictio
 }
 
 /// `kept` (beside `winner`, in `order`'s order) with the other form of each of them and of
-/// the winner added where `order` holds it, its key is finite and no candidate kept has it;
-/// returned in `order`'s order.
+/// the winner added where `order` holds it, no candidate kept has its key, and a segmented
+/// copy's key is at most `copy_limit`; returned in `order`'s order.
 template <class Key>
 std::vector<std::uint32_t> with_other_forms(const std::vector<Prediction>& predictions, std::uint32_t winner,
                                             std::vector<std::uint32_t> kept, const std::vector<std::uint32_t>& order,
-                                            Key key) {
+                                            Key key, double copy_limit) {
     if (kept.empty()) return kept;  // keep <= 1: the winners only
     std::vector<std::uint32_t> all{winner};
     all.insert(all.end(), kept.begin(), kept.end());
@@ -686,13 +686,28 @@ std::vector<std::uint32_t> with_other_forms(const std::vector<Prediction>& predi
         const auto other = other_form(predictions, all[k]);
         if (!other || std::find(order.begin(), order.end(), *other) == order.end()) continue;
         const bool seen = std::any_of(all.begin(), all.end(), [&](std::uint32_t j) { return key(j) == key(*other); });
-        if (!seen && std::isfinite(key(*other))) all.push_back(*other);
+        const double its = key(*other);
+        const bool within = std::isfinite(its) && (!predictions[*other].segments_of || its <= copy_limit);
+        if (!seen && within) all.push_back(*other);
     }
     std::vector<std::uint32_t> ordered;
     for (const auto i : order) {
         if (i != winner && std::find(all.begin(), all.end(), i) != all.end()) ordered.push_back(i);
     }
     return ordered;
+}
+
+/// The prediction a segmented copy must not exceed to join a band as another form: the
+/// keep-th smallest distinct prediction of the whole candidates at that size, what the copies'
+/// NIC bound compares with (segmented_bounds), so that a copy it leaves unsimulated is never
+/// one that simulating would have kept.
+double copy_limit(const std::vector<Prediction>& predictions, std::size_t collective, std::size_t size,
+                  std::size_t keep) {
+    std::vector<double> whole;
+    for (const auto& p : predictions) {
+        if (p.usable() && !p.segments_of) whole.push_back(p.latency_us[collective][size]);
+    }
+    return internal::kth_smallest_distinct(whole, std::max<std::size_t>(keep, 1));
 }
 
 }  // namespace
@@ -706,8 +721,9 @@ void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predicti
             const auto at = [&](std::uint32_t i) { return predictions[i].latency_us[c][s]; };
             const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return at(a) < at(b); });
             const auto winner = choice.winner[c][s];
-            choice.alternatives[c][s] = with_other_forms(
-                predictions, winner, kept_beside(winner, distinct_at(order, winner, at), keep), order, at);
+            choice.alternatives[c][s] =
+                with_other_forms(predictions, winner, kept_beside(winner, distinct_at(order, winner, at), keep), order,
+                                 at, copy_limit(predictions, c, s, keep));
         }
         const auto& naive = predictions[0].latency_us[2 + c];
         const auto judged = judged_sizes(naive, variable_sizes);
@@ -719,8 +735,10 @@ void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predicti
         const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return score[a] > score[b]; });
         const auto by_score = [&](std::uint32_t i) { return score[i]; };
         const auto winner = choice.variable[c];
-        choice.variable_alternatives[c] = with_other_forms(
-            predictions, winner, kept_beside(winner, distinct_at(order, winner, by_score), keep), order, by_score);
+        // A copy runs as its base in v-calls (the same score): no copy is added there.
+        choice.variable_alternatives[c] =
+            with_other_forms(predictions, winner, kept_beside(winner, distinct_at(order, winner, by_score), keep),
+                             order, by_score, -std::numeric_limits<double>::infinity());
     }
 }
 

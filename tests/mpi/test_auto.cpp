@@ -635,6 +635,14 @@ TEST(KeepCandidates, EachKeptCandidatesOtherFormIsKeptBesideItWherePredictedApar
     // Alltoall at size 1: c wins, its copy is ruled out there; a-seg's whole form joins.
     EXPECT_EQ(choice.winner[1][1], 3U);
     EXPECT_EQ(choice.alternatives[1][1], (std::vector<std::uint32_t>{4, 1, 0}));
+    // A copy joins only at or below the keep-th fastest whole prediction (b's 35 here), what
+    // the copies' NIC bound compares with: c-seg simulated at 50 stays out as +infinity does.
+    predictions[6].latency_us[1][1] = 50;
+    nbr::compiler::keep_candidates(choice, predictions, 3);
+    EXPECT_EQ(choice.alternatives[1][1], (std::vector<std::uint32_t>{4, 1, 0}));
+    predictions[6].latency_us[1][1] = 35;  // at the limit: c's copy joins its kept base
+    nbr::compiler::keep_candidates(choice, predictions, 3);
+    EXPECT_EQ(choice.alternatives[1][1], (std::vector<std::uint32_t>{4, 1, 6, 0}));
     nbr::compiler::keep_candidates(choice, predictions, 1);  // the winners only: no forms either
     EXPECT_TRUE(choice.alternatives[0][1].empty());
     EXPECT_TRUE(choice.variable_alternatives[0].empty());

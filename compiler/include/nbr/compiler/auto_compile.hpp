@@ -136,10 +136,11 @@ struct AutoChoice {
 /// segmented copy whose messages are not cut at that size).
 /// Then beside every candidate kept (the winner too) its other form, whole or segmented
 /// (Prediction::segments_of), where that form is predicted finitely and apart from every
-/// candidate kept there: segmentation pays off only as far as the machine model's per-message
-/// and pipelining costs are right, so measurement decides it (so a band may hold more than
-/// `keep`, at most twice as many).
-/// Ordered fastest first by the model; ties by candidate index. keep <= 1 keeps none.
+/// candidate kept there, a segmented copy only at or below the keep-th smallest distinct
+/// prediction of the whole candidates (what the copies' NIC bound compares with): segmentation pays off only as far as
+/// the machine model's per-message and pipelining costs are right, so measurement decides it (so a band may hold more
+/// than `keep`, at most twice as many). Ordered fastest first by the model; ties by candidate index. keep <= 1 keeps
+/// none.
 void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predictions, std::size_t keep,
                      std::pair<std::size_t, std::size_t> variable_sizes = {0, SIZE_MAX});
 
