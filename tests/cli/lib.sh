@@ -5,7 +5,14 @@
 # launcher), stderr merged. An instrumented application loads the instrumented library ahead
 # of ASan's runtime, hence verify_asan_link_order=0.
 work=$(mktemp -d -p "${NBR_TEST_TMPDIR:-${TMPDIR:-/tmp}}")
-trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work"' EXIT
+# Open MPI's session directories in this script's own: processes started without mpirun (nbrc
+# run directly, OMPI_MCA_ess_singleton_isolated=1) all use /tmp/ompi.HOST.UID/jf.0, which
+# another test's exiting process can remove while this one creates its directory in it ("A
+# call to mkdir was unable to create the desired directory"). A short path: the session
+# directory holds Unix sockets, whose paths are limited to 108 bytes. MPICH ignores it.
+ompi_sessions=$(mktemp -d /tmp/nbr-ompi.XXXXXX)
+export OMPI_MCA_orte_tmpdir_base="$ompi_sessions"
+trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work" "$ompi_sessions"' EXIT
 failures=0
 passes=0
 pass() { passes=$((passes + 1)); }

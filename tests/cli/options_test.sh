@@ -9,6 +9,10 @@ root=${1:?usage: options_test.sh SOURCE_DIR NBRC NBR_CALIBRATE [NBR_BENCH]}
 nbrc=${2:?} calibrate=${3:?} bench=${4:-}
 doc="$root/docs/cli.md"
 failures=0 checked=0
+# Open MPI's session directories in this script's own, as tests/cli/lib.sh explains.
+ompi_sessions=$(mktemp -d /tmp/nbr-ompi.XXXXXX)
+export OMPI_MCA_orte_tmpdir_base="$ompi_sessions"
+trap 'rm -rf "$ompi_sessions"' EXIT
 
 # The options of one --help text: "SHORT LONG" per option (SHORT "-" when there is none).
 options_of() {
