@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <optional>
 #include <stdexcept>
-#include <tuple>
 #include <utility>
 
 namespace nbr::common {
@@ -39,15 +39,15 @@ void check(int code, const char* call) {
 }
 
 /// Rank 0's lengths of `values` (their sum at most max_bytes), or none if they exceed it.
-std::pair<bool, std::vector<int>> lengths_within(const std::vector<std::string>& values, std::size_t max_bytes) {
+std::optional<std::vector<int>> lengths_within(const std::vector<std::string>& values, std::size_t max_bytes) {
     std::vector<int> lengths;
     std::size_t total = 0;
     for (const auto& value : values) {
-        if (value.size() > max_bytes - total) return {false, {}};
+        if (value.size() > max_bytes - total) return std::nullopt;
         total += value.size();
         lengths.push_back(static_cast<int>(value.size()));
     }
-    return {true, lengths};
+    return lengths;
 }
 
 }  // namespace
@@ -62,9 +62,9 @@ std::vector<std::string> broadcast_strings(MPI_Comm comm, const std::vector<std:
     std::vector<int> lengths;
     int count = 0;  // -1: rank 0's strings are over the limit
     if (rank == 0) {
-        bool within = false;
-        std::tie(within, lengths) = lengths_within(values, max_bytes);
-        count = within ? static_cast<int>(lengths.size()) : -1;
+        auto within = lengths_within(values, max_bytes);
+        count = within ? static_cast<int>(within->size()) : -1;
+        if (within) lengths = std::move(*within);
     }
     check(MPI_Bcast(&count, 1, MPI_INT, 0, comm), "MPI_Bcast");
     if (count < 0)
