@@ -138,8 +138,9 @@ const char* nbr_last_error(void);
  * defines (docs/format.md, Cartesian communicators); nbr_pattern_neighbors_count counts real
  * neighbors only. On a plain
  * communicator the pattern's lists define the neighborhood (see nbr_pattern_neighbors).
- * If any rank fails, every rank returns an error (NBR_ERR_REMOTE on the others) and
- * *pattern is left NULL. The pattern keeps a private duplicate of comm.
+ * If any rank fails, a NULL pattern pointer or directory included, every rank returns an error
+ * (NBR_ERR_REMOTE on the others) and *pattern is left NULL; MPI_COMM_NULL on some ranks only
+ * cannot be told to the others. The pattern keeps a private duplicate of comm.
  *
  * When comm has the pattern's topology and a collective's pattern is MPI's naive schedule on
  * every rank (one direct message per edge), blocking calls of that collective run the native
@@ -213,9 +214,9 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
  *
  * Errors: NBR_ERR_UNSUPPORTED (a plain communicator: see nbr_pattern_build_adjacent),
  * NBR_ERR_DECLINED (every rank has at most two neighbors each way: MPI's naive schedule is best;
- * nothing is stored), NBR_ERR_ARG (a bad info value, or a rank that passed another cache
- * directory, info value or NBR_LOAD_MEASURE/NBR_LOAD_NO_NATIVE than rank 0: on every rank, naming
- * it), NBR_ERR_BUILD (the build failed), and nbr_load_pattern's. How the pattern came to be: nbr_pattern_origin.
+ * nothing is stored), NBR_ERR_ARG (a bad info value, or a rank that passed a NULL pattern
+ * pointer or another cache directory, info value or NBR_LOAD_MEASURE/NBR_LOAD_NO_NATIVE than
+ * rank 0: on every rank, naming it), NBR_ERR_BUILD (the build failed), and nbr_load_pattern's. How the pattern came to be: nbr_pattern_origin.
  */
 int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags, nbr_pattern_t* pattern);
 

@@ -146,27 +146,35 @@ std::vector<std::string> settings_of(const char* cache_dir, MPI_Info info, unsig
     return settings;
 }
 
-/// NBR_ERR_ARG on every rank when some rank passed another cache directory, flags or info than
-/// rank 0 (the lowest such rank and its first differing setting named); the ranks would
-/// otherwise look up, build or load different entries and fail to meet in their collectives.
-int same_settings_everywhere(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags) {
+/// NBR_ERR_ARG on every rank when some rank passed a NULL pattern pointer, or another cache
+/// directory, flags or info than rank 0 (the lowest such rank named, with its first differing
+/// setting); the ranks would otherwise look up, build or load different entries, or leave the
+/// others waiting, and fail to meet in their collectives.
+int same_settings_everywhere(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags,
+                             bool null_pattern) {
     int rank = 0, size = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     return guarded([&] {
         const auto mine = settings_of(cache_dir, info, flags);
         const auto root = nbr::common::broadcast_strings(comm, mine);
-        long long first = static_cast<long long>(size) * kSettings;  // (rank, setting) of the first difference
+        const long long none = static_cast<long long>(size) * kSettings;
+        // [0]: (rank, setting) of the first difference; [1]: the first rank with a NULL pointer
+        long long first[2] = {none, null_pattern ? rank : static_cast<long long>(size)};
         for (int k = 0; k < kSettings; ++k) {
             if (mine[static_cast<std::size_t>(k)] != root[static_cast<std::size_t>(k)]) {
-                first = static_cast<long long>(rank) * kSettings + k;
+                first[0] = static_cast<long long>(rank) * kSettings + k;
                 break;
             }
         }
-        nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_LONG_LONG, MPI_MIN, comm), "MPI_Allreduce");
-        if (first == static_cast<long long>(size) * kSettings) return NBR_SUCCESS;
-        return fail(NBR_ERR_ARG, "nbr_pattern_build: rank " + std::to_string(first / kSettings) + " passed another " +
-                                     kSettingList[first % kSettings].name +
+        nbr::internal::check_mpi(MPI_Allreduce(MPI_IN_PLACE, first, 2, MPI_LONG_LONG, MPI_MIN, comm), "MPI_Allreduce");
+        if (first[1] < size) {
+            return fail(NBR_ERR_ARG,
+                        "nbr_pattern_build: rank " + std::to_string(first[1]) + " passed a NULL pattern pointer");
+        }
+        if (first[0] == none) return NBR_SUCCESS;
+        return fail(NBR_ERR_ARG, "nbr_pattern_build: rank " + std::to_string(first[0] / kSettings) +
+                                     " passed another " + kSettingList[first[0] % kSettings].name +
                                      " than rank 0 (every rank must pass the same cache directory, info and flags)");
     });
 }
@@ -286,12 +294,11 @@ void set_origin(nbr_pattern_t pattern, const std::string& note) {
 /// nbr_pattern_build and nbr_pattern_build_adjacent: found in the cache, or built and stored.
 int find_or_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags, const GivenLists* given,
                   nbr_pattern_t* out) {
-    if (out == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_build: pattern pointer is NULL");
-    *out = NBR_PATTERN_NULL;
+    if (out != nullptr) *out = NBR_PATTERN_NULL;
     if (comm == MPI_COMM_NULL) return fail(NBR_ERR_ARG, "nbr_pattern_build: communicator is MPI_COMM_NULL");
     int rank = 0;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return fail(NBR_ERR_MPI, "nbr_pattern_build: cannot query comm");
-    int code = same_settings_everywhere(comm, cache_dir, info, flags);
+    int code = same_settings_everywhere(comm, cache_dir, info, flags, out == nullptr);
     if (code != NBR_SUCCESS) return code;
     // From here the settings are rank 0's on every rank: each check below fails everywhere alike.
     if (cache_dir == nullptr || *cache_dir == '\0') return fail(NBR_ERR_ARG, "nbr_pattern_build: no cache directory");

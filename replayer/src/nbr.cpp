@@ -385,15 +385,15 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* out) {
 }
 
 int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, nbr_pattern_t* out) {
-    if (out == nullptr) return fail(NBR_ERR_ARG, "nbr_load_pattern: pattern pointer is NULL");
-    *out = NBR_PATTERN_NULL;
+    if (out != nullptr) *out = NBR_PATTERN_NULL;
     if (comm == MPI_COMM_NULL) return fail(NBR_ERR_ARG, "nbr_load_pattern: communicator is MPI_COMM_NULL");
     int rank = 0, size = 0;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
         return fail(NBR_ERR_MPI, "nbr_load_pattern: cannot query the communicator");
     }
     std::unique_ptr<nbr::internal::PatternState> pattern;
-    int code = guarded([&] {
+    int code = guarded([&] {  // argument errors too are agreed: no rank leaves the others waiting
+        if (out == nullptr) return fail(NBR_ERR_ARG, "nbr_load_pattern: pattern pointer is NULL");
         if (dir == nullptr) return fail(NBR_ERR_ARG, "nbr_load_pattern: directory is NULL");
         if ((flags & ~nbr::internal::kLoadFlags) != 0) {
             return fail(NBR_ERR_ARG, "nbr_load_pattern_flags: unknown flags " + std::to_string(flags));

@@ -367,7 +367,7 @@ TEST_F(AutoDirectoryTest, VVariantsBlockingNonblockingAndPersistentDeliverWhatMp
 }
 
 /// Adds variant `name` to the hand-built directory: cn2's files forwarded in segments of
-/// `segment_bytes` (format 5); every band of `collective` and the alltoallv choice run it.
+/// `segment_bytes` (the manifest's segment_bytes); every band of `collective` and the alltoallv choice run it.
 void add_shared_variant(const fs::path& dir, const std::string& name, std::uint64_t segment_bytes) {
     if (world_rank() == 0) {
         auto manifest = nbr::read_manifest(dir);

@@ -283,6 +283,13 @@ TEST_F(BuildTest, SettingsThatDifferAcrossRanksAreRefusedOnEveryRank) {
     expect_refused(
         nbr_pattern_build(graph_, world_rank() == last ? nullptr : cache().c_str(), MPI_INFO_NULL, 0, &pattern_),
         "cache directory");
+    // A NULL pattern pointer on one rank: refused everywhere, not a rank that leaves at once.
+    nbr_pattern_t* const out = world_rank() == last ? nullptr : &pattern_;
+    EXPECT_EQ(nbr_pattern_build(graph_, cache().c_str(), MPI_INFO_NULL, 0, out), NBR_ERR_ARG);
+    EXPECT_NE(std::string(nbr_last_error()).find("rank " + std::to_string(last) + " passed a NULL pattern pointer"),
+              std::string::npos)
+        << nbr_last_error();
+    EXPECT_EQ(pattern_, NBR_PATTERN_NULL);
     // Flags that only this rank's calls feel (statistics) may differ.
     if (worth()) {
         EXPECT_EQ(build({}, world_rank() == last ? NBR_LOAD_STATS : 0), NBR_SUCCESS) << nbr_last_error();

@@ -100,6 +100,17 @@ TEST_F(LoadErrorTest, FlagsGivenOnSomeRanksOnlyAreArgumentErrorsEverywhereNotAHa
     }
 }
 
+TEST_F(LoadErrorTest, NullPatternPointerOnOneRankFailsEverywhereNotAHang) {
+    // The other ranks would wait in the load's collectives for a rank that returned at once.
+    const int culprit = world_size() - 1;
+    nbr_pattern_t pattern = NBR_PATTERN_NULL;
+    const int code = nbr_load_pattern(dir().c_str(), MPI_COMM_WORLD, world_rank() == culprit ? nullptr : &pattern);
+    const std::string message = nbr_last_error();
+    EXPECT_EQ(code, world_rank() == culprit ? NBR_ERR_ARG : NBR_ERR_REMOTE) << message;
+    EXPECT_EQ(pattern, NBR_PATTERN_NULL);
+    EXPECT_NE(message.find("pattern pointer is NULL"), std::string::npos) << message;
+}
+
 TEST_F(LoadErrorTest, MissingDirectoryIsAnIoErrorOnEveryRank) {
     std::string message;
     EXPECT_EQ(load(tmp_.path() / "nothing", MPI_COMM_WORLD, &message), NBR_ERR_IO);

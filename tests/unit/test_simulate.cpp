@@ -695,9 +695,9 @@ TEST(Machine, PresetsLoadAndRoundTrip) {
 
 TEST(Machine, SmpiPresetStatesThePlatformsSharing) {
     // The smpi preset states the platform's fair NIC sharing in both directions and its
-    // unserialized loopback (formats 4 and 5); bench/smpi/fat-tree-32c-fcfs.json keeps the
-    // same values without them, and fat-tree-32c-fair-recv.json with the receiving side only
-    // (format 4), for the tables computed with them.
+    // unserialized loopback; bench/smpi/fat-tree-32c-fcfs.json keeps the same values without
+    // them, and fat-tree-32c-fair-recv.json with the receiving side only, for the tables
+    // computed with them.
     const auto preset = nbr::simulator::load_machine("smpi-fat-tree-32c");
     const auto fcfs = nbr::simulator::load_machine(NBR_SOURCE_DIR "/bench/smpi/fat-tree-32c-fcfs.json");
     const auto recv = nbr::simulator::load_machine(NBR_SOURCE_DIR "/bench/smpi/fat-tree-32c-fair-recv.json");
