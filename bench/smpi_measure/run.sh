@@ -6,7 +6,10 @@
 # nbr-measured (NBR_LOAD_MEASURE; its trials in the warm-up, its choice printed per shape).
 # Writes OUT/measure.md: per case, machine file, collective and size the model's choice, the
 # measured choice, SMPI's best among the band's candidates (what measurement chooses from) and
-# among all variants the directory keeps, and whether measurement found the band's best.
+# among all variants the directory keeps, and whether measurement found the band's best. Where
+# the measured choice is not within 1 % of the band's best timed alone, both are timed again
+# the way an application calls them, in a stream (--iters calls, default 8, after 2 untimed):
+# OUT/stream.md. A cell's simulations already in OUT (CASE-RANKS/*.txt) are not run again.
 #
 #   usage: bench/smpi_measure/run.sh [OUT] [options of bench/lib/study.sh]
 #     --ranks (default 512), --cases (default: moore-2-2 random-0.05), --machine (the machine
@@ -21,9 +24,22 @@ ranks=${NBR_RANKS:-512}
 nbrc=$build/compiler/nbrc
 sizes=$(study_commas "${NBR_SIZES:-64,1024,16384}")
 warmup=${NBR_WARMUP:-10}
+iters=${NBR_ITERS:-8}
 report=$out/measure.md
+streams=$out/stream.md
 echo "| case | ranks | machine file | collective | bytes | model's choice | measured choice | SMPI's best of the band's candidates | SMPI's best kept variant | found (band's best / measured choice, each timed alone) |" >"$report"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$report"
+echo "| case | ranks | machine file | collective | bytes | band's best alone, in a stream of $iters calls | measured choice, in the stream | faster in the stream | best / measured |" >"$streams"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$streams"
+
+# simulate COLLECTIVE DIR VARIANTS SIZES ITERATIONS WARMUP FILE: bench/smpi/run.sh's table of the
+# variants into FILE, unless FILE holds one already.
+simulate() {
+  [ -s "$7" ] && return
+  NBR_SMPI_RUNS=1 NBR_SMPI_COLLECTIVE=$1 NBR_SMPI_ONLY=$3 NBR_SMPI_WARMUP=$6 NBR_SMPI_ARGS=--measure \
+    bash "$root/bench/smpi/run.sh" "$2" "$2/naive" "$ranks" "" "$4" "$5" >"$7.partial"
+  mv "$7.partial" "$7"
+}
 for case in $(study_words "${NBR_CASES:-moore-2-2 random-0.05}"); do
   work=$out/$case-$ranks
   mkdir -p "$work"
@@ -37,13 +53,18 @@ for case in $(study_words "${NBR_CASES:-moore-2-2 random-0.05}"); do
     for collective in $(study_words "${NBR_COLLECTIVES:-allgather alltoall}"); do
       alone=$work/$machine.$collective.alone.txt
       measured=$work/$machine.$collective.measured.txt
-      NBR_SMPI_RUNS=1 NBR_SMPI_COLLECTIVE=$collective NBR_SMPI_ONLY=$candidates NBR_SMPI_ARGS=--measure \
-        bash "$root/bench/smpi/run.sh" "$dir" "$dir/naive" "$ranks" "" "$sizes" 1 >"$alone"
-      NBR_SMPI_RUNS=1 NBR_SMPI_COLLECTIVE=$collective NBR_SMPI_ONLY=nbr-measured NBR_SMPI_WARMUP=$warmup \
-        NBR_SMPI_ARGS=--measure bash "$root/bench/smpi/run.sh" "$dir" "$dir/naive" "$ranks" "" "$sizes" 1 >"$measured"
-      python3 "$root/bench/smpi_measure/table.py" "$case" "$ranks" "$machine" "$collective" "$dir" "$alone" "$measured" \
-        "$nbrc" >>"$report"
+      simulate "$collective" "$dir" "$candidates" "$sizes" 1 0 "$alone"
+      simulate "$collective" "$dir" nbr-measured "$sizes" 1 "$warmup" "$measured"
+      cell=("$case" "$ranks" "$machine" "$collective")
+      python3 "$root/bench/smpi_measure/table.py" "${cell[@]}" "$dir" "$alone" "$measured" "$nbrc" >>"$report"
+      python3 "$root/bench/smpi_measure/table.py" "${cell[@]}" "$dir" "$alone" "$measured" "$nbrc" --disputed |
+        while read -r size best picked; do
+          stream=$work/$machine.$collective.stream-$size.txt
+          simulate "$collective" "$dir" "cand-$best,cand-$picked" "$size" "$iters" 2 "$stream"
+          python3 "$root/bench/smpi_measure/table.py" --stream "${cell[@]}" "$size" "$best" "$picked" "$stream" \
+            >>"$streams"
+        done
     done
   done
 done
-cat "$report"
+cat "$report" "$streams"

@@ -4,7 +4,12 @@ band), the measured choice (nbr-bench --measure's "# measured:" lines), SMPI's b
 band's candidates (what measurement chooses from) and among every variant the directory keeps,
 as markdown rows.
 
-usage: measure.py CASE RANKS MACHINE COLLECTIVE DIR ALONE_TXT MEASURED_TXT NBRC
+usage: table.py CASE RANKS MACHINE COLLECTIVE DIR ALONE_TXT MEASURED_TXT NBRC [--disputed]
+       table.py --stream CASE RANKS MACHINE COLLECTIVE BYTES BEST PICKED STREAM_TXT
+
+--disputed prints instead "BYTES BEST PICKED" for every size whose measured choice is not
+within 1 % of the band's best timed alone (run.sh then times the two in a stream of calls);
+--stream prints that comparison's row of stream.md.
 """
 import json
 import re
@@ -45,8 +50,21 @@ def band_of(manifest, collective, size):
     return chosen
 
 
+def stream_row(case, ranks, machine, collective, size, best, picked, stream_txt):
+    """stream.md's row: the band's best alone and the measured choice, each in a stream of calls."""
+    row = table(stream_txt)[int(size)]
+    best_us, picked_us = row["cand-" + best], row["cand-" + picked]
+    faster = picked if picked_us < best_us else best if best_us < picked_us else "neither"
+    print(f"| {case} | {ranks} | {machine} | {collective} | {size} | {best} ({best_us:.2f} us) "
+          f"| {picked} ({picked_us:.2f} us) | {faster} | {best_us / picked_us:.3f} |")
+
+
 def main():
+    if sys.argv[1] == "--stream":
+        stream_row(*sys.argv[2:10])
+        return
     case, ranks, machine, collective, directory, alone, measured_txt, nbrc = sys.argv[1:9]
+    disputed = sys.argv[9:] == ["--disputed"]
     manifest = json.loads(subprocess.run([nbrc, "inspect", directory, "--json"], check=True,
                                          capture_output=True, text=True).stdout)
     times = table(alone)
@@ -64,6 +82,10 @@ def main():
         found = picked in row and row[picked] <= 1.01 * row[best]
         picked_us = f"{row[picked]:.1f} us, " if picked in row else ""
         ratio = f"{row[best] / row[picked]:.2f}" if picked in row else "-"
+        if disputed:
+            if picked in row and not found:
+                print(size, best, picked)
+            continue
         print(f"| {case} | {ranks} | {machine} | {collective} | {size} | {band['variant']} ({row[band['variant']]:.1f} us) "
               f"| {picked} ({picked_us}{state}) | {best} ({row[best]:.1f} us) | {overall} ({row[overall]:.1f} us) "
               f"| {'yes' if found else 'no'} ({ratio}) |")
