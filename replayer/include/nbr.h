@@ -216,7 +216,8 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
  * NBR_ERR_DECLINED (every rank has at most two neighbors each way: MPI's naive schedule is best;
  * nothing is stored), NBR_ERR_ARG (a bad info value, or a rank that passed a NULL pattern
  * pointer or another cache directory, info value or NBR_LOAD_MEASURE/NBR_LOAD_NO_NATIVE than
- * rank 0: on every rank, naming it), NBR_ERR_BUILD (the build failed), and nbr_load_pattern's. How the pattern came to be: nbr_pattern_origin.
+ * rank 0: on every rank, naming it), NBR_ERR_BUILD (the build failed), and nbr_load_pattern's.
+ * How the pattern came to be: nbr_pattern_origin.
  */
 int nbr_pattern_build(MPI_Comm comm, const char* cache_dir, MPI_Info info, unsigned long flags, nbr_pattern_t* pattern);
 
