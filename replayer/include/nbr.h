@@ -170,8 +170,9 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * and every fifth after it, they agree again: the candidates told apart from the fastest (even
  * at the ends of the medians' 95 % intervals, median +- 1.58 IQR / sqrt(samples), the fastest
  * is at most 3 % slower) leave; the fastest is chosen when it is the last, or after the
- * twentieth round (then a candidate before it in the model's order whose median is at most 3 %
- * above it, if any: a difference that small does not override the model); every later call of
+ * twentieth round (then, among the candidates whose medians are at most 3 % above it, naive if
+ * it is one of them, else the first in the model's order: a difference that small decides
+ * nothing); every later call of
  * the shape runs the choice. The schedule depends only on the
  * shape's call count and the agreed results, so all ranks run the same candidate in every call,
  * whatever each measured. Blocking calls agree inside the call; nonblocking and persistent

@@ -59,7 +59,7 @@ void Execution::bind(const BlockBuffer& send, const BlockBuffer& recv) {
 
 void Execution::layout_uniform() {
     // Staging offsets of the staged messages (direct ones take none), one unit size each.
-    const auto lay_out = [this](const auto& messages, std::vector<std::size_t>& offsets, std::vector<char>& staging) {
+    const auto lay_out = [this](const auto& messages, std::vector<std::size_t>& offsets, Staging& staging) {
         offsets.assign(messages.size() + 1, 0);
         for (std::size_t m = 0; m < messages.size(); ++m) {
             const std::size_t bytes = messages[m].direct ? 0 : messages[m].units.size() * unit_bytes_;

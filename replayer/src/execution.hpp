@@ -11,6 +11,7 @@
 #include "block_buffer.hpp"
 #include "error.hpp"
 #include "nbr/plan/plan.hpp"
+#include "staging.hpp"
 
 namespace nbr::internal {
 
@@ -137,9 +138,9 @@ private:
     std::size_t layout_bytes_ = SIZE_MAX;    // uniform: unit size the staging layout is for
     std::vector<std::uint64_t> unit_sizes_;  // table, in_band: per unit
     std::vector<std::size_t> unit_offset_;   // table, in_band: per receive unit, offset in its message
-    std::vector<char> recv_staging_;         // uniform, table
+    Staging recv_staging_;                   // uniform, table
     std::vector<std::size_t> recv_offsets_;
-    std::vector<char> send_staging_;
+    Staging send_staging_;
     std::vector<std::size_t> send_offsets_;        // uniform, table: per send, staging offset (size at index + 1)
     std::vector<std::vector<char>> recv_payload_;  // in_band: per receive
     std::vector<std::vector<char>> send_payload_;  // in_band: per send
@@ -149,7 +150,7 @@ private:
     std::vector<char> skipped_slots_;              // in_band: per receive slot, size mismatched
     int deferred_code_ = 0;                        // in_band: a mismatch, reported at completion
     std::string deferred_message_;
-    std::vector<char> scratch_;           // one block, for duplicate deliveries
+    Staging scratch_;                     // one block, for duplicate deliveries
     std::vector<MPI_Request> requests_;   // receives, sends, headers of sends (in_band)
     std::vector<std::uint32_t> waiting_;  // per send: receives still missing
     bool step_synchronized_ = false;

@@ -94,14 +94,25 @@ bool settled(const TrialCandidate& fastest, const TrialCandidate& other) {
     return fastest_at_worst <= (1 + Tuner::kTolerance) * other_at_best;
 }
 
-/// The last agreement's choice: the fastest median, or the first candidate before it in the
-/// model's order whose median is at most Tuner::kTolerance above it (every rank measured it),
-/// so that a difference too small to matter does not override the model.
-std::uint32_t final_choice(const Shape& shape, std::uint32_t best) {
+/// Whether a candidate runs the naive schedule (MPI's own collective, or its pattern).
+bool is_naive(const PatternState& pattern, const TrialCandidate& candidate) {
+    return pattern.variants[candidate.variant].algorithm == "naive";
+}
+
+/// The last agreement's choice among the fastest median and the candidates every rank measured
+/// whose medians are at most Tuner::kTolerance above it, so that a difference too small to
+/// matter does not decide: naive if it is among them (MPI's own collective, which cannot lose
+/// to noise what it never gained), else the first of them in the model's order.
+std::uint32_t final_choice(const PatternState& pattern, const Shape& shape, std::uint32_t best) {
     const double within = (1 + Tuner::kTolerance) * shape.candidates[best].median_us;
+    const auto near = [&](const TrialCandidate& candidate) {
+        return !candidate.pruned && candidate.agreed_samples > 0 && candidate.median_us <= within;
+    };
+    for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
+        if (near(shape.candidates[c]) && is_naive(pattern, shape.candidates[c])) return c;
+    }
     for (std::uint32_t c = 0; c < best; ++c) {
-        const auto& candidate = shape.candidates[c];
-        if (!candidate.pruned && candidate.agreed_samples > 0 && candidate.median_us <= within) return c;
+        if (near(shape.candidates[c])) return c;
     }
     return best;
 }
@@ -302,7 +313,7 @@ void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
     const std::uint32_t best = fastest(shape);
     if (!shape.final_agreement) prune(shape, best);
     if (shape.final_agreement || live(shape).size() == 1) {
-        shape.chosen = shape.final_agreement ? final_choice(shape, best) : best;
+        shape.chosen = shape.final_agreement ? final_choice(pattern, shape, best) : best;
         shape.state = Shape::State::measured;
         remember(pattern, shape);
     }
@@ -394,7 +405,7 @@ nbr_shape_state_t state_of(Shape::State state) {
 /// Naive's agreed median (the candidate whose variant is an algorithm "naive"), NaN if none.
 double naive_median(const nbr::internal::PatternState& pattern, const Shape& shape) {
     for (const auto& candidate : shape.candidates) {
-        if (pattern.variants[candidate.variant].algorithm == "naive" && candidate.agreed_samples > 0) {
+        if (nbr::internal::is_naive(pattern, candidate) && candidate.agreed_samples > 0) {
             return candidate.median_us;
         }
     }
