@@ -1,2 +1,2 @@
 €"naive1;Nì¢?:€T7_™#lxOs-ê–Á&›5Åò¡reZÃ‡rJ Im¹¦Ÿ[ï2Şª0†¯:h‚.‘Ğj_Zxtå(™á.{ëP8àúº)Ü¸®µ87©şŠCEÚ>F#Îé])À4¶G=H½—}ï¥¥®npxy>D†,*§y=şB
-nbrc 0.3.0J/work/mr/a/moore-r1.elQ¼…Óèï^÷
+nbrc 0.3.0J/tmp/mrA/moore-r1.elQ¼…Óèï^÷
