@@ -172,8 +172,7 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * is at most 3 % slower) leave; the fastest is chosen when it is the last, or after the
  * twentieth round (then, among the candidates whose medians are at most 3 % above it, naive if
  * it is one of them, else the first in the model's order: a difference that small decides
- * nothing); every later call of
- * the shape runs the choice. The schedule depends only on the
+ * nothing); every later call of the shape runs the choice. The schedule depends only on the
  * shape's call count and the agreed results, so all ranks run the same candidate in every call,
  * whatever each measured. Blocking calls agree inside the call; nonblocking and persistent
  * shapes start the agreement with a call and use it four calls later (meanwhile running the
