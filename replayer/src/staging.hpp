@@ -22,10 +22,10 @@ struct PageAlignedAllocator {
     PageAlignedAllocator(const PageAlignedAllocator<U>& /*other*/) noexcept {}
 
     T* allocate(std::size_t count) {
-        return static_cast<T*>(::operator new(count * sizeof(T), std::align_val_t{kAlignment}));
+        return static_cast<T*>(::operator new (count * sizeof(T), std::align_val_t{kAlignment}));
     }
     void deallocate(T* pointer, std::size_t /*count*/) noexcept {
-        ::operator delete(pointer, std::align_val_t{kAlignment});
+        ::operator delete (pointer, std::align_val_t{kAlignment});
     }
     template <class U>
     bool operator==(const PageAlignedAllocator<U>& /*other*/) const noexcept {
