@@ -13,7 +13,10 @@ source "$root/scripts/env.sh"
 build=${NBR_BUILD_DIR:-$root/build}
 if [ -z "${NBR_DEMO_PREBUILT:-}" ]; then
   bash "$root/scripts/install_deps.sh"
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  # A fresh build directory is configured as Release; one already configured keeps its type.
+  type=()
+  [ -f "$build/CMakeCache.txt" ] || type=(-DCMAKE_BUILD_TYPE=Release)
+  cmake -S "$root" -B "$build" -G Ninja "${type[@]}" >/dev/null
   cmake --build "$build" --target nbrc replay_check
 fi
 mpirun=${NBR_MPIEXEC:-mpirun}

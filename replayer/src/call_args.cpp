@@ -34,12 +34,13 @@ void check_per_block(const char* side, std::size_t neighbors, const std::vector<
     if (!arrays) bad(std::string(side) + "counts, " + side + "displs or " + side + "types is NULL");
     for (std::size_t i = 0; i < neighbors; ++i) {
         const std::size_t at = slots.empty() ? i : slots[i];
-        const std::string where = "[" + std::to_string(at) + "]";
-        if (count_at(at) < 0) bad(std::string(side) + "counts" + where + " is negative");
-        if (types[at] == MPI_DATATYPE_NULL) bad(std::string(side) + "types" + where + " is MPI_DATATYPE_NULL");
-        if (!is_usable_type(types[at], comm)) {
-            bad(std::string(side) + "types" + where + " is not committed (MPI_Type_commit)");
-        }
+        // The message is built only for a bad argument: these checks run at every call.
+        const auto where = [&](const char* array) {
+            return std::string(side) + array + "[" + std::to_string(at) + "]";
+        };
+        if (count_at(at) < 0) bad(where("counts") + " is negative");
+        if (types[at] == MPI_DATATYPE_NULL) bad(where("types") + " is MPI_DATATYPE_NULL");
+        if (!is_usable_type(types[at], comm)) bad(where("types") + " is not committed (MPI_Type_commit)");
     }
 }
 

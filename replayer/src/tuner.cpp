@@ -168,7 +168,7 @@ int Tuner::shape_of(const PatternState& pattern, const ShapeKey& key) {
     shape.key = key;
     shape.state = variants.size() > 1 ? Shape::State::trial : Shape::State::single;
     if (model_only && variants.size() > 1) {
-        variants.resize(1);  // the model's winner
+        variants.erase(variants.begin() + 1, variants.end());  // the model's winner
         shape.state = Shape::State::model;
     }
     for (const auto v : variants) {
