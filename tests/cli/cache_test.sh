@@ -97,10 +97,13 @@ check '[ $? -eq 0 ] && [ "$(results <<<"$out")" = "$(results <<<"$native")" ]' "
 check 'grep -q "the cache entry found did not load (.*) and was replaced" <<<"$out"' "corrupt entry not reported: $out"
 check '"$nbrc" verify "$entry" >/dev/null' "the rebuilt entry does not verify"
 
-# 5. Two jobs at once on an empty cache.
-cached "$work/race" >"$work/race1.txt" &
+# 5. Two jobs at once on an empty cache. Each launcher gets session directories of its own:
+# two Open MPI launchers that start together under one base both create its ompi.HOST.UID
+# directory, and the second mkdir can fail ("File exists", orte_init fails).
+mkdir -p "$ompi_sessions/1" "$ompi_sessions/2"
+(export OMPI_MCA_orte_tmpdir_base="$ompi_sessions/1" && cached "$work/race" >"$work/race1.txt") &
 first=$!
-cached "$work/race" >"$work/race2.txt"
+(export OMPI_MCA_orte_tmpdir_base="$ompi_sessions/2" && cached "$work/race" >"$work/race2.txt")
 second=$?
 wait $first
 check '[ $? -eq 0 ] && [ $second -eq 0 ] && grep -q "^cg: check OK" "$work/race1.txt" && grep -q "^cg: check OK" "$work/race2.txt"' \
