@@ -6,10 +6,11 @@
 // go to the native collective: all-direct plans on topology communicators), and nbr replay of
 // the naive pattern of the same topology. Mean time per call after warm-up, maximum over
 // ranks; the data of every variant is checked after timing. The v-variants send `bytes` per
-// edge, with per-edge counts and displacements as an application's halo exchange passes them.
+// edge, with per-edge counts and displacements as an application's halo exchange passes them;
+// alltoallw as alltoallv, with a datatype (MPI_BYTE) and a byte displacement per edge.
 //
 //   mpirun -np N nbr-bench --patterns DIR [--naive DIR] [--sizes 1,4,16] [--iters 1000]
-//                          [--collective allgather|alltoall|allgatherv|alltoallv] [--json FILE]
+//                          [--collective allgather|alltoall|allgatherv|alltoallv|alltoallw] [--json FILE]
 //   nbr-bench --list-collectives
 //
 // Built with SimGrid's smpicxx (NBR_SMPI), the native variants are skipped: SMPI has no
@@ -52,10 +53,10 @@
 
 namespace {
 
-enum class Kind { allgather, alltoall, allgatherv, alltoallv };
+enum class Kind { allgather, alltoall, allgatherv, alltoallv, alltoallw };
 
 const std::vector<std::string>& collective_names() {
-    static const std::vector<std::string> names{"allgather", "alltoall", "allgatherv", "alltoallv"};
+    static const std::vector<std::string> names{"allgather", "alltoall", "allgatherv", "alltoallv", "alltoallw"};
     return names;
 }
 
@@ -65,14 +66,16 @@ Kind kind_of(const std::string& name) {
 }
 
 /// The arguments of one call at one size: blocks of `bytes` MPI_BYTEs; the v-variants pass
-/// per-neighbor counts and consecutive displacements.
+/// per-neighbor counts and consecutive displacements (alltoallw: in bytes, and a type each).
 struct Args {
     Kind kind = Kind::allgather;
     int bytes = 0;
     std::vector<unsigned char> send;
     std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+    std::vector<MPI_Aint> send_bytes, recv_bytes;      // alltoallw's displacements
+    std::vector<MPI_Datatype> send_types, recv_types;  // alltoallw's types
 
-    [[nodiscard]] bool alltoall() const { return kind == Kind::alltoall || kind == Kind::alltoallv; }
+    [[nodiscard]] bool alltoall() const { return kind != Kind::allgather && kind != Kind::allgatherv; }
 };
 
 Args make_args(Kind kind, int bytes, int indegree, int outdegree, int me) {
@@ -90,6 +93,10 @@ Args make_args(Kind kind, int bytes, int indegree, int outdegree, int me) {
         a.recv_counts.push_back(bytes);
         a.recv_displs.push_back(i * bytes);
     }
+    a.send_bytes.assign(a.send_displs.begin(), a.send_displs.end());
+    a.recv_bytes.assign(a.recv_displs.begin(), a.recv_displs.end());
+    a.send_types.assign(a.send_displs.size(), MPI_BYTE);
+    a.recv_types.assign(a.recv_displs.size(), MPI_BYTE);
     return a;
 }
 
@@ -105,6 +112,9 @@ int nbr_blocking(const Args& a, void* recv, nbr_pattern_t p) {
         case Kind::alltoallv:
             return nbr_neighbor_alltoallv(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv,
                                           a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE, p);
+        case Kind::alltoallw:
+            return nbr_neighbor_alltoallw(s, a.send_counts.data(), a.send_bytes.data(), a.send_types.data(), recv,
+                                          a.recv_counts.data(), a.recv_bytes.data(), a.recv_types.data(), p);
     }
     return NBR_ERR_ARG;
 }
@@ -121,6 +131,9 @@ int nbr_nonblocking(const Args& a, void* recv, nbr_pattern_t p, nbr_request_t* r
         case Kind::alltoallv:
             return nbr_ineighbor_alltoallv(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv,
                                            a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE, p, r);
+        case Kind::alltoallw:
+            return nbr_ineighbor_alltoallw(s, a.send_counts.data(), a.send_bytes.data(), a.send_types.data(), recv,
+                                           a.recv_counts.data(), a.recv_bytes.data(), a.recv_types.data(), p, r);
     }
     return NBR_ERR_ARG;
 }
@@ -137,6 +150,9 @@ int nbr_persistent_init(const Args& a, void* recv, nbr_pattern_t p, nbr_request_
         case Kind::alltoallv:
             return nbr_neighbor_alltoallv_init(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv,
                                                a.recv_counts.data(), a.recv_displs.data(), MPI_BYTE, p, 0, r);
+        case Kind::alltoallw:
+            return nbr_neighbor_alltoallw_init(s, a.send_counts.data(), a.send_bytes.data(), a.send_types.data(), recv,
+                                               a.recv_counts.data(), a.recv_bytes.data(), a.recv_types.data(), p, 0, r);
     }
     return NBR_ERR_ARG;
 }
@@ -155,6 +171,10 @@ void native_blocking(const Args& a, void* recv, MPI_Comm c) {
             MPI_Neighbor_alltoallv(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv, a.recv_counts.data(),
                                    a.recv_displs.data(), MPI_BYTE, c);
             return;
+        case Kind::alltoallw:
+            MPI_Neighbor_alltoallw(s, a.send_counts.data(), a.send_bytes.data(), a.send_types.data(), recv,
+                                   a.recv_counts.data(), a.recv_bytes.data(), a.recv_types.data(), c);
+            return;
     }
 }
 
@@ -170,6 +190,10 @@ void native_nonblocking(const Args& a, void* recv, MPI_Comm c, MPI_Request* r) {
         case Kind::alltoallv:
             MPI_Ineighbor_alltoallv(s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv, a.recv_counts.data(),
                                     a.recv_displs.data(), MPI_BYTE, c, r);
+            return;
+        case Kind::alltoallw:
+            MPI_Ineighbor_alltoallw(s, a.send_counts.data(), a.send_bytes.data(), a.send_types.data(), recv,
+                                    a.recv_counts.data(), a.recv_bytes.data(), a.recv_types.data(), c, r);
             return;
     }
 }
@@ -200,6 +224,11 @@ void native_persistent_init(const Args& a, void* recv, MPI_Comm c, MPI_Request* 
             NBR_NATIVE_INIT(alltoallv)
             (s, a.send_counts.data(), a.send_displs.data(), MPI_BYTE, recv, a.recv_counts.data(), a.recv_displs.data(),
              MPI_BYTE, c, MPI_INFO_NULL, r);
+            return;
+        case Kind::alltoallw:
+            NBR_NATIVE_INIT(alltoallw)
+            (s, a.send_counts.data(), a.send_bytes.data(), a.send_types.data(), recv, a.recv_counts.data(),
+             a.recv_bytes.data(), a.recv_types.data(), c, MPI_INFO_NULL, r);
             return;
     }
 }

@@ -53,10 +53,14 @@ void BlockTypes::assign(const MPI_Datatype* given, std::size_t count, const std:
     shapes.assign(count, TypeShape{});
     owned.assign(count, 0);
     const std::size_t n = used.empty() ? count : used.size();
+    MPI_Datatype last = MPI_DATATYPE_NULL;  // the last type taken, and its shape: most calls repeat one
+    TypeShape last_shape;
     for (std::size_t k = 0; k < n; ++k) {
         const std::size_t i = used.empty() ? k : used[k];
         types[i] = given[i];
-        shapes[i] = shape_of(given[i]);
+        if (k == 0 || given[i] != last) last_shape = shape_of(given[i]);
+        last = given[i];
+        shapes[i] = last_shape;
         if (!retain || is_named_type(given[i])) continue;
         check_mpi(MPI_Type_dup(given[i], &types[i]), "MPI_Type_dup");
         owned[i] = 1;

@@ -131,19 +131,53 @@ bool usable_counts(const CallArgs& a, const nbr::internal::HandOff& record) {
     return usable(a.sendcounts, a.sdispls, record.outdegree);
 }
 
+/// Whether every type in [first, last) is a common predefined one.
+[[gnu::noinline]] bool all_predefined(const MPI_Datatype* first, const MPI_Datatype* last) {
+    return std::all_of(first, last, [](MPI_Datatype type) { return nbr::internal::predefined_size(type) != 0; });
+}
+
+/// Whether alltoallw's arrays for `n` blocks exist where the rank has neighbors and hold no
+/// negative count and only common predefined types. Most calls repeat one type: its blocks
+/// after the first cost a comparison each.
+bool usable_typed_blocks(const int* counts, const MPI_Aint* displs, const MPI_Datatype* types, int n) {
+    if (n == 0) return true;
+    if (counts == nullptr || displs == nullptr || types == nullptr) return false;
+    if (std::any_of(counts, counts + n, [](int count) { return count < 0; })) return false;
+    const MPI_Datatype first = types[0];
+    const MPI_Datatype* other =
+        std::find_if(types + 1, types + n, [first](MPI_Datatype type) { return type != first; });
+    return nbr::internal::predefined_size(first) != 0 && (other == types + n || all_predefined(other, types + n));
+}
+
+/// direct_hand_off for alltoallw: well-formed calls whose every block has a common predefined
+/// type, where the pattern hands alltoallw to MPI. Out of the hot section: few applications
+/// call alltoallw, and its checks are one pass over its arrays.
+[[gnu::noinline]] MPI_Comm direct_alltoallw(const nbr::internal::HandOff& record, const CallArgs& a,
+                                            nbr::internal::HandOffTiming& timing) {
+    if (!record.alltoallw_native || !usable_typed_blocks(a.recvcounts, a.rbyte_displs, a.recvtypes, record.indegree) ||
+        !usable_typed_blocks(a.sendcounts, a.sbyte_displs, a.sendtypes, record.outdegree)) {
+        return MPI_COMM_NULL;
+    }
+    if (record.counted) {
+        const int c = nbr::internal::index_of(Collective::alltoall);
+        nbr::internal::count_hand_off(&record, c, nbr::internal::HandOffCounts::kVariableClass, timing);
+    }
+    return record.comm;
+}
+
 /// The communicator on which this blocking call goes straight to MPI's collective, from the
 /// pattern's hand-off record (hand_off.hpp), or MPI_COMM_NULL. Only well-formed calls on the
 /// common predefined types qualify, the same calls the full path would hand over; any other
 /// call, and so every error, takes the full path and its checks and messages.
 MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a, nbr::internal::HandOffTiming& timing) {
-    if (a.per_block_types || a.large) return MPI_COMM_NULL;  // checked on the full path
+    if (a.large) return MPI_COMM_NULL;  // checked on the full path
     const nbr::internal::HandOff* record = nbr::internal::hand_off_of(reinterpret_cast<std::uintptr_t>(handle));
     if (record == nullptr || !nbr::internal::progress::none_registered()) return MPI_COMM_NULL;
+    if (!usable_buffer(a.sendbuf) || !usable_buffer(a.recvbuf)) return MPI_COMM_NULL;
+    if (a.per_block_types) return direct_alltoallw(*record, a, timing);
     const int send_size = nbr::internal::predefined_size(a.sendtype);
     const int recv_size = nbr::internal::predefined_size(a.recvtype);
-    if (send_size == 0 || recv_size == 0 || !usable_buffer(a.sendbuf) || !usable_buffer(a.recvbuf)) {
-        return MPI_COMM_NULL;
-    }
+    if (send_size == 0 || recv_size == 0) return MPI_COMM_NULL;
     const int c = nbr::internal::index_of(a.collective);
     if (a.variable) {
         if (!record->variable_native[c] || !usable_counts(a, *record)) return MPI_COMM_NULL;
@@ -259,8 +293,8 @@ NBR_HOT int nbr_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], 
 int nbr_neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], nbr_pattern_t pattern) {
-    return run_blocking_fully(
-        pattern, alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes));
+    return run_blocking(pattern,
+                        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes));
 }
 
 int nbr_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,

@@ -34,6 +34,7 @@ struct alignas(64) HandOff {
     /// a native variant. Such calls are counted in HandOffCounts.
     std::uint64_t native_classes[2] = {0, 0};
     bool variable_native[2] = {false, false};  ///< v-variant calls are handed to MPI's collective
+    bool alltoallw_native = false;             ///< ... and alltoallw calls (on MPICH never: nbr.cpp)
     bool counted = false;                      ///< a measured pattern: handed-off calls are counted
     int indegree = 0;
     int outdegree = 0;

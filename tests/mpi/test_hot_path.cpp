@@ -99,6 +99,11 @@ int MPI_Neighbor_alltoallv(const void* sb, const int scs[], const int sds[], MPI
     count_native(native_calls);
     return PMPI_Neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, c);
 }
+int MPI_Neighbor_alltoallw(const void* sb, const int scs[], const MPI_Aint sds[], const MPI_Datatype sts[], void* rb,
+                           const int rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm c) {
+    count_native(native_calls);
+    return PMPI_Neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, c);
+}
 #if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define NBR_TEST_INIT(name) MPIX_Neighbor_##name##_init
 #define NBR_TEST_PINIT(name) PMPIX_Neighbor_##name##_init
@@ -166,9 +171,10 @@ protected:
         return pattern;
     }
 
-    /// One blocking call (0 allgather, 1 alltoall, 2 allgatherv, 3 alltoallv) on `pattern` with
-    /// blocks of `ints` ints (of `type`, a contiguous type of `ints` ints, when given, with
-    /// count 1), checked against MPI on `graph`; returns how many native collectives libnbr made.
+    /// One blocking call (0 allgather, 1 alltoall, 2 allgatherv, 3 alltoallv, 4 alltoallw) on
+    /// `pattern` with blocks of `ints` ints (of `type`, a contiguous type of `ints` ints, when
+    /// given, with count 1), checked against MPI on `graph`; returns how many native
+    /// collectives libnbr made.
     long handed(nbr_pattern_t pattern, int call, int ints, MPI_Datatype type = MPI_DATATYPE_NULL) {
         Buffers b(in, out, ints);
         const int count = type == MPI_DATATYPE_NULL ? ints : 1;
@@ -176,6 +182,11 @@ protected:
         for (auto* counts : {&b.send_counts, &b.recv_counts}) std::fill(counts->begin(), counts->end(), count);
         for (std::size_t j = 0; j < b.send_displs.size(); ++j) b.send_displs[j] = static_cast<int>(j) * count;
         for (std::size_t i = 0; i < b.recv_displs.size(); ++i) b.recv_displs[i] = static_cast<int>(i) * count;
+        const auto bytes = static_cast<MPI_Aint>(ints * sizeof(int));  // alltoallw's displacements are bytes
+        std::vector<MPI_Aint> send_bytes(b.send_displs.size()), recv_bytes(b.recv_displs.size());
+        for (std::size_t j = 0; j < send_bytes.size(); ++j) send_bytes[j] = static_cast<MPI_Aint>(j) * bytes;
+        for (std::size_t i = 0; i < recv_bytes.size(); ++i) recv_bytes[i] = static_cast<MPI_Aint>(i) * bytes;
+        const std::vector<MPI_Datatype> send_types(send_bytes.size(), type), recv_types(recv_bytes.size(), type);
         counting_native = true;
         const long before = native_calls.load();
         int code = NBR_SUCCESS;
@@ -189,10 +200,15 @@ protected:
             code = nbr_neighbor_alltoallv(b.send.data(), b.send_counts.data(), b.send_displs.data(), type,
                                           b.recv.data(), b.recv_counts.data(), b.recv_displs.data(), type, pattern);
         }
+        if (call == 4) {
+            code = nbr_neighbor_alltoallw(b.send.data(), b.send_counts.data(), send_bytes.data(), send_types.data(),
+                                          b.recv.data(), b.recv_counts.data(), recv_bytes.data(), recv_types.data(),
+                                          pattern);
+        }
         const long made = native_calls.load() - before;
         counting_native = false;
         EXPECT_EQ(code, NBR_SUCCESS) << nbr_last_error();
-        if (call % 2 == 0) {
+        if (call == 0 || call == 2) {
             PMPI_Neighbor_allgather(b.send.data(), ints, MPI_INT, b.expected.data(), ints, MPI_INT, graph);
         } else {
             PMPI_Neighbor_alltoall(b.send.data(), ints, MPI_INT, b.expected.data(), ints, MPI_INT, graph);
@@ -200,6 +216,9 @@ protected:
         EXPECT_EQ(b.recv, b.expected) << "call " << call << ", " << ints << " ints, on rank " << world_rank();
         return made;
     }
+
+    /// 1 where libnbr hands alltoallw to MPI (never MPICH 4.0's, nbr.cpp), else 0.
+    static long alltoallw_native() { return nbr::test::is_mpich() ? 0 : 1; }
 
     /// Blocking allgather, alltoall and their v-variants on `pattern` (blocks of 3 ints);
     /// returns how many of them libnbr handed to the native collective.
@@ -219,6 +238,7 @@ TEST_F(HotPathTest, BlockingCallsHandOffToTheNativeCollectiveExactlyWhereDocumen
     // Naive plans on the topology communicator: every blocking call goes native.
     nbr_pattern_t naive = load("naive", graph);
     EXPECT_EQ(native_share(naive), 4) << "naive pattern on its dist-graph communicator";
+    EXPECT_EQ(handed(naive, 4, 3), alltoallw_native()) << "alltoallw";
     // Also while requests of this process are outstanding: the choice must be the same on
     // every rank, and a rank whose request completed earlier (an nbr_test) must not take
     // another path than one whose request is still pending. They are completed first.
@@ -244,6 +264,7 @@ TEST_F(HotPathTest, BlockingCallsHandOffToTheNativeCollectiveExactlyWhereDocumen
     // Never with NBR_LOAD_NO_NATIVE, on a plain communicator, or for plans that are not MPI's.
     nbr_pattern_t engine = load("naive", graph, NBR_LOAD_NO_NATIVE);
     EXPECT_EQ(native_share(engine), 0) << "NBR_LOAD_NO_NATIVE";
+    EXPECT_EQ(handed(engine, 4, 3), 0) << "alltoallw, NBR_LOAD_NO_NATIVE";
     EXPECT_EQ(nbr_pattern_free(&engine), NBR_SUCCESS);
     nbr_pattern_t plain = load("naive", MPI_COMM_WORLD);
     EXPECT_EQ(native_share(plain), 0) << "plain communicator: MPI knows no neighborhood";
@@ -286,6 +307,11 @@ TEST_F(HotPathTest, TheHandOffRecordAndTheFullPathHandOverTheSameCalls) {
     EXPECT_EQ(handed(banded, 1, 16, sixteen), relayed) << "alltoall, 64 B of a derived type";
     EXPECT_EQ(handed(banded, 2, 3), 1) << "allgatherv";
     EXPECT_EQ(handed(banded, 3, 3), relayed) << "alltoallv";
+    EXPECT_EQ(handed(banded, 4, 3), relayed * alltoallw_native()) << "alltoallw (alltoallv's variant)";
+    EXPECT_EQ(handed(banded, 4, 3, three), relayed * alltoallw_native()) << "alltoallw of a derived type";
+    nbr_pattern_t naive = load("naive", graph);
+    EXPECT_EQ(handed(naive, 4, 3, three), alltoallw_native()) << "alltoallw of a derived type, naive";
+    EXPECT_EQ(nbr_pattern_free(&naive), NBR_SUCCESS);
     MPI_Type_free(&three);
     MPI_Type_free(&sixteen);
 
@@ -310,6 +336,27 @@ TEST_F(HotPathTest, TheHandOffRecordAndTheFullPathHandOverTheSameCalls) {
     for (auto& pattern : many) EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
     EXPECT_EQ(native_share(second), 4);
     EXPECT_EQ(nbr_pattern_free(&second), NBR_SUCCESS);
+}
+
+// A pattern loaded for its statistics hands a v-shape to MPI's collective once its calls are
+// timed (hand_off.hpp); alltoallw and alltoallv calls are one shape, counted whichever path
+// each call took.
+TEST_F(HotPathTest, HandedOffAlltoallwCallsCountInTheirShape) {
+    nbr_pattern_t naive = load("naive", graph, NBR_LOAD_STATS);
+    const int calls = 20;
+    long made = 0;
+    for (int call = 0; call < calls; ++call) made += handed(naive, 4, 3) + handed(naive, 3, 3);
+    EXPECT_EQ(made, calls + calls * alltoallw_native());
+    int count = 0;
+    ASSERT_EQ(nbr_pattern_shape_count(naive, &count), NBR_SUCCESS);
+    ASSERT_EQ(count, 1);
+    nbr_shape_stats_t shape{};
+    ASSERT_EQ(nbr_pattern_shape_stats(naive, 0, &shape), NBR_SUCCESS);
+    EXPECT_EQ(shape.collective, NBR_ALLTOALLV);
+    EXPECT_EQ(shape.mode, NBR_MODE_BLOCKING);
+    EXPECT_EQ(shape.calls, 2U * calls);
+    EXPECT_EQ(shape.after_calls, 2U * calls);
+    EXPECT_EQ(nbr_pattern_free(&naive), NBR_SUCCESS);
 }
 
 TEST_F(HotPathTest, PersistentFixedSizeCallsOfNaivePlansHandOffFrom512Bytes) {
