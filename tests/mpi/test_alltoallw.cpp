@@ -1,6 +1,7 @@
 // nbr_neighbor_alltoallw in all three modes: every block its own datatype (predefined,
 // contiguous, strided, resized with holes), the sender's and the receiver's types of a block
-// different but of one signature, byte displacements out of order with gaps. On the replay
+// different but of one signature, byte displacements out of order with gaps; and the same
+// calls with MPI_INT for every block (those libnbr hands to MPI's collective directly). On the replay
 // corpus (duplicate edges, self-loops, isolated ranks) and on Cartesian grids with
 // non-periodic and crosswise dimensions, nbr delivers exactly what a point-to-point reference
 // and MPI's own MPI_Neighbor_alltoallw deliver, holes in the receive buffer untouched.
@@ -25,10 +26,13 @@ constexpr int kSentinel = -5;
 constexpr int kRegion = 16;  // ints per block region (a block spans at most 12)
 
 /// The four element types, each carrying 2 ints except MPI_INT (1): plain, contiguous pairs,
-/// a strided pair (extent 3 ints), a pair with a hole resized to extent 4 ints.
+/// a strided pair (extent 3 ints), a pair with a hole resized to extent 4 ints. Predefined
+/// only: MPI_INT for all four, the calls libnbr hands to MPI's collective without a look at
+/// the types' shapes (hand_off.hpp).
 class Palette {
 public:
-    Palette() {
+    explicit Palette(bool predefined_only = false) : predefined_only_(predefined_only) {
+        if (predefined_only) return;
         MPI_Type_contiguous(2, MPI_INT, &types_[1]);
         MPI_Type_vector(2, 1, 2, MPI_INT, &types_[2]);
         const int lengths[2] = {1, 1}, displs[2] = {0, 2};
@@ -39,17 +43,18 @@ public:
         for (int t = 1; t < 4; ++t) MPI_Type_commit(&types_[t]);
     }
     ~Palette() {
-        for (int t = 1; t < 4; ++t) MPI_Type_free(&types_[t]);
+        for (int t = 1; t < 4 && !predefined_only_; ++t) MPI_Type_free(&types_[t]);
     }
     Palette(const Palette&) = delete;
     Palette& operator=(const Palette&) = delete;
 
     [[nodiscard]] MPI_Datatype type(int choice) const { return types_[static_cast<std::size_t>(choice)]; }
     /// Elements of type `choice` that carry `ints` ints (even).
-    static int count(int choice, int ints) { return choice == 0 ? ints : ints / 2; }
+    [[nodiscard]] int count(int choice, int ints) const { return choice == 0 || predefined_only_ ? ints : ints / 2; }
 
 private:
-    std::array<MPI_Datatype, 4> types_{MPI_INT, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    bool predefined_only_ = false;
+    std::array<MPI_Datatype, 4> types_{MPI_INT, MPI_INT, MPI_INT, MPI_INT};
 };
 
 /// Ints that `rank`'s send block j carries: 0, 2, 4 or 6.
@@ -94,13 +99,13 @@ WCall make_call(const Palette& palette, const std::vector<std::array<int, 2>>& o
     for (std::size_t j = 0; j < out.size(); ++j) {
         const int choice = (r + static_cast<int>(j)) % 4;
         c.send_types.push_back(palette.type(choice));
-        c.send_counts.push_back(Palette::count(choice, ints_of(r, static_cast<int>(j))));
+        c.send_counts.push_back(palette.count(choice, ints_of(r, static_cast<int>(j))));
     }
     for (std::size_t i = 0; i < origin.size(); ++i) {
         const int choice = (r + 2 * static_cast<int>(i) + 1) % 4;
         c.recv_types.push_back(palette.type(choice));
         const auto [from, block] = origin[i];
-        c.recv_counts.push_back(from == MPI_PROC_NULL ? 1000 : Palette::count(choice, ints_of(from, block)));
+        c.recv_counts.push_back(from == MPI_PROC_NULL ? 1000 : palette.count(choice, ints_of(from, block)));
     }
     // One entry past the slots: a rank without neighbors still passes arrays (MPICH 4.0's
     // MPI_Neighbor_alltoallw reads them).
@@ -237,7 +242,7 @@ void check_patterns(MPI_Comm topo, const std::vector<std::filesystem::path>& dir
 
 TEST(Alltoallw, DerivedTypePerNeighborOnTheCorpus) {
     nbr::test::SharedTempDir tmp;
-    const Palette palette;
+    const Palette derived, predefined(true);
     const auto cases = nbr::test::corpus_topologies();
     const std::size_t others = nbr::test::corpus_algorithms().size() - 1;
     std::size_t checked = 0;
@@ -253,15 +258,17 @@ TEST(Alltoallw, DerivedTypePerNeighborOnTheCorpus) {
         // (pmodels/mpich#6233) or edges repeat (pmodels/mpich#7945).
         int irregular = origin.size() != out.size() || nbr::test::has_duplicate_in_edges(graph) ? 1 : 0;
         MPI_Allreduce(MPI_IN_PLACE, &irregular, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        check_patterns(graph, dirs, palette, origin, out, !(irregular && nbr::test::is_mpich()), checked);
+        for (const Palette* palette : {&derived, &predefined}) {
+            check_patterns(graph, dirs, *palette, origin, out, !(irregular && nbr::test::is_mpich()), checked);
+        }
         MPI_Comm_free(&graph);
     }
-    EXPECT_EQ(checked, cases.size() * 3 * 3);
+    EXPECT_EQ(checked, cases.size() * 3 * 3 * 2);
 }
 
 TEST(Alltoallw, CartesianGridsOfEveryKind) {
     nbr::test::SharedTempDir tmp;
-    const Palette palette;
+    const Palette derived, predefined(true);
     std::vector<int> dims2(2, 0);
     MPI_Dims_create(world_size(), 2, dims2.data());
     // Non-periodic (boundaries and corners), periodic, mixed, a crosswise line of 2 and a 3-D
@@ -290,10 +297,12 @@ TEST(Alltoallw, CartesianGridsOfEveryKind) {
         bool crosswise = false;
         for (std::size_t d = 0; d < dims.size(); ++d) crosswise = crosswise || (periods[d] != 0 && dims[d] <= 2);
         // MPICH 4.0 delivers crosswise dimensions in list order (see test_cartesian).
-        check_patterns(cart, dirs, palette, origin, out, !(crosswise && nbr::test::is_mpich()), checked);
+        for (const Palette* palette : {&derived, &predefined}) {
+            check_patterns(cart, dirs, *palette, origin, out, !(crosswise && nbr::test::is_mpich()), checked);
+        }
         MPI_Comm_free(&cart);
     }
-    EXPECT_EQ(checked, (world_size() % 2 != 0 ? 3 : grids.size()) * 3 * 3);
+    EXPECT_EQ(checked, (world_size() % 2 != 0 ? 3 : grids.size()) * 3 * 3 * 2);
 }
 
 TEST(Alltoallw, BadArgumentsNameTheSlot) {
