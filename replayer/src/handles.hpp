@@ -97,7 +97,7 @@ struct PatternState {
     std::vector<std::uint32_t> variable_candidates[2];  // it, then the alternatives kept for measurement
     std::uint64_t compile_id = 0;                       // the manifest's (wisdom's key)
     std::unique_ptr<Tuner> tuner;                       // NBR_LOAD_MEASURE or _STATS: call shapes
-    std::string machine;                                // NBR_LOAD_MEASURE: machine_fingerprint
+    std::string machine;                                // NBR_LOAD_MEASURE: machine_facts' fingerprint
     std::string wisdom_note;                            // NBR_LOAD_MEASURE: what wisdom did at load
     std::string origin_dir;                             // the pattern directory loaded (nbr_pattern_origin)
     std::string origin;                                 // how it came to be: loaded, from the cache, built

@@ -414,7 +414,9 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
         pattern->step_synchronized = (flags & NBR_LOAD_STEP_SYNC) != 0;
         if ((flags & NBR_LOAD_MEASURE) != 0) {
             pattern->tuner = std::make_unique<nbr::internal::Tuner>();
-            pattern->machine = nbr::internal::machine_fingerprint(comm);
+            const auto facts = nbr::internal::machine_facts(comm);
+            pattern->machine = facts.fingerprint;
+            pattern->tuner->oversubscribed = nbr::internal::testing_oversubscribed(facts.oversubscribed);
             pattern->wisdom_note = nbr::internal::apply_wisdom(*pattern, comm);
         } else if ((flags & NBR_LOAD_STATS) != 0) {  // local: no fingerprint, no wisdom
             pattern->tuner = std::make_unique<nbr::internal::Tuner>();

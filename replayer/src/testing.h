@@ -21,6 +21,14 @@ int nbr_testing_slow_variant(const char* variant, double microseconds);
  */
 int nbr_testing_noisy_variant(const char* variant, double microseconds);
 
+/**
+ * Patterns loaded with NBR_LOAD_MEASURE from now on count as running on cores their ranks share
+ * (1), as not (0), or as the load finds (-1, the default): a test decides what the rule for
+ * oversubscribed nodes does whatever the machine it runs on. Call it alike on every rank.
+ * NBR_ERR_ARG for any other value.
+ */
+int nbr_testing_oversubscribed(int state);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 #include "tuner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <map>
@@ -102,14 +103,20 @@ bool is_naive(const PatternState& pattern, const TrialCandidate& candidate) {
 /// The last agreement's choice among the fastest median and the candidates every rank measured
 /// whose medians are at most Tuner::kTolerance above it, so that a difference too small to
 /// matter does not decide: naive if it is among them (MPI's own collective, which cannot lose
-/// to noise what it never gained), else the first of them in the model's order.
+/// to noise what it never gained), else the first of them in the model's order. Where ranks
+/// share cores (Tuner::oversubscribed) naive runs whenever it is still in contention.
 std::uint32_t final_choice(const PatternState& pattern, const Shape& shape, std::uint32_t best) {
     const double within = (1 + Tuner::kTolerance) * shape.candidates[best].median_us;
-    const auto near = [&](const TrialCandidate& candidate) {
-        return !candidate.pruned && candidate.agreed_samples > 0 && candidate.median_us <= within;
+    const auto contending = [](const TrialCandidate& candidate) {
+        return !candidate.pruned && candidate.agreed_samples > 0;
     };
+    const auto near = [&](const TrialCandidate& candidate) {
+        return contending(candidate) && candidate.median_us <= within;
+    };
+    const bool shared_cores = pattern.tuner->oversubscribed;
     for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
-        if (near(shape.candidates[c]) && is_naive(pattern, shape.candidates[c])) return c;
+        const TrialCandidate& candidate = shape.candidates[c];
+        if (is_naive(pattern, candidate) && (shared_cores ? contending(candidate) : near(candidate))) return c;
     }
     for (std::uint32_t c = 0; c < best; ++c) {
         if (near(shape.candidates[c])) return c;
@@ -145,6 +152,12 @@ int set_testing(std::map<std::string, double>& table, const char* variant, doubl
     return NBR_SUCCESS;
 }
 
+/// nbr_testing_oversubscribed's state: -1 as detected, else 0 or 1 as forced.
+std::atomic<int>& oversubscription_override() {
+    static std::atomic<int> state{-1};
+    return state;
+}
+
 }  // namespace
 
 std::uint32_t size_class_of(std::uint64_t bytes) {
@@ -157,6 +170,11 @@ double testing_penalty_us(const std::string& variant) {
 
 double testing_noise_us(const std::string& variant, std::size_t samples) {
     return samples % 2 == 1 ? looked_up(noises(), variant) : 0.0;
+}
+
+bool testing_oversubscribed(bool detected) {
+    const int forced = oversubscription_override().load();
+    return forced < 0 ? detected : forced == 1;
 }
 
 int Tuner::shape_of(const PatternState& pattern, const ShapeKey& key) {
@@ -371,6 +389,12 @@ extern "C" int nbr_testing_slow_variant(const char* variant, double microseconds
 
 extern "C" int nbr_testing_noisy_variant(const char* variant, double microseconds) {
     return nbr::internal::set_testing(nbr::internal::noises(), variant, microseconds);
+}
+
+extern "C" int nbr_testing_oversubscribed(int state) {
+    if (state < -1 || state > 1) return NBR_ERR_ARG;
+    nbr::internal::oversubscription_override().store(state);
+    return NBR_SUCCESS;
 }
 
 namespace {

@@ -130,6 +130,10 @@ public:
     /// NBR_LOAD_STATS without NBR_LOAD_MEASURE: a shape's only candidate is the model's winner
     /// (state model, or single where the pattern has no other), so nothing is tried or agreed.
     bool model_only = false;
+    /// Some node's ranks share cores (MachineFacts): a shape whose last round leaves naive in
+    /// contention runs naive (final_choice), since single calls timed there rank candidates by
+    /// the scheduler as much as by their messages.
+    bool oversubscribed = false;
     /// Where the agreements run (MPI_COMM_NULL when model_only): the pattern's private communicator, except in SimGrid
     /// SMPI builds, where that is the application's own (private_comm) and SMPI's nonblocking collectives, built on
     /// point-to-point messages, could meet nbr's; there a duplicate.
@@ -206,11 +210,22 @@ private:
 /// has `samples` on this process.
 [[nodiscard]] double testing_noise_us(const std::string& variant, std::size_t samples);
 
+/// @brief Whether a pattern loaded now counts as oversubscribed: `detected`, unless
+/// nbr_testing_oversubscribed forces it.
+[[nodiscard]] bool testing_oversubscribed(bool detected);
+
 // ---- wisdom (wisdom.cpp) ----
 
-/// @brief What the machine is for wisdom: MPI library, processor, the ranks' spread over nodes
-/// (collective over comm), as text; its hash decides whether wisdom applies.
-[[nodiscard]] std::string machine_fingerprint(MPI_Comm comm);
+/// @brief What measured selection needs to know of the machine (collective over comm).
+struct MachineFacts {
+    /// For wisdom: MPI library, processor, the ranks' spread over nodes, as text; its hash
+    /// decides whether wisdom applies.
+    std::string fingerprint;
+    /// Some node runs more of the communicator's ranks than the cores their affinity masks
+    /// allow (never in SimGrid SMPI builds): the same on every rank.
+    bool oversubscribed = false;
+};
+[[nodiscard]] MachineFacts machine_facts(MPI_Comm comm);
 
 /// @brief Applies the process's wisdom for this pattern (collective: the ranks agree that they
 /// found the same entry, else none is used); returns a line saying what was used or why not

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <sched.h>
+#include <unistd.h>
+
 #include "handles.hpp"
 #include "nbr/schema/hash.hpp"
 #include "nbr/schema/pattern_io.hpp"
@@ -114,25 +117,28 @@ std::string processor_model() {
     return "unknown processor";
 }
 
-/// "K nodes of A-B ranks" from MPI's shared-memory split (collective).
-std::string node_spread(MPI_Comm comm) {
-#if defined(NBR_SMPI)
-    (void)comm;
-    return "SimGrid SMPI";
-#else
-    MPI_Comm node = MPI_COMM_NULL;
-    check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-    int node_rank = 0, node_size = 0;
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_size(node, &node_size);
-    MPI_Comm_free(&node);
+/// "K nodes of A-B ranks" from the ranks per node (each rank's node's count; collective).
+std::string node_spread(MPI_Comm comm, int node_rank, int node_size) {
     int values[3] = {node_rank == 0 ? 1 : 0, node_size, -node_size};  // nodes, largest, -smallest
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, values + 1, 2, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
     const std::string per_node = values[1] == -values[2] ? std::to_string(values[1])
                                                          : std::to_string(-values[2]) + "-" + std::to_string(values[1]);
     return std::to_string(values[0]) + (values[0] == 1 ? " node of " : " nodes of ") + per_node + " ranks";
-#endif
+}
+
+/// Whether the node's ranks (`node`) outnumber the cores they may run on: the union of their
+/// affinity masks (collective over `node`).
+bool node_oversubscribed(MPI_Comm node, int node_size) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) {  // unknown: every core the system has
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long c = 0; c < std::min<long>(cores, CPU_SETSIZE); ++c) CPU_SET(static_cast<int>(c), &mask);
+    }
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &mask, static_cast<int>(sizeof mask), MPI_BYTE, MPI_BOR, node),
+              "MPI_Allreduce");
+    return node_size > CPU_COUNT(&mask);
 }
 
 /// The entry of the process's wisdom for this pattern, machine and tag; nullptr if none. `why`
@@ -175,12 +181,28 @@ std::vector<std::uint32_t> candidates_for(const PatternState& pattern, const Sha
     return pattern.bands[key.collective].at(key.band).candidates;
 }
 
-std::string machine_fingerprint(MPI_Comm comm) {
+MachineFacts machine_facts(MPI_Comm comm) {
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
     int length = 0;
     MPI_Get_library_version(version, &length);
-    return "MPI: " + first_line(std::string(version, static_cast<std::size_t>(std::max(length, 0)))) +
-           "; processor: " + processor_model() + "; " + node_spread(comm) + "; nbr " + NBR_VERSION_STRING;
+    std::string spread = "SimGrid SMPI";  // simulated cores: never shared
+    int oversubscribed = 0;
+#if !defined(NBR_SMPI)
+    MPI_Comm node = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    int node_rank = 0, node_size = 0;
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    oversubscribed = node_oversubscribed(node, node_size) ? 1 : 0;
+    MPI_Comm_free(&node);
+    spread = node_spread(comm, node_rank, node_size);
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+#endif
+    MachineFacts facts;
+    facts.fingerprint = "MPI: " + first_line(std::string(version, static_cast<std::size_t>(std::max(length, 0)))) +
+                        "; processor: " + processor_model() + "; " + spread + "; nbr " + NBR_VERSION_STRING;
+    facts.oversubscribed = oversubscribed != 0;
+    return facts;
 }
 
 std::string apply_wisdom(PatternState& pattern, MPI_Comm comm) {
