@@ -172,12 +172,14 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * is at most 3 % slower) leave; the fastest is chosen when it is the last, or after the
  * twentieth round (then, among the candidates whose medians are at most 3 % above it, naive if
  * it is one of them, else the first in the model's order: a difference that small decides
- * nothing); every later call of the shape runs the choice. The schedule depends only on the
- * shape's call count and the agreed results, so all ranks run the same candidate in every call,
- * whatever each measured. Blocking calls agree inside the call; nonblocking and persistent
- * shapes start the agreement with a call and use it four calls later (meanwhile running the
- * model's winner), so a start waits for the other ranks only when the application keeps more
- * than four calls of one shape in flight. Nonblocking and
+ * nothing; where some node runs more of the communicator's ranks than the logical CPUs their
+ * affinity masks allow, naive whenever it is still a candidate: single calls timed on shared
+ * cores rank the candidates by the scheduler); every later call of the shape runs the choice.
+ * The schedule depends only on the shape's call count and the agreed results, so all ranks run
+ * the same candidate in every call, whatever each measured. Blocking calls agree inside the
+ * call; nonblocking and persistent shapes start the agreement with a call and use it four calls
+ * later (meanwhile running the model's winner), so a start waits for the other ranks only when
+ * the application keeps more than four calls of one shape in flight. Nonblocking and
  * persistent calls are timed from the start to the progress that finds them complete (work the
  * application overlaps with them counts alike for every candidate). A shape called fewer times
  * than its trials need keeps trying; the model's winner is then the usual choice. Patterns of

@@ -221,7 +221,7 @@ struct MachineFacts {
     /// For wisdom: MPI library, processor, the ranks' spread over nodes, as text; its hash
     /// decides whether wisdom applies.
     std::string fingerprint;
-    /// Some node runs more of the communicator's ranks than the cores their affinity masks
+    /// Some node runs more of the communicator's ranks than the logical CPUs their affinity masks
     /// allow (never in SimGrid SMPI builds): the same on every rank.
     bool oversubscribed = false;
 };

@@ -127,7 +127,7 @@ std::string node_spread(MPI_Comm comm, int node_rank, int node_size) {
     return std::to_string(values[0]) + (values[0] == 1 ? " node of " : " nodes of ") + per_node + " ranks";
 }
 
-/// Whether the node's ranks (`node`) outnumber the cores they may run on: the union of their
+/// Whether the node's ranks (`node`) outnumber the logical CPUs they may run on: the union of their
 /// affinity masks (collective over `node`).
 bool node_oversubscribed(MPI_Comm node, int node_size) {
     cpu_set_t mask;
