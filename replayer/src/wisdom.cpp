@@ -117,6 +117,7 @@ std::string processor_model() {
     return "unknown processor";
 }
 
+#if !defined(NBR_SMPI)  // SMPI's ranks have simulated nodes and cores of their own
 /// "K nodes of A-B ranks" from the ranks per node (each rank's node's count; collective).
 std::string node_spread(MPI_Comm comm, int node_rank, int node_size) {
     int values[3] = {node_rank == 0 ? 1 : 0, node_size, -node_size};  // nodes, largest, -smallest
@@ -140,6 +141,7 @@ bool node_oversubscribed(MPI_Comm node, int node_size) {
               "MPI_Allreduce");
     return node_size > CPU_COUNT(&mask);
 }
+#endif
 
 /// The entry of the process's wisdom for this pattern, machine and tag; nullptr if none. `why`
 /// says why an entry for the pattern was passed over.
@@ -197,6 +199,8 @@ MachineFacts machine_facts(MPI_Comm comm) {
     MPI_Comm_free(&node);
     spread = node_spread(comm, node_rank, node_size);
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+#else
+    (void)comm;
 #endif
     MachineFacts facts;
     facts.fingerprint = "MPI: " + first_line(std::string(version, static_cast<std::size_t>(std::max(length, 0)))) +
