@@ -120,15 +120,19 @@ bool usable_buffer(const void* buffer) {
     return buffer != nullptr && buffer != MPI_IN_PLACE;
 }
 
+/// Whether `n` blocks' counts and displacements (int or byte) exist where the rank has
+/// neighbors and hold no negative count.
+template <class Displacement>
+bool usable_arrays(const int* counts, const Displacement* displs, int n) {
+    if (n == 0) return true;
+    return counts != nullptr && displs != nullptr && std::all_of(counts, counts + n, [](int c) { return c >= 0; });
+}
+
 /// Whether a v-variant call's arrays exist where the rank has neighbors and hold no negative count.
 bool usable_counts(const CallArgs& a, const nbr::internal::HandOff& record) {
-    const auto usable = [](const int* counts, const int* displs, int n) {
-        if (n == 0) return true;
-        return counts != nullptr && displs != nullptr && std::all_of(counts, counts + n, [](int c) { return c >= 0; });
-    };
-    if (!usable(a.recvcounts, a.rdispls, record.indegree)) return false;
+    if (!usable_arrays(a.recvcounts, a.rdispls, record.indegree)) return false;
     if (a.collective == Collective::allgather) return a.sendcount >= 0;
-    return usable(a.sendcounts, a.sdispls, record.outdegree);
+    return usable_arrays(a.sendcounts, a.sdispls, record.outdegree);
 }
 
 /// Whether every type in [first, last) is a common predefined one.
@@ -141,8 +145,7 @@ bool usable_counts(const CallArgs& a, const nbr::internal::HandOff& record) {
 /// after the first cost a comparison each.
 bool usable_typed_blocks(const int* counts, const MPI_Aint* displs, const MPI_Datatype* types, int n) {
     if (n == 0) return true;
-    if (counts == nullptr || displs == nullptr || types == nullptr) return false;
-    if (std::any_of(counts, counts + n, [](int count) { return count < 0; })) return false;
+    if (types == nullptr || !usable_arrays(counts, displs, n)) return false;
     const MPI_Datatype first = types[0];
     const MPI_Datatype* other =
         std::find_if(types + 1, types + n, [first](MPI_Datatype type) { return type != first; });

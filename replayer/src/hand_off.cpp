@@ -57,7 +57,8 @@ void publish_hand_off(const PatternState& pattern) {
         for (auto& count : counts.timed_calls[c]) count.store(0);
         for (auto& us : counts.timed_us[c]) us.store(0);
     }
-    record->alltoallw_native = !measured && pattern.variants[pattern.variable_variant[1]].native_alltoallw;
+    const int alltoall = index_of(Collective::alltoall);
+    record->alltoallw_native = !measured && pattern.variants[pattern.variable_variant[alltoall]].native_alltoallw;
     record->indegree = static_cast<int>(pattern.slots.in_blocks);  // the arrays MPI reads
     record->outdegree = static_cast<int>(pattern.slots.out_blocks);
     record->handle.store(pattern.handle, std::memory_order_release);
@@ -73,7 +74,9 @@ void hand_off_shape(const PatternState& pattern, int index) {
     if (!decided || key.mode != CallMode::blocking || !pattern.variants[variant].native[key.collective]) return;
     if (key.variable) {
         record->variable_native[key.collective] = true;
-        if (key.collective == 1) record->alltoallw_native = pattern.variants[variant].native_alltoallw;
+        if (key.collective == index_of(Collective::alltoall)) {
+            record->alltoallw_native = pattern.variants[variant].native_alltoallw;
+        }
     } else if (class_in_band(pattern, key)) {
         record->native_classes[key.collective] |= std::uint64_t{1} << key.size_class;
     }
