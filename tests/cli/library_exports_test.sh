@@ -4,13 +4,15 @@
 # among them, and it needs MPI's C library only (no C++ binding library). The drop-in library,
 # which links libnbr, must find every symbol it uses beyond that C API in itself or in the
 # libraries it needs (so LD_PRELOAD works under a C application).
-# The capture library likewise. The blocking entry points lie on one page.
-# usage: library_exports_test.sh LIBNBR NBR_H LIBNBR_PRELOAD LIBNBR_CAPTURE
+# The capture library likewise. In an optimized, uninstrumented build the blocking entry points
+# lie on one page.
+# usage: library_exports_test.sh LIBNBR NBR_H LIBNBR_PRELOAD LIBNBR_CAPTURE one-page|unchecked
 set -u
 lib=$1
 header=$2
 preload=$3
 capture=$4
+hot_page=$5
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -29,8 +31,11 @@ for f in $declared; do
 done
 # The blocking entry points, the way of most calls to MPI's collective, share one page of text
 # (what a call touches is cold where processes share a core; docs/architecture.md).
-pages=$(nm -D --defined-only "$lib" | awk '$3 ~ /^nbr_neighbor_all(gather|toall)v?$/ {print substr($1, 1, length($1) - 3)}' | sort -u)
-check '[ "$(wc -l <<<"$pages")" -eq 1 ]' "the blocking entry points of $lib lie on more than one page: $(tr '\n' ' ' <<<"$pages")"
+# Compiled at -O0 with the sanitizers the section is two pages; no claim is made for such builds.
+if [ "$hot_page" = one-page ]; then
+  pages=$(nm -D --defined-only "$lib" | awk '$3 ~ /^nbr_neighbor_all(gather|toall)v?$/ {print substr($1, 1, length($1) - 3)}' | sort -u)
+  check '[ "$(wc -l <<<"$pages")" -eq 1 ]' "the blocking entry points of $lib lie on more than one page: $(tr '\n' ' ' <<<"$pages")"
+fi
 needed=$(objdump -p "$lib" | awk '$1 == "NEEDED" {print $2}')
 check 'grep -q libmpi <<<"$needed"' "$lib needs no MPI library: $(tr '\n' ' ' <<<"$needed")"
 check '! grep -qE "mpi_cxx|mpicxx" <<<"$needed"' "$lib needs MPI's C++ binding library: $(tr '\n' ' ' <<<"$needed")"
