@@ -53,6 +53,22 @@ StateNames state_names(nbr_shape_state_t state) {
     return {"?", "?"};
 }
 
+/// What decided a measured shape: words for the text report after "measured", and its JSON
+/// name (null for none).
+StateNames decision_names(nbr_decision_t decision) {
+    switch (decision) {
+        case NBR_DECISION_NONE: return {"", "null"};
+        case NBR_DECISION_TOLD_APART: return {": the others told apart as slower", "\"told_apart\""};
+        case NBR_DECISION_LOWEST_MEDIAN: return {": lowest median after the last round", "\"lowest_median\""};
+        case NBR_DECISION_NAIVE_TIE: return {": naive within 3 % of the lowest median", "\"naive_tie\""};
+        case NBR_DECISION_MODEL_TIE:
+            return {": within 3 % of the lowest median, first in the model's order", "\"model_tie\""};
+        case NBR_DECISION_SHARED_CORES:
+            return {": naive, still in contention after the last round on shared cores", "\"shared_cores\""};
+    }
+    return {"", "null"};
+}
+
 std::string format(const char* spec, double value) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, spec, value);
@@ -125,7 +141,8 @@ void describe_shape(const std::string& id, const ShapeSnapshot& shape, const Spr
     const auto found = spreads.find(key_of(id, s));
     const Spread* spread = found == spreads.end() ? nullptr : &found->second;
     text += std::string("nbr:   ") + collective_name(s.collective) + " " + mode_name(s.mode) + " " + bytes_text(s) +
-            ": " + std::to_string(s.calls) + " calls, runs " + shape.variant + " (" + state_names(s.state).text + ")";
+            ": " + std::to_string(s.calls) + " calls, runs " + shape.variant + " (" + state_names(s.state).text +
+            decision_names(shape.decision).text + ")";
     if (s.trial_calls > 0) {
         text += ", trials " + std::to_string(s.trial_calls) + " calls " + format("%.1f", s.trial_us) + " us";
     }
@@ -136,6 +153,7 @@ void describe_shape(const std::string& id, const ShapeSnapshot& shape, const Spr
             ", \"max_bytes\": " + (s.max_bytes == SIZE_MAX ? std::string("null") : std::to_string(s.max_bytes)) +
             ", \"calls\": " + std::to_string(s.calls) + ", \"variant\": " + json_string(shape.variant) +
             ", \"state\": \"" + state_names(s.state).json + "\"" +
+            ", \"decision\": " + decision_names(shape.decision).json +
             ", \"trial_calls\": " + std::to_string(s.trial_calls) + ", \"trial_us\": " + json_number(s.trial_us) +
             ", \"after_calls\": " + std::to_string(s.after_calls) + ", \"run_calls\": " + std::to_string(s.run_calls) +
             ", \"run_us\": " + json_number(s.run_us) + ", \"naive_us\": " + json_number(s.naive_us) +
@@ -197,6 +215,7 @@ PatternSnapshot snapshot_pattern(nbr_pattern_t pattern, const std::string& id, i
         if (nbr_pattern_shape_stats(pattern, i, &shape.stats) != NBR_SUCCESS) continue;
         shape.variant = shape.stats.variant != nullptr ? shape.stats.variant : "?";
         shape.stats.variant = nullptr;  // owned by the pattern
+        (void)nbr_pattern_shape_decision(pattern, i, &shape.decision);
         shape.candidates = candidates_of(pattern, i, shape.stats.candidates);
         snapshot.shapes.push_back(std::move(shape));
     }

@@ -36,6 +36,7 @@ struct CandidateSnapshot {
 /// the pattern: `stats.variant` is not used (see `variant`).
 struct ShapeSnapshot {
     nbr_shape_stats_t stats{};
+    nbr_decision_t decision = NBR_DECISION_NONE;
     std::string variant;
     std::vector<CandidateSnapshot> candidates;
 };

@@ -919,7 +919,8 @@ Probe calibrate(const Options& o) {
 #endif
 
 /// What measured selection chose per shape, on this rank: "# measured: allgather blocking
-/// 64-127 B: cand (measured; trials 18 calls, 123.4 us; naive 5.1 us, cand 3.2 us, ...)".
+/// 64-127 B: cand (measured; trials 18 calls, 123.4 us; naive 5.1 us, cand 3.2 us, ...)" and,
+/// for a measured shape, " decided by RULE" (nbr_decision_t: told_apart, lowest_median, ...).
 void print_measured(nbr_pattern_t pattern) {
     int shapes = 0;
     nbr_pattern_shape_count(pattern, &shapes);
@@ -936,8 +937,13 @@ void print_measured(nbr_pattern_t pattern) {
             const char* name = nullptr;
             double median = 0;
             nbr_pattern_shape_candidate(pattern, i, c, &name, &median, nullptr, nullptr);
-            std::printf(" %s %.2f us%s", name, median, c + 1 < s.candidates ? "," : ")\n");
+            std::printf(" %s %.2f us%s", name, median, c + 1 < s.candidates ? "," : ")");
         }
+        static const char* const kDecisions[] = {"",          "told_apart", "lowest_median",
+                                                 "naive_tie", "model_tie",  "shared_cores"};  // nbr_decision_t
+        nbr_decision_t decision = NBR_DECISION_NONE;
+        nbr_pattern_shape_decision(pattern, i, &decision);
+        std::printf("%s%s\n", decision == NBR_DECISION_NONE ? "" : " decided by ", kDecisions[decision]);
     }
 }
 

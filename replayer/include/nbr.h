@@ -288,6 +288,19 @@ typedef enum {
     NBR_SHAPE_MODEL = 4     /**< NBR_LOAD_STATS: the pattern's choice (the model's), not measured */
 } nbr_shape_state_t;
 
+/** What decided a measured shape's choice (nbr_pattern_shape_decision): the trials' rules, in
+ *  docs/algorithms.md. */
+typedef enum {
+    NBR_DECISION_NONE = 0,          /**< not decided by this job's trials (state other than NBR_SHAPE_MEASURED) */
+    NBR_DECISION_TOLD_APART = 1,    /**< every other candidate told apart from it as slower before the last round */
+    NBR_DECISION_LOWEST_MEDIAN = 2, /**< the last round's lowest median, no candidate earlier in the model's order
+                                         within the 3 % tolerance of it */
+    NBR_DECISION_NAIVE_TIE = 3,     /**< naive, in a near tie (medians within the 3 % tolerance of the lowest),
+                                         which goes to naive before the model's order */
+    NBR_DECISION_MODEL_TIE = 4,     /**< the first in the model's order within the 3 % tolerance of the lowest */
+    NBR_DECISION_SHARED_CORES = 5   /**< naive, still in contention after the last round where ranks share cores */
+} nbr_decision_t;
+
 /** What measured selection knows of one call shape (nbr_pattern_shape_stats). Times are this
  *  rank's, in microseconds. */
 typedef struct {
@@ -321,6 +334,9 @@ typedef struct {
 int nbr_pattern_shape_count(nbr_pattern_t pattern, int* count);
 /** Statistics of shape `shape` (0 <= shape < count). Local. */
 int nbr_pattern_shape_stats(nbr_pattern_t pattern, int shape, nbr_shape_stats_t* stats);
+/** Which rule decided shape `shape` (NBR_DECISION_NONE unless its state is NBR_SHAPE_MEASURED;
+ *  the same on every rank). Local. */
+int nbr_pattern_shape_decision(nbr_pattern_t pattern, int shape, nbr_decision_t* decision);
 /** Candidate `candidate` of a shape: its variant's name (owned by the pattern), the agreed median
  *  and mean time per call (slowest rank; NaN before an agreement) and the timed calls every rank
  *  had in by then. Any output pointer may be NULL. Local. */

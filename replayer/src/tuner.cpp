@@ -9,6 +9,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "error.hpp"
 #include "hand_off.hpp"
@@ -104,8 +106,11 @@ bool is_naive(const PatternState& pattern, const TrialCandidate& candidate) {
 /// whose medians are at most Tuner::kTolerance above it, so that a difference too small to
 /// matter does not decide: naive if it is among them (MPI's own collective, which cannot lose
 /// to noise what it never gained), else the first of them in the model's order. Where ranks
-/// share cores (Tuner::oversubscribed) naive runs whenever it is still in contention.
-std::uint32_t final_choice(const PatternState& pattern, const Shape& shape, std::uint32_t best) {
+/// share cores (Tuner::oversubscribed) naive runs whenever it is still in contention. Returns
+/// the choice and which of these rules made it.
+std::pair<std::uint32_t, Shape::Decision> final_choice(const PatternState& pattern, const Shape& shape,
+                                                       std::uint32_t best) {
+    using Decision = Shape::Decision;
     const double within = (1 + Tuner::kTolerance) * shape.candidates[best].median_us;
     const auto contending = [](const TrialCandidate& candidate) {
         return !candidate.pruned && candidate.agreed_samples > 0;
@@ -113,15 +118,21 @@ std::uint32_t final_choice(const PatternState& pattern, const Shape& shape, std:
     const auto near = [&](const TrialCandidate& candidate) {
         return contending(candidate) && candidate.median_us <= within;
     };
+    const auto first_near = [&] {  // the model's order in a near tie: best if none before it
+        std::uint32_t c = 0;
+        while (c < best && !near(shape.candidates[c])) ++c;
+        return c;
+    };
     const bool shared_cores = pattern.tuner->oversubscribed;
     for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
         const TrialCandidate& candidate = shape.candidates[c];
-        if (is_naive(pattern, candidate) && (shared_cores ? contending(candidate) : near(candidate))) return c;
+        if (!is_naive(pattern, candidate)) continue;
+        if (c == best) return {c, first_near() < best ? Decision::naive_tie : Decision::lowest_median};
+        if (near(candidate)) return {c, Decision::naive_tie};
+        if (shared_cores && contending(candidate)) return {c, Decision::shared_cores};
     }
-    for (std::uint32_t c = 0; c < best; ++c) {
-        if (near(shape.candidates[c])) return c;
-    }
-    return best;
+    const std::uint32_t earlier = first_near();
+    return {earlier, earlier < best ? Decision::model_tie : Decision::lowest_median};
 }
 
 std::mutex& penalty_mutex() {
@@ -331,7 +342,8 @@ void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
     const std::uint32_t best = fastest(shape);
     if (!shape.final_agreement) prune(shape, best);
     if (shape.final_agreement || live(shape).size() == 1) {
-        shape.chosen = shape.final_agreement ? final_choice(pattern, shape, best) : best;
+        std::tie(shape.chosen, shape.decision) =
+            shape.final_agreement ? final_choice(pattern, shape, best) : std::pair{best, Shape::Decision::told_apart};
         shape.state = Shape::State::measured;
         remember(pattern, shape);
     }
@@ -426,6 +438,18 @@ nbr_shape_state_t state_of(Shape::State state) {
     return NBR_SHAPE_SINGLE;
 }
 
+nbr_decision_t decision_of(Shape::Decision decision) {
+    switch (decision) {
+        case Shape::Decision::none: return NBR_DECISION_NONE;
+        case Shape::Decision::told_apart: return NBR_DECISION_TOLD_APART;
+        case Shape::Decision::lowest_median: return NBR_DECISION_LOWEST_MEDIAN;
+        case Shape::Decision::naive_tie: return NBR_DECISION_NAIVE_TIE;
+        case Shape::Decision::model_tie: return NBR_DECISION_MODEL_TIE;
+        case Shape::Decision::shared_cores: return NBR_DECISION_SHARED_CORES;
+    }
+    return NBR_DECISION_NONE;
+}
+
 /// Naive's agreed median (the candidate whose variant is an algorithm "naive"), NaN if none.
 double naive_median(const nbr::internal::PatternState& pattern, const Shape& shape) {
     for (const auto& candidate : shape.candidates) {
@@ -497,6 +521,14 @@ int nbr_pattern_shape_stats(nbr_pattern_t handle, int index, nbr_shape_stats_t* 
     stats->naive_us = naive_median(pattern, *shape);
     stats->after_calls = shape->after_calls + handed_off.calls;
     stats->saved_us = saved_against_naive(pattern, *shape, stats->after_calls);
+    return NBR_SUCCESS;
+}
+
+int nbr_pattern_shape_decision(nbr_pattern_t handle, int index, nbr_decision_t* decision) {
+    const Shape* shape = shape_at(handle, index, "nbr_pattern_shape_decision");
+    if (shape == nullptr) return NBR_ERR_ARG;
+    if (decision == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_shape_decision: decision is NULL");
+    *decision = decision_of(shape->decision);
     return NBR_SUCCESS;
 }
 

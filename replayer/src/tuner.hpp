@@ -59,9 +59,12 @@ struct TrialCandidate {
 /// results, so every rank runs the same candidate in every call.
 struct Shape {
     enum class State { single, trial, measured, wisdom, model };
+    /// What decided a measured shape (nbr_decision_t); none for the other states.
+    enum class Decision { none, told_apart, lowest_median, naive_tie, model_tie, shared_cores };
     ShapeKey key;
     std::vector<TrialCandidate> candidates;  ///< the model's order: [0] is the model's winner
     State state = State::single;
+    Decision decision = Decision::none;
     std::uint32_t chosen = 0;  ///< index into candidates: what runs (single, measured, wisdom, model)
     std::uint64_t calls = 0;
     std::uint64_t trial_calls = 0;

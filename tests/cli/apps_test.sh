@@ -143,7 +143,7 @@ measured() {
     # A shape decided by measurement goes into the wisdom, which the second run must apply; a
     # run whose shapes all ended in trials (possible for cg) leaves nothing to apply.
     local decided=0
-    grep -qE "^nbr:   [a-z]+ [a-z]+ .*: [0-9]+ calls, runs .* \(measured\)" <<<"$out" && decided=1
+    grep -qE "^nbr:   [a-z]+ [a-z]+ .*: [0-9]+ calls, runs .* \(measured: [a-z]" <<<"$out" && decided=1
     [ "${4:-}" = "wisdom" ] && check '[ "$decided" -eq 1 ]' "$name $args: no shape was decided by measurement: $out"
     # shellcheck disable=SC2086
     out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_MEASURE=1 NBR_REPORT="json:$work/$tag.json" \
@@ -155,8 +155,11 @@ measured() {
     json=$(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 shapes = [s for c in r["communicators"] for s in c["shapes"]]
-print(sum(s["calls"] for s in shapes), " ".join(sorted(set(s["state"] for s in shapes))))' "$work/$tag.json")
+ruled = all((s["decision"] is None) == (s["state"] != "measured") for s in shapes)
+print(sum(s["calls"] for s in shapes), ruled, " ".join(sorted(set(s["state"] for s in shapes))))' "$work/$tag.json")
     check '[ "${json%% *}" -eq "$calls" ]' "$name $args: the JSON report counts ${json%% *} calls, not $calls"
+    json=${json#* }
+    check '[ "${json%% *}" = True ]' "$name $args: a JSON shape's decision disagrees with its state: $json"
     echo "$name $args: second run's shapes: ${json#* }"
     [ "${4:-}" = "wisdom" ] || return 0
     local inspected

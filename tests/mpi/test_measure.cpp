@@ -45,6 +45,18 @@ void allgather_checked(nbr_pattern_t pattern, MPI_Comm graph, const std::vector<
     ASSERT_EQ(got, expected) << "blocking call " << call;
 }
 
+/// Every rank's string, gathered: all equal.
+bool same_on_every_rank(const std::string& mine) {
+    char text[64] = {};
+    std::snprintf(text, sizeof text, "%s", mine.c_str());
+    std::vector<char> all(sizeof text * static_cast<std::size_t>(world_size()));
+    MPI_Allgather(text, sizeof text, MPI_CHAR, all.data(), sizeof text, MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < world_size(); ++r) {
+        if (std::string(all.data() + r * sizeof text) != mine) return false;
+    }
+    return true;
+}
+
 class MeasureTest : public testing::Test {
 protected:
     void SetUp() override {
@@ -80,22 +92,36 @@ protected:
     [[nodiscard]] fs::path dir() const { return tmp_.path() / "auto"; }
     [[nodiscard]] fs::path file(const char* name) const { return tmp_.path() / name; }
 
-    /// The stats of the only shape of (collective, mode).
-    [[nodiscard]] nbr_shape_stats_t stats(nbr_collective_t collective, nbr_mode_t mode) const {
+    /// The index of the only shape of (collective, mode).
+    [[nodiscard]] int shape_index(nbr_collective_t collective, nbr_mode_t mode) const {
         int count = 0;
         EXPECT_EQ(nbr_pattern_shape_count(pattern_, &count), NBR_SUCCESS);
-        nbr_shape_stats_t found{};
+        int found = -1;
         int matches = 0;
         for (int s = 0; s < count; ++s) {
             nbr_shape_stats_t shape{};
             EXPECT_EQ(nbr_pattern_shape_stats(pattern_, s, &shape), NBR_SUCCESS);
             if (shape.collective == collective && shape.mode == mode) {
-                found = shape;
+                found = s;
                 ++matches;
             }
         }
         EXPECT_EQ(matches, 1);
         return found;
+    }
+    /// The stats of the only shape of (collective, mode).
+    [[nodiscard]] nbr_shape_stats_t stats(nbr_collective_t collective, nbr_mode_t mode) const {
+        nbr_shape_stats_t found{};
+        EXPECT_EQ(nbr_pattern_shape_stats(pattern_, shape_index(collective, mode), &found), NBR_SUCCESS);
+        return found;
+    }
+    /// What decided the blocking allgather's shape, the same on every rank.
+    [[nodiscard]] nbr_decision_t allgather_decision() const {
+        nbr_decision_t decision = NBR_DECISION_NONE;
+        EXPECT_EQ(nbr_pattern_shape_decision(pattern_, shape_index(NBR_ALLGATHER, NBR_MODE_BLOCKING), &decision),
+                  NBR_SUCCESS);
+        EXPECT_TRUE(same_on_every_rank(std::to_string(decision)));
+        return decision;
     }
 
     /// `calls` blocking allgathers of 8 B, each checked against MPI's.
@@ -108,26 +134,16 @@ protected:
         }
     }
 
-    /// The variant measured selection chooses when its last round cannot resolve (below).
-    std::string unresolved_choice(const std::string& later, const std::string& pruned, double relay_extra_us);
+    /// The variant measured selection chooses when its last round cannot resolve, and the rule
+    /// that chose it (below).
+    std::pair<std::string, nbr_decision_t> unresolved_choice(const std::string& later, const std::string& pruned,
+                                                             double relay_extra_us);
 
     nbr::test::SharedTempDir tmp_;
     nbr::Topology topology_;
     MPI_Comm graph_ = MPI_COMM_NULL;
     nbr_pattern_t pattern_ = NBR_PATTERN_NULL;
 };
-
-/// Every rank's string, gathered: all equal.
-bool same_on_every_rank(const std::string& mine) {
-    char text[64] = {};
-    std::snprintf(text, sizeof text, "%s", mine.c_str());
-    std::vector<char> all(sizeof text * static_cast<std::size_t>(world_size()));
-    MPI_Allgather(text, sizeof text, MPI_CHAR, all.data(), sizeof text, MPI_CHAR, MPI_COMM_WORLD);
-    for (int r = 0; r < world_size(); ++r) {
-        if (std::string(all.data() + r * sizeof text) != mine) return false;
-    }
-    return true;
-}
 
 /// Counts and displacements of v-calls that move `count` bytes on every edge.
 struct VLayout {
@@ -197,6 +213,10 @@ TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpi
     EXPECT_EQ(nbr_pattern_variant(pattern_, NBR_ALLGATHER, 8, &name), 0);
     EXPECT_EQ(std::string(name), "naive");
     EXPECT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 3, &name, nullptr, nullptr, nullptr), NBR_ERR_ARG);
+    EXPECT_EQ(allgather_decision(), NBR_DECISION_TOLD_APART);  // relay and cn2 pruned at round 2
+    EXPECT_EQ(nbr_pattern_shape_decision(pattern_, 0, nullptr), NBR_ERR_ARG);
+    nbr_decision_t decision = NBR_DECISION_NONE;
+    EXPECT_EQ(nbr_pattern_shape_decision(pattern_, 1, &decision), NBR_ERR_ARG);
 }
 
 TEST_F(MeasureTest, RanksThatTimeDifferentlyStillRunOneCandidateTheSlowestRanksFastest) {
@@ -236,6 +256,7 @@ TEST_F(MeasureTest, CandidatesToldApartAreDecidedAfterFiveRounds) {
         const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
         EXPECT_EQ(s.state, NBR_SHAPE_MEASURED) << cn2;
         EXPECT_EQ(std::string(s.variant), kNaive) << cn2;
+        EXPECT_EQ(allgather_decision(), NBR_DECISION_TOLD_APART) << cn2;
         EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 3U * 2 * 2) << cn2;  // rounds 0-1 of 3, 2-4 of 2
         // Naive runs: the trials' cost beyond naive is relay's 4 calls at 10 s more and cn2's 10
         // calls at (cn2 - 10 s) more.
@@ -253,6 +274,7 @@ TEST_F(MeasureTest, TheSavingAgainstNaiveCountsEveryCallTrialsIncluded) {
     const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
     EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
     EXPECT_EQ(std::string(s.variant), kCommonNeighbor);
+    EXPECT_EQ(allgather_decision(), NBR_DECISION_TOLD_APART);
     EXPECT_EQ(s.trial_calls, 12U);
     EXPECT_EQ(s.after_calls, static_cast<unsigned long long>(kCalls) - 12U);
     // Real times differ too, by up to a few ms per call on a busy machine: 10 ms per call allowed.
@@ -263,11 +285,13 @@ TEST_F(MeasureTest, TheSavingAgainstNaiveCountsEveryCallTrialsIncluded) {
 /// of `later` (a candidate after it in the model's order) is 100 s slower, relay's all
 /// `relay_extra_us` more, so `later` has the lower median (about 50 s) and the medians'
 /// intervals (about 35 s wide each after 20 rounds) overlap; `pruned`, 300 s slower, leaves
-/// after round 2. Returns the variant chosen, the same on every rank. The charges are that
+/// after round 2. Returns the variant chosen, the same on every rank, and the rule that chose it. The charges are that
 /// large so that the calls' real times (a median picks up the slowest of the fast half's
 /// samples: tens of ms on a busy machine under sanitizers) stay far inside the 3 % tolerance
 /// the tests compare with.
-std::string MeasureTest::unresolved_choice(const std::string& later, const std::string& pruned, double relay_extra_us) {
+std::pair<std::string, nbr_decision_t> MeasureTest::unresolved_choice(const std::string& later,
+                                                                      const std::string& pruned,
+                                                                      double relay_extra_us) {
     EXPECT_EQ(nbr_testing_noisy_variant(kRelay.c_str(), 1e8), 0);
     EXPECT_EQ(nbr_testing_slow_variant(kRelay.c_str(), relay_extra_us), 0);
     EXPECT_EQ(nbr_testing_noisy_variant(later.c_str(), 1e8), 0);
@@ -283,25 +307,25 @@ std::string MeasureTest::unresolved_choice(const std::string& later, const std::
     EXPECT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, nullptr, &relay, nullptr, nullptr), 0);
     EXPECT_EQ(nbr_pattern_shape_candidate(pattern_, 0, later_index, nullptr, &other, nullptr, nullptr), 0);
     EXPECT_LT(other, relay) << later << " measured faster, within the noise";
-    return s.variant;
+    return {s.variant, allgather_decision()};
 }
 
 TEST_F(MeasureTest, ANearTieTheLastRoundCannotBreakGoesToTheModelsOrder) {
     // Relay 2 % above cn2, within the 3 % tolerance, naive far behind: the model's winner runs.
-    EXPECT_EQ(unresolved_choice(kCommonNeighbor, kNaive, 1e6), kRelay);
+    EXPECT_EQ(unresolved_choice(kCommonNeighbor, kNaive, 1e6), std::pair(kRelay, NBR_DECISION_MODEL_TIE));
 }
 
 TEST_F(MeasureTest, ANearTieWithNaiveGoesToNaive) {
     // Relay 2 % above naive: within the tolerance too, but naive (MPI's own collective) runs,
-    // the model's winner though relay is.
-    EXPECT_EQ(unresolved_choice(kNaive, kCommonNeighbor, 1e6), kNaive);
+    // the model's winner though relay is: decided by naive's precedence in a near tie.
+    EXPECT_EQ(unresolved_choice(kNaive, kCommonNeighbor, 1e6), std::pair(kNaive, NBR_DECISION_NAIVE_TIE));
 }
 
 TEST_F(MeasureTest, AnUnresolvedDifferenceBeyondTheToleranceGoesToTheLowerMedian) {
     // Relay 20 % above cn2: still inside the intervals, but too large to leave to the model
     // (on 16 ranks sharing 2 cores the model's forwarding patterns were 30-40 % slower than
     // naive with intervals that wide): cn2 runs.
-    EXPECT_EQ(unresolved_choice(kCommonNeighbor, kNaive, 1e7), kCommonNeighbor);
+    EXPECT_EQ(unresolved_choice(kCommonNeighbor, kNaive, 1e7), std::pair(kCommonNeighbor, NBR_DECISION_LOWEST_MEDIAN));
 }
 
 /// Whether some node runs more of MPI_COMM_WORLD's ranks than the cores their affinity masks
@@ -346,6 +370,7 @@ TEST_F(MeasureTest, OnSharedCoresAShapeTheTrialsCannotResolveKeepsNaiveWhileItIs
         EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 18U * 2 * 2);  // cn2 pruned after round 2; 20 rounds
         const bool naive_runs = shared == 1 || (shared == -1 && shared_here);
         EXPECT_EQ(std::string(s.variant), naive_runs ? kNaive : kRelay);
+        EXPECT_EQ(allgather_decision(), naive_runs ? NBR_DECISION_SHARED_CORES : NBR_DECISION_LOWEST_MEDIAN);
         EXPECT_TRUE(same_on_every_rank(s.variant));
     }
     EXPECT_EQ(nbr_testing_oversubscribed(2), NBR_ERR_ARG);
@@ -436,6 +461,7 @@ TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMat
     EXPECT_EQ(std::string(note).rfind("wisdom applied: ", 0), 0U) << note;
     auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
     EXPECT_EQ(s.state, NBR_SHAPE_WISDOM);
+    EXPECT_EQ(allgather_decision(), NBR_DECISION_NONE);  // not this job's trials
     EXPECT_EQ(std::string(s.variant), chosen);
     EXPECT_EQ(s.trial_calls, 0U);
     // The report's candidate times are the earlier job's, from the wisdom.
@@ -451,6 +477,7 @@ TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMat
     blocking_allgathers(3);
     s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
     EXPECT_EQ(s.state, NBR_SHAPE_TRIAL);
+    EXPECT_EQ(allgather_decision(), NBR_DECISION_NONE);
     EXPECT_EQ(s.trial_calls, 3U);
     // In its trials, before any agreement: nothing measured to report.
     ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, nullptr, &median, nullptr, &samples), 0);
