@@ -178,6 +178,18 @@ std::string variable_source(const schema::Manifest& manifest) {
 
 /// A v-variant's choice (`c`: 2 allgatherv, 3 alltoallv) and its predicted geometric-mean
 /// speedup over naive across the sizes it was judged at.
+/// ", decided by RULE" for the trials' rule a wisdom shape records, "" for none recorded.
+std::string decision_text(schema::Decision decision) {
+    switch (decision) {
+        case schema::DECIDED_TOLD_APART: return ", decided by told_apart (the others told apart as slower)";
+        case schema::DECIDED_LOWEST_MEDIAN: return ", decided by lowest_median (after the last round)";
+        case schema::DECIDED_NAIVE_TIE: return ", decided by naive_tie (naive first in a near tie)";
+        case schema::DECIDED_MODEL_TIE: return ", decided by model_tie (the model's order in a near tie)";
+        case schema::DECIDED_SHARED_CORES: return ", decided by shared_cores (naive in contention on shared cores)";
+        default: return "";
+    }
+}
+
 /// " (measured beside: a, b)" for a list of alternatives, "" for none.
 template <class List>
 std::string alternatives_text(const schema::Manifest& manifest, const List& alternatives) {
@@ -477,7 +489,8 @@ std::string format_wisdom(const schema::Manifest& manifest, const schema::Wisdom
                                                              : (std::uint64_t{1} << shape.size_class()) - 1);
             out << "  "
                 << kCollectiveNames[(shape.collective() == schema::ALLGATHER ? 0 : 1) + (shape.variable() ? 2 : 0)]
-                << " " << mode_text(shape.mode()) << " " << bytes << ": measured " << shape.winner() << "\n";
+                << " " << mode_text(shape.mode()) << " " << bytes << ": measured " << shape.winner()
+                << decision_text(shape.decision()) << "\n";
             for (const auto& candidate : shape.candidates()) {
                 char line[160];
                 std::snprintf(line, sizeof line, "    %-28s measured %10.2f us  model %10.2f us  (%llu samples)\n",

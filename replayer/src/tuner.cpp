@@ -393,6 +393,18 @@ schema::CallMode schema_mode(CallMode mode) {
     return schema::MODE_UNSPECIFIED;
 }
 
+schema::Decision schema_decision(Shape::Decision decision) {
+    switch (decision) {
+        case Shape::Decision::none: return schema::DECISION_UNRECORDED;
+        case Shape::Decision::told_apart: return schema::DECIDED_TOLD_APART;
+        case Shape::Decision::lowest_median: return schema::DECIDED_LOWEST_MEDIAN;
+        case Shape::Decision::naive_tie: return schema::DECIDED_NAIVE_TIE;
+        case Shape::Decision::model_tie: return schema::DECIDED_MODEL_TIE;
+        case Shape::Decision::shared_cores: return schema::DECIDED_SHARED_CORES;
+    }
+    return schema::DECISION_UNRECORDED;
+}
+
 }  // namespace nbr::internal
 
 extern "C" int nbr_testing_slow_variant(const char* variant, double microseconds) {

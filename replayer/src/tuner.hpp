@@ -240,5 +240,7 @@ void remember(const PatternState& pattern, const Shape& shape);
 
 /// @brief The schema's name for a shape key's parts.
 [[nodiscard]] schema::CallMode schema_mode(CallMode mode);
+/// @brief A shape's decision as wisdom records it.
+[[nodiscard]] schema::Decision schema_decision(Shape::Decision decision);
 
 }  // namespace nbr::internal

@@ -254,6 +254,7 @@ void remember(const PatternState& pattern, const Shape& shape) {
     measured->set_band(shape.key.band);
     measured->set_size_class(shape.key.size_class);
     measured->set_winner(pattern.variants[shape.candidates[shape.chosen].variant].name);
+    measured->set_decision(schema_decision(shape.decision));
     for (const auto& candidate : shape.candidates) {
         auto* out = measured->add_candidates();
         out->set_name(pattern.variants[candidate.variant].name);

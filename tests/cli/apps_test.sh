@@ -166,6 +166,9 @@ print(sum(s["calls"] for s in shapes), ruled, " ".join(sorted(set(s["state"] for
     inspected=$("$nbrc" inspect "$tag.patterns/000000" --wisdom "$work/$tag.wisdom")
     check 'grep -qE "^  [a-z]+ [a-z]+ .*: measured [a-z]" <<<"$inspected" && grep -q " model " <<<"$inspected"' \
         "$name $args: nbrc inspect --wisdom shows no measurement: $inspected"
+    # Every measured shape in the wisdom says which of the trials' rules chose it.
+    check '! grep -E "^  [a-z]+ [a-z]+ .*: measured " <<<"$inspected" | grep -qvE ": measured [a-z0-9-]+, decided by [a-z_]+ \("' \
+        "$name $args: nbrc inspect --wisdom does not say what decided a shape: $inspected"
     # Another pattern's wisdom: says whose it is; a single variant has none.
     "$nbrc" gen random --ranks 4 --density 0.5 --seed 2 -o "$work/other.el" >/dev/null &&
         "$nbrc" compile "$work/other.el" --algo auto --machine niagara --sizes 8 -q -o "$work/other" ||
