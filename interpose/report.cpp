@@ -60,7 +60,7 @@ StateNames decision_names(nbr_decision_t decision) {
         case NBR_DECISION_NONE: return {"", "null"};
         case NBR_DECISION_TOLD_APART: return {": the others told apart as slower", "\"told_apart\""};
         case NBR_DECISION_LOWEST_MEDIAN: return {": lowest median after the last round", "\"lowest_median\""};
-        case NBR_DECISION_NAIVE_TIE: return {": naive within 3 % of the lowest median", "\"naive_tie\""};
+        case NBR_DECISION_NAIVE_TIE: return {": naive first in a near tie (medians within 3 %)", "\"naive_tie\""};
         case NBR_DECISION_MODEL_TIE:
             return {": within 3 % of the lowest median, first in the model's order", "\"model_tie\""};
         case NBR_DECISION_SHARED_CORES:
