@@ -5,6 +5,7 @@
 
 namespace nbr::internal {
 
+#if !defined(NBR_SMPI)  // SimGrid SMPI has no process topologies: comm_neighbors uses none of these
 namespace {
 
 /// NBR_ERR_MPI naming the call (header-only: the capture library compiles this file too).
@@ -69,6 +70,7 @@ void cartesian_lists(MPI_Comm comm, CommNeighbors& lists) {
 }
 
 }  // namespace
+#endif
 
 CommNeighbors comm_neighbors(MPI_Comm comm, int rank) {
     CommNeighbors lists;
