@@ -176,20 +176,6 @@ std::string variable_source(const schema::Manifest& manifest) {
     return manifest.variable_bytes_source().empty() ? "--v-bytes" : manifest.variable_bytes_source();
 }
 
-/// A v-variant's choice (`c`: 2 allgatherv, 3 alltoallv) and its predicted geometric-mean
-/// speedup over naive across the sizes it was judged at.
-/// ", decided by RULE" for the trials' rule a wisdom shape records, "" for none recorded.
-std::string decision_text(schema::Decision decision) {
-    switch (decision) {
-        case schema::DECIDED_TOLD_APART: return ", decided by told_apart (the others told apart as slower)";
-        case schema::DECIDED_LOWEST_MEDIAN: return ", decided by lowest_median (after the last round)";
-        case schema::DECIDED_NAIVE_TIE: return ", decided by naive_tie (naive first in a near tie)";
-        case schema::DECIDED_MODEL_TIE: return ", decided by model_tie (the model's order in a near tie)";
-        case schema::DECIDED_SHARED_CORES: return ", decided by shared_cores (naive in contention on shared cores)";
-        default: return "";
-    }
-}
-
 /// " (measured beside: a, b)" for a list of alternatives, "" for none.
 template <class List>
 std::string alternatives_text(const schema::Manifest& manifest, const List& alternatives) {
@@ -426,6 +412,18 @@ const char* mode_text(schema::CallMode mode) {
         case schema::NONBLOCKING: return "nonblocking";
         case schema::PERSISTENT: return "persistent";
         default: return "?";
+    }
+}
+
+/// ", decided by RULE" for the trials' rule a wisdom shape records, "" for none recorded.
+std::string decision_text(schema::Decision decision) {
+    switch (decision) {
+        case schema::DECIDED_TOLD_APART: return ", decided by told_apart (the others told apart as slower)";
+        case schema::DECIDED_LOWEST_MEDIAN: return ", decided by lowest_median (after the last round)";
+        case schema::DECIDED_NAIVE_TIE: return ", decided by naive_tie (naive first in a near tie)";
+        case schema::DECIDED_MODEL_TIE: return ", decided by model_tie (the model's order in a near tie)";
+        case schema::DECIDED_SHARED_CORES: return ", decided by shared_cores (naive in contention on shared cores)";
+        default: return "";
     }
 }
 

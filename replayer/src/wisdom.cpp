@@ -118,14 +118,18 @@ std::string processor_model() {
 }
 
 #if !defined(NBR_SMPI)  // SMPI's ranks have simulated nodes and cores of their own
-/// "K nodes of A-B ranks" from the ranks per node (each rank's node's count; collective).
-std::string node_spread(MPI_Comm comm, int node_rank, int node_size) {
-    int values[3] = {node_rank == 0 ? 1 : 0, node_size, -node_size};  // nodes, largest, -smallest
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values + 1, 2, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-    const std::string per_node = values[1] == -values[2] ? std::to_string(values[1])
-                                                         : std::to_string(-values[2]) + "-" + std::to_string(values[1]);
-    return std::to_string(values[0]) + (values[0] == 1 ? " node of " : " nodes of ") + per_node + " ranks";
+/// "K nodes of A-B ranks" from the ranks per node (each rank's node's count), and whether any
+/// node is oversubscribed (`oversubscribed`: this rank's node's answer; agreed in the same
+/// reduction). Collective.
+std::string node_spread(MPI_Comm comm, int node_rank, int node_size, bool& oversubscribed) {
+    int nodes = node_rank == 0 ? 1 : 0;
+    int values[3] = {node_size, -node_size, oversubscribed ? 1 : 0};  // largest, -smallest, any oversubscribed
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+    oversubscribed = values[2] != 0;
+    const std::string per_node = values[0] == -values[1] ? std::to_string(values[0])
+                                                         : std::to_string(-values[1]) + "-" + std::to_string(values[0]);
+    return std::to_string(nodes) + (nodes == 1 ? " node of " : " nodes of ") + per_node + " ranks";
 }
 
 /// Whether the node's ranks (`node`) outnumber the logical CPUs they may run on: the union of their
@@ -187,25 +191,22 @@ MachineFacts machine_facts(MPI_Comm comm) {
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
     int length = 0;
     MPI_Get_library_version(version, &length);
-    std::string spread = "SimGrid SMPI";  // simulated cores: never shared
-    int oversubscribed = 0;
+    MachineFacts facts;  // SimGrid SMPI: simulated cores, never shared
+    std::string spread = "SimGrid SMPI";
 #if !defined(NBR_SMPI)
     MPI_Comm node = MPI_COMM_NULL;
     check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
     int node_rank = 0, node_size = 0;
     MPI_Comm_rank(node, &node_rank);
     MPI_Comm_size(node, &node_size);
-    oversubscribed = node_oversubscribed(node, node_size) ? 1 : 0;
+    facts.oversubscribed = node_oversubscribed(node, node_size);
     MPI_Comm_free(&node);
-    spread = node_spread(comm, node_rank, node_size);
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+    spread = node_spread(comm, node_rank, node_size, facts.oversubscribed);
 #else
     (void)comm;
 #endif
-    MachineFacts facts;
     facts.fingerprint = "MPI: " + first_line(std::string(version, static_cast<std::size_t>(std::max(length, 0)))) +
                         "; processor: " + processor_model() + "; " + spread + "; nbr " + NBR_VERSION_STRING;
-    facts.oversubscribed = oversubscribed != 0;
     return facts;
 }
 
