@@ -61,7 +61,7 @@ cmake --build "$root/build-fuzz" -j "$jobs" --target fuzz_targets
 stage "SimGrid SMPI build (simulated benchmarks: build and a small simulated run)"
 # shellcheck source=../bench/smpi/common.sh
 source "$root/bench/smpi/common.sh"
-smpi_build "$root" "$root/build-smpi-ci"
+NBR_WERROR=ON smpi_build "$root" "$root/build-smpi-ci"
 smoke=$(mktemp -d)
 trap 'rm -rf "$smoke"' EXIT
 nbrc="$root/build-mpich/compiler/nbrc"

@@ -46,7 +46,7 @@ smpi_run() {
 
 # smpi_build ROOT BUILD_DIR [TARGET]: installs SimGrid (and tcmalloc, see smpi_preload) if needed
 # and, unless TARGET is already built, configures and builds the SMPI configuration (TARGET,
-# or everything).
+# or everything). NBR_WERROR=ON (CI sets it) makes warnings errors there too.
 smpi_build() {
   local root=$1 build=$2 target=${3:-}
   if ! command -v smpicxx >/dev/null || [ -z "$(smpi_tcmalloc)" ]; then
@@ -56,7 +56,8 @@ smpi_build() {
       libtcmalloc-minimal4 >/dev/null
   fi
   if [ -z "$target" ] || [ ! -x "$build/bench/$target" ]; then
-    CC=smpicc CXX=smpicxx cmake -S "$root" -B "$build" -G Ninja -DNBR_SMPI=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+    CC=smpicc CXX=smpicxx cmake -S "$root" -B "$build" -G Ninja -DNBR_SMPI=ON -DCMAKE_BUILD_TYPE=Release \
+      -DNBR_WERROR="${NBR_WERROR:-OFF}" >/dev/null
     cmake --build "$build" ${target:+--target "$target"}
   fi
 }
