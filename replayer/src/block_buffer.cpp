@@ -49,9 +49,11 @@ TypeShape shape_of(MPI_Datatype type) {
 void BlockTypes::assign(const MPI_Datatype* given, std::size_t count, const std::vector<std::uint32_t>& used,
                         bool retain) {
     release();
-    types.assign(count, MPI_DATATYPE_NULL);
-    shapes.assign(count, TypeShape{});
-    owned.assign(count, 0);
+    if (types.size() != count) {  // blocking calls reuse one BlockTypes: sized once per layout
+        types.assign(count, MPI_DATATYPE_NULL);
+        shapes.assign(count, TypeShape{});
+        owned.assign(count, 0);
+    }
     const std::size_t n = used.empty() ? count : used.size();
     MPI_Datatype last = MPI_DATATYPE_NULL;  // the last type taken, and its shape: most calls repeat one
     TypeShape last_shape;
@@ -64,14 +66,17 @@ void BlockTypes::assign(const MPI_Datatype* given, std::size_t count, const std:
         if (!retain || is_named_type(given[i])) continue;
         check_mpi(MPI_Type_dup(given[i], &types[i]), "MPI_Type_dup");
         owned[i] = 1;
+        any_owned = true;
     }
 }
 
 void BlockTypes::release() noexcept {
+    if (!any_owned) return;
     for (std::size_t i = 0; i < owned.size(); ++i) {
         if (owned[i] != 0) MPI_Type_free(&types[i]);
+        owned[i] = 0;
     }
-    owned.assign(owned.size(), 0);
+    any_owned = false;
 }
 
 BlockBuffer describe_buffer(const void* base, MPI_Count count, MPI_Datatype type) {

@@ -24,10 +24,12 @@ struct BlockTypes {
     std::vector<MPI_Datatype> types;
     std::vector<TypeShape> shapes;
     std::vector<char> owned;  ///< per type: a duplicate to free (release)
+    bool any_owned = false;   ///< whether any is
 
     /// Takes the types of `count` slots and their shapes, of the slots in `used` only (a
     /// BufferSlots map; empty: every slot; the others, MPI_PROC_NULL slots, are never looked
-    /// at). `retain`: derived types are duplicated (pending requests).
+    /// at and may hold an earlier call's). `retain`: derived types are duplicated (pending
+    /// requests).
     void assign(const MPI_Datatype* given, std::size_t count, const std::vector<std::uint32_t>& used, bool retain);
     /// Frees the owned duplicates.
     void release() noexcept;

@@ -299,11 +299,22 @@ PlainBlocks plain_blocks(const BlockBuffer& buffer) {
                        buffer.counts, buffer.displs, buffer.type};
 }
 
+/// alltoallw's blocks whose addresses need no lookup either: int counts, byte displacements
+/// and a datatype per block, on a layout without remapped slots (the common alltoallw call).
+bool typed_plain(const BlockBuffer& buffer) {
+    return buffer.types != nullptr && buffer.counts != nullptr && buffer.byte_displs != nullptr &&
+           buffer.slots == nullptr && buffer.counts_c == nullptr;
+}
+
 }  // namespace
 
 void Execution::post_direct() {
     if (plain(recv_) && plain(send_)) {
         post_direct_plain();
+        return;
+    }
+    if (typed_plain(recv_) && typed_plain(send_)) {
+        post_direct_typed();
         return;
     }
     MPI_Request* request = requests_.data();
@@ -334,6 +345,22 @@ void Execution::post_direct_plain() {
     for (const DirectOp& op : plan_->direct_sends) {
         const int code = MPI_Isend(send.address(op.block), send.count_of(op.block), send.type, op.peer, tag(op.tag),
                                    comm_, request++);
+        if (code != MPI_SUCCESS) check_mpi(code, "MPI_Isend");
+        ++posted_;
+    }
+}
+
+void Execution::post_direct_typed() {
+    MPI_Request* request = requests_.data();
+    for (const DirectOp& op : plan_->direct_recvs) {
+        const int code = MPI_Irecv(recv_.base + recv_.byte_displs[op.block], recv_.counts[op.block],
+                                   recv_.types[op.block], op.peer, tag(op.tag), comm_, request++);
+        if (code != MPI_SUCCESS) check_mpi(code, "MPI_Irecv");
+        ++posted_;
+    }
+    for (const DirectOp& op : plan_->direct_sends) {
+        const int code = MPI_Isend(send_.base + send_.byte_displs[op.block], send_.counts[op.block],
+                                   send_.types[op.block], op.peer, tag(op.tag), comm_, request++);
         if (code != MPI_SUCCESS) check_mpi(code, "MPI_Isend");
         ++posted_;
     }
