@@ -287,6 +287,19 @@ struct PlainBlocks {
     [[nodiscard]] int count_of(std::uint32_t block) const {
         return counts != nullptr ? counts[block] : static_cast<int>(count);
     }
+    [[nodiscard]] MPI_Datatype type_of(std::uint32_t /*block*/) const { return type; }
+};
+
+/// alltoallw's blocks: int counts, byte displacements and a datatype per block.
+struct TypedBlocks {
+    char* base;
+    const int* counts;
+    const MPI_Aint* byte_displs;
+    const MPI_Datatype* types;
+
+    [[nodiscard]] char* address(std::uint32_t block) const { return base + byte_displs[block]; }
+    [[nodiscard]] int count_of(std::uint32_t block) const { return counts[block]; }
+    [[nodiscard]] MPI_Datatype type_of(std::uint32_t block) const { return types[block]; }
 };
 
 bool plain(const BlockBuffer& buffer) {
@@ -306,15 +319,19 @@ bool typed_plain(const BlockBuffer& buffer) {
            buffer.slots == nullptr && buffer.counts_c == nullptr;
 }
 
+TypedBlocks typed_blocks(const BlockBuffer& buffer) {
+    return TypedBlocks{buffer.base, buffer.counts, buffer.byte_displs, buffer.types};
+}
+
 }  // namespace
 
 void Execution::post_direct() {
     if (plain(recv_) && plain(send_)) {
-        post_direct_plain();
+        post_direct_blocks(plain_blocks(recv_), plain_blocks(send_));
         return;
     }
     if (typed_plain(recv_) && typed_plain(send_)) {
-        post_direct_typed();
+        post_direct_blocks(typed_blocks(recv_), typed_blocks(send_));
         return;
     }
     MPI_Request* request = requests_.data();
@@ -332,35 +349,18 @@ void Execution::post_direct() {
     }
 }
 
-void Execution::post_direct_plain() {
-    MPI_Request* request = requests_.data();
-    const PlainBlocks recv = plain_blocks(recv_);
-    for (const DirectOp& op : plan_->direct_recvs) {
-        const int code = MPI_Irecv(recv.address(op.block), recv.count_of(op.block), recv.type, op.peer, tag(op.tag),
-                                   comm_, request++);
-        if (code != MPI_SUCCESS) check_mpi(code, "MPI_Irecv");
-        ++posted_;
-    }
-    const PlainBlocks send = plain_blocks(send_);
-    for (const DirectOp& op : plan_->direct_sends) {
-        const int code = MPI_Isend(send.address(op.block), send.count_of(op.block), send.type, op.peer, tag(op.tag),
-                                   comm_, request++);
-        if (code != MPI_SUCCESS) check_mpi(code, "MPI_Isend");
-        ++posted_;
-    }
-}
-
-void Execution::post_direct_typed() {
+template <typename Blocks>
+void Execution::post_direct_blocks(const Blocks& recv, const Blocks& send) {
     MPI_Request* request = requests_.data();
     for (const DirectOp& op : plan_->direct_recvs) {
-        const int code = MPI_Irecv(recv_.base + recv_.byte_displs[op.block], recv_.counts[op.block],
-                                   recv_.types[op.block], op.peer, tag(op.tag), comm_, request++);
+        const int code = MPI_Irecv(recv.address(op.block), recv.count_of(op.block), recv.type_of(op.block), op.peer,
+                                   tag(op.tag), comm_, request++);
         if (code != MPI_SUCCESS) check_mpi(code, "MPI_Irecv");
         ++posted_;
     }
     for (const DirectOp& op : plan_->direct_sends) {
-        const int code = MPI_Isend(send_.base + send_.byte_displs[op.block], send_.counts[op.block],
-                                   send_.types[op.block], op.peer, tag(op.tag), comm_, request++);
+        const int code = MPI_Isend(send.address(op.block), send.count_of(op.block), send.type_of(op.block), op.peer,
+                                   tag(op.tag), comm_, request++);
         if (code != MPI_SUCCESS) check_mpi(code, "MPI_Isend");
         ++posted_;
     }

@@ -95,8 +95,10 @@ private:
     void layout_sized();
     void check_delivery_sizes() const;
     void post_direct();
-    void post_direct_plain();  ///< post_direct where block addresses need no lookup (the common case)
-    void post_direct_typed();  ///< the same for alltoallw's typed blocks (int counts, byte displacements)
+    /// post_direct where block addresses need no lookup (the common cases): `Blocks` is the
+    /// fixed-size/v-variant accessor or alltoallw's typed one, MPI called inline.
+    template <typename Blocks>
+    void post_direct_blocks(const Blocks& recv, const Blocks& send);
     void post_recv(std::uint32_t index);
     void post_send(std::uint32_t index);
     void post_staged_send(std::uint32_t index, char* message, std::size_t bytes);
