@@ -31,20 +31,21 @@ cmake --build "$root/build-asan" -j "$jobs"
 (cd "$root/build-asan" && ctest -j "$jobs" --output-on-failure --timeout 900 -LE heavy \
   -E '^(test_(common_neighbor|distance_halving|kgroup|hierarchical)[.]2ranks|reference_outputs[.]moore-(2-2|3-1))$')
 
-stage "MPICH build (all tests but the 7- and 16-rank replays, the 6-rank Cartesian grids, the 5-rank API replay, the 3-process compiles, the 7-rank applications and in-job builds and the 9-rank demo)"
+stage "MPICH build (all tests but the 7- and 16-rank replays, the 6-rank Cartesian grids, the 5-rank API replay, auto and in-job build tests, the 3-process compiles, the 7-rank applications and in-job builds and the 9-rank demo)"
 # MPICH busy-polls when ranks outnumber cores: the 16-rank replay takes about 9 minutes on
 # 2 cores there, the 7-rank one about 3.5, the 6-rank Cartesian grids minutes, the 5-rank API replay about 2, each algorithm's
 # 3-process compile test 35-47 s (5 s on 2 processes), the example applications on 7 ranks
-# 38 s, the README's demo (eight 9-rank launches) minutes. They run against Open MPI above;
-# MPICH replays (and runs the Cartesian grids) at 4 ranks, the API at 3, runs the applications on 1 and 4, and compiles the
-# algorithms on 2 processes.
+# 38 s, the 5-rank auto and in-job build tests 24 and 17 s (7 and 10 on 3), the README's demo
+# (eight 9-rank launches) minutes. They run against Open MPI above; MPICH replays (and runs the
+# Cartesian grids) at 4 ranks, the API, auto and in-job build tests at 3, runs the applications
+# on 1 and 4, and compiles the algorithms on 2 processes.
 cmake -S "$root" -B "$root/build-mpich" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBR_WERROR=ON "${no_debug_info[@]}" \
   -DNBR_AROUND_LIBRARIES_FLAGS=-O0 \
   -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_Fortran_COMPILER=mpif90.mpich \
   -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 cmake --build "$root/build-mpich" -j "$jobs"
 (cd "$root/build-mpich" && ctest -j "$jobs" --output-on-failure --timeout 900 \
-  -E '^(test_replay[.](7|16)ranks|test_cartesian[.]6ranks|test_replay_api[.]5ranks|test_(common_neighbor|distance_halving|kgroup|hierarchical)[.]3ranks|(example_applications|in_job_build)[.]7ranks|readme_demo)$')
+  -E '^(test_replay[.](7|16)ranks|test_cartesian[.]6ranks|test_(replay_api|auto|build)[.]5ranks|test_(common_neighbor|distance_halving|kgroup|hierarchical)[.]3ranks|(example_applications|in_job_build)[.]7ranks|readme_demo)$')
 
 stage "MPICH, sanitized build of the long runs (10^5 persistent and nonblocking iterations)"
 # clang, whose sanitized build of the libraries this test needs takes 30 % less CPU time than
