@@ -28,6 +28,12 @@
  * with nbr_last_error() naming the argument. Since the check is local, a call that is
  * erroneous on some ranks only leaves the others waiting, as in MPI.
  *
+ * Fixed-size calls (allgather, alltoall) move blocks of one size: where the rank has
+ * neighbors both ways its send and receive blocks must have the same byte size
+ * (NBR_ERR_DATATYPE); as in MPI, the count of a side without neighbors is free and the other
+ * side's is used. A rank with no neighbors at all passes the other ranks' block size on at
+ * least one side (docs/architecture.md, "Block sizes of the fixed-size collectives").
+ *
  * Threads. libnbr needs what MPI needs for the same calls: with MPI_THREAD_MULTIPLE, calls on
  * DIFFERENT patterns (and their requests) may run concurrently from different threads; calls
  * on ONE pattern and its requests must be serialized by the application, as must the

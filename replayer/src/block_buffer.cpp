@@ -218,6 +218,32 @@ void check_block_sizes(const BlockBuffer& send, const BlockBuffer& recv) {
                                          std::to_string(recv.bytes(0)) + ": type signatures must match");
 }
 
+namespace {
+
+/// `to` describes blocks of `from`'s type and count (it has none: only its base stays).
+void adopt_block_size(BlockBuffer& to, const BlockBuffer& from) {
+    to.type = from.type;
+    to.extent = from.extent;
+    to.type_size = from.type_size;
+    to.contiguous_type = from.contiguous_type;
+    to.count = from.count;
+}
+
+}  // namespace
+
+Adopted match_block_sizes(BlockBuffer& send, BlockBuffer& recv, bool receives, bool sends) {
+    Adopted adopted = Adopted::none;
+    if (!receives && (sends || send.bytes(0) >= recv.bytes(0))) {
+        adopt_block_size(recv, send);
+        adopted = Adopted::recv;
+    } else if (!sends) {
+        adopt_block_size(send, recv);
+        adopted = Adopted::send;
+    }
+    check_block_sizes(send, recv);
+    return adopted;
+}
+
 bool is_named_type(MPI_Datatype type) {
     int integers = 0, addresses = 0, types = 0, combiner = 0;
     check_mpi(MPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner), "MPI_Type_get_envelope");

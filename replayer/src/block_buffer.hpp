@@ -154,4 +154,14 @@ inline int predefined_size(MPI_Datatype type) {
 /// @throws NbrError(NBR_ERR_DATATYPE) otherwise.
 void check_block_sizes(const BlockBuffer& send, const BlockBuffer& recv);
 
+/// @brief A fixed-size call's block size on a rank that may lack neighbors on one side. MPI
+/// matches a rank's send blocks with its out-neighbors' receive blocks and its receive blocks
+/// with its in-neighbors' send blocks, so the count of a side without neighbors is free (mpi4py
+/// passes 0 there, its buffer being empty): that buffer takes the other's block size, having
+/// no block to move (`receives`, `sends`: whether the rank has in- and out-neighbors); with
+/// neither, the smaller takes the larger. Then check_block_sizes. Returns the side that took
+/// the other's size. @throws NbrError as check_block_sizes does.
+enum class Adopted { none, recv, send };
+Adopted match_block_sizes(BlockBuffer& send, BlockBuffer& recv, bool receives, bool sends);
+
 }  // namespace nbr::internal

@@ -211,6 +211,21 @@ ShapeKey shape_key(const PatternState& pattern, Collective collective, bool vari
     return key;
 }
 
+void match_fixed_blocks(CallArgs& a, const PatternState& pattern, BlockBuffer& send, BlockBuffer& recv) {
+    if (a.variable) return;
+    switch (match_block_sizes(send, recv, !pattern.in.empty(), !pattern.out.empty())) {
+        case Adopted::none: return;
+        case Adopted::recv:
+            a.recvcount = a.sendcount;
+            a.recvtype = a.sendtype;
+            return;
+        case Adopted::send:
+            a.sendcount = a.recvcount;
+            a.sendtype = a.recvtype;
+            return;
+    }
+}
+
 std::uint64_t block_bytes(const CallArgs& a, const BlockBuffer& send, const BlockBuffer& recv) {
     if (a.variable) return 0;
     return std::max(send.bytes(0), recv.bytes(0));

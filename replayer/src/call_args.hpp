@@ -103,6 +103,13 @@ Pick pick_for(PatternState& pattern, Collective collective, bool variable, CallM
     return pattern.tuner->next(pattern, shape);
 }
 
+/// A fixed-size call's send and receive blocks made one size (match_block_sizes with the
+/// pattern's neighbors), and the free side's count and type in `a` with them, so that MPI's own
+/// collective, where a call goes to it, sees them too (Open MPI 4.1's MPI_Neighbor_allgather
+/// returns at once on a receive count of 0, sending nothing); v-calls: nothing to do.
+/// @throws NbrError(NBR_ERR_DATATYPE).
+void match_fixed_blocks(CallArgs& a, const PatternState& pattern, BlockBuffer& send, BlockBuffer& recv);
+
 /// A fixed-size call's block size (v-calls: 0, their blocks differ; counts may be NULL).
 [[nodiscard]] std::uint64_t block_bytes(const CallArgs& a, const BlockBuffer& send, const BlockBuffer& recv);
 

@@ -229,9 +229,9 @@ void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, con
         if (pattern == nullptr) return fail(NBR_ERR_ARG, std::string(name_of(a)) + ": invalid pattern handle");
         check_counts(a, *pattern);
         hold_types(a, *pattern, pattern->call_types[0], pattern->call_types[1], false);
-        const BlockBuffer send = send_buffer(a, a.sendtype, *pattern);
-        const BlockBuffer recv = recv_buffer(a, a.recvtype, *pattern);
-        if (!a.variable) nbr::internal::check_block_sizes(send, recv);
+        BlockBuffer send = send_buffer(a, a.sendtype, *pattern);
+        BlockBuffer recv = recv_buffer(a, a.recvtype, *pattern);
+        nbr::internal::match_fixed_blocks(a, *pattern, send, recv);
         const Pick pick = pick_for(*pattern, a.collective, a.variable, CallMode::blocking, block_bytes(a, send, recv),
                                    [&] { return variant_of_call(*pattern, a, send, recv); });
         const double started = pick.timed ? MPI_Wtime() : 0.0;

@@ -412,8 +412,9 @@ int init_persistent(nbr_pattern_t handle, CallArgs a, unsigned long flags, nbr_r
         auto request = make_request(*pattern, a, RequestState::Kind::persistent);
         // Collective from here: every rank dups, so no rank may bail out before this point on its own.
         private_comm(pattern->comm, &request->comm);
-        const BlockBuffer send = send_buffer(a, request->send_type, *pattern);
-        const BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
+        BlockBuffer send = send_buffer(a, request->send_type, *pattern);
+        BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
+        match_fixed_blocks(a, *pattern, send, recv);
         const std::optional<std::uint64_t> bytes =
             a.variable ? persistent_mean_bytes(*pattern, *request, a, send) : block_bytes(a, send, recv);
         if (!a.variable) {
@@ -443,9 +444,9 @@ int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
         reserve_window(*pattern, call);
         auto request = make_request(*pattern, a, RequestState::Kind::nonblocking);
         request->call = call;
-        const BlockBuffer send = send_buffer(a, request->send_type, *pattern);
-        const BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
-        if (!a.variable) check_block_sizes(send, recv);
+        BlockBuffer send = send_buffer(a, request->send_type, *pattern);
+        BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
+        match_fixed_blocks(a, *pattern, send, recv);
         request->pick = pick_for(*pattern, a.collective, a.variable, CallMode::nonblocking, block_bytes(a, send, recv),
                                  [&] { return variant_of_call(*pattern, a, send, recv); });
         request->variant = request->pick.variant;

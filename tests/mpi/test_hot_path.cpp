@@ -315,9 +315,13 @@ TEST_F(HotPathTest, TheHandOffRecordAndTheFullPathHandOverTheSameCalls) {
     MPI_Type_free(&three);
     MPI_Type_free(&sixteen);
 
-    // Blocks of different sizes are still the full path's error, on every rank.
+    // Blocks of different sizes are still the full path's error, on every rank with neighbors
+    // both ways (elsewhere a side without neighbors takes any count, as in MPI: no call here).
     Buffers b(in, out, 3);
-    EXPECT_EQ(nbr_neighbor_allgather(b.send.data(), 3, MPI_INT, b.recv.data(), 2, MPI_INT, banded), NBR_ERR_DATATYPE);
+    if (in > 0 && out > 0) {
+        EXPECT_EQ(nbr_neighbor_allgather(b.send.data(), 3, MPI_INT, b.recv.data(), 2, MPI_INT, banded),
+                  NBR_ERR_DATATYPE);
+    }
     EXPECT_EQ(nbr_pattern_free(&banded), NBR_SUCCESS);
 
     // A freed pattern's handle stops resolving, also once its slot holds another pattern.

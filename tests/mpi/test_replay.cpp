@@ -279,8 +279,14 @@ TEST_F(ReplayTest, MismatchedBlockSizesAreRejected) {
     nbr_pattern_t pattern = nullptr;
     ASSERT_EQ(nbr_load_pattern((tmp.path() / "p").c_str(), MPI_COMM_WORLD, &pattern), NBR_SUCCESS);
     std::vector<int> buffer(64 * static_cast<std::size_t>(world_size()));
-    EXPECT_EQ(nbr_neighbor_allgather(buffer.data(), 2, MPI_INT, buffer.data(), 3, MPI_INT, pattern), NBR_ERR_DATATYPE);
-    EXPECT_NE(std::string(nbr_last_error()).find("bytes"), std::string::npos);
+    // Ranks with neighbors both ways refuse before sending anything; where a rank has none on
+    // one side MPI leaves that side's count free, and so does nbr: such ranks make no call here.
+    const auto r = static_cast<std::uint32_t>(world_rank());
+    if (!topology.in_neighbors(r).empty() && !topology.out_neighbors(r).empty()) {
+        EXPECT_EQ(nbr_neighbor_allgather(buffer.data(), 2, MPI_INT, buffer.data(), 3, MPI_INT, pattern),
+                  NBR_ERR_DATATYPE);
+        EXPECT_NE(std::string(nbr_last_error()).find("bytes"), std::string::npos);
+    }
     EXPECT_EQ(nbr_neighbor_alltoall(buffer.data(), -1, MPI_INT, buffer.data(), 1, MPI_INT, pattern), NBR_ERR_ARG);
     EXPECT_EQ(nbr_neighbor_alltoall(buffer.data(), 1, MPI_INT, buffer.data(), 1, MPI_INT, nullptr), NBR_ERR_ARG);
     nbr_pattern_free(&pattern);

@@ -2,7 +2,8 @@
 // persistent) and the nonblocking fixed-size collectives deliver exactly what the native
 // MPI_Neighbor_*v and MPI_Ineighbor_* calls deliver, on the replay corpus, with every
 // algorithm's patterns; several nonblocking requests complete in any order beside blocking
-// calls and the application's own messages; request semantics and argument errors.
+// calls and the application's own messages; a side without neighbors takes any count, as in
+// MPI; request semantics and argument errors.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -365,15 +366,101 @@ TEST_F(ReplayApiTest, NaivePatternsOnTopologyCommunicatorsMatchNativeThroughNbrs
         }
         EXPECT_EQ(actual, expected) << (alltoall ? "alltoall" : "allgather") << " on rank " << world_rank();
     }
-    // Mismatched block sizes are rejected on both paths.
+    // Mismatched block sizes are rejected on both paths, before any message, by the ranks with
+    // neighbors both ways; the others make no call (MPI leaves a side without neighbors any
+    // count, and so does nbr: CountsOfASideWithoutNeighborsAreFreeAsInMpi).
+    int indegree = 0, outdegree = 0;
+    nbr_pattern_neighbors_count(pattern, &indegree, &outdegree);
+    const bool both_ways = indegree > 0 && outdegree > 0;
     std::vector<int> buffer(64 * static_cast<std::size_t>(world_size()));
-    EXPECT_EQ(nbr_neighbor_allgather(buffer.data(), 2, MPI_INT, buffer.data(), 3, MPI_INT, pattern), NBR_ERR_DATATYPE);
+    if (both_ways) {
+        EXPECT_EQ(nbr_neighbor_allgather(buffer.data(), 2, MPI_INT, buffer.data(), 3, MPI_INT, pattern),
+                  NBR_ERR_DATATYPE);
+    }
     nbr_pattern_t delegated = nullptr;
     ASSERT_EQ(nbr_load_pattern((tmp.path() / "naive").c_str(), graph, &delegated), NBR_SUCCESS);
-    EXPECT_EQ(nbr_neighbor_allgather(buffer.data(), 2, MPI_INT, buffer.data(), 3, MPI_INT, delegated),
-              NBR_ERR_DATATYPE);
+    if (both_ways) {
+        EXPECT_EQ(nbr_neighbor_allgather(buffer.data(), 2, MPI_INT, buffer.data(), 3, MPI_INT, delegated),
+                  NBR_ERR_DATATYPE);
+    }
     EXPECT_EQ(nbr_pattern_free(&delegated), NBR_SUCCESS);
     EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    MPI_Comm_free(&graph);
+}
+
+/// One fixed-size call of `mode` on the pattern with the given counts of 3-int blocks (block
+/// slot j of rank q holds q·1000 + 3j, +1, +2): the received ints, −1 where nothing was written.
+std::vector<int> fixed_call(nbr_pattern_t pattern, bool alltoall, Mode mode, int send_count, int recv_count,
+                            int indegree, int outdegree) {
+    std::vector<int> send(static_cast<std::size_t>(3 * std::max(outdegree, 1)));
+    std::iota(send.begin(), send.end(), world_rank() * 1000);
+    std::vector<int> recv(static_cast<std::size_t>(3 * indegree) + 1, -1);
+    nbr_request_t request = NBR_REQUEST_NULL;
+    int code = NBR_SUCCESS;
+    const auto* s = send.data();
+    auto* r = recv.data();
+    switch (mode) {
+        case Mode::blocking:
+            code = alltoall ? nbr_neighbor_alltoall(s, send_count, MPI_INT, r, recv_count, MPI_INT, pattern)
+                            : nbr_neighbor_allgather(s, send_count, MPI_INT, r, recv_count, MPI_INT, pattern);
+            break;
+        case Mode::nonblocking:
+            code = alltoall
+                       ? nbr_ineighbor_alltoall(s, send_count, MPI_INT, r, recv_count, MPI_INT, pattern, &request)
+                       : nbr_ineighbor_allgather(s, send_count, MPI_INT, r, recv_count, MPI_INT, pattern, &request);
+            if (code == NBR_SUCCESS) code = nbr_wait(&request);
+            break;
+        case Mode::persistent:
+            code =
+                alltoall
+                    ? nbr_neighbor_alltoall_init(s, send_count, MPI_INT, r, recv_count, MPI_INT, pattern, 0, &request)
+                    : nbr_neighbor_allgather_init(s, send_count, MPI_INT, r, recv_count, MPI_INT, pattern, 0, &request);
+            for (int round = 0; round < 2 && code == NBR_SUCCESS; ++round) {
+                code = nbr_start(&request);
+                if (code == NBR_SUCCESS) code = nbr_wait(&request);
+            }
+            if (code == NBR_SUCCESS) code = nbr_request_free(&request);
+            break;
+    }
+    EXPECT_EQ(code, NBR_SUCCESS) << nbr_last_error();
+    return recv;
+}
+
+TEST_F(ReplayApiTest, CountsOfASideWithoutNeighborsAreFreeAsInMpi) {
+    // MPI matches a rank's send blocks with its out-neighbors' receive blocks and its receive
+    // blocks with its in-neighbors' send blocks, so where a rank has no neighbors on one side
+    // that side's count is free: mpi4py passes 0 there (its buffer is empty). A path
+    // 0 → 1 → ... → P−2 and P−1 alone: rank 0 receives nothing, rank P−2 sends nothing, the
+    // last rank neither (it passes its block size on the send side, as mpi4py does for
+    // allgather). Every algorithm, every mode. The expected bytes are written out here: Open
+    // MPI 4.1's own MPI_Neighbor_allgather returns at once where the receive count is 0,
+    // sending nothing, so its out-neighbors would wait forever.
+    const auto n = static_cast<std::uint32_t>(world_size());
+    std::vector<nbr::Edge> edges;
+    for (std::uint32_t r = 0; r + 2 < n; ++r) edges.push_back({r, r + 1});
+    const auto topology = nbr::Topology::from_edges(n, edges);
+    nbr::test::SharedTempDir tmp;
+    const auto dirs = nbr::test::compile_every_algorithm(tmp.path(), "path", topology);
+    MPI_Comm graph = dist_graph(topology);
+    const auto r = static_cast<std::uint32_t>(world_rank());
+    const int indegree = static_cast<int>(topology.in_neighbors(r).size());
+    const int outdegree = static_cast<int>(topology.out_neighbors(r).size());
+    std::vector<int> expected(static_cast<std::size_t>(3 * indegree) + 1, -1);
+    for (int i = 0; i < 3 * indegree; ++i) expected[static_cast<std::size_t>(i)] = static_cast<int>(r - 1) * 1000 + i;
+    for (const auto& dir : dirs) {
+        SCOPED_TRACE(dir.filename().string());
+        nbr_pattern_t pattern = nullptr;
+        ASSERT_EQ(nbr_load_pattern(dir.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
+        for (bool alltoall : {false, true}) {  // the one edge into r leaves r − 1 by its slot 0
+            const int send_count = alltoall && outdegree == 0 && indegree > 0 ? 0 : 3;
+            const int recv_count = indegree == 0 ? 0 : 3;
+            for (Mode mode : {Mode::blocking, Mode::nonblocking, Mode::persistent}) {
+                EXPECT_EQ(fixed_call(pattern, alltoall, mode, send_count, recv_count, indegree, outdegree), expected)
+                    << (alltoall ? "alltoall " : "allgather ") << mode_name(mode) << " on rank " << r;
+            }
+        }
+        EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    }
     MPI_Comm_free(&graph);
 }
 
