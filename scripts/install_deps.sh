@@ -6,7 +6,7 @@ packages=(
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   libprotobuf-dev protobuf-compiler
   libhwloc-dev libcli11-dev libgtest-dev libgmock-dev
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-mpi4py
   clang libclang-rt-14-dev clang-format gfortran
 )
 missing=()
