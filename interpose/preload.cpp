@@ -87,7 +87,7 @@ using nbr::interpose::Proxy;
 // ---- state ---------------------------------------------------------------------------------
 
 int keyval = MPI_KEYVAL_INVALID;
-unsigned long long replayed_calls = 0;  // on communicators' rank 0
+unsigned long long replayed_calls = 0;  // on communicators' reporting ranks (Attached::counts)
 unsigned long long attached = 0;        // communicators, on their rank 0
 
 /// What a communicator's attribute holds: its pattern, and whether this process counts its
@@ -95,10 +95,10 @@ unsigned long long attached = 0;        // communicators, on their rank 0
 /// that the collectives make no MPI call for the report.
 struct Attached {
     nbr_pattern_t pattern = NBR_PATTERN_NULL;
-    bool counts = false;
-    std::string dir;     // the pattern directory
-    std::string origin;  // loaded, loaded from the cache, built (nbr_pattern_origin)
-    int rank = 0;        // this process's rank in the communicator
+    bool counts = false;  // this rank counts the calls and describes the communicator in the report
+    std::string dir;      // the pattern directory
+    std::string origin;   // loaded, loaded from the cache, built (nbr_pattern_origin)
+    int rank = 0;         // this process's rank in the communicator
     int ranks = 0;
     std::string id;  // the communicator's name in the report: "W.N", the N-th attached on world rank W
     mutable unsigned long long calls = 0;  // counted when `counts`
@@ -206,8 +206,8 @@ std::string origin_text(const Attached& record) {
 
 /// What the record's pattern did on this rank, for the report.
 nbr::interpose::PatternSnapshot snapshot_of(const Attached& record) {
-    return nbr::interpose::snapshot_pattern(record.pattern, record.id, record.rank, record.ranks, record.dir,
-                                            origin_text(record), record.calls);
+    return nbr::interpose::snapshot_pattern(record.pattern, record.id, record.rank, record.ranks, record.counts,
+                                            record.dir, origin_text(record), record.calls);
 }
 
 /// The copy callback: a duplicate shares the pattern (see Alias).
@@ -422,10 +422,14 @@ void attach(MPI_Comm comm, const char* function) {
     // rank takes part, with rank 0's (agree_on_pattern). NBR_REPORT on some ranks: every rank
     // keeps its times and rank 0 counts the calls, so the report is the communicator's.
     const char* list = std::getenv("NBR_PATTERNS");
-    int wanted[2] = {(list != nullptr && *list != '\0') || !cache_dir().empty() ? 1 : 0, report_wanted() ? 1 : 0};
-    PMPI_Allreduce(MPI_IN_PLACE, wanted, 2, MPI_INT, MPI_MAX, comm);
+    // The report's rank: the lowest with neighbors (a rank without them keeps no fixed-size
+    // shapes under measurement: nbr.h), else 0.
+    int wanted[3] = {(list != nullptr && *list != '\0') || !cache_dir().empty() ? 1 : 0, report_wanted() ? 1 : 0,
+                     -(in.empty() && out.empty() ? size : rank)};
+    PMPI_Allreduce(MPI_IN_PLACE, wanted, 3, MPI_INT, MPI_MAX, comm);
     if (wanted[0] == 0) return;
     const bool report = wanted[1] != 0;
+    const int reporter = -wanted[2] == size ? 0 : -wanted[2];
     std::uint64_t hash = 0;
     const Agreed agreed = agree_on_pattern(comm, rank, size, in, out, hash);
     const InsideNbr guard;
@@ -444,7 +448,7 @@ void attach(MPI_Comm comm, const char* function) {
     if (rank == 0 && nbr_pattern_wisdom(pattern, &note) == NBR_SUCCESS && *note != '\0') {
         std::fprintf(stderr, "nbr: %s: %s\n", function, note);
     }
-    auto* record = new Attached{pattern, rank == 0 && report, origin_dir, origin, rank, size, agreed.id};
+    auto* record = new Attached{pattern, rank == reporter && report, origin_dir, origin, rank, size, agreed.id};
     PMPI_Comm_set_attr(comm, keyval, new Alias{comm, record});
     if (report) reported().push_back(record);
     if (rank == 0) ++attached;
@@ -626,9 +630,9 @@ void print_report(int rank, int size, int reporter) {
     }
     const auto spreads = spreads_over_ranks(snapshots, rank, size);
     std::vector<nbr::interpose::CommunicatorReport> reports;
-    const auto describe = [&](std::size_t from, std::size_t to) {  // each communicator's rank 0
+    const auto describe = [&](std::size_t from, std::size_t to) {  // by each communicator's reporting rank
         for (std::size_t i = from; i < to; ++i) {
-            if (snapshots[i].rank == 0) reports.push_back(nbr::interpose::describe_pattern(snapshots[i], spreads));
+            if (snapshots[i].reporter) reports.push_back(nbr::interpose::describe_pattern(snapshots[i], spreads));
         }
     };
     describe(0, freed);

@@ -202,9 +202,9 @@ CommunicatorReport describe_native(const std::string& function, int ranks, const
     return report;
 }
 
-PatternSnapshot snapshot_pattern(nbr_pattern_t pattern, const std::string& id, int rank, int ranks,
+PatternSnapshot snapshot_pattern(nbr_pattern_t pattern, const std::string& id, int rank, int ranks, bool reporter,
                                  const std::string& dir, const std::string& origin, unsigned long long calls) {
-    PatternSnapshot snapshot{id, rank, ranks, "?", dir, origin, calls, {}};
+    PatternSnapshot snapshot{id, rank, ranks, reporter, "?", dir, origin, calls, {}};
     const char* algorithm = nullptr;
     if (nbr_pattern_algorithm(pattern, &algorithm) == NBR_SUCCESS && algorithm != nullptr)
         snapshot.algorithm = algorithm;

@@ -5,7 +5,8 @@
 //
 // At MPI_Finalize every rank's time per call of every shape it ran (`Spread` of one rank) is
 // merged up a binomial tree over MPI_COMM_WORLD, per communicator and shape, and world rank 0
-// broadcasts the result; each communicator's rank 0 then writes its part of the report from its
+// broadcasts the result; each communicator's reporting rank (its lowest with neighbors: a rank
+// without keeps no fixed-size shapes under measurement) then writes its part of the report from its
 // `PatternSnapshot` and the spreads, and world rank 0 prints the parts. What travels grows with
 // the communicators and shapes, not with the ranks.
 #include <cstddef>
@@ -48,16 +49,17 @@ struct PatternSnapshot {
     std::string id;
     int rank = 0;
     int ranks = 0;
+    bool reporter = false;  // the rank that counts the calls and describes the communicator
     std::string algorithm;
     std::string dir;
     std::string origin;
-    unsigned long long calls = 0;  // counted on the communicator's rank 0 only
+    unsigned long long calls = 0;  // counted on the reporting rank only
     std::vector<ShapeSnapshot> shapes;
 };
 
 /// @brief The pattern's shapes and counts now. Local.
 [[nodiscard]] PatternSnapshot snapshot_pattern(nbr_pattern_t pattern, const std::string& id, int rank, int ranks,
-                                               const std::string& dir, const std::string& origin,
+                                               bool reporter, const std::string& dir, const std::string& origin,
                                                unsigned long long calls);
 
 /// @brief A call shape of a communicator: its id, collective, mode and block-size class.
@@ -85,7 +87,7 @@ void merge_spreads(Spreads& into, const Spreads& from);
 [[nodiscard]] std::string encode_spreads(const Spreads& spreads);
 [[nodiscard]] Spreads decode_spreads(const std::string& text);
 
-/// @brief A communicator's part of the report (written by its rank 0): its snapshot, the time
+/// @brief A communicator's part of the report (written by its reporting rank): its snapshot, the time
 /// per call of each shape over its ranks from `spreads` (this rank's alone where a shape has none).
 [[nodiscard]] CommunicatorReport describe_pattern(const PatternSnapshot& snapshot, const Spreads& spreads);
 

@@ -31,8 +31,11 @@
  * Fixed-size calls (allgather, alltoall) move blocks of one size: where the rank has
  * neighbors both ways its send and receive blocks must have the same byte size
  * (NBR_ERR_DATATYPE); as in MPI, the count of a side without neighbors is free and the other
- * side's is used. A rank with no neighbors at all passes the other ranks' block size on at
- * least one side (docs/architecture.md, "Block sizes of the fixed-size collectives").
+ * side's is used. A rank with no neighbors at all may pass any counts (0 on both sides, as
+ * mpi4py does for empty buffers): on a communicator with such a rank, no fixed-size call runs a
+ * variant that routes blocks through it, none is handed to MPI's own collective, and it takes
+ * no part in measuring fixed-size calls (docs/architecture.md, "Block sizes of the fixed-size
+ * collectives").
  *
  * Threads. libnbr needs what MPI needs for the same calls: with MPI_THREAD_MULTIPLE, calls on
  * DIFFERENT patterns (and their requests) may run concurrently from different threads; calls

@@ -77,9 +77,10 @@ void hold_types(CallArgs& a, const PatternState& pattern, BlockTypes& send, Bloc
 /// The receive buffer of a call, its blocks numbered as the pattern's in-neighbors.
 [[nodiscard]] BlockBuffer recv_buffer(const CallArgs& a, MPI_Datatype type, const PatternState& pattern);
 
-/// The variant a call runs: fixed-size calls by their block size (every rank passes the same,
-/// so every rank picks alike; a rank without neighbors passes it too), v-variants the one the
-/// compiler chose for them (ranks could not agree on a size without communicating).
+/// The variant a call runs: fixed-size calls by their block size (every rank with neighbors
+/// passes the same, so they pick alike; a rank without neighbors may pick another band, whose
+/// plan holds no message for it: settle_collectively), v-variants the one the compiler chose for
+/// them (ranks could not agree on a size without communicating).
 [[nodiscard]] std::uint32_t variant_of_call(const PatternState& pattern, const CallArgs& a, const BlockBuffer& send,
                                             const BlockBuffer& recv);
 
@@ -88,12 +89,21 @@ void hold_types(CallArgs& a, const PatternState& pattern, BlockTypes& send, Bloc
 [[nodiscard]] ShapeKey shape_key(const PatternState& pattern, Collective collective, bool variable, CallMode mode,
                                  std::uint64_t bytes);
 
+/// Whether a call's shape goes through the pattern's tuner: where one is kept, except for a
+/// rank without neighbors' fixed-size calls under measurement, whose shape (by block size) it
+/// cannot tell; its plans hold no message and it takes no part in those shapes' agreements
+/// (Tuner::fixed_comm). Statistics alone (model_only) agree on nothing: it counts them by the
+/// sizes it passes.
+inline bool measures(const PatternState& pattern, bool variable) {
+    return pattern.tuner && (variable || !pattern.isolated || pattern.tuner->model_only);
+}
+
 /// Measured selection's pick for a call (patterns loaded with NBR_LOAD_MEASURE), else the
 /// model's variant untimed (`model_variant()`, not computed when measured).
 template <typename ModelVariant>
 Pick pick_for(PatternState& pattern, Collective collective, bool variable, CallMode mode, std::uint64_t bytes,
               ModelVariant model_variant) {
-    if (!pattern.tuner) {
+    if (!measures(pattern, variable)) {
         Pick pick;
         pick.variant = model_variant();
         return pick;

@@ -206,7 +206,9 @@ MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a, nbr::internal:
 /// process has started are completed first (a peer may wait for data this rank forwards).
 void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, const BlockBuffer& send,
                  const BlockBuffer& recv) {
-    if (a.per_block_types ? variant.native_alltoallw : variant.native[index_of(a.collective)]) {
+    const int c = index_of(a.collective);
+    if (a.per_block_types ? variant.native_alltoallw
+                          : (a.variable ? variant.native[c] : nbr::internal::fixed_native(pattern, variant, c))) {
         nbr::internal::progress::complete_registered();
         run_native(pattern.comm, a);
         return;

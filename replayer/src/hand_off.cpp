@@ -18,7 +18,7 @@ std::uint64_t native_from(const PatternState& pattern, int collective) {
     const auto& bands = pattern.bands[collective];  // never empty: the first starts at 0
     std::uint64_t from = UINT64_MAX;
     for (auto band = bands.rbegin(); band != bands.rend(); ++band) {
-        if (!pattern.variants[band->variant].native[collective]) break;
+        if (!fixed_native(pattern, pattern.variants[band->variant], collective)) break;
         from = band->from_bytes;
     }
     return from;
@@ -77,7 +77,7 @@ void hand_off_shape(const PatternState& pattern, int index) {
         if (key.collective == index_of(Collective::alltoall)) {
             record->alltoallw_native = pattern.variants[variant].native_alltoallw;
         }
-    } else if (class_in_band(pattern, key)) {
+    } else if (fixed_native(pattern, pattern.variants[variant], key.collective) && class_in_band(pattern, key)) {
         record->native_classes[key.collective] |= std::uint64_t{1} << key.size_class;
     }
 }

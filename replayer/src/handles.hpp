@@ -108,8 +108,14 @@ struct PatternState {
     std::vector<RequestState*> in_flight;  // nonblocking, in call order
     int requests = 0;                      // live requests (persistent or nonblocking) that use this pattern
     bool topology_comm = false;            // comm (so also `comm`) has the pattern's (dist-)graph topology
-    bool step_synchronized = false;        // NBR_LOAD_STEP_SYNC: executions follow the step rule
-    BlockTypes call_types[2];              // blocking alltoallw calls: send, receive datatypes (reused)
+    /// Ranks without neighbors (docs/architecture.md, "Block sizes of the fixed-size
+    /// collectives"): this rank has none; some rank of the communicator has none (agreed at
+    /// load, settle_collectively).
+    bool isolated = false;
+    bool isolated_ranks = false;
+    std::vector<std::uint32_t> in_source_slots;  // per in-edge: its slot at its origin (naive fallback)
+    bool step_synchronized = false;              // NBR_LOAD_STEP_SYNC: executions follow the step rule
+    BlockTypes call_types[2];                    // blocking alltoallw calls: send, receive datatypes (reused)
 };
 
 /// A started or startable collective (behind an nbr_request_t handle). Kept in its handle
@@ -207,6 +213,15 @@ inline std::uint32_t band_index_of(const PatternState& pattern, Collective colle
 }
 inline std::uint32_t band_of(const PatternState& pattern, Collective collective, std::uint64_t bytes) {
     return pattern.bands[index_of(collective)][band_index_of(pattern, collective, bytes)].variant;
+}
+
+/// Whether a fixed-size call of `variant` goes to MPI's own collective: as `native` says, except on
+/// a communicator with a rank without neighbors. That rank cannot tell a fixed-size call's block
+/// size (its counts are free, as in MPI), so it cannot tell which band the others run; its plans
+/// hold no message then (settle_collectively), and nbr's schedules on the other ranks keep every
+/// rank's sequence of MPI collectives alike.
+inline bool fixed_native(const PatternState& pattern, const Variant& variant, int collective) {
+    return variant.native[collective] && !pattern.isolated_ranks;
 }
 
 }  // namespace nbr::internal

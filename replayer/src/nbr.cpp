@@ -122,6 +122,7 @@ void add_variant(PatternState& pattern, const nbr::VariantSlice& slice) {
     if (pattern.variants.empty()) {
         pattern.in = in;
         pattern.out = out;
+        pattern.in_source_slots.assign(file.in_source_slots().begin(), file.in_source_slots().end());
     } else if (in != pattern.in || out != pattern.out) {
         throw NbrError(NBR_ERR_CORRUPT, slice.source + ": neighbor lists differ from the first variant's");
     }
@@ -199,6 +200,91 @@ bool is_mpich() {
 }
 #endif
 
+/// Messages between one pair of ranks in MPI's own schedule: the most edges one peer shares
+/// with this rank in one direction (the tags a naive plan takes).
+std::int64_t naive_tag_window(const PatternState& pattern) {
+    std::int64_t most = 1;
+    for (const auto* list : {&pattern.in, &pattern.out}) {
+        std::vector<int> peers = *list;
+        std::sort(peers.begin(), peers.end());
+        for (std::size_t i = 0; i < peers.size();) {
+            std::size_t j = i;
+            while (j < peers.size() && peers[j] == peers[i]) ++j;
+            most = std::max(most, static_cast<std::int64_t>(j - i));
+            i = j;
+        }
+    }
+    return most;
+}
+
+/// The naive variant of the rank (MPI's own schedule: one message per edge, in one step), for
+/// communicators where no kept variant may run (avoid_isolated_roles). Messages to one peer go
+/// in slot order and receives from one peer in the order of their slots there, so that the
+/// k-th of each match (the format's rule).
+Variant naive_variant(const PatternState& pattern) {
+    nbr::schema::RankPattern file;
+    file.set_rank(static_cast<std::uint32_t>(pattern.rank));
+    file.set_num_ranks(static_cast<std::uint32_t>(pattern.size));
+    for (const int peer : pattern.in) file.add_in_neighbors(static_cast<std::uint32_t>(peer));
+    for (const int peer : pattern.out) file.add_out_neighbors(static_cast<std::uint32_t>(peer));
+    for (const auto slot : pattern.in_source_slots) file.add_in_source_slots(slot);
+    file.set_algorithm("naive");
+    auto* step = file.add_steps();
+    for (std::size_t slot = 0; slot < pattern.out.size(); ++slot) {
+        auto* send = step->add_operations();
+        send->set_kind(nbr::schema::Operation::SEND);
+        send->set_peer(static_cast<std::uint32_t>(pattern.out[slot]));
+        send->add_origins(static_cast<std::uint32_t>(pattern.rank));
+        send->add_slots(static_cast<std::uint32_t>(slot));
+    }
+    std::vector<std::size_t> edges(pattern.in.size());
+    for (std::size_t j = 0; j < edges.size(); ++j) edges[j] = j;
+    std::stable_sort(edges.begin(), edges.end(), [&](std::size_t a, std::size_t b) {
+        return std::pair(pattern.in[a], pattern.in_source_slots[a]) <
+               std::pair(pattern.in[b], pattern.in_source_slots[b]);
+    });
+    for (const std::size_t j : edges) {
+        auto* recv = step->add_operations();
+        recv->set_kind(nbr::schema::Operation::RECV);
+        recv->set_peer(static_cast<std::uint32_t>(pattern.in[j]));
+        recv->add_origins(static_cast<std::uint32_t>(pattern.in[j]));
+        recv->add_slots(pattern.in_source_slots[j]);
+    }
+    return make_variant(file, "the naive schedule of rank " + std::to_string(pattern.rank), "naive", 0);
+}
+
+/// The variant running naive's schedule: the pattern's own naive variant where it keeps one,
+/// else MPI's schedule added as a variant of its own.
+std::uint32_t naive_fallback(PatternState& pattern) {
+    for (std::uint32_t v = 0; v < pattern.variants.size(); ++v) {
+        if (pattern.variants[v].algorithm == "naive") return v;
+    }
+    pattern.variants.push_back(naive_variant(pattern));
+    if (max_tag_of(pattern.variants.back()) >= pattern.tag_window) {
+        throw NbrError(NBR_ERR_INTERNAL, "the naive schedule needs more tags than agreed at load");
+    }
+    return static_cast<std::uint32_t>(pattern.variants.size() - 1);
+}
+
+/// A rank without neighbors cannot tell a fixed-size call's block size: MPI leaves its counts
+/// free. So no fixed-size call runs a variant in which such a rank has a message (`roles`, per
+/// variant and collective, agreed over the ranks): each band keeps the candidates without one,
+/// its variant the first of them, else naive's schedule (in which such a rank has none). The
+/// v-calls keep theirs: their blocks' sizes travel with them.
+void avoid_isolated_roles(PatternState& pattern, const std::vector<std::int64_t>& roles) {
+    for (int c = 0; c < 2; ++c) {
+        for (auto& band : pattern.bands[c]) {
+            std::vector<std::uint32_t> kept;
+            for (const auto v : band.candidates) {
+                if (roles[2 * v + static_cast<std::size_t>(c)] == 0) kept.push_back(v);
+            }
+            if (kept.empty()) kept.push_back(naive_fallback(pattern));
+            band.variant = kept.front();
+            band.candidates = std::move(kept);
+        }
+    }
+}
+
 /// What every rank must agree on after a successful load: one tag window for all (the widest
 /// plan's), and per collective whether blocking calls go to the native collective.
 ///
@@ -215,7 +301,7 @@ bool is_mpich() {
 void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long flags) {
     const auto variants = static_cast<std::int64_t>(pattern.variants.size());
     const auto shared_flags = static_cast<std::int64_t>(flags & nbr::internal::kSharedLoadFlags);
-    std::int64_t worst[7] = {pattern.tag_window,
+    std::int64_t worst[7] = {std::max(pattern.tag_window, naive_tag_window(pattern)),
                              has_duplicate_in_edges(pattern.in) ? 1 : 0,
                              variants,
                              -variants,
@@ -234,19 +320,34 @@ void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long fla
     }
     pattern.tag_window = worst[0];
     pattern.windows = (pattern.tag_ub + 1) / pattern.tag_window;
-    std::vector<std::int64_t> indirect;  // per variant and collective: 1 if some rank's plan is not all-direct
+    // Per variant and collective: 1 if some rank's plan is not all-direct; then the same for a
+    // message in the plan of a rank without neighbors; then whether some rank has none.
+    pattern.isolated = pattern.in.empty() && pattern.out.empty();
+    const std::size_t plans = 2 * pattern.variants.size();
+    std::vector<std::int64_t> indirect;
     for (const auto& variant : pattern.variants) {
         for (const auto& plan : variant.plans) indirect.push_back(plan.all_direct ? 0 : 1);
     }
+    for (const auto& variant : pattern.variants) {
+        for (const auto& plan : variant.plans) {
+            indirect.push_back(pattern.isolated && (!plan.sends.empty() || !plan.recvs.empty()) ? 1 : 0);
+        }
+    }
+    indirect.push_back(pattern.isolated ? 1 : 0);
     nbr::internal::check_mpi(
         MPI_Allreduce(MPI_IN_PLACE, indirect.data(), static_cast<int>(indirect.size()), MPI_INT64_T, MPI_MAX, comm),
         "MPI_Allreduce");
+    pattern.isolated_ranks = indirect[2 * plans] != 0;
+    if (pattern.isolated_ranks) {
+        avoid_isolated_roles(pattern, {indirect.begin() + static_cast<std::ptrdiff_t>(plans),
+                                       indirect.begin() + static_cast<std::ptrdiff_t>(2 * plans)});
+    }
     const bool allowed = pattern.topology_comm && (flags & NBR_LOAD_NO_NATIVE) == 0 && worst[4] == 0;
 #if defined(NBR_SMPI)
     (void)allowed;
 #else
     const bool alltoall_mismatches = worst[1] != 0 && is_mpich();
-    for (std::size_t v = 0; v < pattern.variants.size(); ++v) {
+    for (std::size_t v = 0; v < plans / 2; ++v) {  // not naive's schedule added above: never native
         auto& variant = pattern.variants[v];
         variant.native[0] = allowed && indirect[2 * v] == 0;
         variant.native[1] = allowed && indirect[2 * v + 1] == 0 && !alltoall_mismatches;
@@ -439,6 +540,12 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
 #else
             state->tuner->comm = state->comm;
 #endif
+            state->tuner->fixed_comm = state->tuner->comm;
+            if (state->isolated_ranks) {  // agreed: every rank splits or none
+                nbr::internal::check_mpi(
+                    MPI_Comm_split(comm, state->isolated ? MPI_UNDEFINED : 0, rank, &state->tuner->fixed_comm),
+                    "MPI_Comm_split");
+            }
         }
         *out = nbr::internal::handle_of(*state);
         return NBR_SUCCESS;
@@ -454,6 +561,9 @@ int nbr_pattern_free(nbr_pattern_t* pattern) {
                                        " requests still use the pattern (free or complete them first)");
     }
     nbr::internal::retract_hand_off(state->handle);
+    if (state->tuner && state->tuner->fixed_comm != state->tuner->comm && state->tuner->fixed_comm != MPI_COMM_NULL) {
+        MPI_Comm_free(&state->tuner->fixed_comm);
+    }
     nbr::internal::release_comm(&state->comm);
 #if defined(NBR_SMPI)
     if (state->tuner && !state->tuner->model_only) MPI_Comm_free(&state->tuner->comm);

@@ -193,12 +193,13 @@ constexpr std::size_t kNativePersistentMinBytes = 512;
 /// of its collective do (all-direct everywhere, on the pattern's topology communicator; see
 /// nbr.cpp), for fixed-size calls whose blocks are at least kNativePersistentMinBytes. Every
 /// rank decides alike: matching calls have blocks of one size on all ranks.
-bool native_persistent(const Variant& variant, const CallArgs& a, const BlockBuffer& recv) {
+bool native_persistent(const PatternState& pattern, const Variant& variant, const CallArgs& a,
+                       const BlockBuffer& recv) {
 #if defined(NBR_NATIVE_INIT)
-    return !a.variable && !a.large && variant.native[index_of(a.collective)] &&
+    return !a.variable && !a.large && fixed_native(pattern, variant, index_of(a.collective)) &&
            recv.bytes(0) >= kNativePersistentMinBytes;
 #else
-    (void)variant, (void)a, (void)recv;
+    (void)pattern, (void)variant, (void)a, (void)recv;
     return false;
 #endif
 }
@@ -244,7 +245,8 @@ std::unique_ptr<Execution> persistent_execution(PatternState& pattern, RequestSt
     auto execution = std::make_unique<Execution>(plan, request.comm, pattern.step_synchronized);
     if (!a.variable) {
         execution->bind(send, recv);
-        if (native_persistent(variant, a, recv)) execution->bind_native(native_persistent_init(a, request.comm));
+        if (native_persistent(pattern, variant, a, recv))
+            execution->bind_native(native_persistent_init(a, request.comm));
     } else {
         execution->bind_sized(send, recv, exchange_sizes(pattern, request, a, send, v));
     }
@@ -259,7 +261,7 @@ void bind_persistent(PatternState& pattern, RequestState& request, const CallArg
         a.variable ? band_of(pattern, a.collective, bytes.value_or(0)) : variant_of_call(pattern, a, send, recv);
     request.variant = model;
     request.pick = Pick{};
-    if (pattern.tuner) {
+    if (measures(pattern, a.variable)) {
         auto key = shape_key(pattern, a.collective, a.variable, CallMode::persistent, bytes.value_or(0));
         if (!bytes) key.size_class = ShapeKey::kAnySize;
         request.pick.shape = pattern.tuner->shape_of(pattern, key);

@@ -298,11 +298,11 @@ void Tuner::start_agreement(Shape& shape, std::uint32_t lag) {
     // once, which its flow solver takes minutes for at 256 ranks. A reduction to rank 0 and a
     // broadcast (finish_agreement) are 2(P − 1) messages.
     check_mpi(MPI_Ireduce(shape.agreement_mine.data(), shape.agreement_buffer.data(), count, MPI_DOUBLE, MPI_MAX, 0,
-                          comm, &shape.agreement),
+                          agreement_comm(shape.key), &shape.agreement),
               "MPI_Ireduce");
 #else
     check_mpi(MPI_Iallreduce(shape.agreement_mine.data(), shape.agreement_buffer.data(), count, MPI_DOUBLE, MPI_MAX,
-                             comm, &shape.agreement),
+                             agreement_comm(shape.key), &shape.agreement),
               "MPI_Iallreduce");
 #endif
     shape.lag = lag;
@@ -328,7 +328,7 @@ void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
     wait_progressing(shape.agreement);
 #if defined(NBR_SMPI)
     check_mpi(MPI_Ibcast(shape.agreement_buffer.data(), static_cast<int>(shape.agreement_buffer.size()), MPI_DOUBLE, 0,
-                         comm, &shape.agreement),
+                         agreement_comm(shape.key), &shape.agreement),
               "MPI_Ibcast");
     wait_progressing(shape.agreement);
 #endif

@@ -141,6 +141,12 @@ public:
     /// SMPI builds, where that is the application's own (private_comm) and SMPI's nonblocking collectives, built on
     /// point-to-point messages, could meet nbr's; there a duplicate.
     MPI_Comm comm = MPI_COMM_NULL;
+    /// Where fixed-size shapes' agreements run: `comm`, except on a communicator with ranks
+    /// without neighbors, which cannot tell those shapes (their block size is free): there a
+    /// communicator of the other ranks (MPI_COMM_NULL on those ranks, which never measure them).
+    MPI_Comm fixed_comm = MPI_COMM_NULL;
+    /// The communicator a shape's agreements run on.
+    [[nodiscard]] MPI_Comm agreement_comm(const ShapeKey& key) const { return key.variable ? comm : fixed_comm; }
 
     /// @brief The shape of the call, from the last call of the same collective, variant and
     /// mode when it had the same block size (applications repeat one shape), else shape_of.

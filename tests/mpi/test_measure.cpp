@@ -438,6 +438,73 @@ TEST_F(MeasureTest, NonblockingPersistentAndVCallsAreMeasuredAndDeliverWhatMpiDe
     EXPECT_EQ(v.max_bytes, SIZE_MAX);
 }
 
+TEST_F(MeasureTest, ARankWithoutNeighborsTakesNoPartInFixedSizeShapesAndNothingRoutesThroughIt) {
+    // The last rank has no neighbors and passes 0 on both sides of its fixed-size calls, as MPI
+    // allows and mpi4py does: it cannot tell the others' block size, so it runs none of their
+    // fixed-size trials or agreements (those run on the other ranks), and relay, which forwards
+    // rank P−2's blocks through it, is no fixed-size candidate; the v-calls keep relay.
+    const auto n = static_cast<std::uint32_t>(world_size());
+    const auto active = nbr::generate_random({n - 1, 0.7, 11});
+    std::vector<nbr::Edge> edges{{n - 2, 0}};  // forwarded through relay_of(P − 2) = P − 1
+    for (std::uint32_t u = 0; u + 1 < n; ++u) {
+        for (const auto v : active.out_neighbors(u)) edges.push_back({u, v});
+    }
+    topology_ = nbr::Topology::from_edges(n, edges);
+    MPI_Comm_free(&graph_);
+    graph_ = nbr::test::dist_graph(topology_);
+    const auto dir = tmp_.path() / "isolated";
+    nbr::test::assemble_auto(topology_, dir,
+                             {{nbr::schema::ALLGATHER, 0, 1, {0, 2}},
+                              {nbr::schema::ALLGATHER, 64, 2, {1, 0}},
+                              {nbr::schema::ALLTOALL, 0, 1, {2, 0}}},
+                             1, 1, {0}, {0});
+    ASSERT_EQ(nbr_load_pattern_flags(dir.c_str(), graph_, NBR_LOAD_MEASURE, &pattern_), NBR_SUCCESS)
+        << nbr_last_error();
+    const bool isolated = world_rank() + 1 == world_size();
+    const auto lists = nbr::test::neighbors_of(graph_);
+    for (int call = 0; call < kCalls; ++call) {
+        for (const int bytes : {8, 256}) {  // two bands of allgather
+            const int count = isolated ? 0 : bytes;
+            std::vector<unsigned char> send(static_cast<std::size_t>(bytes)), expected(lists.in.size() * bytes + 1),
+                got(expected.size());
+            nbr::test::fill(send, call);
+            MPI_Neighbor_allgather(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
+            ASSERT_EQ(nbr_neighbor_allgather(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_), 0)
+                << nbr_last_error();
+            ASSERT_EQ(got, expected) << bytes << " B allgather, call " << call;
+        }
+        const int count = isolated ? 0 : 8;
+        std::vector<unsigned char> send(lists.out.size() * 8 + 1), expected(lists.in.size() * 8 + 1),
+            got(expected.size());
+        nbr::test::fill(send, call);
+        nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
+        nbr_request_t request = NBR_REQUEST_NULL;
+        ASSERT_EQ(nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, &request),
+                  0);
+        ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
+        ASSERT_EQ(got, expected) << "nonblocking alltoall, call " << call;
+    }
+    int shapes = 0;
+    ASSERT_EQ(nbr_pattern_shape_count(pattern_, &shapes), NBR_SUCCESS);
+    EXPECT_EQ(shapes, isolated ? 0 : 3);
+    std::string chosen;  // the ranks with neighbors ran one variant per shape, never relay
+    for (int s = 0; s < shapes; ++s) {
+        nbr_shape_stats_t shape{};
+        ASSERT_EQ(nbr_pattern_shape_stats(pattern_, s, &shape), NBR_SUCCESS);
+        EXPECT_EQ(shape.state, NBR_SHAPE_MEASURED);
+        EXPECT_EQ(shape.calls, static_cast<unsigned long long>(kCalls));
+        EXPECT_NE(std::string(shape.variant), kRelay);
+        chosen += std::string(shape.variant) + " ";
+    }
+    std::vector<char> mine(64, '\0'), all(64 * static_cast<std::size_t>(world_size()));
+    std::snprintf(mine.data(), mine.size(), "%s", chosen.c_str());
+    MPI_Allgather(mine.data(), 64, MPI_CHAR, all.data(), 64, MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r + 1 < world_size(); ++r) EXPECT_EQ(std::string(all.data() + 64 * r), std::string(all.data()));
+    const char* name = nullptr;
+    ASSERT_EQ(nbr_pattern_variant(pattern_, NBR_ALLGATHERV, 0, &name), NBR_SUCCESS);
+    EXPECT_EQ(std::string(name), kRelay);
+}
+
 TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMatch) {
     ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e6), 0);
     load();

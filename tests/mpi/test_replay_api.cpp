@@ -464,6 +464,57 @@ TEST_F(ReplayApiTest, CountsOfASideWithoutNeighborsAreFreeAsInMpi) {
     MPI_Comm_free(&graph);
 }
 
+/// What MPI's own fixed-size call delivers for fixed_call's send blocks: −1 where nothing lands.
+std::vector<int> native_fixed_call(MPI_Comm graph, bool alltoall, int count, int indegree, int outdegree) {
+    std::vector<int> send(static_cast<std::size_t>(3 * std::max(outdegree, 1)));
+    std::iota(send.begin(), send.end(), world_rank() * 1000);
+    std::vector<int> recv(static_cast<std::size_t>(3 * indegree) + 1, -1);
+    if (alltoall) {
+        MPI_Neighbor_alltoall(send.data(), count, MPI_INT, recv.data(), count, MPI_INT, graph);
+    } else {
+        MPI_Neighbor_allgather(send.data(), count, MPI_INT, recv.data(), count, MPI_INT, graph);
+    }
+    return recv;
+}
+
+TEST_F(ReplayApiTest, ARankWithoutNeighborsNeedNotNameTheBlockSize) {
+    // MPI leaves both counts of a rank without neighbors free (mpi4py passes 0 for its empty
+    // buffers), so such a rank cannot tell the block size the others move: no plan it runs
+    // may hold a message for it (relay and hierarchical lanes would route through it; the
+    // load falls back to a candidate without, else naive's schedule), and where the others'
+    // band or native hand-off depends on the size it must not matter. A random graph on all
+    // ranks but the last, which has no neighbors and passes 0 on both sides; every algorithm,
+    // every mode, compared with MPI's own call.
+    const auto n = static_cast<std::uint32_t>(world_size());
+    const auto active = nbr::generate_random({n - 1, 0.7, 5});
+    std::vector<nbr::Edge> edges;
+    for (std::uint32_t u = 0; u + 1 < n; ++u) {
+        for (const auto v : active.out_neighbors(u)) edges.push_back({u, v});
+    }
+    const auto topology = nbr::Topology::from_edges(n, edges);
+    nbr::test::SharedTempDir tmp;
+    const auto dirs = nbr::test::compile_every_algorithm(tmp.path(), "isolated", topology);
+    MPI_Comm graph = dist_graph(topology);
+    const auto r = static_cast<std::uint32_t>(world_rank());
+    const int indegree = static_cast<int>(topology.in_neighbors(r).size());
+    const int outdegree = static_cast<int>(topology.out_neighbors(r).size());
+    const int count = r + 1 == n ? 0 : 3;
+    for (const auto& dir : dirs) {
+        SCOPED_TRACE(dir.filename().string());
+        nbr_pattern_t pattern = nullptr;
+        ASSERT_EQ(nbr_load_pattern(dir.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
+        for (bool alltoall : {false, true}) {
+            const auto expected = native_fixed_call(graph, alltoall, count, indegree, outdegree);
+            for (Mode mode : {Mode::blocking, Mode::nonblocking, Mode::persistent}) {
+                EXPECT_EQ(fixed_call(pattern, alltoall, mode, count, count, indegree, outdegree), expected)
+                    << (alltoall ? "alltoall " : "allgather ") << mode_name(mode) << " on rank " << r;
+            }
+        }
+        EXPECT_EQ(nbr_pattern_free(&pattern), NBR_SUCCESS);
+    }
+    MPI_Comm_free(&graph);
+}
+
 TEST_F(ReplayApiTest, OutstandingRequestsCompleteInReverseOrderBesideBlockingCallsAndUserMessages) {
     nbr::test::SharedTempDir tmp;
     const auto topology = nbr::generate_random({static_cast<std::uint32_t>(world_size()), 0.6, 5});
