@@ -69,6 +69,11 @@ StateNames decision_names(nbr_decision_t decision) {
     return {"", "null"};
 }
 
+/// "1 call", "2 calls": a count and its noun.
+std::string counted(unsigned long long n, const std::string& noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string format(const char* spec, double value) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, spec, value);
@@ -141,10 +146,10 @@ void describe_shape(const std::string& id, const ShapeSnapshot& shape, const Spr
     const auto found = spreads.find(key_of(id, s));
     const Spread* spread = found == spreads.end() ? nullptr : &found->second;
     text += std::string("nbr:   ") + collective_name(s.collective) + " " + mode_name(s.mode) + " " + bytes_text(s) +
-            ": " + std::to_string(s.calls) + " calls, runs " + shape.variant + " (" + state_names(s.state).text +
+            ": " + counted(s.calls, "call") + ", runs " + shape.variant + " (" + state_names(s.state).text +
             decision_names(shape.decision).text + ")";
     if (s.trial_calls > 0) {
-        text += ", trials " + std::to_string(s.trial_calls) + " calls " + format("%.1f", s.trial_us) + " us";
+        text += ", trials " + counted(s.trial_calls, "call") + " " + format("%.1f", s.trial_us) + " us";
     }
     text += time_text(s, spread);
     if (std::isfinite(s.saved_us)) text += ", saved vs naive " + format("%.1f", s.saved_us) + " us";
@@ -194,8 +199,8 @@ std::vector<CandidateSnapshot> candidates_of(nbr_pattern_t pattern, int index, i
 
 CommunicatorReport describe_native(const std::string& function, int ranks, const std::string& why) {
     CommunicatorReport report;
-    report.text =
-        "nbr: a communicator of " + std::to_string(ranks) + " ranks (" + function + ") ran natively: " + why + "\n";
+    report.text = "nbr: a communicator of " + counted(static_cast<unsigned long long>(ranks), "rank") + " (" +
+                  function + ") ran natively: " + why + "\n";
     report.json = "{\"communicator\": null, \"function\": " + json_string(function) +
                   ", \"ranks\": " + std::to_string(ranks) + ", \"native\": " + json_string(why) +
                   ", \"calls\": null, \"shapes\": []}";
@@ -275,9 +280,10 @@ Spreads decode_spreads(const std::string& text) {
 
 CommunicatorReport describe_pattern(const PatternSnapshot& snapshot, const Spreads& spreads) {
     CommunicatorReport report;
-    report.text = "nbr: communicator " + snapshot.id + " (" + std::to_string(snapshot.ranks) + " ranks, " +
-                  snapshot.algorithm + " pattern " + snapshot.dir + ", " + snapshot.origin +
-                  "): " + std::to_string(snapshot.calls) + " calls replayed\n";
+    report.text = "nbr: communicator " + snapshot.id + " (" +
+                  counted(static_cast<unsigned long long>(snapshot.ranks), "rank") + ", " + snapshot.algorithm +
+                  " pattern " + snapshot.dir + ", " + snapshot.origin + "): " + counted(snapshot.calls, "call") +
+                  " replayed\n";
     report.json = "{\"communicator\": " + json_string(snapshot.id) + ", \"ranks\": " + std::to_string(snapshot.ranks) +
                   ", \"algorithm\": " + json_string(snapshot.algorithm) +
                   ", \"pattern\": " + json_string(snapshot.dir) + ", \"origin\": " + json_string(snapshot.origin) +

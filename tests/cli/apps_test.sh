@@ -25,8 +25,8 @@ cd "$work" || exit 1
 results() { grep -E "$1" | grep -v "time per\|us per round" | sed 's/, \(MPI\|nbr (.*)\)$//'; }
 
 # The calls of the report's shape lines ("nbr:   alltoallv nonblocking any size: 26 calls, runs
-# ..."), added up.
-shape_calls() { grep -oE "^nbr:   .*: [0-9]+ calls, runs " | grep -oE "[0-9]+ calls, runs $" | awk '{n += $1} END {print n + 0}'; }
+# ...", "1 call, runs"), added up.
+shape_calls() { grep -oE "^nbr:   .*: [0-9]+ calls?, runs " | grep -oE "[0-9]+ calls?, runs $" | awk '{n += $1} END {print n + 0}'; }
 
 # A file name for a run: NAME ARGS with every other character an underscore.
 tag_of() { tr -c 'a-z0-9\n' '_' <<<"$*" | head -c 60; }
@@ -66,7 +66,7 @@ app() {
     check '[ "$(shape_calls <<<"$preloaded")" = "$calls" ]' "$name $args: the shapes' calls do not add up: $preloaded"
     local over_ranks="1 rank|mean of ([2-9]|[1-9][0-9]+) ranks; slowest rank [0-9]+: [0-9.]+"  # (sub-communicators too)
     [ "$ranks" -eq 1 ] && over_ranks="1 rank"
-    check '! grep "^nbr:   .* calls, runs " <<<"$preloaded" | grep -qvE "\((model.s choice|only candidate)\), [0-9.]+ us/call \(($over_ranks)\)$"' \
+    check '! grep -E "^nbr:   .* calls?, runs " <<<"$preloaded" | grep -qvE "\((model.s choice|only candidate)\), [0-9.]+ us/call \(($over_ranks)\)$"' \
         "$name $args: a shape line without the pattern's choice and its time over the ranks: $preloaded"
     check '[ "$(results "^$name:" <<<"$native")" = "$(results "^$name:" <<<"$preloaded")" ]' \
         "$name $args: preload changed the results: $native /// $preloaded"
@@ -143,7 +143,7 @@ measured() {
     # A shape decided by measurement goes into the wisdom, which the second run must apply; a
     # run whose shapes all ended in trials (possible for cg) leaves nothing to apply.
     local decided=0
-    grep -qE "^nbr:   [a-z]+ [a-z]+ .*: [0-9]+ calls, runs .* \(measured: [a-z]" <<<"$out" && decided=1
+    grep -qE "^nbr:   [a-z]+ [a-z]+ .*: [0-9]+ calls?, runs .* \(measured: [a-z]" <<<"$out" && decided=1
     [ "${4:-}" = "wisdom" ] && check '[ "$decided" -eq 1 ]' "$name $args: no shape was decided by measurement: $out"
     # shellcheck disable=SC2086
     out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_MEASURE=1 NBR_REPORT="json:$work/$tag.json" \

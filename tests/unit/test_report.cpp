@@ -134,4 +134,20 @@ TEST(Report, AShapeNoOtherRankTimedShowsThisRanksTime) {
     EXPECT_NE(nbr::interpose::describe_pattern(root, alone).text.find("10.00 us/call (1 rank)\n"), std::string::npos);
 }
 
+TEST(Report, OneOfAThingIsSaidInTheSingular) {
+    auto root = snapshot_on(0, 1, 10);
+    root.ranks = 1;
+    root.calls = 1;
+    root.shapes.resize(1);
+    root.shapes[0].stats.calls = 1;
+    root.shapes[0].stats.trial_calls = 1;
+    const auto text = nbr::interpose::describe_pattern(root, {}).text;
+    EXPECT_NE(text.find("(1 rank, auto pattern patterns/000001, loaded): 1 call replayed\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("64 B: 1 call, runs hierarchical-cube-k0 (model's choice), trials 1 call "), std::string::npos)
+        << text;
+    EXPECT_NE(nbr::interpose::describe_native("MPI_Cart_create", 1, "why").text.find("a communicator of 1 rank (MPI_"),
+              std::string::npos);
+}
+
 }  // namespace
