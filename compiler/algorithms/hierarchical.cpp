@@ -238,7 +238,9 @@ class LanesRun : public NodeRouting {
 public:
     LanesRun(Engine& engine, const Topology& topology, PatternBuilder& out, const Placement& placement,
              const Placement& where, const HierarchicalShape& shape)
-        : NodeRouting(engine, topology, out, placement, where, shape) {}
+        : NodeRouting(engine, topology, out, placement, where, shape), lane_ranks_(members_.size()) {
+        for (std::uint32_t node = 0; node < members_.size(); ++node) lane_ranks_[node] = lane_ranks(members_[node]);
+    }
 
     /// Direct: steps 0 (hand off), 1 (forward), 2 (deliver). Bruck: steps 0..R-1 (hand-off
     /// rounds), R (forward), R+1..2R (delivery rounds), R = ⌈log_r(largest node)⌉.
@@ -262,6 +264,17 @@ public:
 
 private:
     [[nodiscard]] std::uint32_t coordinator(std::uint32_t node) const { return members_[node].front(); }
+
+    /// The ranks of a node that forward and receive its lanes: those with neighbors (all of them
+    /// if none has). A rank without neighbors may pass any counts to a fixed-size call, so it
+    /// cannot tell the block size a forwarder needs (docs/algorithms.md, "Hierarchical").
+    [[nodiscard]] std::vector<std::uint32_t> lane_ranks(const std::vector<std::uint32_t>& ranks) const {
+        std::vector<std::uint32_t> with;
+        for (const auto r : ranks) {
+            if (!topology_.in_neighbors(r).empty() || !topology_.out_neighbors(r).empty()) with.push_back(r);
+        }
+        return with.empty() ? ranks : with;
+    }
 
     /// What v sends to and receives from other nodes, by node.
     [[nodiscard]] TrafficReport traffic(std::uint32_t v) const {
@@ -303,8 +316,8 @@ private:
             Coordinator& c = coordinators_[v];
             read_reports(c, inbox);
             const std::uint32_t node = placement_.node(v);
-            const auto lane_items = split_lanes(c, members_[node].size());
-            assign_forwarders(c, members_[node], lane_items);
+            const auto lane_items = split_lanes(c, lane_ranks_[node].size());
+            assign_forwarders(c, lane_ranks_[node], lane_items);
             for (const auto& [m, items] : lane_items) {
                 LaneItems lanes{node, {}};
                 for (const auto i : items) lanes.items.push_back(static_cast<std::uint32_t>(i));
@@ -367,7 +380,7 @@ private:
         for (const auto& [v, c] : coordinators_) active.push_back(v);
         engine_.superstep(active, [&](std::uint32_t v, std::span<const Message> inbox, Engine::Outbox& outbox) {
             Coordinator& c = coordinators_[v];
-            const auto& ranks = members_[placement_.node(v)];
+            const auto& ranks = lane_ranks_[placement_.node(v)];
             if (c.load.empty()) c.load.assign(ranks.size(), 0);
             std::vector<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>>>
                 jobs;  // (items, (node, lane))
@@ -503,7 +516,8 @@ private:
         });
     }
 
-    std::map<std::uint32_t, Coordinator> coordinators_;  // local coordinators that heard from their node
+    std::map<std::uint32_t, Coordinator> coordinators_;   // local coordinators that heard from their node
+    std::vector<std::vector<std::uint32_t>> lane_ranks_;  // node -> lane_ranks of its members
 };
 
 /// Across nodes along a virtual k-ary n-cube of the nodes (the file's comment): no lanes and

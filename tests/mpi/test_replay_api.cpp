@@ -487,7 +487,7 @@ TEST_F(ReplayApiTest, ARankWithoutNeighborsNeedNotNameTheBlockSize) {
     // every mode, compared with MPI's own call.
     const auto n = static_cast<std::uint32_t>(world_size());
     const auto active = nbr::generate_random({n - 1, 0.7, 5});
-    std::vector<nbr::Edge> edges;
+    std::vector<nbr::Edge> edges{{n - 2, 0}};  // relay forwards it through rank P − 1
     for (std::uint32_t u = 0; u + 1 < n; ++u) {
         for (const auto v : active.out_neighbors(u)) edges.push_back({u, v});
     }
@@ -503,6 +503,16 @@ TEST_F(ReplayApiTest, ARankWithoutNeighborsNeedNotNameTheBlockSize) {
         SCOPED_TRACE(dir.filename().string());
         nbr_pattern_t pattern = nullptr;
         ASSERT_EQ(nbr_load_pattern(dir.c_str(), graph, &pattern), NBR_SUCCESS) << nbr_last_error();
+        const char* fixed_variant = nullptr;
+        const char* v_variant = nullptr;
+        ASSERT_EQ(nbr_pattern_variant(pattern, NBR_ALLGATHER, 12, &fixed_variant), NBR_SUCCESS);
+        ASSERT_EQ(nbr_pattern_variant(pattern, NBR_ALLGATHERV, 12, &v_variant), NBR_SUCCESS);
+        if (dir.extension() == ".relay") {  // naive's schedule added for the fixed-size calls
+            EXPECT_EQ(std::string(fixed_variant), "naive");
+            EXPECT_EQ(std::string(v_variant), "test-relay");
+        } else if (dir.extension() == ".hi3") {  // its lanes avoid rank P − 1 (nodes of 3)
+            EXPECT_EQ(std::string(fixed_variant), "hierarchical");
+        }
         for (bool alltoall : {false, true}) {
             const auto expected = native_fixed_call(graph, alltoall, count, indegree, outdegree);
             for (Mode mode : {Mode::blocking, Mode::nonblocking, Mode::persistent}) {
