@@ -72,6 +72,10 @@ PatternSummary summarize(const schema::Manifest& manifest, const std::vector<sch
                 (op.kind() == schema::Operation::SEND ? s : r) += 1;
             }
         }
+        if (pattern.in_neighbors_size() == 0 && pattern.out_neighbors_size() == 0) {
+            ++summary.ranks_without_neighbors;
+            if (s + r > 0) ++summary.forwarding_without_neighbors;
+        }
         sends.add(static_cast<double>(s));
         recvs.add(static_cast<double>(r));
         naive.add(static_cast<double>(pattern.out_neighbors_size()));
@@ -99,6 +103,12 @@ std::string format_summary(const PatternSummary& s) {
     out << "ranks            " << s.ranks << "\n";
     out << "edges            " << s.edges << "\n";
     out << "steps (max)      " << s.steps_max << "\n";
+    if (s.ranks_without_neighbors > 0) {
+        out << "no neighbors     " << s.ranks_without_neighbors << " rank"
+            << (s.ranks_without_neighbors == 1 ? "" : "s") << ", " << s.forwarding_without_neighbors
+            << " of them with messages"
+            << (s.forwarding_without_neighbors > 0 ? " (libnbr runs fixed-size calls on another variant)" : "") << "\n";
+    }
     auto row = [&](const std::string& name, const Spread& sp) {
         char buffer[160];
         std::snprintf(buffer, sizeof buffer, "%-16s min %-8s mean %-10s max %s\n", name.c_str(), number(sp.min).c_str(),
@@ -150,6 +160,8 @@ std::string format_json(const PatternSummary& s, const schema::RankPattern* rank
     out << "  \"layout\": " << json_string(s.layout) << ",\n";
     out << "  \"segment_bytes\": " << s.segment_bytes << ",\n";
     out << "  \"steps_max\": " << s.steps_max << ",\n";
+    out << "  \"ranks_without_neighbors\": " << s.ranks_without_neighbors << ",\n";
+    out << "  \"forwarding_without_neighbors\": " << s.forwarding_without_neighbors << ",\n";
     out << "  \"sends_per_rank\": " << json_spread(s.sends_per_rank) << ",\n";
     out << "  \"recvs_per_rank\": " << json_spread(s.recvs_per_rank) << ",\n";
     out << "  \"naive_sends_per_rank\": " << json_spread(s.naive_sends_per_rank) << ",\n";

@@ -416,6 +416,36 @@ TEST(Hierarchical, BruckRoundsBoundTheMessagesInsideANode) {
     }
 }
 
+TEST(Hierarchical, LanesAvoidRanksWithoutNeighborsBruckRoundsCannot) {
+    // 48 ranks on 6 nodes of 8, δ = 0.3 among all but every third rank, which has no
+    // neighbors: such a rank may pass any counts to a fixed-size call (mpi4py passes 0), so no
+    // lane is forwarded or received by it; Bruck rounds inside the node pass through every
+    // rank, it included (inspect counts them; libnbr then runs another variant).
+    SharedTempDir tmp;
+    const auto active = nbr::generate_random({32, 0.3, 3});
+    std::vector<nbr::Edge> edges;
+    const auto rank_of = [](std::uint32_t a) { return a + a / 2 + 1; };  // 1, 2, 4, 5, 7, ...: not 3k
+    for (std::uint32_t u = 0; u < 32; ++u) {
+        for (const auto v : active.out_neighbors(u)) edges.push_back({rank_of(u), rank_of(v)});
+    }
+    const auto topology = nbr::Topology::from_edges(48, edges);
+    const auto placement = Placement::block(48, 8, 8);
+    const auto lanes =
+        nbr::test::compile_and_verify(topology, nbr::test::hierarchical_options(tmp.path() / "l", placement), "lanes");
+    const auto bruck = nbr::test::compile_and_verify(
+        topology, nbr::test::hierarchical_options(tmp.path() / "b", placement, 2), "bruck");
+    if (world_rank() != 0) return;
+    EXPECT_EQ(lanes.ranks_without_neighbors, 16U);
+    EXPECT_EQ(lanes.forwarding_without_neighbors, 0U);
+    EXPECT_EQ(bruck.ranks_without_neighbors, 16U);
+    EXPECT_GT(bruck.forwarding_without_neighbors, 0U);
+    const auto text = nbr::compiler::format_summary(bruck);
+    EXPECT_NE(text.find("no neighbors     16 ranks, " + std::to_string(bruck.forwarding_without_neighbors) +
+                        " of them with messages (libnbr runs fixed-size calls on another variant)\n"),
+              std::string::npos)
+        << text;
+}
+
 TEST(Hierarchical, AggregatedBySocketTheRoundsStayOnTheSocket) {
     // 240 ranks on 6 nodes of 40 in sockets of 20, δ = 0.3, Bruck rounds of radix 4. By
     // socket every socket is a node of its own: the hand-off and the delivery stay on the

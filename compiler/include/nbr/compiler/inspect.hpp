@@ -31,7 +31,11 @@ struct PatternSummary {
     std::uint32_t steps_max = 0;
     Spread sends_per_rank;
     Spread recvs_per_rank;
-    Spread naive_sends_per_rank;            ///< out-degree: what the naive pattern sends
+    Spread naive_sends_per_rank;  ///< out-degree: what the naive pattern sends
+    /// Ranks without neighbors, and those of them the pattern gives a message (libnbr runs
+    /// fixed-size calls on another candidate then: docs/architecture.md, "Block sizes").
+    std::uint32_t ranks_without_neighbors = 0;
+    std::uint32_t forwarding_without_neighbors = 0;
     std::map<std::string, Spread> metrics;  ///< per-algorithm statistics
 };
 
