@@ -285,8 +285,38 @@ void avoid_isolated_roles(PatternState& pattern, const std::vector<std::int64_t>
     }
 }
 
+/// What the ranks' plans say, agreed over the communicator (one reduction): per variant and
+/// collective, whether some rank's plan is not all-direct and whether some rank without
+/// neighbors has a message in it; and whether some rank has no neighbors.
+struct PlanFacts {
+    std::vector<std::int64_t> indirect;
+    std::vector<std::int64_t> isolated_roles;
+    bool isolated_ranks = false;
+};
+
+PlanFacts agree_on_plans(const PatternState& pattern, MPI_Comm comm) {
+    const std::size_t plans = 2 * pattern.variants.size();
+    std::vector<std::int64_t> all;  // indirect, isolated_roles, isolated_ranks
+    for (const auto& variant : pattern.variants) {
+        for (const auto& plan : variant.plans) all.push_back(plan.all_direct ? 0 : 1);
+    }
+    for (const auto& variant : pattern.variants) {
+        for (const auto& plan : variant.plans) {
+            all.push_back(pattern.isolated && (!plan.sends.empty() || !plan.recvs.empty()) ? 1 : 0);
+        }
+    }
+    all.push_back(pattern.isolated ? 1 : 0);
+    nbr::internal::check_mpi(
+        MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_INT64_T, MPI_MAX, comm),
+        "MPI_Allreduce");
+    const auto at = [&](std::size_t i) { return all.begin() + static_cast<std::ptrdiff_t>(i); };
+    return {{at(0), at(plans)}, {at(plans), at(2 * plans)}, all[2 * plans] != 0};
+}
+
 /// What every rank must agree on after a successful load: one tag window for all (the widest
-/// plan's), and per collective whether blocking calls go to the native collective.
+/// plan's, naive's schedule included), per collective whether blocking calls go to the native
+/// collective, and where some rank has no neighbors, the variants fixed-size calls may run
+/// (avoid_isolated_roles; fixed_native in handles.hpp).
 ///
 /// A plan whose every message is direct is MPI's own naive schedule. Through MPI's public
 /// point-to-point API it costs a few percent more than the native collective, which calls the
@@ -320,37 +350,19 @@ void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long fla
     }
     pattern.tag_window = worst[0];
     pattern.windows = (pattern.tag_ub + 1) / pattern.tag_window;
-    // Per variant and collective: 1 if some rank's plan is not all-direct; then the same for a
-    // message in the plan of a rank without neighbors; then whether some rank has none.
     pattern.isolated = pattern.in.empty() && pattern.out.empty();
-    const std::size_t plans = 2 * pattern.variants.size();
-    std::vector<std::int64_t> indirect;
-    for (const auto& variant : pattern.variants) {
-        for (const auto& plan : variant.plans) indirect.push_back(plan.all_direct ? 0 : 1);
-    }
-    for (const auto& variant : pattern.variants) {
-        for (const auto& plan : variant.plans) {
-            indirect.push_back(pattern.isolated && (!plan.sends.empty() || !plan.recvs.empty()) ? 1 : 0);
-        }
-    }
-    indirect.push_back(pattern.isolated ? 1 : 0);
-    nbr::internal::check_mpi(
-        MPI_Allreduce(MPI_IN_PLACE, indirect.data(), static_cast<int>(indirect.size()), MPI_INT64_T, MPI_MAX, comm),
-        "MPI_Allreduce");
-    pattern.isolated_ranks = indirect[2 * plans] != 0;
-    if (pattern.isolated_ranks) {
-        avoid_isolated_roles(pattern, {indirect.begin() + static_cast<std::ptrdiff_t>(plans),
-                                       indirect.begin() + static_cast<std::ptrdiff_t>(2 * plans)});
-    }
+    const auto facts = agree_on_plans(pattern, comm);
+    pattern.isolated_ranks = facts.isolated_ranks;
+    if (pattern.isolated_ranks) avoid_isolated_roles(pattern, facts.isolated_roles);
     const bool allowed = pattern.topology_comm && (flags & NBR_LOAD_NO_NATIVE) == 0 && worst[4] == 0;
 #if defined(NBR_SMPI)
     (void)allowed;
 #else
     const bool alltoall_mismatches = worst[1] != 0 && is_mpich();
-    for (std::size_t v = 0; v < plans / 2; ++v) {  // not naive's schedule added above: never native
+    for (std::size_t v = 0; v < facts.indirect.size() / 2; ++v) {  // not naive's schedule added above
         auto& variant = pattern.variants[v];
-        variant.native[0] = allowed && indirect[2 * v] == 0;
-        variant.native[1] = allowed && indirect[2 * v + 1] == 0 && !alltoall_mismatches;
+        variant.native[0] = allowed && facts.indirect[2 * v] == 0;
+        variant.native[1] = allowed && facts.indirect[2 * v + 1] == 0 && !alltoall_mismatches;
         // MPICH 4.0's alltoallw mismatches blocks where in- and out-degree differ
         // (pmodels/mpich#6233): never handed to it.
         variant.native_alltoallw = variant.native[1] && !is_mpich();
