@@ -38,6 +38,7 @@ struct Built {
     std::uint64_t sends = 0;      // the pattern's messages, what its simulations cost
     std::uint64_t schedule = 0;   // schedule_checksum (and segment size): equal ones are simulated once
     std::size_t base = SIZE_MAX;  // segmented copies: the candidate (index) they segment
+    bool through_ranks_without_neighbors = false;  // Prediction's
 };
 
 int process_of(MPI_Comm comm) {
@@ -58,16 +59,21 @@ bool over_budget(MPI_Comm comm, double seconds, std::optional<double> budget) {
 std::vector<Built> build_candidate(MPI_Comm comm, const Topology& topology, const Candidate& candidate,
                                    const std::vector<Candidate>& copies, const fs::path& dir,
                                    const AutoOptions& options, std::size_t index) {
-    Built built{candidate, {}, {}, 0, {}, 0, 0, SIZE_MAX};
+    Built built{candidate, {}, {}, 0, {}, 0, 0, SIZE_MAX, false};
     auto algorithm = make_algorithm(candidate.kind, candidate.options);
     built.algorithm = algorithm->name();
     built.parameters = algorithm->parameters();
     Engine engine(comm, topology.num_ranks());
     PatternBuilder builder(engine);
     collective_try(comm, [&] { algorithm->build(engine, topology, builder); });
-    for (const auto& note : algorithm->notes()) built.note += (built.note.empty() ? "" : "; ") + note;
+    auto algorithm_notes = algorithm->notes();
     builder.derive_receives(engine);
     built.sends = internal::count_messages(engine, builder);
+    built.through_ranks_without_neighbors = internal::count_messages_without_neighbors(engine, builder, topology) > 0;
+    if (built.through_ranks_without_neighbors) {
+        algorithm_notes.push_back("routes blocks through ranks without neighbors: a candidate of the v-calls only");
+    }
+    for (const auto& note : algorithm_notes) built.note += (built.note.empty() ? "" : "; ") + note;
     built.schedule = internal::schedule_checksum(engine, builder, topology);
     std::vector<Built> out;
     const auto write = [&](const Candidate& written_as, std::size_t base) {
@@ -364,6 +370,7 @@ std::vector<Prediction> simulate_candidates(MPI_Comm comm, const fs::path& dir, 
             out[i].latency_us[c].assign(row, row + static_cast<std::ptrdiff_t>(sizes));
         }
         if (built[i].base != SIZE_MAX) out[i].segments_of = built[i].base;
+        out[i].through_ranks_without_neighbors = built[i].through_ranks_without_neighbors;
         if (source != i) {
             out[i].same_schedules_as = source;
             report.same_schedules.emplace_back(built[i].candidate.name, built[source].candidate.name);
@@ -383,7 +390,9 @@ std::string balance_text(const AutoReport& report) {
 std::uint32_t fastest_at(const std::vector<Prediction>& predictions, std::size_t c, std::size_t s, double margin) {
     std::uint32_t best = 0;
     for (std::uint32_t i = 1; i < predictions.size(); ++i) {
-        if (predictions[i].usable() && predictions[i].latency_us[c][s] < predictions[best].latency_us[c][s]) best = i;
+        if (predictions[i].usable_fixed() && predictions[i].latency_us[c][s] < predictions[best].latency_us[c][s]) {
+            best = i;
+        }
     }
     return predictions[0].latency_us[c][s] >= (1.0 + margin) * predictions[best].latency_us[c][s] ? best : 0;
 }
@@ -510,6 +519,7 @@ schema::Manifest make_manifest(const Topology& topology, const AutoOptions& opti
         add_parameters(candidate->mutable_parameters(), built[i].parameters);
         candidate->set_note(built[i].note);
         candidate->set_messages(messages[i]);
+        candidate->set_through_ranks_without_neighbors(predictions[i].through_ranks_without_neighbors);
         for (auto v : predictions[i].latency_us[0]) candidate->add_allgather_us(v);
         for (auto v : predictions[i].latency_us[1]) candidate->add_alltoall_us(v);
         for (auto v : predictions[i].latency_us[2]) candidate->add_allgatherv_us(v);
@@ -705,7 +715,7 @@ double copy_limit(const std::vector<Prediction>& predictions, std::size_t collec
                   std::size_t keep) {
     std::vector<double> whole;
     for (const auto& p : predictions) {
-        if (p.usable() && !p.segments_of) whole.push_back(p.latency_us[collective][size]);
+        if (p.usable_fixed() && !p.segments_of) whole.push_back(p.latency_us[collective][size]);
     }
     return internal::kth_smallest_distinct(whole, std::max<std::size_t>(keep, 1));
 }
@@ -719,7 +729,8 @@ void keep_candidates(AutoChoice& choice, const std::vector<Prediction>& predicti
         choice.alternatives[c].assign(sizes, {});
         for (std::size_t s = 0; s < sizes && keep > 1; ++s) {
             const auto at = [&](std::uint32_t i) { return predictions[i].latency_us[c][s]; };
-            const auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return at(a) < at(b); });
+            auto order = ranked(predictions, [&](std::uint32_t a, std::uint32_t b) { return at(a) < at(b); });
+            std::erase_if(order, [&](std::uint32_t i) { return !predictions[i].usable_fixed(); });
             const auto winner = choice.winner[c][s];
             choice.alternatives[c][s] =
                 with_other_forms(predictions, winner, kept_beside(winner, distinct_at(order, winner, at), keep), order,

@@ -41,6 +41,18 @@ std::uint64_t count_messages(const Engine& engine, const PatternBuilder& builder
     return engine.sum(local);
 }
 
+std::uint64_t count_messages_without_neighbors(const Engine& engine, const PatternBuilder& builder,
+                                               const Topology& topology) {
+    const auto alone = [&](std::uint32_t r) {
+        return topology.in_neighbors(r).empty() && topology.out_neighbors(r).empty();
+    };
+    std::uint64_t local = 0;
+    for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {
+        for (const auto& send : builder.sends(v)) local += alone(v) || alone(send.peer) ? 1 : 0;
+    }
+    return engine.sum(local);
+}
+
 std::uint64_t schedule_checksum(const Engine& engine, const PatternBuilder& builder, const Topology& topology) {
     std::uint64_t local = 0;
     for (std::uint32_t v = engine.local_begin(); v < engine.local_end(); ++v) {

@@ -128,7 +128,8 @@ bool same_in_band(const schema::Manifest& manifest, int i, int j, int c, int fir
 }
 
 /// Why band `band` runs its variant: its speedup over naive and the best other candidate (not
-/// one that predicts what the winner, or naive, predicts there: that is the same schedule again).
+/// one that predicts what the winner, or naive, predicts there: that is the same schedule again;
+/// nor one the fixed-size bands may not choose, Candidate.through_ranks_without_neighbors).
 std::string band_reason(const schema::Manifest& manifest, int band) {
     const auto& b = manifest.bands(band);
     const int c = b.collective() == schema::ALLGATHER ? 0 : 1;
@@ -138,6 +139,7 @@ std::string band_reason(const schema::Manifest& manifest, int band) {
     double runner_speedup = 0;
     for (int i = 0; i < manifest.candidates_size(); ++i) {
         if (i == winner || i == 0 || same_predictions(manifest, i, 0)) continue;
+        if (manifest.candidates(i).through_ranks_without_neighbors()) continue;
         if (winner > 0 && same_in_band(manifest, i, winner, c, first, last)) continue;
         const double x = speedup(manifest, i, c, first, last);
         if (x > runner_speedup) runner_speedup = x, runner = i;

@@ -127,6 +127,26 @@ TEST(KeepCandidates, BesideEachWinnerTheNextFastestAndNaiveAlwaysRepeatsLeftOut)
     EXPECT_TRUE(choice.variable_alternatives[1].empty());
 }
 
+TEST(KeepCandidates, ACandidateThroughRanksWithoutNeighborsServesTheVCallsOnly) {
+    // "a" is fastest everywhere but gives a rank without neighbors a message, which libnbr would
+    // not run for fixed-size calls: b wins and is kept there, a only for the v-calls.
+    std::vector<nbr::compiler::Prediction> predictions{
+        prediction("naive", {10, 10}, {10, 10}),
+        prediction("a", {4, 4}, {4, 4}),
+        prediction("b", {6, 6}, {6, 6}),
+        prediction("c", {8, 8}, {8, 8}),
+    };
+    predictions[1].through_ranks_without_neighbors = true;
+    auto choice = nbr::compiler::choose_variants(predictions, 0.01);
+    nbr::compiler::keep_candidates(choice, predictions, 3);
+    for (std::size_t c = 0; c < 2; ++c) {
+        EXPECT_EQ(choice.winner[c], (std::vector<std::uint32_t>{2, 2}));
+        for (const auto& kept : choice.alternatives[c]) EXPECT_EQ(kept, (std::vector<std::uint32_t>{3, 0}));
+        EXPECT_EQ(choice.variable[c], 1U);
+        EXPECT_EQ(choice.variable_alternatives[c], (std::vector<std::uint32_t>{2, 0}));
+    }
+}
+
 TEST(KeepCandidates, ACopyPredictedLikeItsBaseAtASizeIsNotKeptThere) {
     // "a-seg" is a's segmented copy: the same at size 0 (nothing cut), faster at size 1.
     const std::vector<nbr::compiler::Prediction> predictions{
@@ -1029,6 +1049,50 @@ nbr::schema::Manifest read_top_manifest(const fs::path& dir) {
     nbr::schema::Manifest manifest;
     EXPECT_TRUE(manifest.ParseFromString(nbr::read_file(dir / nbr::manifest_file_name())));
     return manifest;
+}
+
+TEST(CompileAuto, CandidatesThroughRanksWithoutNeighborsAreLeftToTheVCalls) {
+    // 16 ranks on nodes of 4, every fourth without neighbors: Bruck and cube rounds pass
+    // through every rank of a node, so such candidates carry the mark and no fixed-size band
+    // chooses or keeps them (libnbr would not run them there); hierarchical's lanes avoid
+    // such ranks.
+    if (world_rank() != 0) return;
+    nbr::test::SharedTempDir tmp(MPI_COMM_SELF);
+    const auto active = nbr::generate_random({12, 0.5, 3});
+    std::vector<nbr::Edge> edges;
+    const auto rank_of = [](std::uint32_t a) { return a + a / 3; };  // 0, 1, 2, 4, 5, 6, 8, ...: not 4k + 3
+    for (std::uint32_t u = 0; u < 12; ++u) {
+        for (const auto v : active.out_neighbors(u)) edges.push_back({rank_of(u), rank_of(v)});
+    }
+    nbr::compiler::AutoOptions options;
+    options.machine = nbr::simulator::load_machine("niagara");
+    options.placement = nbr::Placement::block(16, 4, 4);
+    options.sizes = {8, 1024};
+    options.candidates = {"hierarchical", "hierarchical-bruck*", "hierarchical-cube*"};
+    options.segmented_candidates = false;
+    options.output = tmp.path() / "alone";
+    options.quiet = true;
+    (void)nbr::compiler::compile_auto(MPI_COMM_SELF, nbr::Topology::from_edges(16, edges), options);
+    const auto manifest = read_top_manifest(options.output);
+    std::vector<std::string> marked;
+    for (const auto& c : manifest.candidates()) {
+        if (c.through_ranks_without_neighbors()) marked.push_back(c.name());
+    }
+    EXPECT_FALSE(marked.empty());
+    EXPECT_EQ(std::find(marked.begin(), marked.end(), "hierarchical"), marked.end());
+    for (const auto& name : marked) EXPECT_TRUE(name.starts_with("hierarchical-")) << name;
+    const auto is_marked = [&](std::uint32_t variant) {
+        const auto& name = manifest.variants(static_cast<int>(variant)).name();
+        return std::find(marked.begin(), marked.end(), name) != marked.end();
+    };
+    for (const auto& band : manifest.bands()) {
+        EXPECT_FALSE(is_marked(band.variant())) << band.ShortDebugString();
+        for (const auto a : band.alternatives()) EXPECT_FALSE(is_marked(a)) << band.ShortDebugString();
+    }
+    const auto text = nbr::compiler::format_auto(manifest);
+    EXPECT_NE(text.find("routes blocks through ranks without neighbors: a candidate of the v-calls only"),
+              std::string::npos)
+        << text;
 }
 
 TEST(CompileAuto, CandidatesWithTheSameSchedulesAreSimulatedOnceAndTheOutputIsTheSame) {

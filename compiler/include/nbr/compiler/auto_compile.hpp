@@ -100,7 +100,11 @@ struct Prediction {
     /// A segmented copy: the candidate (index) whose schedules it forwards in segments; none:
     /// a whole candidate. keep_candidates keeps each kept candidate's other form beside it.
     std::optional<std::size_t> segments_of;
+    /// Some rank without neighbors has a message in it: libnbr would not run it for fixed-size
+    /// calls (such a rank may pass any counts there), so only the v-calls may choose it.
+    bool through_ranks_without_neighbors = false;
     [[nodiscard]] bool usable() const noexcept { return !latency_us[0].empty(); }
+    [[nodiscard]] bool usable_fixed() const noexcept { return usable() && !through_ranks_without_neighbors; }
 };
 
 /// @brief The choice among predictions (candidate indices; candidate 0 is naive).

@@ -145,6 +145,12 @@ std::uint64_t write_pattern_files(MPI_Comm comm, const Engine& engine, const Pat
 /// @brief The messages of a built pattern: its sends over all ranks. Collective.
 [[nodiscard]] std::uint64_t count_messages(const Engine& engine, const PatternBuilder& builder);
 
+/// @brief The messages of a built pattern that a rank without neighbors sends or receives, over
+/// all ranks. Such a rank may pass any counts to a fixed-size call, so libnbr runs no variant
+/// with such a message for those calls. Collective.
+[[nodiscard]] std::uint64_t count_messages_without_neighbors(const Engine& engine, const PatternBuilder& builder,
+                                                             const Topology& topology);
+
 /// @brief A checksum of a built pattern's schedules alone: every rank's steps, without the
 /// algorithm's name and metrics, so two algorithms that built the same messages in the same
 /// steps get the same value (and a simulation of one holds for the other). The same for every
