@@ -462,6 +462,13 @@ TEST_F(MeasureTest, ARankWithoutNeighborsTakesNoPartInFixedSizeShapesAndNothingR
         << nbr_last_error();
     const bool isolated = world_rank() + 1 == world_size();
     const auto lists = nbr::test::neighbors_of(graph_);
+    // A persistent alltoall, bound once (the isolated rank's counts 0 again), started per call.
+    std::vector<unsigned char> bound_send(lists.out.size() * 8 + 1), bound_recv(lists.in.size() * 8 + 1);
+    nbr_request_t persistent = NBR_REQUEST_NULL;
+    ASSERT_EQ(nbr_neighbor_alltoall_init(bound_send.data(), isolated ? 0 : 8, MPI_BYTE, bound_recv.data(),
+                                         isolated ? 0 : 8, MPI_BYTE, pattern_, 0, &persistent),
+              0)
+        << nbr_last_error();
     for (int call = 0; call < kCalls; ++call) {
         for (const int bytes : {8, 256}) {  // two bands of allgather
             const int count = isolated ? 0 : bytes;
@@ -483,10 +490,17 @@ TEST_F(MeasureTest, ARankWithoutNeighborsTakesNoPartInFixedSizeShapesAndNothingR
                   0);
         ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
         ASSERT_EQ(got, expected) << "nonblocking alltoall, call " << call;
+        nbr::test::fill(bound_send, call + 1);
+        std::fill(bound_recv.begin(), bound_recv.end(), 0);
+        nbr::test::reference_alltoall(bound_send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
+        ASSERT_EQ(nbr_start(&persistent), 0) << nbr_last_error();
+        ASSERT_EQ(nbr_wait(&persistent), 0) << nbr_last_error();
+        ASSERT_EQ(bound_recv, expected) << "persistent alltoall, call " << call;
     }
+    ASSERT_EQ(nbr_request_free(&persistent), 0);
     int shapes = 0;
     ASSERT_EQ(nbr_pattern_shape_count(pattern_, &shapes), NBR_SUCCESS);
-    EXPECT_EQ(shapes, isolated ? 0 : 3);
+    EXPECT_EQ(shapes, isolated ? 0 : 4);
     std::string chosen;  // the ranks with neighbors ran one variant per shape, never relay
     for (int s = 0; s < shapes; ++s) {
         nbr_shape_stats_t shape{};
