@@ -33,8 +33,9 @@
  * (NBR_ERR_DATATYPE); as in MPI, the count of a side without neighbors is free and the other
  * side's is used. A rank with no neighbors at all may pass any counts (0 on both sides, as
  * mpi4py does for empty buffers): on a communicator with such a rank, no fixed-size call runs a
- * variant that routes blocks through it, none is handed to MPI's own collective, and it takes
- * no part in measuring fixed-size calls (docs/architecture.md, "Block sizes of the fixed-size
+ * variant that routes blocks through it, none is handed to MPI's own collective unless every
+ * size would be (naive's schedule in every band, no trials choosing), and it takes no part in
+ * measuring fixed-size calls (docs/architecture.md, "Block sizes of the fixed-size
  * collectives").
  *
  * Threads. libnbr needs what MPI needs for the same calls: with MPI_THREAD_MULTIPLE, calls on

@@ -113,6 +113,9 @@ struct PatternState {
     /// load, settle_collectively).
     bool isolated = false;
     bool isolated_ranks = false;
+    /// Per collective: every band runs a variant that goes to MPI's own collective and no
+    /// trials choose among others (set at load; see fixed_native).
+    bool native_at_every_size[2]{};
     std::vector<std::uint32_t> in_source_slots;  // per in-edge: its slot at its origin (naive fallback)
     bool step_synchronized = false;              // NBR_LOAD_STEP_SYNC: executions follow the step rule
     BlockTypes call_types[2];                    // blocking alltoallw calls: send, receive datatypes (reused)
@@ -215,13 +218,15 @@ inline std::uint32_t band_of(const PatternState& pattern, Collective collective,
     return pattern.bands[index_of(collective)][band_index_of(pattern, collective, bytes)].variant;
 }
 
-/// Whether a fixed-size call of `variant` goes to MPI's own collective: as `native` says, except on
-/// a communicator with a rank without neighbors. That rank cannot tell a fixed-size call's block
-/// size (its counts are free, as in MPI), so it cannot tell which band the others run; its plans
-/// hold no message then (settle_collectively), and nbr's schedules on the other ranks keep every
-/// rank's sequence of MPI collectives alike.
+/// Whether a blocking fixed-size call of `variant` goes to MPI's own collective: as `native`
+/// says, except on a communicator with a rank without neighbors where the choice depends on the
+/// block size. That rank cannot tell a fixed-size call's block size (its counts are free, as in
+/// MPI), so it cannot tell which band the others run, nor what their trials time; there its plans
+/// hold no message (settle_collectively) and nbr's schedules on the other ranks keep every rank's
+/// sequence of MPI collectives alike. Where every band goes to MPI's collective and no trials
+/// choose (`native_at_every_size`), every rank goes there, that rank with its own counts.
 inline bool fixed_native(const PatternState& pattern, const Variant& variant, int collective) {
-    return variant.native[collective] && !pattern.isolated_ranks;
+    return variant.native[collective] && (!pattern.isolated_ranks || pattern.native_at_every_size[collective]);
 }
 
 }  // namespace nbr::internal

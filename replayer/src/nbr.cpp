@@ -370,6 +370,20 @@ void settle_collectively(PatternState& pattern, MPI_Comm comm, unsigned long fla
 #endif
 }
 
+/// Per collective, whether every band's variant goes to MPI's own collective and no trials choose
+/// among others (measurement with a band of several candidates): then a rank without neighbors,
+/// which cannot tell the block size, goes there too (fixed_native in handles.hpp). The same on
+/// every rank: bands, candidates, native flags and the load flags are agreed.
+void native_at_every_size(PatternState& pattern) {
+    const bool measuring = pattern.tuner && !pattern.tuner->model_only;
+    for (int c = 0; c < 2; ++c) {
+        const auto& bands = pattern.bands[c];
+        pattern.native_at_every_size[c] = std::all_of(bands.begin(), bands.end(), [&](const auto& band) {
+            return pattern.variants[band.variant].native[c] && !(measuring && band.candidates.size() > 1);
+        });
+    }
+}
+
 }  // namespace
 
 namespace nbr::internal {
@@ -539,6 +553,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
     });
     if ((flags & NBR_LOAD_MEASURE) != 0) code = nbr::internal::agree(comm, code);
     if (code != NBR_SUCCESS) return code;
+    native_at_every_size(*pattern);
     return guarded([&] {
         nbr::internal::private_comm(comm, &pattern->comm);
         auto [state, handle] = nbr::internal::pattern_table().acquire(std::move(pattern));

@@ -189,14 +189,15 @@ std::vector<std::uint64_t> exchange_sizes(const PatternState& pattern, const Req
 /// libnbc, from it libnbc is a few percent ahead (bench/overhead/README.md, measured side by side).
 constexpr std::size_t kNativePersistentMinBytes = 512;
 
-/// Whether a persistent request goes to the native persistent collective: when blocking calls
-/// of its collective do (all-direct everywhere, on the pattern's topology communicator; see
+/// Whether a persistent request goes to the native persistent collective: when its variant's
+/// blocking calls may (all-direct everywhere, on the pattern's topology communicator; see
 /// nbr.cpp), for fixed-size calls whose blocks are at least kNativePersistentMinBytes. Every
-/// rank decides alike: matching calls have blocks of one size on all ranks.
+/// rank decides alike: matching calls have blocks of one size on all ranks, so never where a
+/// rank has no neighbors (its counts are free: it cannot tell the size; fixed_native).
 bool native_persistent(const PatternState& pattern, const Variant& variant, const CallArgs& a,
                        const BlockBuffer& recv) {
 #if defined(NBR_NATIVE_INIT)
-    return !a.variable && !a.large && fixed_native(pattern, variant, index_of(a.collective)) &&
+    return !a.variable && !a.large && variant.native[index_of(a.collective)] && !pattern.isolated_ranks &&
            recv.bytes(0) >= kNativePersistentMinBytes;
 #else
     (void)pattern, (void)variant, (void)a, (void)recv;

@@ -363,6 +363,86 @@ TEST_F(HotPathTest, HandedOffAlltoallwCallsCountInTheirShape) {
     EXPECT_EQ(nbr_pattern_free(&naive), NBR_SUCCESS);
 }
 
+// A rank without neighbors may pass any counts to a fixed-size call (here 0, as mpi4py does), so
+// it cannot tell the others' block size: it follows them to MPI's collective only where no size
+// decides, every band handed over and no trials choosing (docs/architecture.md, "Block sizes
+// of the fixed-size collectives"); elsewhere no rank goes there.
+TEST_F(HotPathTest, ARankWithoutNeighborsGoesToMpisCollectiveWithTheOthersWhereNoSizeDecides) {
+    const auto n = static_cast<std::uint32_t>(world_size());
+    std::vector<nbr::Edge> edges{{0, 0}};  // the last rank has no neighbors, rank 0 at least one
+    const auto active = nbr::generate_random({n - 1, 0.7, 11});
+    for (std::uint32_t u = 0; u + 1 < n; ++u) {
+        for (const auto v : active.out_neighbors(u)) edges.push_back({u, v});
+    }
+    topology = nbr::Topology::from_edges(n, edges);
+    MPI_Comm_free(&graph);
+    graph = nbr::test::dist_graph(topology);
+    in = static_cast<int>(topology.in_neighbors(static_cast<std::uint32_t>(world_rank())).size());
+    out = static_cast<int>(topology.out_neighbors(static_cast<std::uint32_t>(world_rank())).size());
+    nbr::test::compile_to(MPI_COMM_WORLD, topology, tmp.path() / "naive-isolated");
+    // allgather naive below 16 B, relay from there; naive with common-neighbor kept beside it
+    nbr::test::assemble_auto(
+        topology, tmp.path() / "banded-isolated",
+        {{nbr::schema::ALLGATHER, 0, 0}, {nbr::schema::ALLGATHER, 16, 1}, {nbr::schema::ALLTOALL, 0, 0}}, 0, 0);
+    nbr::test::assemble_auto(topology, tmp.path() / "kept-isolated",
+                             {{nbr::schema::ALLGATHER, 0, 0, {2}}, {nbr::schema::ALLTOALL, 0, 0}}, 0, 0);
+    const int ints = world_rank() + 1 == world_size() ? 0 : 3;
+    // One blocking fixed-size call (0 allgather, 1 alltoall) checked against MPI; the native
+    // collectives libnbr made.
+    const auto made = [&](nbr_pattern_t pattern, int call) {
+        Buffers b(in, out, 3);
+        counting_native = true;
+        const long before = native_calls.load();
+        const int code =
+            call == 0 ? nbr_neighbor_allgather(b.send.data(), ints, MPI_INT, b.recv.data(), ints, MPI_INT, pattern)
+                      : nbr_neighbor_alltoall(b.send.data(), ints, MPI_INT, b.recv.data(), ints, MPI_INT, pattern);
+        const long count = native_calls.load() - before;
+        counting_native = false;
+        EXPECT_EQ(code, NBR_SUCCESS) << nbr_last_error();
+        if (call == 0) {
+            PMPI_Neighbor_allgather(b.send.data(), ints, MPI_INT, b.expected.data(), ints, MPI_INT, graph);
+        } else {
+            PMPI_Neighbor_alltoall(b.send.data(), ints, MPI_INT, b.expected.data(), ints, MPI_INT, graph);
+        }
+        EXPECT_EQ(b.recv, b.expected) << "call " << call << " on rank " << world_rank();
+        return count;
+    };
+    for (const unsigned long flags :
+         {0UL, static_cast<unsigned long>(NBR_LOAD_STATS), static_cast<unsigned long>(NBR_LOAD_MEASURE)}) {
+        // One candidate per band: measurement has nothing to try either.
+        nbr_pattern_t naive = load("naive-isolated", graph, flags);
+        for (int round = 0; round < 3; ++round) {
+            EXPECT_EQ(made(naive, 0), 1) << "naive allgather, flags " << flags;
+            EXPECT_EQ(made(naive, 1), 1) << "naive alltoall, flags " << flags;
+        }
+        EXPECT_EQ(nbr_pattern_free(&naive), NBR_SUCCESS);
+        nbr_pattern_t engine = load("naive-isolated", graph, flags | NBR_LOAD_NO_NATIVE);
+        EXPECT_EQ(made(engine, 0) + made(engine, 1), 0) << "NBR_LOAD_NO_NATIVE, flags " << flags;
+        EXPECT_EQ(nbr_pattern_free(&engine), NBR_SUCCESS);
+    }
+    // Relay forwards through the last rank, so naive's schedule takes its band: both bands go to
+    // MPI. Under measurement, trials between naive and common-neighbor keep every rank's
+    // allgather on nbr's engine (the rank without neighbors cannot tell what they time);
+    // alltoall, naive in its one band, still goes to MPI.
+    nbr_pattern_t banded = load("banded-isolated", graph);
+    nbr_pattern_t kept = load("kept-isolated", graph, NBR_LOAD_MEASURE);
+    for (int round = 0; round < 3; ++round) {
+        EXPECT_EQ(made(banded, 0), 1) << "banded allgather, relay's band naive";
+        EXPECT_EQ(made(banded, 1), 1) << "banded alltoall";
+        EXPECT_EQ(made(kept, 0), 0) << "measured allgather with a candidate beside naive";
+        EXPECT_EQ(made(kept, 1), 1) << "measured alltoall, naive alone";
+    }
+    EXPECT_EQ(nbr_pattern_free(&kept), NBR_SUCCESS);
+    // The ranks' sequences of collectives on the communicator stayed alike (MPICH numbers its
+    // nonblocking ones per communicator): a nonblocking reduction on it still matches.
+    int one = 1, sum = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, graph, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    EXPECT_EQ(sum, world_size());
+    EXPECT_EQ(nbr_pattern_free(&banded), NBR_SUCCESS);
+}
+
 TEST_F(HotPathTest, PersistentFixedSizeCallsOfNaivePlansHandOffFrom512Bytes) {
 #if !defined(NBR_TEST_INIT)
     GTEST_SKIP() << "this MPI has no persistent neighborhood collectives";
