@@ -226,9 +226,8 @@ void match_fixed_blocks(CallArgs& a, const PatternState& pattern, BlockBuffer& s
     }
 }
 
-std::uint64_t block_bytes(const CallArgs& a, const BlockBuffer& send, const BlockBuffer& recv) {
-    if (a.variable) return 0;
-    return std::max(send.bytes(0), recv.bytes(0));
+std::uint64_t block_bytes(const CallArgs& a, const BlockBuffer& recv) {
+    return a.variable ? 0 : recv.bytes(0);
 }
 
 CallArgs fixed(Collective c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,

@@ -120,8 +120,9 @@ Pick pick_for(PatternState& pattern, Collective collective, bool variable, CallM
 /// @throws NbrError(NBR_ERR_DATATYPE).
 void match_fixed_blocks(CallArgs& a, const PatternState& pattern, BlockBuffer& send, BlockBuffer& recv);
 
-/// A fixed-size call's block size (v-calls: 0, their blocks differ; counts may be NULL).
-[[nodiscard]] std::uint64_t block_bytes(const CallArgs& a, const BlockBuffer& send, const BlockBuffer& recv);
+/// A fixed-size call's block size, once match_fixed_blocks has made its send and receive blocks
+/// one size (v-calls: 0, their blocks differ; counts may be NULL).
+[[nodiscard]] std::uint64_t block_bytes(const CallArgs& a, const BlockBuffer& recv);
 
 /// The arguments of each collective's call, as nbr.h takes them.
 [[nodiscard]] CallArgs fixed(Collective c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

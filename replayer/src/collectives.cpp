@@ -234,7 +234,7 @@ void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, con
         BlockBuffer send = send_buffer(a, a.sendtype, *pattern);
         BlockBuffer recv = recv_buffer(a, a.recvtype, *pattern);
         nbr::internal::match_fixed_blocks(a, *pattern, send, recv);
-        const Pick pick = pick_for(*pattern, a.collective, a.variable, CallMode::blocking, block_bytes(a, send, recv),
+        const Pick pick = pick_for(*pattern, a.collective, a.variable, CallMode::blocking, block_bytes(a, recv),
                                    [&] { return variant_of_call(*pattern, a, send, recv); });
         const double started = pick.timed ? MPI_Wtime() : 0.0;
         run_variant(*pattern, pattern->variants[pick.variant], a, send, recv);

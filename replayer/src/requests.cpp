@@ -419,7 +419,7 @@ int init_persistent(nbr_pattern_t handle, CallArgs a, unsigned long flags, nbr_r
         BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
         match_fixed_blocks(a, *pattern, send, recv);
         const std::optional<std::uint64_t> bytes =
-            a.variable ? persistent_mean_bytes(*pattern, *request, a, send) : block_bytes(a, send, recv);
+            a.variable ? persistent_mean_bytes(*pattern, *request, a, send) : block_bytes(a, recv);
         if (!a.variable) {
             bind_persistent(*pattern, *request, a, send, recv, bytes);
             *out = handle_of(*request.release());
@@ -450,7 +450,7 @@ int start_nonblocking(nbr_pattern_t handle, CallArgs a, nbr_request_t* out) {
         BlockBuffer send = send_buffer(a, request->send_type, *pattern);
         BlockBuffer recv = recv_buffer(a, request->recv_type, *pattern);
         match_fixed_blocks(a, *pattern, send, recv);
-        request->pick = pick_for(*pattern, a.collective, a.variable, CallMode::nonblocking, block_bytes(a, send, recv),
+        request->pick = pick_for(*pattern, a.collective, a.variable, CallMode::nonblocking, block_bytes(a, recv),
                                  [&] { return variant_of_call(*pattern, a, send, recv); });
         request->variant = request->pick.variant;
         const PlanUse use =
