@@ -168,34 +168,55 @@ bool usable_typed_blocks(const int* counts, const MPI_Aint* displs, const MPI_Da
     return record.comm;
 }
 
-/// The communicator on which this blocking call goes straight to MPI's collective, from the
-/// pattern's hand-off record (hand_off.hpp), or MPI_COMM_NULL. Only well-formed calls on the
-/// common predefined types qualify, the same calls the full path would hand over; any other
-/// call, and so every error, takes the full path and its checks and messages.
-MPI_Comm direct_hand_off(nbr_pattern_t handle, const CallArgs& a, nbr::internal::HandOffTiming& timing) {
+/// The pattern's hand-off record (hand_off.hpp) if this blocking fixed-size call of collective
+/// `c` goes straight to MPI's collective, else nullptr. Reads the entry point's own arguments,
+/// inline, so that the common call runs one straight stretch of code and reads two lines of the
+/// hand-off page: between processes that share a core every line it touches is cold at each
+/// call (bench/measure_real/README.md). Only well-formed calls on the common predefined types
+/// qualify, the same calls the full path would hand over; any other call, and so every error,
+/// takes the full path and its checks and messages.
+[[gnu::always_inline]] inline const nbr::internal::HandOff* fixed_hand_off(nbr_pattern_t handle, int c,
+                                                                           const void* sendbuf, int sendcount,
+                                                                           MPI_Datatype sendtype, const void* recvbuf,
+                                                                           int recvcount, MPI_Datatype recvtype,
+                                                                           nbr::internal::HandOffTiming& timing) {
+    const nbr::internal::HandOff* record = nbr::internal::hand_off_of(reinterpret_cast<std::uintptr_t>(handle));
+    if (record == nullptr || !nbr::internal::progress::none_registered()) [[unlikely]]
+        return nullptr;
+    if (!usable_buffer(sendbuf) || !usable_buffer(recvbuf) || (sendcount | recvcount) < 0) [[unlikely]]
+        return nullptr;
+    const int send_size = nbr::internal::hand_off_type_size(sendtype);
+    const int recv_size = nbr::internal::hand_off_type_size(recvtype);
+    const auto bytes = static_cast<std::uint64_t>(sendcount) * static_cast<std::uint64_t>(send_size);
+    if (send_size == 0 || recv_size == 0 ||
+        bytes != static_cast<std::uint64_t>(recvcount) * static_cast<std::uint64_t>(recv_size)) [[unlikely]] {
+        return nullptr;  // a type not predefined, or blocks of two sizes (a free side, or an error)
+    }
+    if (bytes >= record->native_from[c]) [[likely]]
+        return record;
+    const auto size_class = static_cast<std::size_t>(std::bit_width(bytes));  // tuner.hpp's size_class_of
+    if (size_class >= 64 || ((record->native_classes[c] >> size_class) & 1U) == 0) return nullptr;
+    nbr::internal::count_hand_off(record, c, size_class, timing);
+    return record;
+}
+
+/// The communicator on which this blocking v-call or alltoallw call goes straight to MPI's
+/// collective, from the pattern's hand-off record, or MPI_COMM_NULL (the same rules as
+/// fixed_hand_off).
+MPI_Comm variable_hand_off(nbr_pattern_t handle, const CallArgs& a, nbr::internal::HandOffTiming& timing) {
     if (a.large) return MPI_COMM_NULL;  // checked on the full path
     const nbr::internal::HandOff* record = nbr::internal::hand_off_of(reinterpret_cast<std::uintptr_t>(handle));
     if (record == nullptr || !nbr::internal::progress::none_registered()) return MPI_COMM_NULL;
     if (!usable_buffer(a.sendbuf) || !usable_buffer(a.recvbuf)) return MPI_COMM_NULL;
     if (a.per_block_types) return direct_alltoallw(*record, a, timing);
-    const int send_size = nbr::internal::predefined_size(a.sendtype);
-    const int recv_size = nbr::internal::predefined_size(a.recvtype);
-    if (send_size == 0 || recv_size == 0) return MPI_COMM_NULL;
     const int c = nbr::internal::index_of(a.collective);
-    if (a.variable) {
-        if (!record->variable_native[c] || !usable_counts(a, *record)) return MPI_COMM_NULL;
-        if (record->counted) {
-            nbr::internal::count_hand_off(record, c, nbr::internal::HandOffCounts::kVariableClass, timing);
-        }
-        return record->comm;
+    if (nbr::internal::predefined_size(a.sendtype) == 0 || nbr::internal::predefined_size(a.recvtype) == 0 ||
+        !record->variable_native[c] || !usable_counts(a, *record)) {
+        return MPI_COMM_NULL;
     }
-    if (a.sendcount < 0 || a.recvcount < 0) return MPI_COMM_NULL;
-    const auto bytes = static_cast<std::uint64_t>(a.sendcount) * static_cast<std::uint64_t>(send_size);
-    if (bytes != static_cast<std::uint64_t>(a.recvcount) * static_cast<std::uint64_t>(recv_size)) return MPI_COMM_NULL;
-    if (bytes >= record->native_from[c]) return record->comm;
-    const auto size_class = static_cast<std::size_t>(std::bit_width(bytes));  // tuner.hpp's size_class_of
-    if (size_class >= 64 || ((record->native_classes[c] >> size_class) & 1U) == 0) return MPI_COMM_NULL;
-    nbr::internal::count_hand_off(record, c, size_class, timing);
+    if (record->counted) {
+        nbr::internal::count_hand_off(record, c, nbr::internal::HandOffCounts::kVariableClass, timing);
+    }
     return record->comm;
 }
 
@@ -253,13 +274,11 @@ void run_variant(PatternState& pattern, Variant& variant, const CallArgs& a, con
     });
 }
 
-/// A blocking call: straight to MPI's collective where the pattern's hand-off record allows it,
-/// else the full path. Kept small, with what it reads inline, and first in the hot section, at
-/// a page boundary: the section (about 2.7 KiB optimized, this and the blocking entry points)
-/// is one page.
-NBR_HOT [[gnu::aligned(4096)]] int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
+/// A blocking v-call or alltoallw call: straight to MPI's collective where the pattern's
+/// hand-off record allows it, else the full path.
+NBR_HOT int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
     nbr::internal::HandOffTiming timing;
-    const MPI_Comm direct = direct_hand_off(handle, a, timing);
+    const MPI_Comm direct = variable_hand_off(handle, a, timing);
     if (direct == MPI_COMM_NULL) return run_blocking_fully(handle, a);
     const double started = timing.calls != nullptr ? MPI_Wtime() : 0.0;
     const int code = call_native(direct, a);
@@ -267,20 +286,79 @@ NBR_HOT [[gnu::aligned(4096)]] int run_blocking(nbr_pattern_t handle, const Call
     return code == MPI_SUCCESS ? NBR_SUCCESS : native_failure(code, a);
 }
 
+/// MPI's fixed-size collective `C` on the communicator `comm`.
+template <Collective C>
+[[gnu::always_inline]] inline int native_fixed(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    if constexpr (C == Collective::allgather) {
+        return MPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    } else {
+        return MPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+}
+
+/// run_fixed's other ways, out of line so that the common call's code stays one stretch: the
+/// full path (the record does not take the call), ...
+template <Collective C>
+[[gnu::noinline]] int fixed_fully(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  int recvcount, MPI_Datatype recvtype, nbr_pattern_t handle) {
+    return run_blocking_fully(handle, fixed(C, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+}
+
+/// ... MPI's failure, reported as the full path reports it ...
+template <Collective C>
+[[gnu::cold, gnu::noinline]] int fixed_failure(int code, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                               void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+    return native_failure(code, fixed(C, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+}
+
+/// ... and a handed-off call of a measured pattern that is timed for the report.
+template <Collective C>
+[[gnu::noinline]] int fixed_timed(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                  const nbr::internal::HandOffTiming& timing) {
+    const double started = MPI_Wtime();
+    const int code = native_fixed<C>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    nbr::internal::add_hand_off_time(timing, (MPI_Wtime() - started) * 1e6);
+    return code == MPI_SUCCESS ? NBR_SUCCESS
+                               : fixed_failure<C>(code, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+}
+
+/// A blocking fixed-size call: straight to MPI's collective where the pattern's hand-off record
+/// allows it (fixed_hand_off), else the full path. Inlined into its entry point.
+template <Collective C>
+[[gnu::always_inline]] inline int run_fixed(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                            int recvcount, MPI_Datatype recvtype, nbr_pattern_t handle) {
+    nbr::internal::HandOffTiming timing;
+    const nbr::internal::HandOff* record =
+        fixed_hand_off(handle, index_of(C), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, timing);
+    if (record == nullptr) [[unlikely]] {
+        return fixed_fully<C>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, handle);
+    }
+    if (timing.calls != nullptr) [[unlikely]] {
+        return fixed_timed<C>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, record->comm, timing);
+    }
+    const int code = native_fixed<C>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, record->comm);
+    if (code == MPI_SUCCESS) [[likely]]
+        return NBR_SUCCESS;
+    return fixed_failure<C>(code, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+}
+
 }  // namespace
 
 extern "C" {
 
-NBR_HOT int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                   int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern) {
-    return run_blocking(pattern,
-                        fixed(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+/// The blocking entry points come first in the hot section, with run_blocking (about 3.5 KiB
+/// optimized), and this one aligns it to a page: a blocking call's code lies on one page.
+NBR_HOT [[gnu::aligned(4096)]] int nbr_neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                                          void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                                          nbr_pattern_t pattern) {
+    return run_fixed<Collective::allgather>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern);
 }
 
 NBR_HOT int nbr_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                   int recvcount, MPI_Datatype recvtype, nbr_pattern_t pattern) {
-    return run_blocking(pattern,
-                        fixed(Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+    return run_fixed<Collective::alltoall>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, pattern);
 }
 
 NBR_HOT int nbr_neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

@@ -2,6 +2,7 @@
 
 #include <bit>
 
+#include "block_buffer.hpp"
 #include "handles.hpp"
 #include "tuner.hpp"
 
@@ -42,7 +43,20 @@ bool class_in_band(const PatternState& pattern, const ShapeKey& key) {
 
 }  // namespace
 
+int other_predefined_size(MPI_Datatype type) {
+    return predefined_size(type);
+}
+
 void publish_hand_off(const PatternState& pattern) {
+    // Once, before the first record is live (its handle's release store publishes them too).
+    [[maybe_unused]] static const bool common_types = [] {
+        auto& types = hand_off_page.common_types;
+        types[0] = MPI_BYTE;
+        types[1] = MPI_CHAR;
+        types[2] = MPI_INT;
+        types[3] = MPI_DOUBLE;
+        return true;
+    }();
     HandOff* record = hand_off_record(pattern.handle);
     if (record == nullptr) return;
     const bool measured = pattern.tuner != nullptr;  // its shapes say what is handed off

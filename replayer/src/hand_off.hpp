@@ -48,12 +48,32 @@ inline constexpr std::size_t kHandOffs = 63;
 struct alignas(4096) HandOffPage {
     /// The number of registered executions (progress.hpp; written by progress.cpp only, under its lock).
     std::atomic<std::size_t> registered{0};
+    /// MPI_BYTE, MPI_CHAR, MPI_INT and MPI_DOUBLE (the first publish_hand_off fills them): the
+    /// types most calls pass, told apart on the line a blocking call reads anyway instead of
+    /// through MPI's symbols (one more cold line each).
+    MPI_Datatype common_types[4] = {};
     /// The records, indexed by handle slot − 1 (hand_off.cpp writes them, at load and free).
     HandOff records[kHandOffs];
 };
 static_assert(sizeof(HandOffPage) == 4096, "the hand-off's data is one page");
 static_assert(sizeof(HandOff) == 64, "a hand-off record is one cache line");
 extern HandOffPage hand_off_page;
+
+/// block_buffer.hpp's predefined_size, out of line.
+int other_predefined_size(MPI_Datatype type);
+/// The size of a predefined type, 0 for any other (predefined_size): the common types from the
+/// hand-off page's first line (valid once a record is live), the others out of line.
+inline int hand_off_type_size(MPI_Datatype type) {
+    const auto& common = hand_off_page.common_types;
+    int size = 0;  // compared without branches: one path through the common types
+    size = type == common[0] ? 1 : size;
+    size = type == common[1] ? 1 : size;
+    size = type == common[2] ? static_cast<int>(sizeof(int)) : size;
+    size = type == common[3] ? static_cast<int>(sizeof(double)) : size;
+    if (size == 0) [[unlikely]]
+        size = other_predefined_size(type);
+    return size;
+}
 
 /// @brief The calls of a measured pattern that went straight to MPI's collective, per
 /// collective and size class (v-calls: class kVariableClass), so that the report counts them
