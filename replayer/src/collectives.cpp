@@ -89,15 +89,28 @@ Execution& blocking_execution(PatternState& pattern, const PlanUse& use) {
 #endif
 }
 
+/// MPI's fixed-size collective `C` on the communicator `comm`.
+template <Collective C>
+[[gnu::always_inline]] inline int native_fixed(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    if constexpr (C == Collective::allgather) {
+        return MPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    } else {
+        return MPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+}
+
 [[gnu::always_inline]] inline int call_native(MPI_Comm c, const CallArgs& a) {
     if (a.large) return call_native_large(c, a);
     const auto send_count = static_cast<int>(a.sendcount);  // int unless large
     const auto recv_count = static_cast<int>(a.recvcount);
     if (a.collective == Collective::allgather && !a.variable) {
-        return MPI_Neighbor_allgather(a.sendbuf, send_count, a.sendtype, a.recvbuf, recv_count, a.recvtype, c);
+        return native_fixed<Collective::allgather>(a.sendbuf, send_count, a.sendtype, a.recvbuf, recv_count, a.recvtype,
+                                                   c);
     }
     if (a.collective == Collective::alltoall && !a.variable) {
-        return MPI_Neighbor_alltoall(a.sendbuf, send_count, a.sendtype, a.recvbuf, recv_count, a.recvtype, c);
+        return native_fixed<Collective::alltoall>(a.sendbuf, send_count, a.sendtype, a.recvbuf, recv_count, a.recvtype,
+                                                  c);
     }
     if (a.collective == Collective::allgather) {
         return MPI_Neighbor_allgatherv(a.sendbuf, send_count, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
@@ -152,7 +165,7 @@ bool usable_typed_blocks(const int* counts, const MPI_Aint* displs, const MPI_Da
     return nbr::internal::predefined_size(first) != 0 && (other == types + n || all_predefined(other, types + n));
 }
 
-/// direct_hand_off for alltoallw: well-formed calls whose every block has a common predefined
+/// variable_hand_off for alltoallw: well-formed calls whose every block has a common predefined
 /// type, where the pattern hands alltoallw to MPI. Out of the hot section: few applications
 /// call alltoallw, and its checks are one pass over its arrays.
 [[gnu::noinline]] MPI_Comm direct_alltoallw(const nbr::internal::HandOff& record, const CallArgs& a,
@@ -284,17 +297,6 @@ NBR_HOT int run_blocking(nbr_pattern_t handle, const CallArgs& a) {
     const int code = call_native(direct, a);
     if (timing.calls != nullptr) nbr::internal::add_hand_off_time(timing, (MPI_Wtime() - started) * 1e6);
     return code == MPI_SUCCESS ? NBR_SUCCESS : native_failure(code, a);
-}
-
-/// MPI's fixed-size collective `C` on the communicator `comm`.
-template <Collective C>
-[[gnu::always_inline]] inline int native_fixed(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    if constexpr (C == Collective::allgather) {
-        return MPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    } else {
-        return MPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    }
 }
 
 /// run_fixed's other ways, out of line so that the common call's code stays one stretch: the
