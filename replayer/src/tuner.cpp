@@ -57,6 +57,16 @@ double mean_of(const std::vector<double>& values) {
     return sum / static_cast<double>(values.size());
 }
 
+/// Adds a timed trial call to the candidate's current turn; the turn's last one makes the
+/// turn's mean a sample (Tuner::kSpanCalls).
+void add_to_span(TrialCandidate& candidate, double us) {
+    candidate.span_us += us;
+    if (++candidate.span_calls < Tuner::kSpanCalls) return;
+    candidate.samples.push_back(candidate.span_us / Tuner::kSpanCalls);
+    candidate.span_us = 0;
+    candidate.span_calls = 0;
+}
+
 /// The candidates still in the trial, in the model's order.
 std::vector<std::uint32_t> live(const Shape& shape) {
     std::vector<std::uint32_t> out;
@@ -255,10 +265,10 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
             return trial_call(pattern, index);  // runs the lag, or applies the agreement at once
         }
     }
-    // Each candidate's timed call follows kWarmCalls untimed ones of its own (the first does its
-    // first-call setup), so that it starts from the arrival skew its own calls leave.
+    // Each candidate's timed calls follow kWarmCalls untimed ones of its own (the first does its
+    // first-call setup), so that they start from the arrival skew its own calls leave.
     const std::uint32_t candidate = alive[shape.in_round / kTurnCalls];
-    const bool timed = shape.in_round++ % kTurnCalls == kWarmCalls;
+    const bool timed = shape.in_round++ % kTurnCalls >= kWarmCalls;
     return timed ? trial_pick(index, shape, candidate) : untimed(candidate);
 }
 
@@ -270,10 +280,9 @@ void Tuner::record(const PatternState& pattern, const Pick& pick, double us) {
         us += testing_penalty_us(name);
         auto& candidate = shape.candidates[pick.candidate];
         ++candidate.trial_calls;
-        auto& samples = candidate.samples;
         if (pick.sample) {
-            us += testing_noise_us(name, samples.size());
-            samples.push_back(us);
+            us += testing_noise_us(name, candidate.samples.size());
+            add_to_span(candidate, us);
         }
         shape.trial_us += us;
     } else if (shape.state != Shape::State::trial) {

@@ -44,8 +44,10 @@ struct ShapeKey {
 /// @brief One candidate of a shape: a variant of the pattern and what was measured of it.
 struct TrialCandidate {
     std::uint32_t variant = 0;
-    std::vector<double> samples;    ///< this rank's timed trial calls, µs
-    std::uint64_t trial_calls = 0;  ///< this rank's trial calls of it, samples or not
+    std::vector<double> samples;    ///< this rank's samples, µs: each the mean of a turn's timed calls
+    std::uint64_t trial_calls = 0;  ///< this rank's trial calls of it, timed or not
+    double span_us = 0;             ///< this rank: time in the current turn's timed calls so far
+    std::uint32_t span_calls = 0;   ///< the current turn's timed calls so far
     /// After an agreement: the largest over the ranks of each rank's median, mean and
     /// interquartile range, and the least sample count (0: some rank had none in).
     double median_us = std::numeric_limits<double>::quiet_NaN();
@@ -73,8 +75,8 @@ struct Shape {
     std::uint64_t run_calls = 0;    ///< sampled (timed) calls after the choice
     std::uint64_t after_calls = 0;  ///< calls after the choice
     // The trial schedule: rounds over the candidates not pruned, each candidate's turn
-    // kWarmCalls untimed calls then a timed one; agreements after kPruneRound rounds and every
-    // kTrialRounds rounds, the last after kMaxTrialRounds.
+    // kWarmCalls untimed calls then kSpanCalls timed ones (their mean one sample); agreements
+    // after kPruneRound rounds and every kTrialRounds rounds, the last after kMaxTrialRounds.
     std::uint32_t round = 0;
     std::uint32_t in_round = 0;  ///< calls made in the round (kTurnCalls per live candidate)
     MPI_Request agreement = MPI_REQUEST_NULL;
@@ -99,11 +101,14 @@ struct Pick {
 /// call shapes' statistics alone (NBR_LOAD_STATS: model_only).
 class Tuner {
 public:
-    /// A candidate's turn in a trial round: kWarmCalls untimed calls, then the timed one, so
-    /// that the timed call starts from the arrival skew the candidate's own calls leave, not
-    /// from the previous candidate's.
+    /// A candidate's turn in a trial round: kWarmCalls untimed calls, so that its timed calls
+    /// start from the arrival skew the candidate's own calls leave, not from the previous
+    /// candidate's; then kSpanCalls timed calls, whose mean is one sample, so that a sample
+    /// also holds what a call leaves to the next one of its own (a call alone and in the
+    /// application's stream of calls can rank two candidates in opposite order).
     static constexpr std::uint32_t kWarmCalls = 1;
-    static constexpr std::uint32_t kTurnCalls = kWarmCalls + 1;
+    static constexpr std::uint32_t kSpanCalls = 2;
+    static constexpr std::uint32_t kTurnCalls = kWarmCalls + kSpanCalls;
     /// The round after which clearly slower candidates are pruned, and what "clearly" is.
     static constexpr std::uint32_t kPruneRound = 2;
     static constexpr double kPruneFactor = 1.5;
@@ -206,7 +211,7 @@ private:
     /// kPruneFactor times the fastest's median and told apart from it leave the trials, later
     /// all those told apart from it.
     static void prune(Shape& shape, std::uint32_t best);
-    /// A trial call of `candidate` whose time is a sample of it (trial_call unmarks the untimed ones).
+    /// A trial call of `candidate` whose time goes to a sample of it (trial_call unmarks the untimed ones).
     [[nodiscard]] Pick trial_pick(int index, const Shape& shape, std::uint32_t candidate) const;
 };
 

@@ -27,9 +27,13 @@ using nbr::test::world_rank;
 using nbr::test::world_size;
 
 /// Calls enough for every shape to finish its trials however close its candidates time: 20
-/// rounds of 3 candidates, an untimed and a timed call each, the lag of 4 calls of five
+/// rounds of 3 candidates, an untimed and two timed calls each, the lag of 4 calls of five
 /// agreements (nonblocking and persistent), and some after.
-constexpr int kCalls = 150;
+constexpr int kCalls = 220;
+/// Trial calls per candidate and round (Tuner::kTurnCalls): an untimed call, then two timed
+/// ones whose mean is a sample.
+constexpr unsigned kTurn = nbr::internal::Tuner::kTurnCalls;
+static_assert(kTurn == 3);
 
 /// The variants' names as libnbr reports them (an auto directory's subdirectories).
 const std::string kNaive = "naive", kRelay = "relay", kCommonNeighbor = "cn2";
@@ -186,10 +190,10 @@ TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpi
     EXPECT_EQ(std::string(s.variant), kNaive);
     EXPECT_EQ(s.calls, static_cast<unsigned long long>(kCalls));
     EXPECT_EQ(s.candidates, 3);
-    // 2 rounds of 3 candidates, an untimed and a timed call each; relay and cn2 pruned; naive
-    // alone: chosen at the prune.
-    EXPECT_EQ(s.trial_calls, 12U);
-    EXPECT_EQ(s.after_calls, static_cast<unsigned long long>(kCalls) - 12U);
+    // 2 rounds of 3 candidates, an untimed and two timed calls each; relay and cn2 pruned;
+    // naive alone: chosen at the prune.
+    EXPECT_EQ(s.trial_calls, 2U * 3 * kTurn);
+    EXPECT_EQ(s.after_calls, static_cast<unsigned long long>(kCalls) - 2U * 3 * kTurn);
     // One call in 16 after the choice is timed, the first included (the report's time per call);
     // naive runs MPI's own collective, so after four timed calls the others go straight to it
     // (hand_off.hpp): counted, and still one in 16 timed, the first of them included, so that the
@@ -199,10 +203,10 @@ TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpi
     EXPECT_EQ(s.run_calls, Tuner::kHandOffSamples + (handed_off + Tuner::kRunSample - 1) / Tuner::kRunSample);
     EXPECT_GT(handed_off, 4 * Tuner::kRunSample);
     EXPECT_TRUE(std::isfinite(s.naive_us));
-    // Naive runs: nothing saved after the trials, which cost relay's 4 calls 2 s more than
-    // naive's median and cn2's 4 calls 1 s more (real times, even on a busy machine, differ by
+    // Naive runs: nothing saved after the trials, which cost relay's 6 calls 2 s more than
+    // naive's median and cn2's 6 calls 1 s more (real times, even on a busy machine, differ by
     // less than the 0.5 s allowed over all calls).
-    EXPECT_NEAR(s.saved_us, -(4 * 2e6 + 4 * 1e6), 5e5);
+    EXPECT_NEAR(s.saved_us, -(2 * kTurn * 2e6 + 2 * kTurn * 1e6), 5e5);
     const char* name = nullptr;
     double median = 0;
     unsigned long long samples = 0;
@@ -257,16 +261,16 @@ TEST_F(MeasureTest, CandidatesToldApartAreDecidedAfterFiveRounds) {
         EXPECT_EQ(s.state, NBR_SHAPE_MEASURED) << cn2;
         EXPECT_EQ(std::string(s.variant), kNaive) << cn2;
         EXPECT_EQ(allgather_decision(), NBR_DECISION_TOLD_APART) << cn2;
-        EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 3U * 2 * 2) << cn2;  // rounds 0-1 of 3, 2-4 of 2
-        // Naive runs: the trials' cost beyond naive is relay's 4 calls at 10 s more and cn2's 10
+        EXPECT_EQ(s.trial_calls, 2U * 3 * kTurn + 3U * 2 * kTurn) << cn2;  // rounds 0-1 of 3, 2-4 of 2
+        // Naive runs: the trials' cost beyond naive is relay's 6 calls at 10 s more and cn2's 15
         // calls at (cn2 - 10 s) more.
-        EXPECT_NEAR(s.saved_us, -(4 * 1e7 + 10 * (cn2 - 1e7)), 5e5) << cn2;
+        EXPECT_NEAR(s.saved_us, -(2 * kTurn * 1e7 + 5 * kTurn * (cn2 - 1e7)), 5e5) << cn2;
     }
 }
 
 TEST_F(MeasureTest, TheSavingAgainstNaiveCountsEveryCallTrialsIncluded) {
     // Naive 1 s slower and relay 3 s: both pruned after round 2, cn2 runs. Every call after the
-    // trials saves 1 s; in the trials cn2's 4 calls saved 1 s each and relay's 4 cost 2 s each.
+    // trials saves 1 s; in the trials cn2's 6 calls saved 1 s each and relay's 6 cost 2 s each.
     ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 1e6), 0);
     ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 3e6), 0);
     load();
@@ -275,10 +279,12 @@ TEST_F(MeasureTest, TheSavingAgainstNaiveCountsEveryCallTrialsIncluded) {
     EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
     EXPECT_EQ(std::string(s.variant), kCommonNeighbor);
     EXPECT_EQ(allgather_decision(), NBR_DECISION_TOLD_APART);
-    EXPECT_EQ(s.trial_calls, 12U);
-    EXPECT_EQ(s.after_calls, static_cast<unsigned long long>(kCalls) - 12U);
+    constexpr int kTrials = 2 * 3 * kTurn;
+    EXPECT_EQ(s.trial_calls, static_cast<unsigned long long>(kTrials));
+    EXPECT_EQ(s.after_calls, static_cast<unsigned long long>(kCalls - kTrials));
     // Real times differ too, by up to a few ms per call on a busy machine: 10 ms per call allowed.
-    EXPECT_NEAR(s.saved_us, (kCalls - 12) * 1e6 + 4 * 1e6 - 4 * 2e6, 5e5 + (kCalls - 12) * 1e4);
+    EXPECT_NEAR(s.saved_us, (kCalls - kTrials) * 1e6 + 2 * kTurn * 1e6 - 2 * kTurn * 2e6,
+                5e5 + (kCalls - kTrials) * 1e4);
 }
 
 /// Trials the last round cannot resolve: every second sample of relay (the model's winner) and
@@ -301,8 +307,8 @@ std::pair<std::string, nbr_decision_t> MeasureTest::unresolved_choice(const std:
     const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
     EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
     EXPECT_TRUE(same_on_every_rank(s.variant));
-    EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 18U * 2 * 2);  // one pruned after round 2; 20 rounds
-    const int later_index = later == kNaive ? 1 : 2;     // the allgather candidates: relay, naive, cn2
+    EXPECT_EQ(s.trial_calls, 2U * 3 * kTurn + 18U * 2 * kTurn);  // one pruned after round 2; 20 rounds
+    const int later_index = later == kNaive ? 1 : 2;             // the allgather candidates: relay, naive, cn2
     double relay = NAN, other = NAN;
     EXPECT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, nullptr, &relay, nullptr, nullptr), 0);
     EXPECT_EQ(nbr_pattern_shape_candidate(pattern_, 0, later_index, nullptr, &other, nullptr, nullptr), 0);
@@ -367,7 +373,7 @@ TEST_F(MeasureTest, OnSharedCoresAShapeTheTrialsCannotResolveKeepsNaiveWhileItIs
         blocking_allgathers(kCalls);
         const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
         EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
-        EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 18U * 2 * 2);  // cn2 pruned after round 2; 20 rounds
+        EXPECT_EQ(s.trial_calls, 2U * 3 * kTurn + 18U * 2 * kTurn);  // cn2 pruned after round 2; 20 rounds
         const bool naive_runs = shared == 1 || (shared == -1 && shared_here);
         EXPECT_EQ(std::string(s.variant), naive_runs ? kNaive : kRelay);
         EXPECT_EQ(allgather_decision(), naive_runs ? NBR_DECISION_SHARED_CORES : NBR_DECISION_LOWEST_MEDIAN);
@@ -388,7 +394,7 @@ TEST_F(MeasureTest, CandidatesTheTrialsCannotTellApartRunMoreRoundsAndStillOneIs
     EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
     EXPECT_NE(std::string(s.variant), kRelay);
     EXPECT_TRUE(same_on_every_rank(s.variant));
-    EXPECT_EQ(s.trial_calls, 2U * 3 * 2 + 18U * 2 * 2);  // relay pruned after round 2; 20 rounds
+    EXPECT_EQ(s.trial_calls, 2U * 3 * kTurn + 18U * 2 * kTurn);  // relay pruned after round 2; 20 rounds
     EXPECT_EQ(s.after_calls, static_cast<unsigned long long>(kCalls) - s.trial_calls);
     unsigned long long samples = 0;
     for (int c = 1; c < 3; ++c) {  // naive and cn2: a sample per round
