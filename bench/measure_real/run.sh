@@ -16,8 +16,8 @@
 #     cases: 2 ranks bound to cores with 32 parallel edges; 16 oversubscribed ranks on Moore
 #     (2,1) and random δ = 0.3, which time the scheduler as much as the messages)
 #   env:   NBR_ROUNDS (default 21: nbr-bench times the variants in turn, median round),
-#          NBR_ITERS16 (16-rank cases, default 500; warm-up iters/10, at least 150 calls: the
-#          trials of three candidates the machine's noise cannot order take up to 120),
+#          NBR_ITERS16 (16-rank cases, default 500; warm-up iters/10, at least 200 calls: the
+#          trials of three candidates the machine's noise cannot order take up to 180),
 set -euo pipefail
 source "$(dirname "$0")/../lib/study.sh"
 study_init "$@"
@@ -46,7 +46,7 @@ for case in ${NBR_CASES:-pe32 moore-r1 random-0.3}; do
         for l in $(seq "$launches"); do
             echo "== $case $collective, launch $l"
             "${launch[@]}" "$build/bench/nbr-bench" --patterns "$out/$case-auto" --measure \
-                --collective "$collective" --sizes "$sizes" --iters "$n" --rounds "$rounds" --warmup $((n / 10 > 150 ? n / 10 : 150)) \
+                --collective "$collective" --sizes "$sizes" --iters "$n" --rounds "$rounds" --warmup $((n / 10 > 200 ? n / 10 : 200)) \
                 --only "native,nbr,nbr-measured,$candidates" --json "$out/$case.$collective.$l.json"
         done
     done
