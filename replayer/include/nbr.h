@@ -174,12 +174,13 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * calls, a size band of the pattern and a power-of-two class of block sizes inside it - the
  * candidates the directory keeps (`nbrc compile --algo auto --keep K`: the model's winner, its
  * next fastest, naive) are timed in the shape's first calls, in rounds of an untimed call then
- * two timed ones of each candidate (their mean one sample). After the second round the ranks agree (one MPI_Iallreduce
- * on the pattern's communicator: per candidate the slowest rank's median and interquartile range and the least sample
- * count) and drop candidates over 1.5x the fastest. After the fifth round, and every fifth after it, they agree again:
- * the candidates told apart from the fastest (even at the ends of the medians' 95 % intervals, median +- 1.58 IQR /
- * sqrt(samples), the fastest is at most 3 % slower) leave; the fastest is chosen when it is the last, or after the
- * twentieth round (then naive instead if its median is at most 3 % above the fastest's: a
+ * two timed ones of each candidate (their mean one sample). After the second round the ranks
+ * agree (one MPI_Iallreduce on the pattern's communicator: per candidate the slowest rank's
+ * median and interquartile range and the least sample count) and drop candidates over 1.5x the
+ * fastest. After the fifth round, and every fifth after it, they agree again: the candidates
+ * told apart from the fastest (even at the ends of the medians' 95 % intervals, median +- 1.58
+ * IQR / sqrt(samples), the fastest is at most 3 % slower) leave; the fastest is chosen when it
+ * is the last, or after the twentieth round (then naive instead if its median is at most 3 % above the fastest's: a
  * difference that small does not move a shape off MPI's own collective; where some node runs
  * more of the communicator's ranks than the logical CPUs their affinity masks allow, naive
  * whenever it is still a candidate: single calls timed on shared cores rank the candidates by
