@@ -253,8 +253,10 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
         }
     }
     // Each candidate's timed calls follow kWarmCalls untimed ones of its own (the first does its
-    // first-call setup), so that they start from the arrival skew its own calls leave.
-    const std::uint32_t candidate = alive[shape.in_round / kTurnCalls];
+    // first-call setup), so that they start from the arrival skew its own calls leave; the
+    // candidates' turns in a round follow turn_order.
+    const std::uint32_t candidate =
+        alive[turn_order(shape.round, static_cast<std::uint32_t>(alive.size()), shape.in_round / kTurnCalls)];
     const bool timed = shape.in_round++ % kTurnCalls >= kWarmCalls;
     return timed ? trial_pick(index, shape, candidate) : untimed(candidate);
 }

@@ -215,6 +215,21 @@ private:
     [[nodiscard]] Pick trial_pick(int index, const Shape& shape, std::uint32_t candidate) const;
 };
 
+/// @brief Which of `n` live candidates takes `turn` in round `round`: the rounds run the rows of a
+/// Williams design (Williams 1949, a crossover design balanced for carryover: the first row 0,
+/// 1, n−1, 2, n−2, …, each next row that plus one mod n, and for odd n the n rows mirrored after
+/// them), so over n rounds (2n for odd n) every candidate's turn follows every other's equally
+/// often, and what a candidate's calls leave to the next turn burdens no candidate more than
+/// another. Round 0 starts with the model's winner.
+inline std::uint32_t turn_order(std::uint32_t round, std::uint32_t n, std::uint32_t turn) {
+    if (n <= 1) return 0;
+    const std::uint32_t rows = n % 2 == 0 ? n : 2 * n;
+    const std::uint32_t row = round % rows;
+    const std::uint32_t t = row >= n ? n - 1 - turn : turn;
+    const std::uint32_t first = t == 0 ? 0 : (t % 2 == 1 ? (t + 1) / 2 : n - t / 2);
+    return (first + row % n) % n;
+}
+
 /// @brief The candidates (variant indices, the model's order) of a shape of the pattern.
 [[nodiscard]] std::vector<std::uint32_t> candidates_for(const PatternState& pattern, const ShapeKey& key);
 

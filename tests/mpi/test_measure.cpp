@@ -180,6 +180,31 @@ void alltoall_twice(nbr_pattern_t pattern, nbr_request_t* persistent, const std:
     ASSERT_EQ(got, expected) << "persistent start " << call;
 }
 
+TEST(TurnOrder, EveryRoundIsAPermutationAndEveryCandidateFollowsEveryOtherEquallyOften) {
+    using nbr::internal::turn_order;
+    for (std::uint32_t n = 1; n <= 7; ++n) {
+        const std::uint32_t rows = n % 2 == 0 ? n : 2 * n;
+        std::vector<std::vector<int>> follows(n, std::vector<int>(n, 0));  // [before][after]
+        for (std::uint32_t round = 0; round < rows; ++round) {
+            std::vector<bool> seen(n, false);
+            for (std::uint32_t turn = 0; turn < n; ++turn) {
+                const std::uint32_t c = turn_order(round, n, turn);
+                ASSERT_LT(c, n);
+                EXPECT_FALSE(seen[c]) << "n " << n << " round " << round;
+                seen[c] = true;
+                if (turn > 0) ++follows[turn_order(round, n, turn - 1)][c];
+            }
+            EXPECT_EQ(turn_order(round + rows, n, 0), turn_order(round, n, 0));  // the design repeats
+        }
+        EXPECT_EQ(turn_order(0, n, 0), 0U) << "round 0 starts with the model's winner";
+        for (std::uint32_t a = 0; a < n; ++a) {
+            for (std::uint32_t b = 0; b < n; ++b) {
+                EXPECT_EQ(follows[a][b], a == b ? 0 : follows[0][n > 1 ? 1 : 0]) << n << ": " << a << " then " << b;
+            }
+        }
+    }
+}
+
 TEST_F(MeasureTest, TheModelsWinnerMadeSlowIsPassedOverAndTheCallsDeliverWhatMpiDelivers) {
     ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e6), 0);           // 2 s a call: pruned
     ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 1e6), 0);  // 1 s: pruned too
