@@ -180,11 +180,12 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * fastest. After the fifth round, and every fifth after it, they agree again: the candidates
  * told apart from the fastest (even at the ends of the medians' 95 % intervals, median +- 1.58
  * IQR / sqrt(samples), the fastest is at most 3 % slower) leave; the fastest is chosen when it
- * is the last, or after the twentieth round (then naive instead if its median is at most 3 % above the fastest's: a
- * difference that small does not move a shape off MPI's own collective; where some node runs
- * more of the communicator's ranks than the logical CPUs their affinity masks allow, naive
- * whenever it is still a candidate: single calls timed on shared cores rank the candidates by
- * the scheduler); every later call of the shape runs the choice.
+ * is the last, or after the twentieth round (then, among the candidates whose medians are at
+ * most 3 % above it, naive if it is one of them, else the first in the model's order: a
+ * difference that small decides nothing; where some node runs more of the communicator's
+ * ranks than the logical CPUs their affinity masks allow, naive whenever it is still a
+ * candidate: single calls timed on shared cores rank the candidates by the scheduler); every
+ * later call of the shape runs the choice.
  * The schedule depends only on the shape's call count and the agreed results, so all ranks run
  * the same candidate in every call, whatever each measured. Blocking calls agree inside the
  * call; nonblocking and persistent shapes start the agreement with a call and use it four calls
@@ -303,10 +304,11 @@ typedef enum {
 typedef enum {
     NBR_DECISION_NONE = 0,          /**< not decided by this job's trials (state other than NBR_SHAPE_MEASURED) */
     NBR_DECISION_TOLD_APART = 1,    /**< every other candidate told apart from it as slower before the last round */
-    NBR_DECISION_LOWEST_MEDIAN = 2, /**< the last round's lowest median, naive not within the 3 % tolerance of it */
-    NBR_DECISION_NAIVE_TIE = 3,     /**< naive, its median within the 3 % tolerance of the lowest */
-    NBR_DECISION_MODEL_TIE = 4,     /**< not a rule of this libnbr (wisdom of an earlier one may say it): the first
-                                         in the model's order within the 3 % tolerance of the lowest */
+    NBR_DECISION_LOWEST_MEDIAN = 2, /**< the last round's lowest median, no candidate earlier in the model's order
+                                         within the 3 % tolerance of it */
+    NBR_DECISION_NAIVE_TIE = 3,     /**< naive, in a near tie (medians within the 3 % tolerance of the lowest),
+                                         which goes to naive before the model's order */
+    NBR_DECISION_MODEL_TIE = 4,     /**< the first in the model's order within the 3 % tolerance of the lowest */
     NBR_DECISION_SHARED_CORES = 5   /**< naive, still in contention after the last round where ranks share cores */
 } nbr_decision_t;
 

@@ -112,24 +112,37 @@ bool is_naive(const PatternState& pattern, const TrialCandidate& candidate) {
     return pattern.variants[candidate.variant].algorithm == "naive";
 }
 
-/// The last agreement's choice: the fastest median, except that naive runs if its median is at
-/// most Tuner::kTolerance above it (MPI's own collective, which cannot lose to noise what it
-/// never gained, and a difference too small to matter does not move a shape off it), and where
-/// ranks share cores (Tuner::oversubscribed) whenever it is still in contention. Returns the
-/// choice and which of these rules made it.
+/// The last agreement's choice among the fastest median and the candidates every rank measured
+/// whose medians are at most Tuner::kTolerance above it, so that a difference too small to
+/// matter does not decide: naive if it is among them (MPI's own collective, which cannot lose
+/// to noise what it never gained), else the first of them in the model's order. Where ranks
+/// share cores (Tuner::oversubscribed) naive runs whenever it is still in contention. Returns
+/// the choice and which of these rules made it.
 std::pair<std::uint32_t, Shape::Decision> final_choice(const PatternState& pattern, const Shape& shape,
                                                        std::uint32_t best) {
     using Decision = Shape::Decision;
     const double within = (1 + Tuner::kTolerance) * shape.candidates[best].median_us;
+    const auto contending = [](const TrialCandidate& candidate) {
+        return !candidate.pruned && candidate.agreed_samples > 0;
+    };
+    const auto near = [&](const TrialCandidate& candidate) {
+        return contending(candidate) && candidate.median_us <= within;
+    };
+    const auto first_near = [&] {  // the model's order in a near tie: best if none before it
+        std::uint32_t c = 0;
+        while (c < best && !near(shape.candidates[c])) ++c;
+        return c;
+    };
     const bool shared_cores = pattern.tuner->oversubscribed;
     for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {
         const TrialCandidate& candidate = shape.candidates[c];
-        if (c == best || !is_naive(pattern, candidate)) continue;
-        if (candidate.pruned || candidate.agreed_samples == 0) continue;
-        if (candidate.median_us <= within) return {c, Decision::naive_tie};
-        if (shared_cores) return {c, Decision::shared_cores};
+        if (!is_naive(pattern, candidate)) continue;
+        if (c == best) return {c, first_near() < best ? Decision::naive_tie : Decision::lowest_median};
+        if (near(candidate)) return {c, Decision::naive_tie};
+        if (shared_cores && contending(candidate)) return {c, Decision::shared_cores};
     }
-    return {best, Decision::lowest_median};
+    const std::uint32_t earlier = first_near();
+    return {earlier, earlier < best ? Decision::model_tie : Decision::lowest_median};
 }
 
 std::mutex& penalty_mutex() {
@@ -397,6 +410,7 @@ schema::Decision schema_decision(Shape::Decision decision) {
         case Shape::Decision::told_apart: return schema::DECIDED_TOLD_APART;
         case Shape::Decision::lowest_median: return schema::DECIDED_LOWEST_MEDIAN;
         case Shape::Decision::naive_tie: return schema::DECIDED_NAIVE_TIE;
+        case Shape::Decision::model_tie: return schema::DECIDED_MODEL_TIE;
         case Shape::Decision::shared_cores: return schema::DECIDED_SHARED_CORES;
     }
     return schema::DECISION_UNRECORDED;
@@ -453,6 +467,7 @@ nbr_decision_t decision_of(Shape::Decision decision) {
         case Shape::Decision::told_apart: return NBR_DECISION_TOLD_APART;
         case Shape::Decision::lowest_median: return NBR_DECISION_LOWEST_MEDIAN;
         case Shape::Decision::naive_tie: return NBR_DECISION_NAIVE_TIE;
+        case Shape::Decision::model_tie: return NBR_DECISION_MODEL_TIE;
         case Shape::Decision::shared_cores: return NBR_DECISION_SHARED_CORES;
     }
     return NBR_DECISION_NONE;

@@ -62,7 +62,7 @@ struct TrialCandidate {
 struct Shape {
     enum class State { single, trial, measured, wisdom, model };
     /// What decided a measured shape (nbr_decision_t); none for the other states.
-    enum class Decision { none, told_apart, lowest_median, naive_tie, shared_cores };
+    enum class Decision { none, told_apart, lowest_median, naive_tie, model_tie, shared_cores };
     ShapeKey key;
     std::vector<TrialCandidate> candidates;  ///< the model's order: [0] is the model's winner
     State state = State::single;
