@@ -193,7 +193,11 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * the application keeps more than four calls of one shape in flight. Nonblocking and
  * persistent calls are timed from the start to the progress that finds them complete (work the
  * application overlaps with them counts alike for every candidate). A shape called fewer times
- * than its trials need keeps trying; the model's winner is then the usual choice. Patterns of
+ * than its trials need keeps trying; the model's winner is then the usual choice. Trials
+ * unfinished when the pattern is freed go on in the next pattern the process loads with
+ * NBR_LOAD_MEASURE from the same compile for the same communicator size and rank on the same
+ * machine (an application that creates its topology communicator anew for every solve), when
+ * every rank carries the same trials (nbr_pattern_wisdom says so); else they start anew. Patterns of
  * one variant, and shapes with one candidate, have nothing to try: their calls are only counted
  * and timed. Wisdom (nbr_wisdom_import) for the pattern, its communicator size and this machine
  * decides shapes without trials; the ranks check that they found the same. Statistics:
@@ -253,8 +257,11 @@ int nbr_pattern_build_adjacent(MPI_Comm comm, int indegree, const int sources[],
 int nbr_pattern_origin(nbr_pattern_t pattern, const char** dir, const char** note);
 
 /**
- * Frees a pattern (local; call before MPI_Finalize) and sets *pattern to NBR_PATTERN_NULL. Fails with
- * NBR_ERR_STATE while persistent requests or incomplete nonblocking requests use it.
+ * Frees a pattern (call before MPI_Finalize) and sets *pattern to NBR_PATTERN_NULL. Fails with
+ * NBR_ERR_STATE while persistent requests or incomplete nonblocking requests use it. Local,
+ * except that a pattern loaded with NBR_LOAD_MEASURE completes the agreements its trials have in
+ * flight (every rank started them, and each waits for the others' progress) before it keeps the
+ * unfinished trials for the pattern's next communicator (nbr_load_pattern_flags).
  */
 int nbr_pattern_free(nbr_pattern_t* pattern);
 
@@ -366,7 +373,10 @@ int nbr_pattern_shape_candidate(nbr_pattern_t pattern, int shape, int candidate,
  *  is the rank's own): "wisdom applied: N shapes chosen without trials", or why
  *  wisdom was passed over (another machine, another tag, bands or variants the pattern lacks,
  *  ranks that found different entries), "no wisdom for this pattern", or "" when the process
- *  had no wisdom at all. Local. */
+ *  had no wisdom at all; then, after "; " where both say something, what became of trials
+ *  carried from the pattern's earlier communicator: "trials of N shapes resumed from an earlier
+ *  communicator of this pattern", or "ranks carry different trials from an earlier communicator
+ *  of this pattern; started anew". Local. */
 int nbr_pattern_wisdom(nbr_pattern_t pattern, const char** note);
 /** Merges a wisdom file into the process's wisdom. Local. NBR_ERR_IO (missing, unreadable),
  *  NBR_ERR_CORRUPT, NBR_ERR_VERSION (newer than this library); on error nothing is merged. */
@@ -377,7 +387,8 @@ int nbr_wisdom_export(const char* path);
 int nbr_wisdom_export_all(const char* path, MPI_Comm comm);
 /** Tags the wisdom this process writes and the wisdom it applies (default ""). Local. */
 int nbr_wisdom_set_tag(const char* tag);
-/** Forgets the process's wisdom. Local. */
+/** Forgets the process's wisdom, and the trials it carries for the next communicator of a
+ *  pattern (nbr_load_pattern_flags). Local. */
 int nbr_wisdom_forget(void);
 
 /** Replays MPI_Neighbor_allgather on the pattern: block i of recvbuf comes from in-neighbor i. */

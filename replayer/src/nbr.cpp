@@ -544,7 +544,7 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
             const auto facts = nbr::internal::machine_facts(comm);
             pattern->machine = facts.fingerprint;
             pattern->tuner->oversubscribed = nbr::internal::testing_oversubscribed(facts.oversubscribed);
-            pattern->wisdom_note = nbr::internal::apply_wisdom(*pattern, comm);
+            pattern->wisdom_note = nbr::internal::recall_measurements(*pattern, comm);
         } else if ((flags & NBR_LOAD_STATS) != 0) {  // local: no fingerprint, no wisdom
             pattern->tuner = std::make_unique<nbr::internal::Tuner>();
             pattern->tuner->model_only = true;
@@ -587,6 +587,10 @@ int nbr_pattern_free(nbr_pattern_t* pattern) {
         return fail(NBR_ERR_STATE, "nbr_pattern_free: " + std::to_string(state->requests) +
                                        " requests still use the pattern (free or complete them first)");
     }
+    const int carried = guarded([&] {  // trials unfinished go on in the pattern's next communicator
+        nbr::internal::carry_trials(*state);
+        return NBR_SUCCESS;
+    });
     nbr::internal::retract_hand_off(state->handle);
     if (state->tuner && state->tuner->fixed_comm != state->tuner->comm && state->tuner->fixed_comm != MPI_COMM_NULL) {
         MPI_Comm_free(&state->tuner->fixed_comm);
@@ -597,7 +601,7 @@ int nbr_pattern_free(nbr_pattern_t* pattern) {
 #endif
     nbr::internal::pattern_table().release(state->handle, false);
     *pattern = NBR_PATTERN_NULL;
-    return NBR_SUCCESS;
+    return carried;
 }
 
 int nbr_pattern_neighbors_count(nbr_pattern_t handle, int* indegree, int* outdegree) {

@@ -360,6 +360,14 @@ void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
     }
 }
 
+void Tuner::complete_agreements(PatternState& pattern) {
+    for (auto& shape : shapes) {
+        if (shape.agreement == MPI_REQUEST_NULL) continue;
+        finish_agreement(pattern, shape);
+        shape.lag = 0;
+    }
+}
+
 void Tuner::prune(Shape& shape, std::uint32_t best) {
     const TrialCandidate& winner = shape.candidates[best];
     for (std::uint32_t c = 0; c < shape.candidates.size(); ++c) {

@@ -179,6 +179,9 @@ public:
     /// @brief Fixes a shape's choice from wisdom, with the candidates' times the wisdom holds
     /// (the report's); false if its winner is not among the shape's candidates.
     bool apply_wisdom(int shape, const schema::MeasuredShape& measured, const PatternState& pattern);
+    /// @brief Completes and applies the agreements still in flight (collective: every rank of
+    /// a shape's agreement started it at the same call), as the pattern is freed.
+    void complete_agreements(PatternState& pattern);
 
 private:
     struct LastShape {
@@ -256,13 +259,31 @@ struct MachineFacts {
 };
 [[nodiscard]] MachineFacts machine_facts(MPI_Comm comm);
 
-/// @brief Applies the process's wisdom for this pattern (collective: the ranks agree that they
-/// found the same entry, else none is used); returns a line saying what was used or why not
-/// ("" when there was no wisdom to look at).
-std::string apply_wisdom(PatternState& pattern, MPI_Comm comm);
+/// @brief Applies what the process measured before for this pattern: its wisdom, then the trials
+/// carried from an earlier communicator (collective, one reduction: the ranks agree that they
+/// found the same entry and carry the same trials, else that part is not used); returns a line
+/// saying what was used or why not ("" when there was nothing to look at).
+std::string recall_measurements(PatternState& pattern, MPI_Comm comm);
 
 /// @brief Stores a measured shape's result in the process's wisdom.
 void remember(const PatternState& pattern, const Shape& shape);
+
+// ---- trials carried over communicators of one pattern (trial_carry.cpp) ----
+
+/// @brief As a measured pattern is freed: completes its agreements in flight, then keeps the
+/// trials of its shapes still in them (what was measured and where the schedule stands; not the
+/// communicator's call counts) for the next pattern this process loads with measurement from
+/// the same compile for the same communicator size, rank and machine.
+void carry_trials(PatternState& pattern);
+/// @brief The trials this process carries for the pattern, as one word the ranks compare: their
+/// schedules (shapes, rounds, pruned candidates, agreed results), not their own samples; 0: none.
+[[nodiscard]] std::uint64_t carried_trials_hash(const PatternState& pattern);
+/// @brief Takes the carried trials for the pattern: resumes them in its shapes still in trials
+/// when every rank carries the same (`agreed`), else drops them; `any`: some rank carried
+/// trials. Returns a note ("" when none was carried).
+std::string resume_trials(PatternState& pattern, bool agreed, bool any);
+/// @brief Forgets every carried trial (nbr_wisdom_forget).
+void forget_carried_trials();
 
 /// @brief The schema's name for a shape key's parts.
 [[nodiscard]] schema::CallMode schema_mode(CallMode mode);

@@ -210,8 +210,8 @@ MachineFacts machine_facts(MPI_Comm comm) {
     return facts;
 }
 
-std::string apply_wisdom(PatternState& pattern, MPI_Comm comm) {
-    std::uint64_t local[2] = {0, 0};  // the entry's checksum, as min and max
+std::string recall_measurements(PatternState& pattern, MPI_Comm comm) {
+    std::uint64_t local[2] = {0, 0};  // the wisdom entry's checksum, the carried trials' hash
     std::string why;
     schema::WisdomEntry entry;
     bool any = false;
@@ -222,24 +222,34 @@ std::string apply_wisdom(PatternState& pattern, MPI_Comm comm) {
         if (found != nullptr) {
             entry = *found;
             if (fits(pattern, entry)) {
-                local[0] = local[1] = checksum64(serialize_deterministic(entry));
+                local[0] = checksum64(serialize_deterministic(entry));
             } else {
                 why = "wisdom for this pattern names variants or bands the pattern does not have; ignored";
             }
         }
     }
-    std::uint64_t agreed[2] = {local[0], ~local[1]};
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
-    agreed[1] = ~agreed[1];  // the largest
-    if (agreed[0] != agreed[1]) return "ranks found different wisdom for this pattern (or only some found it); ignored";
-    if (agreed[0] == 0) return any ? (why.empty() ? "no wisdom for this pattern" : why) : std::string();
-    for (const auto& shape : entry.shapes()) {
-        const ShapeKey key = key_of(shape);
-        const int index = pattern.tuner->shape_of(pattern, key);
-        (void)pattern.tuner->apply_wisdom(index, shape, pattern);
+    local[1] = carried_trials_hash(pattern);
+    std::uint64_t agreed[4] = {local[0], ~local[0], local[1], ~local[1]};  // each as min and max
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 4, MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
+    const bool same_wisdom = agreed[0] == ~agreed[1];
+    const bool same_trials = agreed[2] == ~agreed[3];
+    std::string note;
+    if (!same_wisdom) {
+        note = "ranks found different wisdom for this pattern (or only some found it); ignored";
+    } else if (agreed[0] == 0) {
+        note = any ? (why.empty() ? "no wisdom for this pattern" : why) : std::string();
+    } else {
+        for (const auto& shape : entry.shapes()) {
+            const ShapeKey key = key_of(shape);
+            const int index = pattern.tuner->shape_of(pattern, key);
+            (void)pattern.tuner->apply_wisdom(index, shape, pattern);
+        }
+        note = "wisdom applied: " + std::to_string(entry.shapes_size()) + " shape" +
+               (entry.shapes_size() == 1 ? "" : "s") + " chosen without trials";
     }
-    return "wisdom applied: " + std::to_string(entry.shapes_size()) + " shape" + (entry.shapes_size() == 1 ? "" : "s") +
-           " chosen without trials";
+    const std::string carried = resume_trials(pattern, same_trials && agreed[2] != 0, ~agreed[3] != 0);
+    if (note.empty() || carried.empty()) return note + carried;
+    return note + "; " + carried;
 }
 
 void remember(const PatternState& pattern, const Shape& shape) {
@@ -375,6 +385,7 @@ int nbr_wisdom_set_tag(const char* tag) {
 int nbr_wisdom_forget(void) {
     const std::lock_guard lock(nbr::internal::store_mutex());
     nbr::internal::store().Clear();
+    nbr::internal::forget_carried_trials();
     return NBR_SUCCESS;
 }
 

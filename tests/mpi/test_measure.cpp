@@ -51,7 +51,7 @@ void allgather_checked(nbr_pattern_t pattern, MPI_Comm graph, const std::vector<
 
 /// Every rank's string, gathered: all equal.
 bool same_on_every_rank(const std::string& mine) {
-    char text[64] = {};
+    char text[256] = {};
     std::snprintf(text, sizeof text, "%s", mine.c_str());
     std::vector<char> all(sizeof text * static_cast<std::size_t>(world_size()));
     MPI_Allgather(text, sizeof text, MPI_CHAR, all.data(), sizeof text, MPI_CHAR, MPI_COMM_WORLD);
@@ -597,6 +597,120 @@ TEST_F(MeasureTest, WisdomSkipsTheTrialsOfALaterLoadAndIsIgnoredWhenItDoesNotMat
     EXPECT_EQ(samples, 0U);
     ASSERT_EQ(nbr_pattern_wisdom(pattern_, &note), 0);
     EXPECT_NE(std::string(note).find("tag"), std::string::npos) << note;
+}
+
+/// The load note (nbr_pattern_wisdom) of the pattern, checked the same on every rank.
+std::string load_note(nbr_pattern_t pattern) {
+    const char* note = nullptr;
+    EXPECT_EQ(nbr_pattern_wisdom(pattern, &note), 0);
+    EXPECT_TRUE(same_on_every_rank(note));
+    return note;
+}
+
+TEST_F(MeasureTest, TrialsUnfinishedWhenThePatternIsFreedGoOnInItsNextCommunicator) {
+    // As in CandidatesToldApartAreDecidedAfterFiveRounds: relay pruned after round 2, naive told
+    // apart from cn2 after round 5, 36 trial calls in all; here 10 calls per communicator.
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 2e7), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 1e7), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 1.2e7), 0);
+    const unsigned trials = 2U * 3 * kTurn + 3U * 2 * kTurn;
+    unsigned made = 0;
+    for (int communicator = 0; communicator < 5; ++communicator) {
+        SCOPED_TRACE("communicator " + std::to_string(communicator));
+        load();
+        const std::string note = load_note(pattern_);
+        if (communicator == 0) {
+            EXPECT_EQ(note, "");
+        } else if (made < trials) {
+            EXPECT_EQ(note, "trials of 1 shape resumed from an earlier communicator of this pattern");
+        } else {
+            EXPECT_EQ(note.rfind("wisdom applied: 1 shape", 0), 0U) << note;  // the process's
+        }
+        blocking_allgathers(10);
+        const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+        EXPECT_EQ(s.calls, 10U);  // this communicator's
+        if (made + 10 <= trials) {
+            EXPECT_EQ(s.state, NBR_SHAPE_TRIAL);
+            EXPECT_EQ(s.trial_calls, 10U);
+        } else if (made < trials) {
+            EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
+            EXPECT_EQ(std::string(s.variant), kNaive);
+            EXPECT_EQ(allgather_decision(), NBR_DECISION_TOLD_APART);
+            EXPECT_EQ(s.trial_calls, trials - made);
+        } else {
+            EXPECT_EQ(s.state, NBR_SHAPE_WISDOM);
+            EXPECT_EQ(std::string(s.variant), kNaive);
+        }
+        made += 10;
+    }
+}
+
+TEST_F(MeasureTest, AnAgreementInFlightAtTheFreeIsCompletedAndCarried) {
+    // Nonblocking alltoall (cn2 the model's winner, naive, relay): the agreement after round 2
+    // starts at call 19 and applies at call 23; the pattern is freed after call 20, so the free
+    // completes it (cn2, 2x naive, pruned) and the next communicator starts at round 2 with two
+    // candidates: rounds 2-4 and the lag of the agreement after round 5, then naive runs.
+    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 2e7), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 1e7), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1.2e7), 0);
+    const auto lists = nbr::test::neighbors_of(graph_);
+    const int count = 4;
+    std::vector<unsigned char> send(lists.out.size() * count + 1), expected(lists.in.size() * count + 1),
+        got(expected.size());
+    const auto calls = [&](int n) {
+        for (int call = 0; call < n; ++call) {
+            nbr::test::fill(send, call);
+            nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
+            std::fill(got.begin(), got.end(), 0);
+            nbr_request_t request = NBR_REQUEST_NULL;
+            ASSERT_EQ(
+                nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, &request),
+                0);
+            ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
+            ASSERT_EQ(got, expected) << "nonblocking call " << call;
+        }
+    };
+    load();
+    calls(20);
+    EXPECT_EQ(stats(NBR_ALLTOALL, NBR_MODE_NONBLOCKING).state, NBR_SHAPE_TRIAL);
+    load();
+    EXPECT_EQ(load_note(pattern_), "trials of 1 shape resumed from an earlier communicator of this pattern");
+    const int shape = shape_index(NBR_ALLTOALL, NBR_MODE_NONBLOCKING);
+    double median = 0;
+    unsigned long long samples = 0;
+    ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, shape, 0, nullptr, &median, nullptr, &samples), 0);
+    EXPECT_GE(median, 2e7);  // cn2's agreed median, from the agreement the free completed
+    EXPECT_EQ(samples, 2U);
+    calls(30);
+    const auto s = stats(NBR_ALLTOALL, NBR_MODE_NONBLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
+    EXPECT_EQ(std::string(s.variant), kNaive);
+    EXPECT_EQ(s.trial_calls, 3U * 2 * kTurn + nbr::internal::Tuner::kAgreementLag);
+    EXPECT_TRUE(same_on_every_rank(s.variant));
+}
+
+TEST_F(MeasureTest, TrialsCarriedByOnlySomeRanksStartAnew) {
+    load();
+    blocking_allgathers(10);
+    if (world_rank() == 0) {
+        ASSERT_EQ(nbr_pattern_free(&pattern_), NBR_SUCCESS);  // carries the trials
+        ASSERT_EQ(nbr_wisdom_forget(), 0);                    // and forgets them: rank 0 only
+    }
+    load();
+    EXPECT_EQ(load_note(pattern_),
+              "ranks carry different trials from an earlier communicator of this pattern; "
+              "started anew");
+    blocking_allgathers(3);
+    const auto s = stats(NBR_ALLGATHER, NBR_MODE_BLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_TRIAL);
+    EXPECT_EQ(s.trial_calls, 3U);
+    double median = 0;
+    ASSERT_EQ(nbr_pattern_shape_candidate(pattern_, 0, 0, nullptr, &median, nullptr, nullptr), 0);
+    EXPECT_TRUE(std::isnan(median));  // round 0 again: nothing agreed yet
+    // The trials these ranks carried were taken by that load, agreed or not: a pattern freed
+    // in its trials leaves only its own.
+    load();
+    EXPECT_EQ(load_note(pattern_), "trials of 1 shape resumed from an earlier communicator of this pattern");
 }
 
 TEST_F(MeasureTest, CorruptNewerAndMissingWisdomFilesAreRefusedWithTheirCodes) {
