@@ -37,6 +37,7 @@ calls_of() {
     case $2 in
         iterations) grep -oE "[0-9]+ iterations," <<<"$1" | grep -oE "^[0-9]+" ;;
         rounds) echo $((2 * $(grep -oE "[0-9]+ rounds," <<<"$1" | grep -oE "^[0-9]+"))) ;;
+        solves:*) echo $((${2#solves:} * $(grep -oE "[0-9]+ iterations," <<<"$1" | grep -oE "^[0-9]+"))) ;;
         *) echo "$2" ;;
     esac
 }
@@ -117,8 +118,9 @@ app matching "--rmat 9" "$cn" rounds
 # Measured selection under the drop-in (NBR_MEASURE=1): stencil's 200 sweeps (one blocking
 # alltoall each) finish their trials (at most 180 calls: 20 rounds of 3 candidates); the report's shapes add up to the calls made, the JSON
 # report says the same, the wisdom file is written, and a second run takes its choice from it
-# without trials. cg's nonblocking v-calls are measured alike; its 26 calls may end in trials,
-# and then the second run has no wisdom to apply.
+# without trials. cg's nonblocking v-calls are measured alike: 10 solves, each on a topology
+# communicator created anew, of 25 calls each, fewer than the trials need (up to 200), carry
+# the trials from one communicator to the next and decide.
 measured() {
     local name=$1 args=$2 calls=$3 tag native out json
     tag=$(tag_of "measured $name $args")
@@ -145,6 +147,8 @@ measured() {
     local decided=0
     grep -qE "^nbr:   [a-z]+ [a-z]+ .*: [0-9]+ calls?, runs .* \(measured: [a-z]" <<<"$out" && decided=1
     [ "${4:-}" = "wisdom" ] && check '[ "$decided" -eq 1 ]' "$name $args: no shape was decided by measurement: $out"
+    [ "${5:-}" = "carried" ] && check 'grep -q "^nbr: MPI_[A-Za-z_]*: trials of 1 shape resumed from an earlier communicator" <<<"$out"' \
+        "$name $args: no line says the trials went on in the next communicator: $out"
     # shellcheck disable=SC2086
     out=$(run_preloaded "$preload_lib" NBR_PATTERNS="$work/$tag.patterns" NBR_MEASURE=1 NBR_REPORT="json:$work/$tag.json" \
         NBR_WISDOM="$work/$tag.wisdom" "$examples/$name" $args)
@@ -183,7 +187,7 @@ print(sum(s["calls"] for s in shapes), ruled, " ".join(sorted(set(s["state"] for
         "$name $args: the second run did not take its choices from wisdom: ${json#* }"
 }
 measured stencil "--dims 2 --radius 1 --iterations 200" 200 wisdom
-measured cg "" iterations
+measured cg "--solves 10" solves:10 wisdom carried
 
 # Another program's pattern under the API is refused at load (spmm's process graph here is a
 # path, the 2-D stencil's on 2x2 ranks is complete), not replayed.
