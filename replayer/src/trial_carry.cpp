@@ -126,6 +126,7 @@ std::string resume_trials(PatternState& pattern, bool agreed, bool any) {
     if (!agreed) return "ranks carry different trials from an earlier communicator of this pattern; started anew";
     std::size_t resumed = 0;
     for (auto& shape : shapes) resumed += resume_shape(pattern, shape) ? 1 : 0;
+    if (resumed == 0) return {};  // wisdom imported since decided them
     return "trials of " + std::to_string(resumed) + " shape" + (resumed == 1 ? "" : "s") +
            " resumed from an earlier communicator of this pattern";
 }

@@ -180,6 +180,16 @@ bool fits(const PatternState& pattern, const schema::WisdomEntry& entry) {
     return true;
 }
 
+/// Decides the pattern's shapes as the wisdom entry every rank found says; returns the note.
+std::string apply_entry(PatternState& pattern, const schema::WisdomEntry& entry) {
+    for (const auto& shape : entry.shapes()) {
+        const int index = pattern.tuner->shape_of(pattern, key_of(shape));
+        (void)pattern.tuner->apply_wisdom(index, shape, pattern);
+    }
+    return "wisdom applied: " + std::to_string(entry.shapes_size()) + " shape" + (entry.shapes_size() == 1 ? "" : "s") +
+           " chosen without trials";
+}
+
 }  // namespace
 
 std::vector<std::uint32_t> candidates_for(const PatternState& pattern, const ShapeKey& key) {
@@ -239,13 +249,7 @@ std::string recall_measurements(PatternState& pattern, MPI_Comm comm) {
     } else if (agreed[0] == 0) {
         note = any ? (why.empty() ? "no wisdom for this pattern" : why) : std::string();
     } else {
-        for (const auto& shape : entry.shapes()) {
-            const ShapeKey key = key_of(shape);
-            const int index = pattern.tuner->shape_of(pattern, key);
-            (void)pattern.tuner->apply_wisdom(index, shape, pattern);
-        }
-        note = "wisdom applied: " + std::to_string(entry.shapes_size()) + " shape" +
-               (entry.shapes_size() == 1 ? "" : "s") + " chosen without trials";
+        note = apply_entry(pattern, entry);
     }
     const std::string carried = resume_trials(pattern, same_trials && agreed[2] != 0, ~agreed[3] != 0);
     if (note.empty() || carried.empty()) return note + carried;
