@@ -70,7 +70,7 @@ TABLES = [
     ("preload_overhead", ["results"], "results/preload_overhead.md"),
     ("preload_overhead", ["results/rerun"], "results/rerun/preload_overhead.md"),
     ("overhead", ["results", "--ratios"], "results/overhead.md"),
-    ("apps", ["results", "2048", "niagara", "32:16", "5"], "results/apps.md"),
+    ("apps", ["results", "2048", "niagara", "32:16", "9"], "results/apps.md"),
     ("third_party", ["results", "3"], "results/third_party.md"),
     ("radix_model", ["results/radix.csv"], "results/table.md"),
     ("auto_real", ["results"], "results/auto_real.md"),

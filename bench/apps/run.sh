@@ -10,9 +10,12 @@
 #     compiled with --algo auto --keep 3, preloaded), under the drop-in with measured selection
 #     (NBR_MEASURE=1: the kept candidates timed in the program's first calls) and through the
 #     API (NAME-nbr --nbr) on 2 ranks bound to cores, where the model and the machine agree
-#     that naive is best, so this shows what nbr costs when it cannot gain; and on 4
-#     oversubscribed ranks with distance halving replayed (one algorithm: nothing to measure),
-#     which measures scheduling more than messaging. Launches alternate; medians.
+#     that naive is best (the directories keep naive alone: nothing to measure), so this shows
+#     what nbr costs when it cannot gain; and on 4 oversubscribed ranks with distance halving
+#     replayed, which measures scheduling more than messaging, and measured selection over an
+#     auto directory compiled from the same capture (--keep 3: naive, distance halving and a
+#     hierarchical configuration timed in the program's first calls; cg's 25-call solves
+#     carry their trials from one communicator to the next). Launches alternate; medians.
 #
 # table.py writes OUT/apps.md from both.
 #
@@ -97,18 +100,22 @@ simulate_case() {
   done
 }
 
-# Part 2: this machine. "NAME|PROGRAM ARGS" at the programs' built-in problems, timed longer.
+# Part 2: this machine. "NAME|PROGRAM ARGS" at the programs' built-in problems, timed longer:
+# 1000 iterations (the trials of measured selection take 45 to 200 of them), cg 10 solves of
+# 25 iterations (the last one's time printed), matching its 8 rounds.
 local_cases=(
-  "spmm|spmm --iterations 200"
-  "cg|cg --stencil 24"
-  "stencil|stencil --dims 2 --radius 1 --local 32 --iterations 200"
+  "spmm|spmm --iterations 1000"
+  "cg|cg --stencil 24 --solves 10"
+  "stencil|stencil --dims 2 --radius 1 --local 32 --iterations 1000"
   "matching|matching --geometric 20000"
 )
 
-# prepare_local NAME "PROGRAM ARGS" P "COMPILE OPTIONS": capture, compile (drop-in) and the
-# program's own topology compiled (API) into $out/local/P/NAME.
+# prepare_local NAME "PROGRAM ARGS" P "COMPILE OPTIONS" ["MEASURED OPTIONS"]: capture, compile
+# (drop-in) and the program's own topology compiled (API) into $out/local/P/NAME; with MEASURED
+# OPTIONS the capture compiled with them too (measure/: the drop-in's directory under
+# NBR_MEASURE=1, else preload/ is).
 prepare_local() {
-  local name=$1 command=$2 ranks=$3 options=$4 dir="$out/local/$3/$1" program args
+  local name=$1 command=$2 ranks=$3 options=$4 measured=${5:-} dir="$out/local/$3/$1" program args
   program=${command%% *}
   args=${command#* }
   [ -d "$dir/api" ] && return 0
@@ -118,6 +125,10 @@ prepare_local() {
     "$examples/$program" $args >/dev/null
   # shellcheck disable=SC2086
   "$nbrc" compile "$dir/captures" $options -q -o "$dir/preload"
+  if [ -n "$measured" ]; then
+    # shellcheck disable=SC2086
+    "$nbrc" compile "$dir/captures" $measured -q -o "$dir/measure"
+  fi
   # shellcheck disable=SC2086
   "$examples/$program" $args --write-topology "$ranks" "$dir/topology.el" >/dev/null
   # shellcheck disable=SC2086
@@ -126,10 +137,12 @@ prepare_local() {
 
 # run_local NAME "PROGRAM ARGS" P "LAUNCHER...": the three ways, LAUNCHES times, alternating.
 run_local() {
-  local name=$1 command=$2 ranks=$3 dir="$out/local/$3/$1" program args l
+  local name=$1 command=$2 ranks=$3 dir="$out/local/$3/$1" program args l measure
   shift 3
   program=${command%% *}
   args=${command#* }
+  measure=$dir/preload
+  [ -d "$dir/measure" ] && measure=$dir/measure
   for ((l = 1; l <= launches; ++l)); do
     [ -f "$dir/api.$l.txt" ] && continue
     # shellcheck disable=SC2086
@@ -138,7 +151,7 @@ run_local() {
     "$@" env LD_PRELOAD="$build/interpose/libnbr-preload.so" NBR_PATTERNS="$dir/preload" NBR_REPORT=1 \
       "$examples/$program" $args >"$dir/preload.$l.txt" 2>&1
     # shellcheck disable=SC2086
-    "$@" env LD_PRELOAD="$build/interpose/libnbr-preload.so" NBR_PATTERNS="$dir/preload" NBR_REPORT=1 NBR_MEASURE=1 \
+    "$@" env LD_PRELOAD="$build/interpose/libnbr-preload.so" NBR_PATTERNS="$measure" NBR_REPORT=1 NBR_MEASURE=1 \
       "$examples/$program" $args >"$dir/measured.$l.txt" 2>&1
     for kind in preload measured; do
       grep -q "nbr: replayed [1-9][0-9]* calls" "$dir/$kind.$l.txt" || {
@@ -168,7 +181,8 @@ if [ "$launches" -gt 0 ]; then
     echo "# this machine: $name ($(date +%T))"
     prepare_local "$name" "${case#*|}" 2 "--algo auto --keep 3 --machine $machine --ranks-per-node 2"
     run_local "$name" "${case#*|}" 2 mpirun -np 2 --bind-to core
-    prepare_local "$name" "${case#*|}" 4 "--algo distance-halving --ranks-per-node 2"
+    prepare_local "$name" "${case#*|}" 4 "--algo distance-halving --ranks-per-node 2" \
+      "--algo auto --keep 3 --machine $machine --ranks-per-node 2"
     run_local "$name" "${case#*|}" 4 mpirun -np 4 --oversubscribe
   done
 fi

@@ -6,8 +6,8 @@
    communication time of the step (the sum of its calls' simulated latencies) and, for auto,
    the variant it runs and its speedup over naive.
 2. This machine: per program, the median over launches of the time per iteration (matching:
-   per round) natively, under the drop-in and through the API, and native / nbr per launch
-   (median and range).
+   per round) natively, under the drop-in (plain and with measured selection) and through the
+   API, native / nbr per launch (median and range), and what measured selection ran.
 
 usage: bench/apps/table.py OUT_DIR RANKS MACHINE PER_NODE:PER_SOCKET LAUNCHES
 """
@@ -78,15 +78,35 @@ def per_launch(directory, kind, launches):
     return samples
 
 
+def choices(directory, launches):
+    """What the drop-in ran under NBR_MEASURE=1, per shape (collective and mode) in the last
+    communicator each launch reported: "variant (state)", with how many launches ran it."""
+    counts = {}
+    for launch in range(1, launches + 1):
+        last = {}
+        for line in (directory / f"measured.{launch}.txt").read_text().splitlines():
+            m = re.match(r"nbr:   (\w+ \w+) [^:]*: \d+ calls, runs (\S+) \(([^:)]*)", line)
+            if m:
+                last[m.group(1)] = f"{m.group(2)} ({m.group(3)})"
+        for shape, choice in last.items():
+            counts.setdefault(shape, {}).setdefault(choice, 0)
+            counts[shape][choice] += 1
+    cells = []
+    for shape, runs in counts.items():
+        ran = ", ".join(f"{choice}{'' if n == launches else f' {n}x'}" for choice, n in runs.items())
+        cells.append(f"{shape}: {ran}")
+    return "; ".join(cells)
+
+
 def measured(out, launches):
     print(f"### Measured on this machine ({launches} launches, alternating)\n")
     print("µs per iteration (matching: per round), median over the launches, the exchange's part in parentheses "
           "where the program times it. Ratio = native / nbr per launch (the launches alternate), median and range "
           "(above 1: nbr faster).\n")
-    print("| ranks | pattern | program | native | drop-in | drop-in, measured | API | native / drop-in | "
-          "native / drop-in, measured | native / API |")
-    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    patterns = {"2": "auto (niagara)", "4": "distance halving"}
+    print("| ranks | pattern (measured: directory) | program | native | drop-in | drop-in, measured | API | "
+          "native / drop-in | native / drop-in, measured | native / API | measured runs |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    patterns = {"2": "auto (niagara)", "4": "distance halving (measured: auto, niagara, --keep 3)"}
     for ranks_dir in sorted((out / "local").iterdir()):
         for case_dir in sorted(ranks_dir.iterdir()):
             if not (case_dir / f"api.{launches}.txt").exists():
@@ -104,7 +124,7 @@ def measured(out, launches):
 
             print(f"| {ranks_dir.name} | {patterns.get(ranks_dir.name, '?')} | {case_dir.name} | {cell('native')} | "
                   f"{cell('preload')} | {cell('measured')} | {cell('api')} | {ratio('preload')} | "
-                  f"{ratio('measured')} | {ratio('api')} |")
+                  f"{ratio('measured')} | {ratio('api')} | {choices(case_dir, launches)} |")
     print()
 
 
