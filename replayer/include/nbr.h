@@ -174,7 +174,8 @@ int nbr_load_pattern(const char* dir, MPI_Comm comm, nbr_pattern_t* pattern);
  * calls, a size band of the pattern and a power-of-two class of block sizes inside it - the
  * candidates the directory keeps (`nbrc compile --algo auto --keep K`: the model's winner, its
  * next fastest, naive) are timed in the shape's first calls, in rounds of an untimed call then
- * two timed ones of each candidate (their mean one sample). After the second round the ranks
+ * two timed ones of each candidate (their mean one sample; a blocking shape's turn starts after
+ * a barrier on the pattern's communicator). After the second round the ranks
  * agree (one MPI_Iallreduce on the pattern's communicator: per candidate the slowest rank's
  * median and interquartile range and the least sample count) and drop candidates over 1.5x the
  * fastest. After the fifth round, and every fifth after it, they agree again: the candidates

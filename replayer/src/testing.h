@@ -2,6 +2,8 @@
 #ifndef NBR_TESTING_H
 #define NBR_TESTING_H
 
+#include "nbr.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,6 +30,13 @@ int nbr_testing_noisy_variant(const char* variant, double microseconds);
  * NBR_ERR_ARG for any other value.
  */
 int nbr_testing_oversubscribed(int state);
+
+/**
+ * The barriers measured selection made before the trial turns of shape `shape` of the pattern
+ * (nbr_pattern_shape_stats' index) in this communicator: one per turn of a blocking shape, none
+ * for nonblocking and persistent ones. NBR_ERR_ARG for an invalid pattern, shape or pointer.
+ */
+int nbr_testing_turn_barriers(nbr_pattern_t pattern, int shape, unsigned long long* barriers);
 
 #ifdef __cplusplus
 }

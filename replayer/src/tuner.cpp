@@ -266,8 +266,9 @@ std::optional<Pick> Tuner::trial_call(PatternState& pattern, int index) {
         }
     }
     // Each candidate's timed calls follow kWarmCalls untimed ones of its own (the first does its
-    // first-call setup), so that they start from the arrival skew its own calls leave; the
-    // candidates' turns in a round follow turn_order.
+    // first-call setup), so that they start from the arrival skew its own calls leave; a blocking
+    // turn starts after a barrier; the candidates' turns in a round follow turn_order.
+    if (shape.in_round % kTurnCalls == 0) turn_barrier(shape);
     const std::uint32_t candidate =
         alive[turn_order(shape.round, static_cast<std::uint32_t>(alive.size()), shape.in_round / kTurnCalls)];
     const bool timed = shape.in_round++ % kTurnCalls >= kWarmCalls;
@@ -334,6 +335,21 @@ void wait_progressing(MPI_Request& request) {
 }
 
 }  // namespace
+
+void Tuner::turn_barrier(Shape& shape) const {
+    if (!kTurnBarrier || shape.key.mode != CallMode::blocking) return;
+    ++shape.turn_barriers;
+    // With nonblocking calls of nbr's own in flight, other ranks' calls may wait for what this
+    // rank forwards: progress them meanwhile. Else a plain barrier (SimGrid 3.32's
+    // MPI_Ibarrier sends P² messages that overlap the timed calls after it).
+    if (progress::none_registered()) {
+        check_mpi(MPI_Barrier(agreement_comm(shape.key)), "MPI_Barrier");
+        return;
+    }
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Ibarrier(agreement_comm(shape.key), &request), "MPI_Ibarrier");
+    wait_progressing(request);
+}
 
 void Tuner::finish_agreement(PatternState& pattern, Shape& shape) {
     wait_progressing(shape.agreement);
@@ -437,6 +453,16 @@ extern "C" int nbr_testing_noisy_variant(const char* variant, double microsecond
 extern "C" int nbr_testing_oversubscribed(int state) {
     if (state < -1 || state > 1) return NBR_ERR_ARG;
     nbr::internal::oversubscription_override().store(state);
+    return NBR_SUCCESS;
+}
+
+extern "C" int nbr_testing_turn_barriers(nbr_pattern_t handle, int shape, unsigned long long* barriers) {
+    const nbr::internal::PatternState* pattern = nbr::internal::resolve(handle);
+    if (pattern == nullptr || !pattern->tuner || barriers == nullptr || shape < 0 ||
+        static_cast<std::size_t>(shape) >= pattern->tuner->shapes.size()) {
+        return NBR_ERR_ARG;
+    }
+    *barriers = pattern->tuner->shapes[static_cast<std::size_t>(shape)].turn_barriers;
     return NBR_SUCCESS;
 }
 

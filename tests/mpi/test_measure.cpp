@@ -287,6 +287,9 @@ TEST_F(MeasureTest, CandidatesToldApartAreDecidedAfterFiveRounds) {
         EXPECT_EQ(std::string(s.variant), kNaive) << cn2;
         EXPECT_EQ(allgather_decision(), NBR_DECISION_TOLD_APART) << cn2;
         EXPECT_EQ(s.trial_calls, 2U * 3 * kTurn + 3U * 2 * kTurn) << cn2;  // rounds 0-1 of 3, 2-4 of 2
+        unsigned long long barriers = 0;                                   // every turn starts after one
+        ASSERT_EQ(nbr_testing_turn_barriers(pattern_, shape_index(NBR_ALLGATHER, NBR_MODE_BLOCKING), &barriers), 0);
+        EXPECT_EQ(barriers, 2U * 3 + 3U * 2) << cn2;
         // Naive runs: the trials' cost beyond naive is relay's 6 calls at 10 s more and cn2's 15
         // calls at (cn2 - 10 s) more.
         EXPECT_NEAR(s.saved_us, -(2 * kTurn * 1e7 + 5 * kTurn * (cn2 - 1e7)), 5e5) << cn2;
@@ -458,6 +461,9 @@ TEST_F(MeasureTest, NonblockingPersistentAndVCallsAreMeasuredAndDeliverWhatMpiDe
     ASSERT_EQ(nbr_request_free(&persistent), 0);
     for (const auto mode : {NBR_MODE_NONBLOCKING, NBR_MODE_PERSISTENT}) {
         const auto s = stats(NBR_ALLTOALL, mode);
+        unsigned long long barriers = 1;  // starts stay local: no barrier before their turns
+        ASSERT_EQ(nbr_testing_turn_barriers(pattern_, shape_index(NBR_ALLTOALL, mode), &barriers), 0);
+        EXPECT_EQ(barriers, 0U) << mode;
         EXPECT_EQ(s.state, NBR_SHAPE_MEASURED) << mode;
         EXPECT_EQ(std::string(s.variant), kNaive) << mode;
         EXPECT_EQ(s.calls, static_cast<unsigned long long>(kCalls)) << mode;
@@ -465,6 +471,10 @@ TEST_F(MeasureTest, NonblockingPersistentAndVCallsAreMeasuredAndDeliverWhatMpiDe
     }
     const auto v = stats(NBR_ALLTOALLV, NBR_MODE_BLOCKING);
     EXPECT_EQ(v.state, NBR_SHAPE_MEASURED);
+    unsigned long long barriers = 0;  // blocking: one before each turn
+    ASSERT_EQ(nbr_testing_turn_barriers(pattern_, shape_index(NBR_ALLTOALLV, NBR_MODE_BLOCKING), &barriers), 0);
+    EXPECT_EQ(barriers, v.trial_calls / kTurn);
+    EXPECT_GT(barriers, 0U);
     EXPECT_EQ(std::string(v.variant), kNaive);
     EXPECT_EQ(v.max_bytes, SIZE_MAX);
 }
