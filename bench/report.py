@@ -56,6 +56,7 @@ TABLES = [
     ("measure_real", ["results/ninth/measure_real.txt"], "results/ninth/measure_real.md"),
     ("measure_real", ["results/tenth/measure_real.txt"], "results/tenth/measure_real.md"),
     ("measure_real", ["results/eleventh/measure_real.txt"], "results/eleventh/measure_real.md"),
+    ("measure_real", ["results/twelfth/measure_real.txt"], "results/twelfth/measure_real.md"),
     ("segment_real", ["results/segment_real.txt"], "results/segment_real.md"),
     ("smpi_segment", ["results/segment.csv"], "results/segment.md"),
     ("smpi_segment", ["results/512/segment.csv"], "results/512/segment.md"),
