@@ -58,6 +58,7 @@ TABLES = [
     ("measure_real", ["results/eleventh/measure_real.txt"], "results/eleventh/measure_real.md"),
     ("measure_real", ["results/twelfth/measure_real.txt"], "results/twelfth/measure_real.md"),
     ("segment_real", ["results/segment_real.txt"], "results/segment_real.md"),
+    ("smpi_measure", ["results"], "results/measure.md"),
     ("smpi_segment", ["results/segment.csv"], "results/segment.md"),
     ("smpi_segment", ["results/512/segment.csv"], "results/512/segment.md"),
     ("smpi_segment", ["results/1024/segment.csv"], "results/1024/segment.md"),

@@ -230,6 +230,9 @@ int delete_pattern(MPI_Comm, int, void* value, void*) {
     const InsideNbr guard;
     auto& list = reported();
     if (std::find(list.begin(), list.end(), record) != list.end()) {
+        // agreements in flight decide now (the free would complete them): the report shows it
+        const int settled = nbr_pattern_settle(record->pattern);
+        if (settled != NBR_SUCCESS) (void)mpi_result(settled, "MPI_Comm_free");
         finished_snapshots().push_back(snapshot_of(*record));
         list.erase(std::remove(list.begin(), list.end(), record), list.end());
     }

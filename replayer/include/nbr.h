@@ -266,6 +266,15 @@ int nbr_pattern_origin(nbr_pattern_t pattern, const char** dir, const char** not
  */
 int nbr_pattern_free(nbr_pattern_t* pattern);
 
+/**
+ * Completes the agreements a pattern loaded with NBR_LOAD_MEASURE has in flight, as
+ * nbr_pattern_free does, so that nbr_pattern_shape_stats and nbr_pattern_shape_decision show
+ * what they decided before the pattern is freed (a report taken at the end of a communicator).
+ * Collective over the pattern's communicator when an agreement is in flight (every rank has the
+ * same ones); else, and for other patterns, nothing.
+ */
+int nbr_pattern_settle(nbr_pattern_t pattern);
+
 /** Number of in- and out-neighbors of the calling rank (as MPI_Dist_graph_neighbors_count). */
 int nbr_pattern_neighbors_count(nbr_pattern_t pattern, int* indegree, int* outdegree);
 

@@ -579,6 +579,15 @@ int nbr_load_pattern_flags(const char* dir, MPI_Comm comm, unsigned long flags, 
     });
 }
 
+int nbr_pattern_settle(nbr_pattern_t pattern) {
+    PatternState* state = resolve(pattern);
+    if (state == nullptr) return fail(NBR_ERR_ARG, "nbr_pattern_settle: not a live pattern (freed already?)");
+    return guarded([&] {
+        if (state->tuner && !state->tuner->model_only) state->tuner->complete_agreements(*state);
+        return NBR_SUCCESS;
+    });
+}
+
 int nbr_pattern_free(nbr_pattern_t* pattern) {
     if (pattern == nullptr || *pattern == NBR_PATTERN_NULL) return fail(NBR_ERR_ARG, "nbr_pattern_free: NULL pattern");
     PatternState* state = resolve(*pattern);

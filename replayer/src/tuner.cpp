@@ -337,7 +337,7 @@ void wait_progressing(MPI_Request& request) {
 }  // namespace
 
 void Tuner::turn_barrier(Shape& shape) const {
-    if (!kTurnBarrier || shape.key.mode != CallMode::blocking) return;
+    if (shape.key.mode != CallMode::blocking) return;
     ++shape.turn_barriers;
     // With nonblocking calls of nbr's own in flight, other ranks' calls may wait for what this
     // rank forwards: progress them meanwhile. Else a plain barrier (SimGrid 3.32's

@@ -74,7 +74,7 @@ struct Shape {
     double run_us = 0;                ///< this rank: time in the sampled calls after the choice
     std::uint64_t run_calls = 0;      ///< sampled (timed) calls after the choice
     std::uint64_t after_calls = 0;    ///< calls after the choice
-    std::uint64_t turn_barriers = 0;  ///< this communicator's barriers before blocking turns (kTurnBarrier)
+    std::uint64_t turn_barriers = 0;  ///< this communicator's barriers before blocking turns (turn_barrier)
     // The trial schedule: rounds over the candidates not pruned, each candidate's turn
     // kWarmCalls untimed calls then kSpanCalls timed ones (their mean one sample); agreements
     // after kPruneRound rounds and every kTrialRounds rounds, the last after kMaxTrialRounds.
@@ -110,11 +110,6 @@ public:
     static constexpr std::uint32_t kWarmCalls = 1;
     static constexpr std::uint32_t kSpanCalls = 2;
     static constexpr std::uint32_t kTurnCalls = kWarmCalls + kSpanCalls;
-    /// A blocking shape's turn starts after a barrier over the agreement's communicator, so that
-    /// every candidate's turn starts from ranks in step, not from the arrival skew the previous
-    /// candidate's calls left (under SMPI that skew made a 12 % difference look like a tie).
-    /// Nonblocking and persistent starts stay local (MPI makes them so): their turns have none.
-    static constexpr bool kTurnBarrier = true;
     /// The round after which clearly slower candidates are pruned, and what "clearly" is.
     static constexpr std::uint32_t kPruneRound = 2;
     static constexpr double kPruneFactor = 1.5;
@@ -215,7 +210,10 @@ private:
     /// agreement this call completes).
     std::optional<Pick> trial_call(PatternState& pattern, int shape);
     void start_agreement(Shape& shape, std::uint32_t lag);
-    /// Before a blocking shape's turn (kTurnBarrier): a barrier over the agreement's communicator.
+    /// Before a blocking shape's turn: a barrier over the agreement's communicator, so that every
+    /// candidate's turn starts from ranks in step, not from the arrival skew the previous
+    /// candidate's calls left (under SMPI that skew made a 12 % difference look like a tie).
+    /// Nonblocking and persistent starts stay local (MPI makes them so): their turns have none.
     void turn_barrier(Shape& shape) const;
     void finish_agreement(PatternState& pattern, Shape& shape);
     /// After an agreement that does not decide: at kPruneRound the candidates over

@@ -699,6 +699,58 @@ TEST_F(MeasureTest, AnAgreementInFlightAtTheFreeIsCompletedAndCarried) {
     EXPECT_TRUE(same_on_every_rank(s.variant));
 }
 
+TEST_F(MeasureTest, SettleCompletesTheAgreementInFlightSoTheStatsShowItBeforeTheFree) {
+    // As above: after call 20 the agreement after round 2 is in flight (applied at call 23).
+    // nbr_pattern_settle applies it now (cn2 agreed at 2x naive, pruned); a second settle and a
+    // pattern without measurement do nothing; the trials then go on to naive in this pattern.
+    ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 2e7), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 1e7), 0);
+    ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1.2e7), 0);
+    const auto lists = nbr::test::neighbors_of(graph_);
+    const int count = 4;
+    std::vector<unsigned char> send(lists.out.size() * count + 1), expected(lists.in.size() * count + 1),
+        got(expected.size());
+    const auto calls = [&](int n) {
+        for (int call = 0; call < n; ++call) {
+            nbr::test::fill(send, call);
+            nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
+            std::fill(got.begin(), got.end(), 0);
+            nbr_request_t request = NBR_REQUEST_NULL;
+            ASSERT_EQ(
+                nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, &request),
+                0);
+            ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
+            ASSERT_EQ(got, expected) << "nonblocking call " << call;
+        }
+    };
+    const auto cn2 = [&] {
+        double median = 0;
+        unsigned long long samples = 0;
+        const int shape = shape_index(NBR_ALLTOALL, NBR_MODE_NONBLOCKING);
+        EXPECT_EQ(nbr_pattern_shape_candidate(pattern_, shape, 0, nullptr, &median, nullptr, &samples), 0);
+        return std::make_pair(median, samples);
+    };
+    load();
+    calls(20);
+    EXPECT_TRUE(std::isnan(cn2().first));  // not applied yet
+    ASSERT_EQ(nbr_pattern_settle(pattern_), 0) << nbr_last_error();
+    EXPECT_GE(cn2().first, 2e7);
+    EXPECT_EQ(cn2().second, 2U);
+    ASSERT_EQ(nbr_pattern_settle(pattern_), 0);
+    EXPECT_EQ(cn2().second, 2U);
+    calls(30);
+    const auto s = stats(NBR_ALLTOALL, NBR_MODE_NONBLOCKING);
+    EXPECT_EQ(s.state, NBR_SHAPE_MEASURED);
+    EXPECT_EQ(std::string(s.variant), kNaive);
+    EXPECT_TRUE(same_on_every_rank(s.variant));
+
+    nbr_pattern_t plain = NBR_PATTERN_NULL;
+    ASSERT_EQ(nbr_load_pattern(dir().c_str(), graph_, &plain), 0) << nbr_last_error();
+    EXPECT_EQ(nbr_pattern_settle(plain), 0);
+    ASSERT_EQ(nbr_pattern_free(&plain), 0);
+    EXPECT_EQ(nbr_pattern_settle(plain), NBR_ERR_ARG);  // NBR_PATTERN_NULL
+}
+
 TEST_F(MeasureTest, TrialsCarriedByOnlySomeRanksStartAnew) {
     load();
     blocking_allgathers(10);
