@@ -138,6 +138,25 @@ protected:
         }
     }
 
+    /// `calls` nonblocking alltoalls of 4 bytes an edge, each waited for and checked against MPI's.
+    void nonblocking_alltoalls(int calls) {
+        const auto lists = nbr::test::neighbors_of(graph_);
+        const int count = 4;
+        std::vector<unsigned char> send(lists.out.size() * count + 1), expected(lists.in.size() * count + 1),
+            got(expected.size());
+        for (int call = 0; call < calls; ++call) {
+            nbr::test::fill(send, call);
+            nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
+            std::fill(got.begin(), got.end(), 0);
+            nbr_request_t request = NBR_REQUEST_NULL;
+            ASSERT_EQ(
+                nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, &request),
+                0);
+            ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
+            ASSERT_EQ(got, expected) << "nonblocking call " << call;
+        }
+    }
+
     /// The variant measured selection chooses when its last round cannot resolve, and the rule
     /// that chose it (below).
     std::pair<std::string, nbr_decision_t> unresolved_choice(const std::string& later, const std::string& pruned,
@@ -663,23 +682,7 @@ TEST_F(MeasureTest, AnAgreementInFlightAtTheFreeIsCompletedAndCarried) {
     ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 2e7), 0);
     ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 1e7), 0);
     ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1.2e7), 0);
-    const auto lists = nbr::test::neighbors_of(graph_);
-    const int count = 4;
-    std::vector<unsigned char> send(lists.out.size() * count + 1), expected(lists.in.size() * count + 1),
-        got(expected.size());
-    const auto calls = [&](int n) {
-        for (int call = 0; call < n; ++call) {
-            nbr::test::fill(send, call);
-            nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
-            std::fill(got.begin(), got.end(), 0);
-            nbr_request_t request = NBR_REQUEST_NULL;
-            ASSERT_EQ(
-                nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, &request),
-                0);
-            ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
-            ASSERT_EQ(got, expected) << "nonblocking call " << call;
-        }
-    };
+    const auto calls = [&](int n) { ASSERT_NO_FATAL_FAILURE(nonblocking_alltoalls(n)); };
     load();
     calls(20);
     EXPECT_EQ(stats(NBR_ALLTOALL, NBR_MODE_NONBLOCKING).state, NBR_SHAPE_TRIAL);
@@ -706,23 +709,7 @@ TEST_F(MeasureTest, SettleCompletesTheAgreementInFlightSoTheStatsShowItBeforeThe
     ASSERT_EQ(nbr_testing_slow_variant(kCommonNeighbor.c_str(), 2e7), 0);
     ASSERT_EQ(nbr_testing_slow_variant(kNaive.c_str(), 1e7), 0);
     ASSERT_EQ(nbr_testing_slow_variant(kRelay.c_str(), 1.2e7), 0);
-    const auto lists = nbr::test::neighbors_of(graph_);
-    const int count = 4;
-    std::vector<unsigned char> send(lists.out.size() * count + 1), expected(lists.in.size() * count + 1),
-        got(expected.size());
-    const auto calls = [&](int n) {
-        for (int call = 0; call < n; ++call) {
-            nbr::test::fill(send, call);
-            nbr::test::reference_alltoall(send.data(), count, MPI_BYTE, expected.data(), count, MPI_BYTE, graph_);
-            std::fill(got.begin(), got.end(), 0);
-            nbr_request_t request = NBR_REQUEST_NULL;
-            ASSERT_EQ(
-                nbr_ineighbor_alltoall(send.data(), count, MPI_BYTE, got.data(), count, MPI_BYTE, pattern_, &request),
-                0);
-            ASSERT_EQ(nbr_wait(&request), 0) << nbr_last_error();
-            ASSERT_EQ(got, expected) << "nonblocking call " << call;
-        }
-    };
+    const auto calls = [&](int n) { ASSERT_NO_FATAL_FAILURE(nonblocking_alltoalls(n)); };
     const auto cn2 = [&] {
         double median = 0;
         unsigned long long samples = 0;
